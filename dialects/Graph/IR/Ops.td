@@ -1,0 +1,558 @@
+//===- Ops.td - graph dialect ops --------------------------*- tablegen -*-===//
+//
+// Semantics follow ONNX (opset 13-23) and PyTorch where they agree; where they differ the
+// description says which one is meant.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RP_GRAPH_OPS_TD
+#define RP_GRAPH_OPS_TD
+
+include "dialects/Graph/IR/Base.td"
+include "dialects/Graph/IR/Attrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Parameters and constants
+//===----------------------------------------------------------------------===//
+
+def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a model parameter, stored in the weight file";
+  let description = [{
+    Declares a model parameter as a module-level symbol. `type` is its tensor type; a
+    `trainable` param receives a gradient and an optimizer state, a frozen one does not (only
+    floating-point params can be trainable). `initializer` names the tensor that holds the
+    initial value (the ONNX initializer, later the safetensors key); the values themselves are
+    never in the IR.
+
+    ```mlir
+    graph.param @"model.embed_tokens.weight" trainable : tensor<256x64xf32> initializer "model.embed_tokens.weight"
+    graph.param @"inv_freq" : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_Tensor>:$type,
+                       UnitAttr:$trainable, OptionalAttr<StrAttr>:$initializer);
+  let assemblyFormat = [{
+    $sym_name (`trainable` $trainable^)? `:` $type (`initializer` $initializer^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_LoadParamOp : Graph_Op<"load_param", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads a model parameter";
+  let description = [{
+    Yields the current value of the `graph.param` named by `param`. The result type equals the
+    param's type.
+
+    ```mlir
+    %w = graph.load_param @"lm_head.weight" : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    A tensor given by an elements attribute (dense, splat, or a `dense_resource` blob).
+
+    ```mlir
+    %c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+class Graph_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
+  let arguments = (ins tensorType:$input);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+class Graph_UnaryFloatOp<string mnemonic, string formula, list<Trait> traits = []>
+    : Graph_UnaryOp<mnemonic, Graph_FloatTensor, traits> {
+  let summary = "elementwise " # formula;
+  let description = [{
+    Applies `}] # formula # [{` to every element; the result has the operand's type.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : tensor<2x8xf32>
+    ```
+  }];
+}
+
+def Graph_SqrtOp : Graph_UnaryFloatOp<"sqrt", "y = sqrt(x)">;
+def Graph_ReciprocalOp : Graph_UnaryFloatOp<"reciprocal", "y = 1 / x">;
+def Graph_ExpOp : Graph_UnaryFloatOp<"exp", "y = exp(x)">;
+def Graph_LogOp : Graph_UnaryFloatOp<"log", "y = log(x)">;
+def Graph_TanhOp : Graph_UnaryFloatOp<"tanh", "y = tanh(x)">;
+def Graph_SigmoidOp : Graph_UnaryFloatOp<"sigmoid", "y = 1 / (1 + exp(-x))">;
+def Graph_ErfOp : Graph_UnaryFloatOp<"erf", "y = erf(x)">;
+def Graph_SiluOp : Graph_UnaryFloatOp<"silu", "y = x * sigmoid(x)">;
+
+def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor> {
+  let summary = "elementwise negation";
+  let description = [{
+    `y = -x` on floating-point or integer tensors. `neg(neg(x))` folds to `x`.
+
+    ```mlir
+    %y = graph.neg %x : tensor<4xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor> {
+  let summary = "elementwise rectified linear unit";
+  let description = [{
+    `y = max(x, 0)` on floating-point or integer tensors.
+
+    ```mlir
+    %y = graph.relu %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", Graph_BoolTensor> {
+  let summary = "elementwise logical not";
+  let description = [{
+    `y = !x` on `i1` tensors. `logical_not(logical_not(x))` folds to `x`.
+
+    ```mlir
+    %y = graph.logical_not %m : tensor<8x8xi1>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise gaussian error linear unit";
+  let description = [{
+    `exact`: `y = 0.5 x (1 + erf(x / sqrt(2)))`; `tanh`:
+    `y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, as ONNX Gelu's `approximate`
+    attribute and `torch.nn.functional.gelu`.
+
+    ```mlir
+    %y = graph.gelu tanh %x : tensor<2x8x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_GeluApproximationAttr:$approximate, Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$approximate $input attr-dict `:` type($input)";
+}
+
+class Graph_BroadcastBinaryOp<string mnemonic, Type tensorType, Type resultType,
+                              list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+  let arguments = (ins tensorType:$lhs, tensorType:$rhs);
+  let results = (outs resultType:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+class Graph_ArithOp<string mnemonic, string formula, string identity, list<Trait> traits = []>
+    : Graph_BroadcastBinaryOp<mnemonic, Graph_NumericTensor, Graph_NumericTensor, traits> {
+  let summary = "elementwise " # formula # " with broadcasting";
+  let description = [{
+    `}] # formula # [{` elementwise; the operands have the same element type and
+    broadcast-compatible shapes (numpy rules), and the result has the broadcast shape.
+    }] # identity # [{
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %a, %b : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Graph_AddOp : Graph_ArithOp<"add", "lhs + rhs", "`x + 0` folds to `x` when no broadcast grows `x`.", [Commutative]>;
+def Graph_SubOp : Graph_ArithOp<"sub", "lhs - rhs", "`x - 0` folds to `x` when no broadcast grows `x`.">;
+def Graph_MulOp : Graph_ArithOp<"mul", "lhs * rhs", "`x * 1` folds to `x` when no broadcast grows `x`.", [Commutative]>;
+def Graph_DivOp : Graph_ArithOp<"div", "lhs / rhs", "`x / 1` folds to `x` when no broadcast grows `x`; integer division truncates toward zero.">;
+def Graph_PowOp : Graph_ArithOp<"pow", "lhs ^ rhs", "`x ^ 1` folds to `x` when no broadcast grows `x`.">;
+
+class Graph_LogicalBinaryOp<string mnemonic, string formula>
+    : Graph_BroadcastBinaryOp<mnemonic, Graph_BoolTensor, Graph_BoolTensor, [Commutative]> {
+  let summary = "elementwise logical " # formula # " with broadcasting";
+  let description = [{
+    `}] # formula # [{` on `i1` tensors of broadcast-compatible shapes.
+
+    ```mlir
+    %m = graph.}] # mnemonic # [{ %a, %b : (tensor<8x8xi1>, tensor<8xi1>) -> tensor<8x8xi1>
+    ```
+  }];
+}
+def Graph_LogicalAndOp : Graph_LogicalBinaryOp<"logical_and", "lhs && rhs">;
+def Graph_LogicalOrOp : Graph_LogicalBinaryOp<"logical_or", "lhs || rhs">;
+
+def Graph_CompareOp : Graph_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison with broadcasting";
+  let description = [{
+    Compares `lhs` and `rhs` elementwise with `predicate` (`eq`, `lt`, `le`, `gt`, `ge`) and
+    yields `i1`. The operands have the same element type and broadcast-compatible shapes.
+
+    ```mlir
+    %m = graph.compare lt, %i, %j : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi1>
+    ```
+  }];
+  let arguments = (ins Graph_CompareKindAttr:$predicate, Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let results = (outs Graph_BoolTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise select with broadcasting";
+  let description = [{
+    `result = condition ? on_true : on_false`, ONNX Where. The three operands broadcast
+    together; `on_true` and `on_false` have the same element type. A splat constant condition
+    folds to the chosen operand when no broadcast grows it.
+
+    ```mlir
+    %y = graph.where %mask, %scores, %neg_inf : (tensor<8x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$on_true, Graph_Tensor:$on_false);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_CastOp : Graph_Op<"cast", [Pure]> {
+  let summary = "elementwise element-type conversion";
+  let description = [{
+    Converts every element to the result's element type; the shape is unchanged. Semantics of
+    ONNX Cast: float to integer truncates toward zero, anything to `i1` is `x != 0`, float
+    narrowing rounds to nearest even. A cast to the operand's own type folds away.
+
+    ```mlir
+    %h = graph.cast %x : tensor<2x8xf32> to tensor<2x8xbf16>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions, reductions, normalisations
+//===----------------------------------------------------------------------===//
+
+def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "matrix product with batch broadcasting (ONNX MatMul)";
+  let description = [{
+    `numpy.matmul` semantics, as ONNX MatMul: for ranks >= 2 the last two dimensions are
+    multiplied (`[..., M, K] x [..., K, N] -> [..., M, N]`) and the leading batch dimensions
+    broadcast; a 1-D `lhs` is treated as `[1, K]` and a 1-D `rhs` as `[K, 1]`, and that unit
+    dimension is removed from the result. Both operands have the same element type.
+
+    ```mlir
+    %y = graph.matmul %x, %w : (tensor<2x8x64xf32>, tensor<64x256xf32>) -> tensor<2x8x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+class Graph_ReduceOp<string mnemonic, string formula>
+    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "reduction by " # formula # " over axes";
+  let description = [{
+    Reduces `input` by }] # formula # [{ over `axes` (non-empty, strictly increasing, in
+    range). With `keepdims` each reduced dimension stays with size 1, otherwise it is removed.
+    A reduction over size-1 dimensions with `keepdims` folds to its input.
+
+    ```mlir
+    %s = graph.}] # mnemonic # [{ %x {axes = array<i64: 2>, keepdims} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, DenseI64ArrayAttr:$axes, UnitAttr:$keepdims);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "sum">;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "arithmetic mean">;
+def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "maximum">;
+
+class Graph_SoftmaxBase<string mnemonic, string formula>
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = formula # " along one axis";
+  let description = [{
+    `}] # formula # [{` along `axis` (ONNX opset 13 semantics: one axis, not a flattened
+    suffix). The result has the operand's type.
+
+    ```mlir
+    %p = graph.}] # mnemonic # [{ %scores {axis = 3 : i64} : tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_AxisAttr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+def Graph_SoftmaxOp : Graph_SoftmaxBase<"softmax", "y = exp(x - max(x)) / sum(exp(x - max(x)))">;
+def Graph_LogSoftmaxOp : Graph_SoftmaxBase<"log_softmax", "y = x - max(x) - log(sum(exp(x - max(x))))">;
+
+def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalisation over the trailing dimensions";
+  let description = [{
+    Normalises over dimensions `[axis, rank)`:
+    `y = (x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias` (biased variance), as ONNX
+    LayerNormalization (output 0 only) and `torch.nn.functional.layer_norm`. `scale` and the
+    optional `bias` have shape `x.shape[axis:]` and `x`'s element type.
+
+    ```mlir
+    %y = graph.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.000000e-05 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                       Optional<Graph_FloatTensor>:$bias, Graph_AxisAttr:$axis, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure]> {
+  let summary = "root-mean-square normalisation over the trailing dimensions";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * scale`, the mean taken over dimensions
+    `[axis, rank)`, as ONNX RMSNormalization (opset 23) and the Llama/Qwen `RMSNorm` modules.
+    `scale` has shape `x.shape[axis:]` and `x`'s element type.
+
+    ```mlir
+    %y = graph.rms_norm %x, %g {axis = 2 : i64, epsilon = 9.9999999999999995E-7 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                       Graph_AxisAttr:$axis, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+  let summary = "softmax cross-entropy loss with an ignored label";
+  let description = [{
+    `loss_i = -log_softmax(logits)[i, labels_i]` over the class axis 1, reduced by `mean` over
+    the elements whose label is not `ignore_index` (NaN when every label is ignored, as in
+    PyTorch), or by `sum`. Shapes follow ONNX SoftmaxCrossEntropyLoss and
+    `torch.nn.functional.cross_entropy`: `logits` is `[N, C, d1, ..., dk]`, `labels` is
+    `[N, d1, ..., dk]` of `i64` or `i32`; the result is a 0-D tensor of the logits' element type.
+
+    ```mlir
+    %loss = graph.cross_entropy mean %logits, %labels {ignore_index = -100 : i64} : (tensor<16x256xf32>, tensor<16xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_LossReductionAttr:$reduction, Graph_FloatTensor:$logits,
+                       Graph_IndexTensor:$labels, I64Attr:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $reduction $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+  let summary = "reinterprets the shape, keeping row-major element order";
+  let description = [{
+    The result has the operand's element type and element count and a static shape given by
+    the result type. `reshape(reshape(x))` folds to one reshape, and a reshape to the operand's
+    own type folds away.
+
+    ```mlir
+    %y = graph.reshape %x : tensor<2x8x64xf32> to tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "permutes the dimensions";
+  let description = [{
+    `result.shape[i] = input.shape[permutation[i]]`, as ONNX Transpose with an explicit `perm`.
+    An identity permutation folds away and `transpose(transpose(x))` folds to one transpose
+    (or to `x`).
+
+    ```mlir
+    %y = graph.transpose %x {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x4x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_ExpandOp : Graph_Op<"expand", [Pure]> {
+  let summary = "broadcasts to the result shape";
+  let description = [{
+    Broadcasts `input` to the result shape with numpy rules: the input's dimensions align with
+    the trailing result dimensions and each is 1 or equal to the result's. An expand to the
+    operand's own type folds away.
+
+    ```mlir
+    %y = graph.expand %mask : tensor<1x1x8x8xi1> to tensor<2x4x8x8xi1>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "concatenates along one axis";
+  let description = [{
+    Joins one or more tensors of the same rank and element type along `axis`; every other
+    dimension is equal. A concat of a single operand folds to it.
+
+    ```mlir
+    %y = graph.concat %a, %b {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, Graph_AxisAttr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "strided slice along some axes";
+  let description = [{
+    ONNX Slice with static, normalised bounds: for each listed axis `a` (strictly increasing)
+    the result keeps indices `starts[i], starts[i] + steps[i], ...` up to but excluding
+    `ends[i]`. A positive step needs `0 <= start <= end <= dim`; a negative step needs
+    `-1 <= end <= start < dim` (`end = -1` runs to index 0). Unlisted axes are kept whole. A
+    slice with unit steps that keeps everything folds away.
+
+    ```mlir
+    %y = graph.slice %x {axes = array<i64: 3>, starts = array<i64: 0>, ends = array<i64: 8>, steps = array<i64: 1>} : (tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$axes, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Graph_SplitOp : Graph_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "splits along one axis into pieces of given sizes";
+  let description = [{
+    Cuts `input` along `axis` into `sizes.size()` consecutive pieces; the sizes are positive and
+    sum to the dimension.
+
+    ```mlir
+    %q, %k = graph.split %qk {axis = 2 : i64, sizes = array<i64: 64, 32>} : (tensor<2x8x96xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x32xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_AxisAttr:$axis, DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<Graph_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gathers slices along one axis (ONNX Gather; embedding lookup)";
+  let description = [{
+    `result[i..., j..., k...] = data[i..., indices[j...], k...]` with the indices taken along
+    `axis`: the result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. An
+    embedding lookup is a gather on axis 0 of the `[vocab, hidden]` table. Indices are `i64` or
+    `i32` in `[0, data.shape[axis])`; negative indices are normalised by the importer.
+
+    ```mlir
+    %h = graph.gather %table, %ids {axis = 0 : i64} : (tensor<256x64xf32>, tensor<2x8xi64>) -> tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_AxisAttr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gathers single elements along one axis (ONNX GatherElements)";
+  let description = [{
+    `result[i][j] = data[indices[i][j]][j]` for `axis = 0` (and likewise for other axes):
+    `indices` has `data`'s rank, every non-axis dimension at most `data`'s, and the result has
+    the shape of `indices` and the element type of `data`.
+
+    ```mlir
+    %p = graph.gather_elements %logp, %labels {axis = 1 : i64} : (tensor<16x256xf32>, tensor<16x1xi64>) -> tensor<16x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_AxisAttr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Generators
+//===----------------------------------------------------------------------===//
+
+def Graph_RangeOp : Graph_Op<"range", [Pure]> {
+  let summary = "a 1-D arithmetic sequence (ONNX Range)";
+  let description = [{
+    `result[i] = start + i * delta` for `i` in `[0, max(ceil((limit - start) / delta), 0))`.
+    `start`, `limit` and `delta` are integer or float attributes (integers for an integer
+    result); `delta` is non-zero; the result length must equal the element count.
+
+    ```mlir
+    %pos = graph.range {start = 0 : i64, limit = 8 : i64, delta = 1 : i64} : tensor<8xi64>
+    ```
+  }];
+  let arguments = (ins AnyAttrOf<[I64Attr, F64Attr]>:$start, AnyAttrOf<[I64Attr, F64Attr]>:$limit,
+                       AnyAttrOf<[I64Attr, F64Attr]>:$delta);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType]> {
+  let summary = "keeps the upper or lower triangle of the last two dimensions";
+  let description = [{
+    ONNX Trilu: with `upper`, keeps elements with `j - i >= k` and zeroes the rest; otherwise
+    keeps `j - i <= k`. Applies to the last two dimensions of a tensor of rank >= 2.
+
+    ```mlir
+    %causal = graph.trilu %ones {k = 0 : i64} : tensor<8x8xi1>
+    %upper = graph.trilu %x {k = 1 : i64, upper} : tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$k, UnitAttr:$upper);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+#endif // RP_GRAPH_OPS_TD

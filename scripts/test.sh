@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test of rpc: installs what is missing, builds (compiler + runtime), runs ctest
+# (lit + FileCheck, GoogleTest, docs check), then proves that the runtime world builds and
+# passes its tests alone, without LLVM/MLIR (-DRP_ENABLE_COMPILER=OFF).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+bash scripts/install-deps.sh
+
+RP_BUILD_DIR="$root/build" bash scripts/build.sh
+ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
+
+echo "test: runtime world alone (RP_ENABLE_COMPILER=OFF)"
+RP_BUILD_DIR="$root/build-runtime" bash scripts/build.sh -DRP_ENABLE_COMPILER=OFF
+# No compile or link line of the runtime world may name LLVM/MLIR headers or libraries.
+if grep -qE "llvm-22|libMLIR|libLLVM" "$root/build-runtime/build.ninja"; then
+  echo "test: the runtime-only build references LLVM/MLIR" >&2
+  exit 1
+fi
+ctest --test-dir "$root/build-runtime" --output-on-failure -j "$(nproc)"

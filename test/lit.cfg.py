@@ -1,0 +1,20 @@
+# lit configuration for rpc's compiler tests (FileCheck, not, -verify-diagnostics).
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "rpc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.rp_obj_root, "test")
+config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.rp_tools_dir, append_path=True)
+
+tool_dirs = [config.rp_tools_dir, config.llvm_tools_dir]
+tools = ["rp-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

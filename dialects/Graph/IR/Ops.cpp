@@ -30,6 +30,16 @@ LogicalResult inferError(std::optional<Location> loc, llvm::Error error) {
   return emitOptionalError(loc, "'", OpTy::getOperationName(), "' op ", message);
 }
 
+/// Appends `tensor<shape x element>` to `results`, or reports the failed shape rule.
+template <typename OpTy>
+LogicalResult pushInferred(std::optional<Location> loc, Expected<Shape> shape, Type element,
+                           SmallVectorImpl<Type> &results) {
+  if (!shape)
+    return inferError<OpTy>(loc, shape.takeError());
+  results.push_back(RankedTensorType::get(*shape, element));
+  return success();
+}
+
 /// Requires `a` and `b` to share an element type.
 template <typename OpTy>
 LogicalResult sameElementType(std::optional<Location> loc, Type a, Type b, StringRef what) {
@@ -48,12 +58,8 @@ LogicalResult inferBroadcastBinary(std::optional<Location> loc, Value lhs, Value
     return failure();
   if (failed(sameElementType<OpTy>(loc, l.getElementType(), r.getElementType(), "operands")))
     return failure();
-  Expected<Shape> shape = broadcastShapes({l.getShape(), r.getShape()});
-  if (!shape)
-    return inferError<OpTy>(loc, shape.takeError());
-  results.push_back(
-      RankedTensorType::get(*shape, resultElement ? resultElement : l.getElementType()));
-  return success();
+  return pushInferred<OpTy>(loc, broadcastShapes({l.getShape(), r.getShape()}),
+                            resultElement ? resultElement : l.getElementType(), results);
 }
 
 } // namespace
@@ -112,11 +118,8 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (failed(sameElementType<WhereOp>(loc, t.getElementType(), f.getElementType(),
                                       "on_true and on_false")))
     return failure();
-  Expected<Shape> shape = broadcastShapes({c.getShape(), t.getShape(), f.getShape()});
-  if (!shape)
-    return inferError<WhereOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, t.getElementType()));
-  return success();
+  return pushInferred<WhereOp>(loc, broadcastShapes({c.getShape(), t.getShape(), f.getShape()}),
+                               t.getElementType(), results);
 }
 
 LogicalResult CastOp::verify() {
@@ -138,11 +141,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   if (failed(sameElementType<MatMulOp>(loc, l.getElementType(), r.getElementType(), "operands")))
     return failure();
-  Expected<Shape> shape = matmulShape(l.getShape(), r.getShape());
-  if (!shape)
-    return inferError<MatMulOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, l.getElementType()));
-  return success();
+  return pushInferred<MatMulOp>(loc, matmulShape(l.getShape(), r.getShape()), l.getElementType(),
+                                results);
 }
 
 #define RP_REDUCE(OP)                                                                          \
@@ -151,12 +151,9 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     RankedTensorType in = tensorOf(adaptor.getInput());                                        \
     if (!in)                                                                                   \
       return failure();                                                                        \
-    Expected<Shape> shape =                                                                    \
-        reduceShape(in.getShape(), adaptor.getAxes(), adaptor.getKeepdims());                  \
-    if (!shape)                                                                                \
-      return inferError<OP>(loc, shape.takeError());                                           \
-    results.push_back(RankedTensorType::get(*shape, in.getElementType()));                     \
-    return success();                                                                          \
+    return pushInferred<OP>(                                                                   \
+        loc, reduceShape(in.getShape(), adaptor.getAxes(), adaptor.getKeepdims()),             \
+        in.getElementType(), results);                                                         \
   }
 RP_REDUCE(ReduceSumOp)
 RP_REDUCE(ReduceMeanOp)
@@ -212,11 +209,8 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Loca
   RankedTensorType logits = tensorOf(adaptor.getLogits()), labels = tensorOf(adaptor.getLabels());
   if (!logits || !labels)
     return failure();
-  Expected<Shape> shape = crossEntropyShape(logits.getShape(), labels.getShape());
-  if (!shape)
-    return inferError<CrossEntropyOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, logits.getElementType()));
-  return success();
+  return pushInferred<CrossEntropyOp>(loc, crossEntropyShape(logits.getShape(), labels.getShape()),
+                                      logits.getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -241,11 +235,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   RankedTensorType in = tensorOf(adaptor.getInput());
   if (!in)
     return failure();
-  Expected<Shape> shape = transposeShape(in.getShape(), adaptor.getPermutation());
-  if (!shape)
-    return inferError<TransposeOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, in.getElementType()));
-  return success();
+  return pushInferred<TransposeOp>(loc, transposeShape(in.getShape(), adaptor.getPermutation()),
+                                   in.getElementType(), results);
 }
 
 LogicalResult ExpandOp::verify() {
@@ -272,11 +263,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     element = t.getElementType();
     shapes.push_back(t.getShape());
   }
-  Expected<Shape> shape = concatShape(shapes, adaptor.getAxisAttr().getInt());
-  if (!shape)
-    return inferError<ConcatOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, element));
-  return success();
+  return pushInferred<ConcatOp>(loc, concatShape(shapes, adaptor.getAxisAttr().getInt()), element,
+                                results);
 }
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -284,12 +272,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   RankedTensorType in = tensorOf(adaptor.getInput());
   if (!in)
     return failure();
-  Expected<Shape> shape = sliceShape(in.getShape(), adaptor.getAxes(), adaptor.getStarts(),
-                                     adaptor.getEnds(), adaptor.getSteps());
-  if (!shape)
-    return inferError<SliceOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, in.getElementType()));
-  return success();
+  return pushInferred<SliceOp>(loc,
+                               sliceShape(in.getShape(), adaptor.getAxes(), adaptor.getStarts(),
+                                          adaptor.getEnds(), adaptor.getSteps()),
+                               in.getElementType(), results);
 }
 
 LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -310,12 +296,9 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   RankedTensorType data = tensorOf(adaptor.getData()), idx = tensorOf(adaptor.getIndices());
   if (!data || !idx)
     return failure();
-  Expected<Shape> shape =
-      gatherShape(data.getShape(), idx.getShape(), adaptor.getAxisAttr().getInt());
-  if (!shape)
-    return inferError<GatherOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, data.getElementType()));
-  return success();
+  return pushInferred<GatherOp>(
+      loc, gatherShape(data.getShape(), idx.getShape(), adaptor.getAxisAttr().getInt()),
+      data.getElementType(), results);
 }
 
 LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -324,12 +307,9 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Lo
   RankedTensorType data = tensorOf(adaptor.getData()), idx = tensorOf(adaptor.getIndices());
   if (!data || !idx)
     return failure();
-  Expected<Shape> shape =
-      gatherElementsShape(data.getShape(), idx.getShape(), adaptor.getAxisAttr().getInt());
-  if (!shape)
-    return inferError<GatherElementsOp>(loc, shape.takeError());
-  results.push_back(RankedTensorType::get(*shape, data.getElementType()));
-  return success();
+  return pushInferred<GatherElementsOp>(
+      loc, gatherElementsShape(data.getShape(), idx.getShape(), adaptor.getAxisAttr().getInt()),
+      data.getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//

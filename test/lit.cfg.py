@@ -6,15 +6,20 @@ from lit.llvm import llvm_config
 
 config.name = "rpc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".onnxtext"]
+config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rp_obj_root, "test")
-config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Unit", "Conformance", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rp_tools_dir, append_path=True)
 
 tool_dirs = [config.rp_tools_dir, config.llvm_tools_dir]
-tools = ["rp-opt"]
+tools = ["rp-opt", "rpc-compile", "rp-ref"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Python with Debian's python3-onnx (the interpreter lit runs under) for tests that write
+# binary models and tensors.
+import sys
+config.substitutions.append(("%python", sys.executable))

@@ -240,4 +240,12 @@ runtime::Status cast(const void *src, DType srcType, void *dst, DType dstType, i
   return runtime::okStatus();
 }
 
+runtime::Status cast(const runtime::HostTensor &x, runtime::HostTensor &out) {
+  if (out.shape() != x.shape())
+    return runtime::invalidArgument("cast: out is " + out.typeString() + ", expected shape " +
+                                    runtime::formatShape(x.shape()) + " (x is " + x.typeString() +
+                                    ")");
+  return cast(x.raw(), x.dtype(), out.raw(), out.dtype(), x.numElements());
+}
+
 } // namespace rp::kernels::cpu

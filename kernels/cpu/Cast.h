@@ -17,6 +17,7 @@
 #define RP_KERNELS_CPU_CAST_H
 
 #include "runtime/core/DType.h"
+#include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
 
 #include <cstdint>
@@ -31,6 +32,11 @@ namespace rp::kernels::cpu {
 /// outside the enum.
 runtime::Status cast(const void *src, runtime::DType srcType, void *dst, runtime::DType dstType,
                      int64_t n);
+
+/// graph.cast on tensors: converts every element of x (any dtype, f16/bf16
+/// included) into out, which has x's shape and the target dtype.
+/// Errors: InvalidArgument naming both types when the shapes differ.
+runtime::Status cast(const runtime::HostTensor &x, runtime::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

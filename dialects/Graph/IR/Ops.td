@@ -489,7 +489,8 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
     `result[i..., j..., k...] = data[i..., indices[j...], k...]` with the indices taken along
     `axis`: the result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. An
     embedding lookup is a gather on axis 0 of the `[vocab, hidden]` table. Indices are `i64` or
-    `i32` in `[0, data.shape[axis])`; negative indices are normalised by the importer.
+    `i32` in `[-s, s)` with `s = data.shape[axis]`; a negative index counts from the end, as in
+    ONNX (the importer normalises constant indices; run-time ones are checked by the kernels).
 
     ```mlir
     %h = graph.gather %table, %ids {axis = 0 : i64} : (tensor<256x64xf32>, tensor<2x8xi64>) -> tensor<2x8x64xf32>
@@ -505,7 +506,8 @@ def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure, InferTypeOpAdapt
   let description = [{
     `result[i][j] = data[indices[i][j]][j]` for `axis = 0` (and likewise for other axes):
     `indices` has `data`'s rank, every non-axis dimension at most `data`'s, and the result has
-    the shape of `indices` and the element type of `data`.
+    the shape of `indices` and the element type of `data`. Indices lie in `[-s, s)` with
+    `s = data.shape[axis]`; a negative index counts from the end, as in ONNX.
 
     ```mlir
     %p = graph.gather_elements %logp, %labels {axis = 1 : i64} : (tensor<16x256xf32>, tensor<16x1xi64>) -> tensor<16x1xf32>
@@ -525,7 +527,9 @@ def Graph_RangeOp : Graph_Op<"range", [Pure]> {
   let description = [{
     `result[i] = start + i * delta` for `i` in `[0, max(ceil((limit - start) / delta), 0))`.
     `start`, `limit` and `delta` are integer or float attributes (integers for an integer
-    result); `delta` is non-zero; the result length must equal the element count.
+    result); `delta` is non-zero; the result length must equal the element count, computed
+    exactly in int64 for integer bounds and in double otherwise. Float values are
+    `start + i * delta` in double, rounded once (as `torch.arange`).
 
     ```mlir
     %pos = graph.range {start = 0 : i64, limit = 8 : i64, delta = 1 : i64} : tensor<8xi64>

@@ -1,0 +1,105 @@
+//===- ImportContext.h - state shared by the ONNX op handlers ---*- C++ -*-===//
+//
+// Internal to frontends/onnx. One NodeContext per imported node gives a handler its operands,
+// attributes, known constant values, a builder at the node's location, and error reporting
+// that names the node.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RP_FRONTENDS_ONNX_IMPORTCONTEXT_H
+#define RP_FRONTENDS_ONNX_IMPORTCONTEXT_H
+
+#include "dialects/Graph/IR/GraphOps.h"
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <optional>
+
+namespace mlir::rp::onnx {
+
+class NodeContext;
+using Handler = LogicalResult (*)(NodeContext &);
+
+/// One handler: ONNX op `opType` as defined since opset `since`.
+struct OpEntry {
+  const char *opType;
+  int since;
+  Handler handler;
+};
+
+/// Handler tables, one per op family (OpsElementwise.cpp, OpsShape.cpp, OpsNN.cpp,
+/// OpsGenerators.cpp).
+llvm::ArrayRef<OpEntry> elementwiseOps();
+llvm::ArrayRef<OpEntry> shapeOps();
+llvm::ArrayRef<OpEntry> nnOps();
+llvm::ArrayRef<OpEntry> generatorOps();
+
+/// The operands, attributes and results of the node being imported.
+class NodeContext {
+public:
+  NodeContext(OpBuilder &builder, const ::onnx::NodeProto &node, int64_t opset,
+              llvm::StringMap<Value> &values, Location loc, std::string name)
+      : b(builder), node(node), opset(opset), values(values), loc(loc), name(std::move(name)) {}
+
+  OpBuilder &b;
+  const ::onnx::NodeProto &node;
+  int64_t opset;
+  llvm::StringMap<Value> &values;
+  Location loc;
+  /// The node's name, or `<op_type>_<index>` for unnamed nodes.
+  std::string name;
+
+  // ---- errors ----
+  /// Emits `error: <message> at node '<name>'` and returns failure.
+  LogicalResult fail(const llvm::Twine &message);
+
+  // ---- operands and results ----
+  int numInputs() const;
+  /// Whether input `i` is present (ONNX marks omitted optional inputs with an empty name).
+  bool hasInput(int i) const;
+  /// Input `i`; fails (with a message) when it is missing.
+  FailureOr<Value> input(int i);
+  RankedTensorType inputType(int i);
+  int numOutputs() const { return node.output_size(); }
+  bool outputUsed(int i) const;
+  void setOutput(int i, Value v);
+
+  // ---- attributes ----
+  const ::onnx::AttributeProto *attr(llvm::StringRef name) const;
+  int64_t attrInt(llvm::StringRef name, int64_t dflt) const;
+  double attrFloat(llvm::StringRef name, double dflt) const;
+  std::string attrString(llvm::StringRef name, llvm::StringRef dflt) const;
+  std::optional<std::vector<int64_t>> attrInts(llvm::StringRef name) const;
+
+  // ---- known constants ----
+  /// The value of `v` if it is a `graph.constant`.
+  static std::optional<DenseElementsAttr> constantOf(Value v);
+  /// Input `i` as integers; it must be a known constant (`what` names it in the message).
+  FailureOr<SmallVector<int64_t>> constInts(int i, llvm::StringRef what);
+  /// Input `i` as a float scalar; it must be a known constant.
+  FailureOr<double> constScalar(int i, llvm::StringRef what);
+
+  // ---- helpers ----
+  /// Normalises an ONNX axis in [-rank, rank) to [0, rank).
+  FailureOr<int64_t> axis(int64_t value, int64_t rank, llvm::StringRef what = "axis");
+  /// A `graph.constant` holding `attr`.
+  Value constant(DenseElementsAttr attr);
+  /// A 0-D constant of `elementType` with `value`.
+  Value scalar(Type elementType, double value);
+  /// `graph.reshape` of `v` to `shape` (no op when the shape already matches).
+  Value reshape(Value v, llvm::ArrayRef<int64_t> shape);
+  /// The MLIR element type of an ONNX data type, or failure with a message.
+  FailureOr<Type> elementType(int onnxType);
+};
+
+/// Converts a host tensor to an elements attribute of the matching MLIR type.
+DenseElementsAttr toAttr(MLIRContext *ctx, const ::rp::runtime::HostTensor &tensor);
+
+} // namespace mlir::rp::onnx
+
+#endif // RP_FRONTENDS_ONNX_IMPORTCONTEXT_H

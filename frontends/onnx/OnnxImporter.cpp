@@ -1,0 +1,612 @@
+//===- OnnxImporter.cpp - ONNX ModelProto -> graph dialect ----------------===//
+//
+// The driver: model checks, graph inputs and initializers, the (op_type, since_version)
+// handler table (torch-mlir's DefaultDomain tables are the model), constant folding of what
+// the handlers build, and graph outputs. The handlers live in Ops*.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "dialects/Graph/Eval/Evaluator.h"
+#include "dialects/Graph/IR/GraphDialect.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Graph/IR/ShapeInference.h"
+#include "frontends/onnx/ImportContext.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+
+using ::rp::runtime::DType;
+using ::rp::runtime::HostTensor;
+
+namespace mlir::rp::onnx {
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+LogicalResult NodeContext::fail(const llvm::Twine &message) {
+  return emitError(loc) << message << " at node '" << name << "'";
+}
+
+int NodeContext::numInputs() const { return node.input_size(); }
+
+bool NodeContext::hasInput(int i) const { return i < node.input_size() && !node.input(i).empty(); }
+
+FailureOr<Value> NodeContext::input(int i) {
+  if (!hasInput(i))
+    return fail("missing input " + llvm::Twine(i) + " of '" + node.op_type() + "'");
+  auto it = values.find(node.input(i));
+  if (it == values.end())
+    return fail("input '" + node.input(i) + "' is not defined before its use");
+  return it->second;
+}
+
+RankedTensorType NodeContext::inputType(int i) {
+  auto it = values.find(node.input(i));
+  return it == values.end() ? RankedTensorType() : cast<RankedTensorType>(it->second.getType());
+}
+
+bool NodeContext::outputUsed(int i) const { return i < node.output_size() && !node.output(i).empty(); }
+
+void NodeContext::setOutput(int i, Value v) {
+  if (outputUsed(i))
+    values[node.output(i)] = v;
+}
+
+const ::onnx::AttributeProto *NodeContext::attr(llvm::StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::attrInt(llvm::StringRef name, int64_t dflt) const {
+  const auto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+double NodeContext::attrFloat(llvm::StringRef name, double dflt) const {
+  const auto *a = attr(name);
+  return a ? static_cast<double>(a->f()) : dflt;
+}
+
+std::string NodeContext::attrString(llvm::StringRef name, llvm::StringRef dflt) const {
+  const auto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+std::optional<std::vector<int64_t>> NodeContext::attrInts(llvm::StringRef name) const {
+  const auto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<DenseElementsAttr> NodeContext::constantOf(Value v) {
+  DenseElementsAttr attr;
+  if (v && matchPattern(v, m_Constant(&attr)))
+    return attr;
+  return std::nullopt;
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::constInts(int i, llvm::StringRef what) {
+  FailureOr<Value> v = input(i);
+  if (failed(v))
+    return failure();
+  std::optional<DenseElementsAttr> c = constantOf(*v);
+  if (!c || !isa<IntegerType>(c->getElementType()))
+    return fail("'" + node.op_type() + "' needs its " + what +
+                " input as a constant known at import time (it is computed at run time)");
+  SmallVector<int64_t> out;
+  for (const APInt &x : c->getValues<APInt>())
+    out.push_back(x.getSExtValue());
+  return out;
+}
+
+FailureOr<double> NodeContext::constScalar(int i, llvm::StringRef what) {
+  FailureOr<Value> v = input(i);
+  if (failed(v))
+    return failure();
+  std::optional<DenseElementsAttr> c = constantOf(*v);
+  if (!c || c->getNumElements() != 1)
+    return fail("'" + node.op_type() + "' needs its " + what +
+                " input as a scalar constant known at import time");
+  if (isa<FloatType>(c->getElementType()))
+    return (*c->getValues<APFloat>().begin()).convertToDouble();
+  if (c->getElementType().isInteger(1))
+    return *c->getValues<bool>().begin() ? 1.0 : 0.0;
+  return static_cast<double>((*c->getValues<APInt>().begin()).getSExtValue());
+}
+
+FailureOr<int64_t> NodeContext::axis(int64_t value, int64_t rank, llvm::StringRef what) {
+  if (value < -rank || value >= rank)
+    return fail(what + " " + llvm::Twine(value) + " is out of range for rank " +
+                llvm::Twine(rank) + " (expected [" + llvm::Twine(-rank) + ", " +
+                llvm::Twine(rank) + "))");
+  return value < 0 ? value + rank : value;
+}
+
+Value NodeContext::constant(DenseElementsAttr attr) {
+  return graph::ConstantOp::create(b, loc, attr.getType(), attr);
+}
+
+Value NodeContext::scalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  if (auto ft = dyn_cast<FloatType>(elementType)) {
+    APFloat v(value);
+    bool lost;
+    v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    return constant(DenseElementsAttr::get(type, v));
+  }
+  if (elementType.isInteger(1))
+    return constant(DenseElementsAttr::get(type, value != 0.0));
+  return constant(DenseElementsAttr::get(
+      type, APInt(elementType.getIntOrFloatBitWidth(), static_cast<int64_t>(value), true)));
+}
+
+Value NodeContext::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  return graph::ReshapeOp::create(b, loc, type.clone(shape), v);
+}
+
+FailureOr<Type> NodeContext::elementType(int onnxType) {
+  MLIRContext *ctx = b.getContext();
+  switch (onnxType) {
+  case ::onnx::TensorProto::FLOAT:
+    return Type(Float32Type::get(ctx));
+  case ::onnx::TensorProto::FLOAT16:
+    return Type(Float16Type::get(ctx));
+  case ::onnx::TensorProto::BFLOAT16:
+    return Type(BFloat16Type::get(ctx));
+  case ::onnx::TensorProto::INT64:
+    return Type(IntegerType::get(ctx, 64));
+  case ::onnx::TensorProto::INT32:
+    return Type(IntegerType::get(ctx, 32));
+  case ::onnx::TensorProto::BOOL:
+    return Type(IntegerType::get(ctx, 1));
+  default:
+    return fail("unsupported element type '" + onnxTypeName(onnxType) + "'");
+  }
+}
+
+DenseElementsAttr toAttr(MLIRContext *ctx, const HostTensor &tensor) {
+  Type element;
+  switch (tensor.dtype()) {
+  case DType::F32:
+    element = Float32Type::get(ctx);
+    break;
+  case DType::F16:
+    element = Float16Type::get(ctx);
+    break;
+  case DType::BF16:
+    element = BFloat16Type::get(ctx);
+    break;
+  case DType::F64:
+    element = Float64Type::get(ctx);
+    break;
+  case DType::I64:
+    element = IntegerType::get(ctx, 64);
+    break;
+  case DType::I32:
+    element = IntegerType::get(ctx, 32);
+    break;
+  case DType::I1:
+    element = IntegerType::get(ctx, 1);
+    break;
+  }
+  auto type = RankedTensorType::get(tensor.shape(), element);
+  if (tensor.dtype() == DType::I1) {
+    SmallVector<bool> bits(tensor.data<uint8_t>(), tensor.data<uint8_t>() + tensor.numElements());
+    return DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(static_cast<const char *>(tensor.raw()), tensor.byteSize()));
+}
+
+//===----------------------------------------------------------------------===//
+// The handler table
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// All handlers keyed by op type, each list sorted by since_version.
+const llvm::StringMap<SmallVector<OpEntry>> &opTable() {
+  static const llvm::StringMap<SmallVector<OpEntry>> table = [] {
+    llvm::StringMap<SmallVector<OpEntry>> t;
+    for (auto family : {elementwiseOps(), shapeOps(), nnOps(), generatorOps()})
+      for (const OpEntry &e : family)
+        t[e.opType].push_back(e);
+    for (auto &kv : t)
+      llvm::sort(kv.second, [](const OpEntry &a, const OpEntry &b) { return a.since < b.since; });
+    return t;
+  }();
+  return table;
+}
+
+/// The handler of `opType` for `opset`: the entry with the largest since_version <= opset.
+Handler lookup(llvm::StringRef opType, int64_t opset) {
+  auto it = opTable().find(opType);
+  if (it == opTable().end())
+    return nullptr;
+  Handler h = nullptr;
+  for (const OpEntry &e : it->second)
+    if (e.since <= opset)
+      h = e.handler;
+  return h;
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, int>> supportedOps() {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto &kv : opTable())
+    for (const OpEntry &e : kv.second)
+      out.emplace_back(e.opType, e.since);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool isSupportedOp(llvm::StringRef opType) { return opTable().count(opType) != 0; }
+
+void registerImporterDialects(MLIRContext &context) {
+  context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+}
+
+//===----------------------------------------------------------------------===//
+// The importer
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, const OnnxModel &model, const ImportOptions &options)
+      : ctx(ctx), model(model), options(options), builder(&ctx),
+        fileLoc(FileLineColLoc::get(&ctx, model.path, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  LogicalResult checkOpsets();
+  FailureOr<RankedTensorType> valueType(const ::onnx::ValueInfoProto &info);
+  LogicalResult importInitializers(ModuleOp module);
+  void foldConstants(ArrayRef<Operation *> created, const ::onnx::NodeProto &node);
+  static std::string nodeName(const ::onnx::NodeProto &node, size_t index) {
+    return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+  }
+  Location nodeLoc(const ::onnx::NodeProto &node, size_t index) {
+    return NameLoc::get(StringAttr::get(&ctx, nodeName(node, index)), fileLoc);
+  }
+
+  MLIRContext &ctx;
+  const OnnxModel &model;
+  const ImportOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+  int64_t opset = 0;
+  llvm::StringMap<Value> values;
+  /// Initializers by name (the graph inputs they shadow are not function arguments).
+  llvm::StringMap<const ::onnx::TensorProto *> initializers;
+  /// Initializers imported as constants (integer tensors, float scalars).
+  llvm::StringMap<DenseElementsAttr> constantInits;
+};
+
+LogicalResult Importer::checkOpsets() {
+  for (const auto &imp : model.proto->opset_import()) {
+    if (imp.domain().empty() || imp.domain() == "ai.onnx")
+      opset = imp.version();
+  }
+  if (opset == 0)
+    return emitError(fileLoc) << "the model imports no opset of the default ONNX domain";
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return emitError(fileLoc) << "unsupported ONNX opset " << opset << " (supported: "
+                              << kMinOpset << " to " << kMaxOpset
+                              << "); re-export with opset_version in that range";
+  return success();
+}
+
+FailureOr<RankedTensorType> Importer::valueType(const ::onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
+  if (!info.type().has_tensor_type())
+    return emitError(fileLoc) << "graph value '" << name << "' is not a tensor";
+  const auto &tt = info.type().tensor_type();
+  NodeContext types(builder, ::onnx::NodeProto::default_instance(), opset, values, fileLoc, "");
+  FailureOr<Type> element = types.elementType(tt.elem_type());
+  if (failed(element))
+    return emitError(fileLoc) << "graph value '" << name << "' has an unsupported element type";
+  SmallVector<int64_t> shape;
+  auto given = options.inputShapes.find(name);
+  if (given != options.inputShapes.end()) {
+    shape.assign(given->second.begin(), given->second.end());
+    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(shape.size()))
+      return emitError(fileLoc) << "--input-shape " << name << " has rank " << shape.size()
+                                << ", the model declares rank " << tt.shape().dim_size();
+    return RankedTensorType::get(shape, *element);
+  }
+  if (!tt.has_shape())
+    return emitError(fileLoc) << "graph value '" << name
+                              << "' has no shape: pass --input-shape " << name << "=AxBx...";
+  for (const auto &dim : tt.shape().dim()) {
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    if (dim.has_dim_param()) {
+      auto bound = options.dims.find(dim.dim_param());
+      if (bound == options.dims.end())
+        return emitError(fileLoc)
+               << "unbound symbolic dimension '" << dim.dim_param() << "' of '" << name
+               << "': pass --dim " << dim.dim_param() << "=N";
+      shape.push_back(bound->second);
+      continue;
+    }
+    return emitError(fileLoc) << "graph value '" << name << "' has an unknown dimension: pass "
+                              << "--input-shape " << name << "=AxBx...";
+  }
+  return RankedTensorType::get(shape, *element);
+}
+
+LogicalResult Importer::importInitializers(ModuleOp module) {
+  OpBuilder::InsertionGuard guard(builder);
+  for (const auto &init : model.proto->graph().initializer()) {
+    initializers[init.name()] = &init;
+    NodeContext types(builder, ::onnx::NodeProto::default_instance(), opset, values, fileLoc, "");
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return emitError(fileLoc) << "initializer '" << init.name() << "' has a negative dimension";
+    bool isFloat = init.data_type() == ::onnx::TensorProto::FLOAT ||
+                   init.data_type() == ::onnx::TensorProto::FLOAT16 ||
+                   init.data_type() == ::onnx::TensorProto::BFLOAT16;
+    int64_t count = graph::numElements(shape);
+    // Weights are floating-point tensors of more than one element: they become params
+    // (trainable). Integer tensors and float scalars (exporters lift epsilons and scales into
+    // initializers) are constants, so that shape computations fold.
+    if (isFloat && count > 1) {
+      FailureOr<Type> element = types.elementType(init.data_type());
+      if (failed(element))
+        return failure();
+      if (llvm::Error e = checkExternalData(init, model.directory))
+        return emitError(fileLoc) << llvm::toString(std::move(e));
+      builder.setInsertionPointToEnd(module.getBody());
+      auto type = RankedTensorType::get(shape, *element);
+      graph::ParamOp::create(builder, fileLoc, init.name(), type, /*trainable=*/true,
+                             builder.getStringAttr(init.name()));
+      continue;
+    }
+    llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);
+    if (!tensor)
+      return emitError(fileLoc) << llvm::toString(tensor.takeError());
+    if (tensor->dtype() == DType::F64)
+      return emitError(fileLoc) << "initializer '" << init.name()
+                                << "': unsupported element type 'DOUBLE'";
+    constantInits[init.name()] = toAttr(&ctx, *tensor);
+  }
+  return success();
+}
+
+void Importer::foldConstants(ArrayRef<Operation *> created, const ::onnx::NodeProto &node) {
+  OpBuilder::InsertionGuard guard(builder);
+  llvm::DenseMap<Value, Value> replaced;
+  llvm::SmallPtrSet<Operation *, 8> folded;
+  for (Operation *op : created) {
+    if (isa<graph::ConstantOp, graph::LoadParamOp>(op) || op->getNumResults() == 0)
+      continue;
+    if (!llvm::all_of(op->getOperands(),
+                      [](Value v) { return NodeContext::constantOf(v).has_value(); }))
+      continue;
+    int64_t total = 0;
+    for (Type t : op->getResultTypes())
+      total += cast<RankedTensorType>(t).getNumElements();
+    if (total > options.foldLimit)
+      continue;
+    SmallVector<HostTensor> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(graph::tensorFromAttr(*NodeContext::constantOf(v),
+                                               graph::EvalPrecision::F32));
+    SmallVector<const HostTensor *> ptrs;
+    for (const HostTensor &t : operands)
+      ptrs.push_back(&t);
+    std::string error;
+    auto results = graph::evaluateOp(op, ptrs, graph::EvalPrecision::F32, error);
+    if (failed(results))
+      continue; // left for run time (and rp-ref reports the error there)
+    builder.setInsertionPoint(op);
+    for (auto [result, tensor] : llvm::zip(op->getResults(), *results)) {
+      auto type = cast<RankedTensorType>(result.getType());
+      Value c = graph::ConstantOp::create(builder, op->getLoc(), type,
+                                          graph::attrFromTensor(tensor, type));
+      result.replaceAllUsesWith(c);
+      replaced[result] = c;
+    }
+    folded.insert(op);
+  }
+  for (const std::string &name : node.output()) {
+    auto it = values.find(name);
+    if (it != values.end())
+      if (Value v = replaced.lookup(it->second))
+        it->second = v;
+  }
+  // Erase the folded ops, last first (an earlier folded op may feed a later one).
+  for (Operation *op : llvm::reverse(created))
+    if (folded.contains(op))
+      op->erase();
+}
+
+/// Records the ops a handler creates.
+struct CreatedOps : public OpBuilder::Listener {
+  SmallVector<Operation *> ops;
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+};
+
+OwningOpRef<ModuleOp> Importer::run() {
+  if (failed(checkOpsets()))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  const ::onnx::GraphProto &g = model.proto->graph();
+  if (failed(importInitializers(*module)))
+    return nullptr;
+
+  // Function arguments: graph inputs that are not initializers and not bound as constants.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &in : g.input()) {
+    if (initializers.count(in.name()))
+      continue;
+    FailureOr<RankedTensorType> type = valueType(in);
+    if (failed(type))
+      return nullptr;
+    if (options.constantInputs.count(in.name()))
+      continue;
+    argTypes.push_back(*type);
+    argNames.push_back(in.name());
+  }
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, options.functionName,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values[name] = body->getArgument(i);
+    func.setArgAttr(i, "graph.name", builder.getStringAttr(name));
+  }
+  builder.setInsertionPointToStart(body);
+  for (const auto &[name, tensor] : options.constantInputs)
+    values[name] = graph::ConstantOp::create(builder, fileLoc, toAttr(&ctx, tensor).getType(),
+                                             toAttr(&ctx, tensor));
+  for (auto &kv : constantInits)
+    values[kv.getKey()] =
+        graph::ConstantOp::create(builder, fileLoc, kv.getValue().getType(), kv.getValue());
+  for (auto param : module->getOps<graph::ParamOp>())
+    values[param.getSymName()] = graph::LoadParamOp::create(
+        builder, fileLoc, param.getType(), FlatSymbolRefAttr::get(param.getSymNameAttr()));
+
+  for (auto [index, node] : llvm::enumerate(g.node())) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      emitError(nodeLoc(node, index))
+          << "unsupported ONNX op '" << node.op_type() << "' of domain '" << node.domain()
+          << "' at node '" << nodeName(node, index) << "'";
+      return nullptr;
+    }
+    Handler handler = lookup(node.op_type(), opset);
+    Location loc = nodeLoc(node, index);
+    if (!handler) {
+      emitError(loc) << "unsupported ONNX op '" << node.op_type() << "' (opset " << opset
+                     << ") at node '" << nodeName(node, index) << "'";
+      return nullptr;
+    }
+    CreatedOps created;
+    builder.setListener(&created);
+    NodeContext nc(builder, node, opset, values, loc, nodeName(node, index));
+    LogicalResult ok = handler(nc);
+    builder.setListener(nullptr);
+    if (failed(ok))
+      return nullptr;
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty() && !values.count(node.output(i))) {
+        emitError(loc) << "output " << i << " of '" << node.op_type()
+                       << "' is not supported at node '" << nodeName(node, index) << "'";
+        return nullptr;
+      }
+    foldConstants(created.ops, node);
+  }
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const auto &out : g.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      emitError(fileLoc) << "graph output '" << out.name() << "' is never computed";
+      return nullptr;
+    }
+    results.push_back(it->second);
+    resultTypes.push_back(it->second.getType());
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setType(builder.getFunctionType(argTypes, resultTypes));
+  for (auto [i, out] : llvm::enumerate(g.output()))
+    func.setResultAttr(i, "graph.name", builder.getStringAttr(out.name()));
+  // Drop constants and param loads nothing uses.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isa<graph::ConstantOp, graph::LoadParamOp>(op) && op.use_empty())
+      op.erase();
+  if (failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const OnnxModel &model,
+                                      const ImportOptions &options) {
+  registerImporterDialects(context);
+  Importer importer(context, model, options);
+  return importer.run();
+}
+
+} // namespace mlir::rp::onnx
+
+namespace mlir::rp::onnx {
+
+InitializerTable::InitializerTable(const OnnxModel &model) : model(model) {
+  for (const auto &init : model.proto->graph().initializer())
+    byName[init.name()] = &init;
+}
+
+FailureOr<HostTensor> InitializerTable::load(graph::ParamOp param) const {
+  llvm::StringRef key = param.getInitializer().value_or(param.getSymName());
+  auto it = byName.find(key);
+  if (it == byName.end())
+    return param.emitError() << "no initializer '" << key << "' in " << model.path;
+  llvm::Expected<HostTensor> t = readTensor(*it->second, model.directory);
+  if (!t)
+    return param.emitError() << llvm::toString(t.takeError());
+  return std::move(*t);
+}
+
+llvm::Error parseDimBinding(llvm::StringRef text, ImportOptions &options) {
+  auto [name, value] = text.split('=');
+  int64_t n;
+  if (name.empty() || value.empty() || value.getAsInteger(10, n) || n < 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "invalid dimension binding '" + text.str() +
+                                       "': expected NAME=N with N >= 0 (e.g. batch=4)");
+  options.dims[name.str()] = n;
+  return llvm::Error::success();
+}
+
+llvm::Error parseInputShape(llvm::StringRef text, ImportOptions &options) {
+  auto [name, dims] = text.split('=');
+  std::vector<int64_t> shape;
+  bool ok = !name.empty() && text.contains('=');
+  if (ok && !dims.empty()) {
+    SmallVector<llvm::StringRef> parts;
+    dims.split(parts, 'x');
+    for (llvm::StringRef p : parts) {
+      int64_t n;
+      if (p.getAsInteger(10, n) || n < 0) {
+        ok = false;
+        break;
+      }
+      shape.push_back(n);
+    }
+  }
+  if (!ok)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "invalid input shape '" + text.str() +
+                                       "': expected NAME=AxBx... (e.g. input_ids=4x128)");
+  options.inputShapes[name.str()] = shape;
+  return llvm::Error::success();
+}
+
+} // namespace mlir::rp::onnx

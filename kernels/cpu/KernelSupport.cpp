@@ -1,0 +1,169 @@
+//===- KernelSupport.cpp - Shared checks and loops of the CPU kernels -----===//
+
+#include "kernels/cpu/KernelSupport.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rp::kernels::cpu::detail {
+
+using runtime::formatShape;
+using runtime::invalidArgument;
+using runtime::okStatus;
+
+std::string dtypeList(std::initializer_list<DType> types) {
+  std::string out;
+  size_t i = 0;
+  for (DType t : types) {
+    if (i > 0)
+      out += i + 1 == types.size() ? " or " : ", ";
+    out += runtime::dtypeName(t);
+    ++i;
+  }
+  return out;
+}
+
+Status checkDType(const char *op, const char *what, const HostTensor &t,
+                  std::initializer_list<DType> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), t.dtype()) != allowed.end())
+    return okStatus();
+  std::string msg = std::string(op) + ": " + what + " has dtype " + runtime::dtypeName(t.dtype()) +
+                    ", expected " + dtypeList(allowed);
+  if (t.dtype() == DType::F16 || t.dtype() == DType::BF16)
+    msg += " (CPU kernels take f16/bf16 upcast to f32)";
+  return invalidArgument(std::move(msg));
+}
+
+Status checkSameDType(const char *op, const char *whatA, const HostTensor &a, const char *whatB,
+                      const HostTensor &b) {
+  if (a.dtype() == b.dtype())
+    return okStatus();
+  return invalidArgument(std::string(op) + ": " + whatB + " has dtype " +
+                         runtime::dtypeName(b.dtype()) + ", expected " +
+                         runtime::dtypeName(a.dtype()) + " (the dtype of " + whatA + ")");
+}
+
+Status checkType(const char *op, const char *what, const HostTensor &t, DType dtype,
+                 const Shape &shape) {
+  if (t.dtype() == dtype && t.shape() == shape)
+    return okStatus();
+  return invalidArgument(std::string(op) + ": " + what + " is " + t.typeString() + ", expected " +
+                         runtime::dtypeName(dtype) + formatShape(shape));
+}
+
+Status checkAxis(const char *op, const char *what, int64_t axis, int64_t rank) {
+  if (axis >= 0 && axis < rank)
+    return okStatus();
+  return invalidArgument(std::string(op) + ": " + what + " " + std::to_string(axis) +
+                         " is out of range, expected [0, " + std::to_string(rank) + ")");
+}
+
+StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shape *> shapes) {
+  size_t rank = 0;
+  for (const Shape *s : shapes)
+    rank = std::max(rank, s->size());
+  Shape result(rank, 1);
+  for (const Shape *s : shapes) {
+    const size_t offset = rank - s->size();
+    for (size_t i = 0; i < s->size(); ++i) {
+      int64_t &r = result[offset + i];
+      const int64_t d = (*s)[i];
+      if (d == r || d == 1)
+        continue;
+      if (r != 1) {
+        std::string all;
+        for (const Shape *t : shapes)
+          all += (all.empty() ? "" : " and ") + formatShape(*t);
+        return invalidArgument(
+            std::string(op) + ": shapes " + all + " are not broadcast-compatible: dimension " +
+            std::to_string(rank - (offset + i)) + " from the end is " + std::to_string(r) +
+            " in one and " + std::to_string(d) + " in another");
+      }
+      r = d;
+    }
+  }
+  return result;
+}
+
+Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to) {
+  bool ok = from.size() <= to.size();
+  const size_t offset = ok ? to.size() - from.size() : 0;
+  for (size_t i = 0; ok && i < from.size(); ++i)
+    ok = from[i] == 1 || from[i] == to[offset + i];
+  if (ok)
+    return okStatus();
+  return invalidArgument(std::string(op) + ": " + what + " of shape " + formatShape(from) +
+                         " does not broadcast to " + formatShape(to));
+}
+
+Shape contiguousStrides(const Shape &shape) {
+  Shape strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+Shape broadcastStrides(const Shape &from, const Shape &to) {
+  const Shape own = contiguousStrides(from);
+  Shape strides(to.size(), 0);
+  const size_t offset = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    strides[offset + i] = from[i] == 1 ? 0 : own[i];
+  return strides;
+}
+
+int64_t product(const Shape &shape, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i)
+    p *= shape[i];
+  return p;
+}
+
+std::string formatIndex(int64_t linear, const Shape &shape) {
+  Shape index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    index[i] = shape[i] > 0 ? linear % shape[i] : 0;
+    linear = shape[i] > 0 ? linear / shape[i] : 0;
+  }
+  return formatShape(index);
+}
+
+namespace {
+template <typename E>
+void copyElements(const HostTensor &src, const LoopNest<1> &nest, HostTensor &out) {
+  const E *in = static_cast<const E *>(src.raw());
+  E *dst = static_cast<E *>(out.raw());
+  forEachChunk(nest, [&](int64_t o, const std::array<int64_t, 1> &off, int64_t count,
+                         const std::array<int64_t, 1> &stride) {
+    const E *p = in + off[0];
+    E *q = dst + o;
+    if (stride[0] == 1) {
+      std::memcpy(q, p, static_cast<size_t>(count) * sizeof(E));
+      return;
+    }
+    for (int64_t j = 0; j < count; ++j)
+      q[j] = p[j * stride[0]];
+  });
+}
+} // namespace
+
+void stridedCopy(const HostTensor &src, const Shape &strides, int64_t base, HostTensor &out) {
+  if (out.numElements() == 0)
+    return;
+  const LoopNest<1> nest = makeLoopNest<1>(out.shape(), {strides}, {base});
+  switch (runtime::dtypeSize(src.dtype())) {
+  case 1:
+    return copyElements<uint8_t>(src, nest, out);
+  case 2:
+    return copyElements<uint16_t>(src, nest, out);
+  case 4:
+    return copyElements<uint32_t>(src, nest, out);
+  default:
+    return copyElements<uint64_t>(src, nest, out);
+  }
+}
+
+} // namespace rp::kernels::cpu::detail

@@ -1,0 +1,244 @@
+//===- KernelSupport.h - Shared checks and loops of the CPU kernels -*- C++ -*-===//
+//
+// Internal to kernels/cpu (not a public API): argument checks that build the
+// kernels' error messages, dtype dispatch, numpy broadcasting, and one strided
+// loop nest that elementwise, broadcast and data-movement kernels share.
+//
+// Messages name the op, what is wrong, the expected and the actual value:
+//   "add: out is f32[2, 4], expected f32[2, 3]"
+//   "exp: x has dtype i64, expected f32 or f64"
+//
+// Parallelism: loops split the *output* among OpenMP threads and compute each
+// output element in one thread, in a fixed order, so results never depend on
+// the thread count (a project rule: docs/DECISIONS.md). A loop goes parallel
+// only from kParallelMinElements elements on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CPU_KERNELSUPPORT_H
+#define RP_KERNELS_CPU_KERNELSUPPORT_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace rp::kernels::cpu::detail {
+
+using runtime::DType;
+using runtime::HostTensor;
+using runtime::Status;
+using runtime::StatusOr;
+using Shape = std::vector<int64_t>;
+
+/// Below this many elements a loop runs serially (waking the OpenMP team costs
+/// a few microseconds, about what 32K simple elements cost).
+constexpr int64_t kParallelMinElements = int64_t(1) << 15;
+
+inline constexpr std::initializer_list<DType> kFloatTypes = {DType::F32, DType::F64};
+inline constexpr std::initializer_list<DType> kNumericTypes = {DType::F32, DType::F64, DType::I64,
+                                                               DType::I32};
+inline constexpr std::initializer_list<DType> kAllTypes = {DType::F32, DType::F64, DType::I64,
+                                                           DType::I32, DType::I1};
+inline constexpr std::initializer_list<DType> kIndexTypes = {DType::I64, DType::I32};
+
+//===--- checks -------------------------------------------------------------===//
+
+/// "f32, f64 or i64".
+std::string dtypeList(std::initializer_list<DType> types);
+
+/// InvalidArgument "<op>: <what> has dtype <d>, expected <allowed>" unless
+/// t.dtype() is in `allowed` (f16/bf16 get a note: callers upcast them).
+Status checkDType(const char *op, const char *what, const HostTensor &t,
+                  std::initializer_list<DType> allowed);
+
+/// InvalidArgument unless b has a's dtype.
+Status checkSameDType(const char *op, const char *whatA, const HostTensor &a, const char *whatB,
+                      const HostTensor &b);
+
+/// InvalidArgument "<op>: <what> is <dtype><shape>, expected <dtype><shape>"
+/// unless t has exactly `dtype` and `shape`.
+Status checkType(const char *op, const char *what, const HostTensor &t, DType dtype,
+                 const Shape &shape);
+
+/// InvalidArgument unless 0 <= axis < rank.
+Status checkAxis(const char *op, const char *what, int64_t axis, int64_t rank);
+
+/// The numpy broadcast of `shapes` (trailing dimensions aligned, 1 stretches),
+/// or InvalidArgument naming the shapes and the first conflicting dimension.
+StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shape *> shapes);
+
+/// InvalidArgument unless `from` broadcasts to `to` (numpy rules).
+Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to);
+
+/// Row-major element strides of a contiguous tensor of `shape`.
+Shape contiguousStrides(const Shape &shape);
+
+/// Element strides that read a contiguous tensor of shape `from` as if it had
+/// been broadcast to `to` (from must broadcast to to): one entry per dimension
+/// of `to`, 0 where `from` has no such dimension or a stretched 1.
+Shape broadcastStrides(const Shape &from, const Shape &to);
+
+/// Product of the dimensions in [begin, end) of `shape`.
+int64_t product(const Shape &shape, size_t begin, size_t end);
+
+/// The row-major multi-index of element `linear` of `shape`, as "[1, 0, 3]".
+std::string formatIndex(int64_t linear, const Shape &shape);
+
+//===--- dtype dispatch -----------------------------------------------------===//
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+/// Calls fn(Tag<C++ type>{}) for the storage type of `t` (f32 float, f64
+/// double, i64 int64_t, i32 int32_t, i1 uint8_t); f16/bf16 are not kernel
+/// types, so callers check the dtype first (they get Tag<uint16_t>).
+template <typename Fn>
+decltype(auto) visitAll(DType t, Fn &&fn) {
+  switch (t) {
+  case DType::F32:
+    return fn(Tag<float>{});
+  case DType::F64:
+    return fn(Tag<double>{});
+  case DType::I64:
+    return fn(Tag<int64_t>{});
+  case DType::I32:
+    return fn(Tag<int32_t>{});
+  case DType::I1:
+    return fn(Tag<uint8_t>{});
+  case DType::F16:
+  case DType::BF16:
+    break;
+  }
+  return fn(Tag<uint16_t>{});
+}
+
+/// As visitAll for F32 and F64 only (anything else runs the double version;
+/// callers check the dtype first).
+template <typename Fn>
+decltype(auto) visitFloat(DType t, Fn &&fn) {
+  if (t == DType::F32)
+    return fn(Tag<float>{});
+  return fn(Tag<double>{});
+}
+
+/// As visitAll for F32, F64, I64 and I32 (anything else runs the int32
+/// version; callers check the dtype first).
+template <typename Fn>
+decltype(auto) visitNumeric(DType t, Fn &&fn) {
+  switch (t) {
+  case DType::F32:
+    return fn(Tag<float>{});
+  case DType::F64:
+    return fn(Tag<double>{});
+  case DType::I64:
+    return fn(Tag<int64_t>{});
+  default:
+    break;
+  }
+  return fn(Tag<int32_t>{});
+}
+
+/// The type a kernel computes an element of T in: double for f32 and f64 (one
+/// rounding at the store), T otherwise.
+template <typename T>
+using Compute = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+
+//===--- strided loop nest --------------------------------------------------===//
+
+/// A loop nest over a contiguous output of some shape, reading N operands at
+/// arbitrary element strides (0 for broadcast, negative for reversed slices).
+/// Adjacent dimensions that every operand walks contiguously are merged, so a
+/// same-shape elementwise op is one flat loop.
+template <size_t N>
+struct LoopNest {
+  Shape dims;                    ///< coalesced dims; at least one
+  std::array<Shape, N> strides;  ///< per operand, one per dim
+  std::array<int64_t, N> base{}; ///< per operand, element offset of index 0
+};
+
+/// Builds the nest for an output of `shape` with operand strides (each has
+/// one entry per dimension of `shape`).
+template <size_t N>
+LoopNest<N> makeLoopNest(const Shape &shape, const std::array<Shape, N> &strides,
+                         const std::array<int64_t, N> &base = {}) {
+  LoopNest<N> nest;
+  nest.base = base;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (!nest.dims.empty()) {
+      bool merge = true;
+      for (size_t k = 0; k < N; ++k)
+        merge = merge && nest.strides[k].back() == strides[k][d] * shape[d];
+      if (merge) {
+        nest.dims.back() *= shape[d];
+        for (size_t k = 0; k < N; ++k)
+          nest.strides[k].back() = strides[k][d];
+        continue;
+      }
+    }
+    nest.dims.push_back(shape[d]);
+    for (size_t k = 0; k < N; ++k)
+      nest.strides[k].push_back(strides[k][d]);
+  }
+  if (nest.dims.empty()) {
+    nest.dims.push_back(1);
+    for (size_t k = 0; k < N; ++k)
+      nest.strides[k].push_back(0);
+  }
+  return nest;
+}
+
+/// Runs fn(outOffset, offsets, count, innerStrides) over the nest in chunks
+/// of the innermost dimension: output elements [outOffset, outOffset + count)
+/// read operand k at offsets[k] + j * innerStrides[k], j < count. Chunks are
+/// disjoint in the output and may run on different threads.
+template <size_t N, typename Fn>
+void forEachChunk(const LoopNest<N> &nest, Fn &&fn) {
+  constexpr int64_t kChunk = 8192;
+  const int64_t inner = nest.dims.back();
+  const int64_t rows = product(nest.dims, 0, nest.dims.size() - 1);
+  if (inner == 0 || rows == 0)
+    return;
+  const int64_t chunk = inner < kChunk ? inner : kChunk;
+  const int64_t chunksPerRow = (inner + chunk - 1) / chunk;
+  const int64_t tasks = rows * chunksPerRow;
+  std::array<int64_t, N> innerStrides;
+  for (size_t k = 0; k < N; ++k)
+    innerStrides[k] = nest.strides[k].back();
+  const int outerDims = static_cast<int>(nest.dims.size()) - 1;
+#pragma omp parallel for schedule(static) if (rows * inner >= kParallelMinElements)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t row = t / chunksPerRow;
+    const int64_t begin = (t % chunksPerRow) * chunk;
+    std::array<int64_t, N> off = nest.base;
+    int64_t rem = row;
+    for (int d = outerDims - 1; d >= 0; --d) {
+      const int64_t idx = rem % nest.dims[d];
+      rem /= nest.dims[d];
+      for (size_t k = 0; k < N; ++k)
+        off[k] += idx * nest.strides[k][d];
+    }
+    for (size_t k = 0; k < N; ++k)
+      off[k] += begin * innerStrides[k];
+    const int64_t count = inner - begin < chunk ? inner - begin : chunk;
+    fn(row * inner + begin, off, count, innerStrides);
+  }
+}
+
+/// Copies the elements of `src` (any dtype; bytes of its element size) read at
+/// `strides` from `base` into the contiguous `out` of shape out.shape(): the
+/// one loop behind transpose, expand, slice and split.
+void stridedCopy(const HostTensor &src, const Shape &strides, int64_t base, HostTensor &out);
+
+} // namespace rp::kernels::cpu::detail
+
+#endif // RP_KERNELS_CPU_KERNELSUPPORT_H

@@ -1,0 +1,192 @@
+//===- MatMul.cpp - Matrix product (graph.matmul) on the CPU --------------===//
+
+#include "kernels/cpu/MatMul.h"
+
+#include "kernels/cpu/KernelSupport.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace rp::kernels::cpu {
+
+using namespace detail;
+using runtime::formatShape;
+using runtime::invalidArgument;
+using runtime::okStatus;
+
+namespace {
+
+/// The operands' shapes after 1-D promotion, and the batch iteration.
+struct MatMulPlan {
+  int64_t m = 0, k = 0, n = 0;
+  Shape batch;            // broadcast batch dimensions
+  Shape aBatchStrides;    // per batch dim, in elements of a (0 where broadcast)
+  Shape bBatchStrides;    // likewise for b
+  bool bHasBatch = false; // b has batch dimensions of its own
+  int64_t batchCount() const { return product(batch, 0, batch.size()); }
+};
+
+StatusOr<MatMulPlan> plan(const HostTensor &a, const HostTensor &b, Shape &resultShape) {
+  const char *op = "matmul";
+  if (a.rank() == 0 || b.rank() == 0)
+    return invalidArgument(std::string(op) + ": expected operands of rank >= 1, got a " +
+                           a.typeString() + " and b " + b.typeString());
+  Shape sa = a.shape(), sb = b.shape();
+  const bool aVector = sa.size() == 1, bVector = sb.size() == 1;
+  if (aVector)
+    sa.insert(sa.begin(), 1);
+  if (bVector)
+    sb.push_back(1);
+  MatMulPlan p;
+  p.m = sa[sa.size() - 2];
+  p.k = sa.back();
+  p.n = sb.back();
+  if (sb[sb.size() - 2] != p.k)
+    return invalidArgument(std::string(op) + ": contraction dimensions differ: a " +
+                           formatShape(a.shape()) + " has K = " + std::to_string(p.k) + ", b " +
+                           formatShape(b.shape()) +
+                           " has K = " + std::to_string(sb[sb.size() - 2]));
+  const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  RP_ASSIGN_OR_RETURN(p.batch, broadcastShapes(op, {&batchA, &batchB}));
+  p.aBatchStrides = broadcastStrides(batchA, p.batch);
+  p.bBatchStrides = broadcastStrides(batchB, p.batch);
+  for (int64_t &s : p.aBatchStrides)
+    s *= p.m * p.k;
+  for (int64_t &s : p.bBatchStrides)
+    s *= p.k * p.n;
+  p.bHasBatch = !batchB.empty();
+  resultShape = p.batch;
+  if (!aVector)
+    resultShape.push_back(p.m);
+  if (!bVector)
+    resultShape.push_back(p.n);
+  return p;
+}
+
+/// Element offsets of batch `t` in a and b.
+void batchOffsets(const MatMulPlan &p, int64_t t, int64_t &offA, int64_t &offB) {
+  offA = offB = 0;
+  for (size_t d = p.batch.size(); d-- > 0;) {
+    const int64_t idx = t % p.batch[d];
+    t /= p.batch[d];
+    offA += idx * p.aBatchStrides[d];
+    offB += idx * p.bBatchStrides[d];
+  }
+}
+
+/// Output tiles of a GEMM: fixed sizes, so that each output element is
+/// computed by the same single-threaded OpenBLAS call whatever the number of
+/// threads (with OpenBLAS's own threading the rounding changes with the thread
+/// count).
+constexpr int64_t kTileRows = 64;
+constexpr int64_t kTileCols = 1024;
+/// Below this many multiply-adds a product runs on one thread.
+constexpr int64_t kParallelMinFlops = int64_t(1) << 18;
+
+void gemm(const float *a, const float *b, float *c, int m, int n, int k, int lda, int ldb,
+          int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
+              ldc);
+}
+void gemm(const double *a, const double *b, double *c, int m, int n, int k, int lda, int ldb,
+          int ldc) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+template <typename T>
+Status floatMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b, HostTensor &out) {
+  const T *pa = a.data<T>();
+  const T *pb = b.data<T>();
+  T *pc = out.data<T>();
+  // Without a batch in b, the batch of (contiguous) a folds into M.
+  const int64_t m = p.bHasBatch ? p.m : p.m * p.batchCount();
+  const int64_t n = p.n, k = p.k;
+  const int64_t batches = p.bHasBatch ? p.batchCount() : 1;
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    return invalidArgument("matmul: GEMM dimensions M = " + std::to_string(m) +
+                           ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
+                           " exceed OpenBLAS's 32-bit int");
+  // OpenBLAS runs single-threaded inside our tiles (process-wide setting; its
+  // default is one thread per core, or OPENBLAS_NUM_THREADS).
+  if (openblas_get_num_threads() != 1)
+    openblas_set_num_threads(1);
+  const int64_t rowTiles = (m + kTileRows - 1) / kTileRows;
+  const int64_t colTiles = (n + kTileCols - 1) / kTileCols;
+  const int64_t tasks = batches * rowTiles * colTiles;
+#pragma omp parallel for schedule(dynamic) if (tasks > 1 &&                                        \
+                                               batches * m * n * k >= kParallelMinFlops)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t batch = t / (rowTiles * colTiles);
+    const int64_t row = (t / colTiles) % rowTiles * kTileRows;
+    const int64_t col = t % colTiles * kTileCols;
+    int64_t offA = 0, offB = 0;
+    if (p.bHasBatch)
+      batchOffsets(p, batch, offA, offB);
+    const int64_t rows = std::min(kTileRows, m - row), cols = std::min(kTileCols, n - col);
+    gemm(pa + offA + row * k, pb + offB + col, pc + batch * m * n + row * n + col,
+         static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(k), static_cast<int>(k),
+         static_cast<int>(n), static_cast<int>(n));
+  }
+  return okStatus();
+}
+
+template <typename T>
+void intMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b, HostTensor &out) {
+  const T *pa = a.data<T>();
+  const T *pb = b.data<T>();
+  T *pc = out.data<T>();
+  const int64_t m = p.m, n = p.n, k = p.k;
+  const int64_t rows = p.batchCount() * m;
+#pragma omp parallel for schedule(static) if (rows * n * k >= kParallelMinElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offA = 0, offB = 0;
+    batchOffsets(p, r / m, offA, offB);
+    const T *arow = pa + offA + (r % m) * k;
+    const T *bmat = pb + offB;
+    T *crow = pc + r * n;
+    std::vector<uint64_t> acc(static_cast<size_t>(n), 0); // wraps like int64
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(arow[kk]));
+      const T *brow = bmat + kk * n;
+      for (int64_t j = 0; j < n; ++j)
+        acc[j] += x * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
+    }
+    for (int64_t j = 0; j < n; ++j)
+      crow[j] = static_cast<T>(static_cast<int64_t>(acc[j]));
+  }
+}
+
+} // namespace
+
+Status matmul(const HostTensor &a, const HostTensor &b, HostTensor &out) {
+  const char *op = "matmul";
+  RP_RETURN_IF_ERROR(checkDType(op, "a", a, kNumericTypes));
+  RP_RETURN_IF_ERROR(checkSameDType(op, "a", a, "b", b));
+  Shape resultShape;
+  RP_ASSIGN_OR_RETURN(MatMulPlan p, plan(a, b, resultShape));
+  RP_RETURN_IF_ERROR(checkType(op, "out", out, a.dtype(), resultShape));
+  if (out.numElements() == 0)
+    return okStatus();
+  if (p.k == 0) { // an empty sum (OpenBLAS's K = 0 behaviour is not documented)
+    std::memset(out.raw(), 0, out.byteSize());
+    return okStatus();
+  }
+  switch (a.dtype()) {
+  case DType::F32:
+    return floatMatMul<float>(p, a, b, out);
+  case DType::F64:
+    return floatMatMul<double>(p, a, b, out);
+  case DType::I64:
+    intMatMul<int64_t>(p, a, b, out);
+    break;
+  default:
+    intMatMul<int32_t>(p, a, b, out);
+    break;
+  }
+  return okStatus();
+}
+
+} // namespace rp::kernels::cpu

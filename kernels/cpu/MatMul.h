@@ -1,0 +1,41 @@
+//===- MatMul.h - Matrix product (graph.matmul) on the CPU ------*- C++ -*-===//
+//
+// numpy.matmul / ONNX MatMul: for ranks >= 2 the last two dimensions are
+// multiplied ([..., M, K] x [..., K, N] -> [..., M, N]) and the leading batch
+// dimensions broadcast (numpy rules); a 1-D `a` is read as [1, K] and a 1-D
+// `b` as [K, 1], and that unit dimension is removed from the result.
+//
+// f32 / f64: OpenBLAS cblas_sgemm / cblas_dgemm (row-major, alpha 1, beta
+// 0), per batch (when `b` has no batch dimensions the batch of `a` folds into
+// M). Each GEMM is cut into fixed output tiles of 64 rows x 1024 columns, one
+// single-threaded OpenBLAS call per tile, spread over OpenMP threads. OpenBLAS's
+// own threading partitions the product by thread count, and its results change
+// in the last bits with it (seen with OpenBLAS 0.3.21 on Zen); a fixed tiling
+// makes results independent of both thread counts (the project's determinism
+// rule, checked by CpuDeterminismTest). The kernel therefore sets OpenBLAS to one
+// thread, process-wide. Accumulation is OpenBLAS's: in the element type (f32
+// for sgemm), in its blocked order for the CPU kernel it selects (results can
+// differ in the last bits across CPUs or OpenBLAS builds). K = 0 gives zeros.
+// i64 / i32: plain loops accumulating in int64 (wrapping), stored with a
+// two's-complement wrap to i32.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CPU_MATMUL_H
+#define RP_KERNELS_CPU_MATMUL_H
+
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+namespace rp::kernels::cpu {
+
+/// out = a @ b. `a` and `b` have the same dtype (f32, f64, i64 or i32) and
+/// rank >= 1; out has their dtype and the matmul shape above.
+/// Errors: InvalidArgument for another dtype, a contraction mismatch, batch
+/// dimensions that do not broadcast, a wrong out dtype or shape, or an f32/f64
+/// matrix dimension beyond OpenBLAS's 32-bit int.
+runtime::Status matmul(const runtime::HostTensor &a, const runtime::HostTensor &b,
+                       runtime::HostTensor &out);
+
+} // namespace rp::kernels::cpu
+
+#endif // RP_KERNELS_CPU_MATMUL_H

@@ -1,0 +1,40 @@
+//===- Reduce.h - Reductions (graph.reduce_*) on the CPU --------*- C++ -*-===//
+//
+// ONNX ReduceSum / ReduceMean / ReduceMax over a list of axes, with or
+// without keepdims. Each output element is reduced by one thread in
+// row-major order of the reduced indices, so results do not depend on the
+// thread count.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CPU_REDUCE_H
+#define RP_KERNELS_CPU_REDUCE_H
+
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace rp::kernels::cpu {
+
+/// Sum: f32 and f64 accumulate in double (f32 rounds once at the end);
+///   integers accumulate in int64 (wrapping) and wrap to i32 when stored.
+/// Mean: Sum / count. Integers: the int64 sum divided by the count with
+///   truncation toward zero (ONNX Runtime; PyTorch has no integer mean).
+/// Max: NaN propagates (PyTorch, numpy). Over an empty set: -inf for floats,
+///   the dtype's minimum for integers (ONNX ReduceMax, opset 18).
+/// An empty Sum is 0; an empty float Mean is NaN (0/0); an empty integer
+/// Mean is an InvalidArgument error.
+enum class ReduceKind { Sum, Mean, Max };
+
+/// out = reduce(x) over `axes` (non-empty, strictly increasing, each in
+/// [0, rank): graph's normalised form). x is f32, f64, i64 or i32; out has
+/// x's dtype and x's shape with each reduced dimension set to 1 (keepdims) or
+/// removed.
+/// Errors: InvalidArgument for bad axes, dtype or out type.
+runtime::Status reduce(ReduceKind kind, const runtime::HostTensor &x,
+                       const std::vector<int64_t> &axes, bool keepdims, runtime::HostTensor &out);
+
+} // namespace rp::kernels::cpu
+
+#endif // RP_KERNELS_CPU_REDUCE_H

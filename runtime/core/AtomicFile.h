@@ -1,0 +1,27 @@
+//===- AtomicFile.h - all-or-nothing file writes ----------------*- C++ -*-===//
+//
+// Every output file of rpc's tools is written through writeFileAtomic: the bytes go to a
+// temporary file beside the target, are flushed to disk (fsync), and the temporary is renamed
+// over the target. A reader sees the old file or the complete new one, never a half-written
+// file; on any error the temporary is removed and the target is untouched.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RP_RUNTIME_CORE_ATOMICFILE_H
+#define RP_RUNTIME_CORE_ATOMICFILE_H
+
+#include "runtime/core/Status.h"
+
+#include <cstddef>
+#include <string>
+
+namespace rp::runtime {
+
+/// Writes `size` bytes at `data` to `path` atomically (temporary file, fsync, rename).
+/// Errors: the directory is missing or not writable, the disk is full (Unavailable / Internal
+/// with the path and the system's message).
+Status writeFileAtomic(const std::string &path, const void *data, size_t size);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_CORE_ATOMICFILE_H

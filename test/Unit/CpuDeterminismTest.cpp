@@ -1,0 +1,86 @@
+//===- CpuDeterminismTest.cpp - kernels do not depend on the thread count -===//
+//
+// A project rule (docs/DESIGN.md, "Determinism"): results are bit-identical
+// whatever the number of threads. Each kernel runs on inputs large enough for
+// its parallel path, once with one thread and once with several (OpenMP, and
+// OpenBLAS for GEMM), and the outputs must match byte for byte.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cpu/Kernels.h"
+#include "test/Unit/KernelTestUtil.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <functional>
+
+namespace rp::kernels::cpu::test {
+namespace {
+
+/// Runs `kernel` into a fresh poisoned `out` with 1 and with 4 threads and
+/// expects identical bytes.
+void expectThreadIndependent(const char *what,
+                             const std::function<runtime::Status(HostTensor &)> &kernel,
+                             DType dtype, const Shape &shape) {
+  SCOPED_TRACE(what);
+  const int ompThreads = omp_get_max_threads();
+  const int blasThreads = openblas_get_num_threads();
+  HostTensor serial = poisoned(dtype, shape), parallel = poisoned(dtype, shape);
+  omp_set_num_threads(1);
+  openblas_set_num_threads(1);
+  ASSERT_OK(kernel(serial));
+  omp_set_num_threads(4);
+  openblas_set_num_threads(4);
+  ASSERT_OK(kernel(parallel));
+  omp_set_num_threads(ompThreads);
+  openblas_set_num_threads(blasThreads);
+  ASSERT_EQ(serial.byteSize(), parallel.byteSize());
+  int64_t differ = 0, first = -1;
+  for (int64_t i = 0; i < serial.numElements(); ++i)
+    if (std::memcmp(static_cast<const char *>(serial.raw()) + i * runtime::dtypeSize(dtype),
+                    static_cast<const char *>(parallel.raw()) + i * runtime::dtypeSize(dtype),
+                    runtime::dtypeSize(dtype)) != 0 &&
+        differ++ == 0)
+      first = i;
+  EXPECT_EQ(differ, 0) << "first differing element " << first << ": " << get(serial, first)
+                       << " with 1 thread, " << get(parallel, first) << " with 4";
+}
+
+TEST(CpuDeterminism, ThreadCountDoesNotChangeResults) {
+  std::mt19937 rng(91);
+  const HostTensor x = randomTensor(DType::F32, {8, 128, 256}, rng);
+  const HostTensor w = randomTensor(DType::F32, {256, 384}, rng);
+  const HostTensor g = randomTensor(DType::F32, {256}, rng);
+  const HostTensor y = randomTensor(DType::F32, {1, 256}, rng);
+  expectThreadIndependent("matmul", [&](HostTensor &o) { return matmul(x, w, o); }, DType::F32,
+                          {8, 128, 384});
+  expectThreadIndependent("mul", [&](HostTensor &o) { return binary(BinaryKind::Mul, x, y, o); },
+                          DType::F32, {8, 128, 256});
+  expectThreadIndependent("gelu", [&](HostTensor &o) { return unary(UnaryKind::GeluTanh, x, o); },
+                          DType::F32, {8, 128, 256});
+  expectThreadIndependent("reduce_sum",
+                          [&](HostTensor &o) {
+                            return reduce(ReduceKind::Sum, x, {0, 2}, false, o);
+                          },
+                          DType::F32, {128});
+  expectThreadIndependent("reduce_mean",
+                          [&](HostTensor &o) {
+                            return reduce(ReduceKind::Mean, x, {0, 1, 2}, false, o);
+                          },
+                          DType::F32, {});
+  expectThreadIndependent("log_softmax", [&](HostTensor &o) { return softmax(x, 2, true, o); },
+                          DType::F32, {8, 128, 256});
+  expectThreadIndependent("rms_norm", [&](HostTensor &o) { return rmsNorm(x, g, 2, 1e-6, o); },
+                          DType::F32, {8, 128, 256});
+  HostTensor labels(DType::I64, {8, 256});
+  for (int64_t i = 0; i < labels.numElements(); ++i)
+    labels.data<int64_t>()[i] = i % 7 == 0 ? -100 : i % 128;
+  expectThreadIndependent(
+      "cross_entropy",
+      [&](HostTensor &o) { return crossEntropy(x, labels, -100, LossReduction::Mean, o); },
+      DType::F32, {});
+}
+
+} // namespace
+} // namespace rp::kernels::cpu::test

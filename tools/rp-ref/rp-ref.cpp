@@ -1,0 +1,129 @@
+//===- rp-ref.cpp - reference execution of an ONNX model on the CPU -------===//
+//
+//   rp-ref MODEL.onnx --inputs DIR --out DIR [--dim NAME=N]... [--input-shape NAME=AxB]...
+//          [--f64]
+//
+// Imports the model into the graph dialect and interprets it on the CPU reference kernels
+// (kernels/cpu): the numeric oracle of the project. Reads `input_N.pb` (ONNX TensorProto) from
+// --inputs in the order of the graph inputs and writes `output_N.pb` to --out in the order of
+// the graph outputs: the layout of the ONNX backend test data. --f64 computes every
+// floating-point op in double precision (outputs keep their declared types).
+// Exit codes: 0 success, 2 bad input, 1 internal error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/InitAll.h"
+#include "dialects/Graph/Eval/Evaluator.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Graph/IR/ShapeInference.h"
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+
+using namespace mlir;
+using ::rp::runtime::HostTensor;
+
+namespace {
+
+constexpr int kBadInput = 2;
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "rp-ref: error: " << message << "\n";
+  return kBadInput;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"rp-ref: reference execution of an ONNX model on the CPU (the numeric oracle)"};
+  std::string modelPath, inputsDir, outDir;
+  std::vector<std::string> dims, shapes;
+  bool f64 = false;
+  app.add_option("model", modelPath, "ONNX model (.onnx or .onnxtext)")->required();
+  app.add_option("--inputs", inputsDir, "Directory with input_N.pb, one per graph input")
+      ->required();
+  app.add_option("--out", outDir, "Directory to write output_N.pb into (created if missing)")
+      ->required();
+  app.add_option("--dim", dims, "Bind a symbolic dimension, NAME=N (repeatable)");
+  app.add_option("--input-shape", shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
+  app.add_flag("--f64", f64, "Compute floating-point ops in double precision");
+  app.set_version_flag("--version", std::string("rp-ref ") + RP_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kBadInput;
+  }
+
+  mlir::rp::onnx::ImportOptions options;
+  for (const std::string &d : dims)
+    if (llvm::Error e = mlir::rp::onnx::parseDimBinding(d, options))
+      return fail(llvm::toString(std::move(e)));
+  for (const std::string &s : shapes)
+    if (llvm::Error e = mlir::rp::onnx::parseInputShape(s, options))
+      return fail(llvm::toString(std::move(e)));
+
+  llvm::Expected<mlir::rp::onnx::OnnxModel> model = mlir::rp::onnx::loadOnnxModel(modelPath);
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
+
+  DialectRegistry registry;
+  mlir::rp::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
+  if (!module)
+    return kBadInput;
+  auto func = module->lookupSymbol<func::FuncOp>(options.functionName);
+
+  // Inputs: one file per function argument, in the order of the graph inputs.
+  std::vector<HostTensor> inputs;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    llvm::SmallString<256> path(inputsDir);
+    llvm::sys::path::append(path, "input_" + std::to_string(i) + ".pb");
+    llvm::Expected<HostTensor> t = mlir::rp::onnx::readTensorFile(path);
+    if (!t)
+      return fail(llvm::toString(t.takeError()));
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    auto name = func.getArgAttrOfType<StringAttr>(i, "graph.name");
+    if (llvm::ArrayRef<int64_t>(t->shape()) != type.getShape())
+      return fail(llvm::Twine(path) + ": input '" + name.getValue() + "' has shape " +
+                  ::rp::runtime::formatShape(t->shape()) + ", the model expects " +
+                  mlir::rp::graph::formatShape(type.getShape()));
+    ::rp::runtime::DType expected = mlir::rp::graph::irDType(type.getElementType());
+    if (t->dtype() != expected)
+      return fail(llvm::Twine(path) + ": input '" + name.getValue() + "' has element type " +
+                  ::rp::runtime::dtypeName(t->dtype()) + ", the model expects " +
+                  ::rp::runtime::dtypeName(expected));
+    inputs.push_back(std::move(*t));
+  }
+
+  mlir::rp::onnx::InitializerTable initializers(*model);
+  auto loadParam = [&](mlir::rp::graph::ParamOp param) { return initializers.load(param); };
+  auto precision = f64 ? mlir::rp::graph::EvalPrecision::F64 : mlir::rp::graph::EvalPrecision::F32;
+  FailureOr<llvm::SmallVector<HostTensor>> outputs =
+      mlir::rp::graph::runFunction(func, inputs, loadParam, precision);
+  if (failed(outputs))
+    return kBadInput;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail("cannot create '" + outDir + "': " + ec.message());
+  for (auto [i, t] : llvm::enumerate(*outputs)) {
+    auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
+    auto name = func.getResultAttrOfType<StringAttr>(i, "graph.name");
+    llvm::SmallString<256> path(outDir);
+    llvm::sys::path::append(path, "output_" + std::to_string(i) + ".pb");
+    if (llvm::Error e = mlir::rp::onnx::writeTensorFile(mlir::rp::graph::tensorInIRType(t, type),
+                                                  name ? name.getValue() : "", path))
+      return fail(llvm::toString(std::move(e)));
+  }
+  return 0;
+}

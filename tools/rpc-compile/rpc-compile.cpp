@@ -1,0 +1,106 @@
+//===- rpc-compile.cpp - the RoundPipe compiler driver --------------------===//
+//
+//   rpc-compile MODEL.onnx --emit=graph [-o FILE] [--dim NAME=N]... [--input-shape NAME=AxB]...
+//
+// Imports an exported ONNX training graph and prints the IR of the requested level. Later
+// levels (train, layers, stages, schedule, plan-text) and the plan file come with the passes
+// that produce them. Exit codes: 0 success, 2 bad input (unreadable or malformed model,
+// unsupported op, unbound dimension, ...), 1 internal error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/InitAll.h"
+#include "frontends/onnx/OnnxImporter.h"
+#include "runtime/core/AtomicFile.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Emit { Graph };
+
+cl::OptionCategory category("rpc-compile options");
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | model.onnxtext>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> outputPath("o", cl::desc("Output file (default: standard output)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(category));
+cl::opt<Emit> emit("emit", cl::desc("The IR level to print"), cl::init(Emit::Graph),
+                   cl::values(clEnumValN(Emit::Graph, "graph",
+                                         "the imported graph dialect (func @forward)")),
+                   cl::cat(category));
+cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --dim batch=4)"),
+                           cl::value_desc("NAME=N"), cl::cat(category));
+cl::list<std::string> inputShapes("input-shape",
+                                  cl::desc("Set a graph input's shape (e.g. input_ids=4x128)"),
+                                  cl::value_desc("NAME=AxB"), cl::cat(category));
+
+constexpr int kBadInput = 2;
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "rpc-compile " << RP_VERSION << " (the RoundPipe compiler; MLIR " << LLVM_VERSION_STRING
+       << ")\n";
+  });
+  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::ParseCommandLineOptions(argc, argv,
+                              "rpc-compile: compile an exported ONNX training graph into a "
+                              "RoundPipe plan\n");
+
+  mlir::rp::onnx::ImportOptions options;
+  for (const std::string &d : dims)
+    if (llvm::Error e = mlir::rp::onnx::parseDimBinding(d, options)) {
+      llvm::errs() << "rpc-compile: error: " << llvm::toString(std::move(e)) << "\n";
+      return kBadInput;
+    }
+  for (const std::string &s : inputShapes)
+    if (llvm::Error e = mlir::rp::onnx::parseInputShape(s, options)) {
+      llvm::errs() << "rpc-compile: error: " << llvm::toString(std::move(e)) << "\n";
+      return kBadInput;
+    }
+
+  llvm::Expected<mlir::rp::onnx::OnnxModel> model = mlir::rp::onnx::loadOnnxModel(inputPath);
+  if (!model) {
+    llvm::errs() << "rpc-compile: error: " << llvm::toString(model.takeError()) << "\n";
+    return kBadInput;
+  }
+
+  DialectRegistry registry;
+  mlir::rp::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
+  if (!module)
+    return kBadInput;
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  os.flush();
+  if (outputPath == "-") {
+    llvm::outs() << text;
+    return 0;
+  }
+  ::rp::runtime::Status status =
+      ::rp::runtime::writeFileAtomic(outputPath, text.data(), text.size());
+  if (!status.ok()) {
+    llvm::errs() << "rpc-compile: error: " << status.message() << "\n";
+    return kBadInput;
+  }
+  return 0;
+}

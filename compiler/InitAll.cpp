@@ -3,6 +3,8 @@
 #include "compiler/InitAll.h"
 
 #include "dialects/Graph/IR/GraphDialect.h"
+#include "compiler/Pipeline.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +21,8 @@ void mlir::rp::registerAllPasses() {
     registerCSEPass();
     registerSymbolDCEPass();
     registerInlinerPass();
+    registerRPPasses();
+    registerPipelines();
     return true;
   }();
   (void)registered;

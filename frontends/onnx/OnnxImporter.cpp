@@ -13,6 +13,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
 #include "frontends/onnx/ImportContext.h"
+#include "runtime/core/ParamInit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -380,7 +381,7 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
       builder.setInsertionPointToEnd(module.getBody());
       auto type = RankedTensorType::get(shape, *element);
       graph::ParamOp::create(builder, fileLoc, init.name(), type, /*trainable=*/true,
-                             builder.getStringAttr(init.name()));
+                             builder.getStringAttr(init.name()), graph::ParamInitAttr());
       continue;
     }
     llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);
@@ -564,6 +565,19 @@ InitializerTable::InitializerTable(const OnnxModel &model) : model(model) {
 }
 
 FailureOr<HostTensor> InitializerTable::load(graph::ParamOp param) const {
+  if (auto init = param.getInit()) {
+    // Params without stored values (LoRA adapters) start as their `init` says.
+    RankedTensorType type = param.getTensorType();
+    HostTensor t(graph::irDType(type.getElementType()),
+                 std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
+    ::rp::runtime::Status s = ::rp::runtime::initParam(
+        *init == graph::ParamInit::zeros ? ::rp::runtime::ParamInit::Zeros
+                                         : ::rp::runtime::ParamInit::KaimingUniform,
+        param.getSymName().str(), t);
+    if (!s.ok())
+      return param.emitError() << s.message();
+    return t;
+  }
   llvm::StringRef key = param.getInitializer().value_or(param.getSymName());
   auto it = byName.find(key);
   if (it == byName.end())

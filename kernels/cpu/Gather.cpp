@@ -14,35 +14,6 @@ using runtime::invalidArgument;
 using runtime::okStatus;
 using runtime::outOfRange;
 
-namespace {
-
-template <typename I>
-Status normalise(const char *op, const HostTensor &indices, int64_t size, int64_t axis,
-                 const HostTensor &data, std::vector<int64_t> &result) {
-  const I *p = indices.data<I>();
-  result.resize(static_cast<size_t>(indices.numElements()));
-  for (int64_t i = 0; i < indices.numElements(); ++i) {
-    const int64_t v = p[i];
-    if (v < -size || v >= size)
-      return outOfRange(std::string(op) + ": index " + std::to_string(v) + " at position " +
-                        formatIndex(i, indices.shape()) + " of indices " + indices.typeString() +
-                        " is outside [" + std::to_string(-size) + ", " + std::to_string(size) +
-                        ") (dimension " + std::to_string(axis) + " of data " + data.typeString() +
-                        ")");
-    result[i] = v < 0 ? v + size : v;
-  }
-  return okStatus();
-}
-
-/// The indices as int64 in [0, size).
-Status normaliseIndices(const char *op, const HostTensor &indices, int64_t size, int64_t axis,
-                        const HostTensor &data, std::vector<int64_t> &result) {
-  if (indices.dtype() == DType::I64)
-    return normalise<int64_t>(op, indices, size, axis, data, result);
-  return normalise<int32_t>(op, indices, size, axis, data, result);
-}
-
-} // namespace
 
 Status gather(const HostTensor &data, const HostTensor &indices, int64_t axis, HostTensor &out) {
   const char *op = "gather";
@@ -55,7 +26,7 @@ Status gather(const HostTensor &data, const HostTensor &indices, int64_t axis, H
   RP_RETURN_IF_ERROR(checkType(op, "out", out, data.dtype(), shape));
   const int64_t size = data.dim(axis);
   std::vector<int64_t> idx;
-  RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, data, idx));
+  RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, "data", data, idx));
   const int64_t outer = product(data.shape(), 0, axis);
   const int64_t inner = product(data.shape(), axis + 1, data.shape().size());
   const int64_t count = static_cast<int64_t>(idx.size());
@@ -89,7 +60,7 @@ Status gatherElements(const HostTensor &data, const HostTensor &indices, int64_t
                            std::to_string(axis) + " at most the data's");
   RP_RETURN_IF_ERROR(checkType(op, "out", out, data.dtype(), indices.shape()));
   std::vector<int64_t> idx;
-  RP_RETURN_IF_ERROR(normaliseIndices(op, indices, data.dim(axis), axis, data, idx));
+  RP_RETURN_IF_ERROR(normaliseIndices(op, indices, data.dim(axis), axis, "data", data, idx));
   const Shape dataStrides = contiguousStrides(data.shape());
   const Shape &shape = indices.shape();
   const int64_t n = indices.numElements();

@@ -166,4 +166,73 @@ void stridedCopy(const HostTensor &src, const Shape &strides, int64_t base, Host
   }
 }
 
+namespace {
+
+template <typename I>
+Status normaliseAs(const char *op, const HostTensor &indices, int64_t size, int64_t axis,
+                   const char *role, const HostTensor &tensor, std::vector<int64_t> &result) {
+  const I *p = indices.data<I>();
+  result.resize(static_cast<size_t>(indices.numElements()));
+  for (int64_t i = 0; i < indices.numElements(); ++i) {
+    const int64_t v = p[i];
+    if (v < -size || v >= size)
+      return runtime::outOfRange(
+          std::string(op) + ": index " + std::to_string(v) + " at position " +
+          formatIndex(i, indices.shape()) + " of indices " + indices.typeString() +
+          " is outside [" + std::to_string(-size) + ", " + std::to_string(size) +
+          ") (dimension " + std::to_string(axis) + " of " + role + " " + tensor.typeString() +
+          ")");
+    result[i] = v < 0 ? v + size : v;
+  }
+  return runtime::okStatus();
+}
+
+} // namespace
+
+Status normaliseIndices(const char *op, const HostTensor &indices, int64_t size, int64_t axis,
+                        const char *role, const HostTensor &tensor, std::vector<int64_t> &result) {
+  if (indices.dtype() == DType::I64)
+    return normaliseAs<int64_t>(op, indices, size, axis, role, tensor, result);
+  return normaliseAs<int32_t>(op, indices, size, axis, role, tensor, result);
+}
+
+StatusOr<SliceGeometry> sliceGeometry(const char *op, const Shape &in,
+                                      const std::vector<int64_t> &axes,
+                                      const std::vector<int64_t> &starts,
+                                      const std::vector<int64_t> &ends,
+                                      const std::vector<int64_t> &steps) {
+  using runtime::invalidArgument;
+  if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size())
+    return invalidArgument(
+        std::string(op) + ": expected starts, ends and steps with one entry per axis (" +
+        std::to_string(axes.size()) + "), got " + std::to_string(starts.size()) + ", " +
+        std::to_string(ends.size()) + " and " + std::to_string(steps.size()));
+  const Shape inStrides = contiguousStrides(in);
+  SliceGeometry g{in, inStrides, 0};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i];
+    RP_RETURN_IF_ERROR(checkAxis(op, "axis", a, static_cast<int64_t>(in.size())));
+    if (i > 0 && a <= axes[i - 1])
+      return invalidArgument(std::string(op) + ": expected strictly increasing axes, got " +
+                             runtime::formatShape(axes));
+    const int64_t dim = in[a], start = starts[i], end = ends[i], step = steps[i];
+    const std::string where = " on axis " + std::to_string(a) + " (step " + std::to_string(step) +
+                              "), got start " + std::to_string(start) + " and end " +
+                              std::to_string(end);
+    if (step == 0)
+      return invalidArgument(std::string(op) + ": expected a non-zero step on axis " +
+                             std::to_string(a));
+    if (step > 0 && (start < 0 || start > end || end > dim))
+      return invalidArgument(std::string(op) +
+                             ": expected 0 <= start <= end <= " + std::to_string(dim) + where);
+    if (step < 0 && (end < -1 || end > start || start >= dim))
+      return invalidArgument(std::string(op) + ": expected -1 <= end <= start < " +
+                             std::to_string(dim) + where);
+    g.shape[a] = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+    g.strides[a] = inStrides[a] * step;
+    g.base += start * inStrides[a];
+  }
+  return g;
+}
+
 } // namespace rp::kernels::cpu::detail

@@ -239,6 +239,28 @@ void forEachChunk(const LoopNest<N> &nest, Fn &&fn) {
 /// one loop behind transpose, expand, slice and split.
 void stridedCopy(const HostTensor &src, const Shape &strides, int64_t base, HostTensor &out);
 
+/// Converts gather/scatter `indices` (I64 or I32) to int64 in [0, size): an index in
+/// [-size, size) counts from the end (ONNX). Errors: OutOfRange naming the first bad index,
+/// its position, and dimension `axis` of the tensor `role` (`tensor`) that it indexes.
+Status normaliseIndices(const char *op, const HostTensor &indices, int64_t size, int64_t axis,
+                        const char *role, const HostTensor &tensor, std::vector<int64_t> &result);
+
+/// Where a strided slice of a contiguous tensor lies: its shape, and the element strides and
+/// base offset of its elements in the sliced tensor.
+struct SliceGeometry {
+  Shape shape, strides;
+  int64_t base = 0;
+};
+
+/// The geometry of `graph.slice`'s normalised bounds (axes strictly increasing; step > 0:
+/// 0 <= start <= end <= dim; step < 0: -1 <= end <= start < dim) on a tensor of `shape`.
+/// Errors: InvalidArgument naming the axis and bounds.
+StatusOr<SliceGeometry> sliceGeometry(const char *op, const Shape &shape,
+                                      const std::vector<int64_t> &axes,
+                                      const std::vector<int64_t> &starts,
+                                      const std::vector<int64_t> &ends,
+                                      const std::vector<int64_t> &steps);
+
 } // namespace rp::kernels::cpu::detail
 
 #endif // RP_KERNELS_CPU_KERNELSUPPORT_H

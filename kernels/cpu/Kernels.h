@@ -16,6 +16,7 @@
 #include "kernels/cpu/MatMul.h"
 #include "kernels/cpu/Norm.h"
 #include "kernels/cpu/Reduce.h"
+#include "kernels/cpu/Scatter.h"
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
 

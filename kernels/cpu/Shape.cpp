@@ -91,41 +91,11 @@ Status slice(const HostTensor &x, const std::vector<int64_t> &axes,
              const std::vector<int64_t> &steps, HostTensor &out) {
   const char *op = "slice";
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kAllTypes));
-  if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size())
-    return invalidArgument(std::string(op) +
-                           ": expected starts, ends and steps with one entry "
-                           "per axis (" +
-                           std::to_string(axes.size()) + "), got " + std::to_string(starts.size()) +
-                           ", " + std::to_string(ends.size()) + " and " +
-                           std::to_string(steps.size()));
-  const Shape xStrides = contiguousStrides(x.shape());
-  Shape shape = x.shape(), strides = xStrides;
-  int64_t base = 0;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t a = axes[i];
-    RP_RETURN_IF_ERROR(checkAxis(op, "axis", a, x.rank()));
-    if (i > 0 && a <= axes[i - 1])
-      return invalidArgument(std::string(op) + ": expected strictly increasing axes, got " +
-                             formatShape(axes));
-    const int64_t dim = x.dim(a), start = starts[i], end = ends[i], step = steps[i];
-    const std::string where = " on axis " + std::to_string(a) + " (step " + std::to_string(step) +
-                              "), got start " + std::to_string(start) + " and end " +
-                              std::to_string(end);
-    if (step == 0)
-      return invalidArgument(std::string(op) + ": expected a non-zero step on axis " +
-                             std::to_string(a));
-    if (step > 0 && (start < 0 || start > end || end > dim))
-      return invalidArgument(std::string(op) +
-                             ": expected 0 <= start <= end <= " + std::to_string(dim) + where);
-    if (step < 0 && (end < -1 || end > start || start >= dim))
-      return invalidArgument(std::string(op) + ": expected -1 <= end <= start < " +
-                             std::to_string(dim) + where);
-    shape[a] = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
-    strides[a] = xStrides[a] * step;
-    base += start * xStrides[a];
-  }
-  RP_RETURN_IF_ERROR(checkType(op, "out", out, x.dtype(), shape));
-  stridedCopy(x, strides, base, out);
+  runtime::StatusOr<SliceGeometry> g = sliceGeometry(op, x.shape(), axes, starts, ends, steps);
+  if (!g.ok())
+    return g.status();
+  RP_RETURN_IF_ERROR(checkType(op, "out", out, x.dtype(), g->shape));
+  stridedCopy(x, g->strides, g->base, out);
   return okStatus();
 }
 

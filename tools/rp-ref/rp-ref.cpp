@@ -1,18 +1,21 @@
 //===- rp-ref.cpp - reference execution of an ONNX model on the CPU -------===//
 //
 //   rp-ref MODEL.onnx --inputs DIR --out DIR [--dim NAME=N]... [--input-shape NAME=AxB]...
-//          [--f64]
+//          [--f64] [--grads] [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
 //
 // Imports the model into the graph dialect and interprets it on the CPU reference kernels
 // (kernels/cpu): the numeric oracle of the project. Reads `input_N.pb` (ONNX TensorProto) from
 // --inputs in the order of the graph inputs and writes `output_N.pb` to --out in the order of
 // the graph outputs: the layout of the ONNX backend test data. --f64 computes every
-// floating-point op in double precision (outputs keep their declared types).
+// floating-point op in double precision (outputs keep their declared types). --grads builds
+// the training function (rp-autodiff) and writes `loss.pb` and `grad_<param>.pb` for every
+// trainable param instead (characters other than [A-Za-z0-9._-] in names become '_').
 // Exit codes: 0 success, 2 bad input, 1 internal error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
+#include "compiler/Pipeline.h"
 #include "dialects/Graph/Eval/Evaluator.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
@@ -20,6 +23,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -27,12 +31,23 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
+
 using namespace mlir;
 using ::rp::runtime::HostTensor;
 
 namespace {
 
 constexpr int kBadInput = 2;
+
+/// A file-name-safe form of a param name.
+std::string safeName(llvm::StringRef name) {
+  std::string out = name.str();
+  for (char &c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      c = '_';
+  return out;
+}
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "rp-ref: error: " << message << "\n";
@@ -45,7 +60,8 @@ int main(int argc, char **argv) {
   CLI::App app{"rp-ref: reference execution of an ONNX model on the CPU (the numeric oracle)"};
   std::string modelPath, inputsDir, outDir;
   std::vector<std::string> dims, shapes;
-  bool f64 = false;
+  bool f64 = false, grads = false;
+  mlir::rp::TrainingOptions training;
   app.add_option("model", modelPath, "ONNX model (.onnx or .onnxtext)")->required();
   app.add_option("--inputs", inputsDir, "Directory with input_N.pb, one per graph input")
       ->required();
@@ -54,6 +70,12 @@ int main(int argc, char **argv) {
   app.add_option("--dim", dims, "Bind a symbolic dimension, NAME=N (repeatable)");
   app.add_option("--input-shape", shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
   app.add_flag("--f64", f64, "Compute floating-point ops in double precision");
+  app.add_flag("--grads", grads, "Write the loss and every trainable param's gradient");
+  app.add_option("--lora-rank", training.loraRank, "Add LoRA adapters of this rank (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lora-alpha", training.loraAlpha, "LoRA alpha (updates scaled by alpha/rank)");
+  app.add_option("--lora-targets", training.loraTargets, "Regex of the weights that get adapters");
+  app.add_option("--freeze", training.freeze, "Regex of params to freeze");
   app.set_version_flag("--version", std::string("rp-ref ") + RP_VERSION);
   try {
     app.parse(argc, argv);
@@ -82,7 +104,14 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
   if (!module)
     return kBadInput;
-  auto func = module->lookupSymbol<func::FuncOp>(options.functionName);
+  training.differentiate = grads;
+  if (grads || training.loraRank > 0 || !training.freeze.empty()) {
+    PassManager pm(&context);
+    mlir::rp::buildTrainPipeline(pm, training);
+    if (failed(pm.run(*module)))
+      return kBadInput;
+  }
+  auto func = module->lookupSymbol<func::FuncOp>(grads ? "train_step" : options.functionName);
 
   // Inputs: one file per function argument, in the order of the graph inputs.
   std::vector<HostTensor> inputs;
@@ -119,8 +148,14 @@ int main(int argc, char **argv) {
   for (auto [i, t] : llvm::enumerate(*outputs)) {
     auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
     auto name = func.getResultAttrOfType<StringAttr>(i, "graph.name");
+    std::string file = "output_" + std::to_string(i) + ".pb";
+    if (grads) {
+      auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of");
+      file = param ? "grad_" + safeName(param.getValue()) + ".pb" : "loss.pb";
+      name = StringAttr::get(&context, param ? "grad_" + param.getValue().str() : "loss");
+    }
     llvm::SmallString<256> path(outDir);
-    llvm::sys::path::append(path, "output_" + std::to_string(i) + ".pb");
+    llvm::sys::path::append(path, file);
     if (llvm::Error e = mlir::rp::onnx::writeTensorFile(mlir::rp::graph::tensorInIRType(t, type),
                                                   name ? name.getValue() : "", path))
       return fail(llvm::toString(std::move(e)));

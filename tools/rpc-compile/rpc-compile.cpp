@@ -1,21 +1,25 @@
 //===- rpc-compile.cpp - the RoundPipe compiler driver --------------------===//
 //
-//   rpc-compile MODEL.onnx --emit=graph [-o FILE] [--dim NAME=N]... [--input-shape NAME=AxB]...
+//   rpc-compile MODEL.onnx --emit=graph|train [-o FILE] [--dim NAME=N]... [--input-shape NAME=AxB]...
+//               [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
 //
-// Imports an exported ONNX training graph and prints the IR of the requested level. Later
-// levels (train, layers, stages, schedule, plan-text) and the plan file come with the passes
-// that produce them. Exit codes: 0 success, 2 bad input (unreadable or malformed model,
+// Imports an exported ONNX training graph and prints the IR of the requested level: `graph`
+// (the imported forward function) or `train` (+ @train_step: loss and gradients, after the
+// optional --freeze and --lora-* transformations). Later levels (layers, stages, schedule,
+// plan-text) and the plan file come with the passes that produce them. Exit codes: 0 success, 2 bad input (unreadable or malformed model,
 // unsupported op, unbound dimension, ...), 1 internal error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
+#include "compiler/Pipeline.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/core/AtomicFile.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -27,7 +31,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Graph };
+enum class Emit { Graph, Train };
 
 cl::OptionCategory category("rpc-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | model.onnxtext>"),
@@ -36,13 +40,25 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file (default: standard ou
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<Emit> emit("emit", cl::desc("The IR level to print"), cl::init(Emit::Graph),
                    cl::values(clEnumValN(Emit::Graph, "graph",
-                                         "the imported graph dialect (func @forward)")),
+                                         "the imported graph dialect (func @forward)"),
+                              clEnumValN(Emit::Train, "train",
+                                         "the training function @train_step (loss and gradients)")),
                    cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --dim batch=4)"),
                            cl::value_desc("NAME=N"), cl::cat(category));
 cl::list<std::string> inputShapes("input-shape",
                                   cl::desc("Set a graph input's shape (e.g. input_ids=4x128)"),
                                   cl::value_desc("NAME=AxB"), cl::cat(category));
+
+cl::opt<int64_t> loraRank("lora-rank", cl::desc("Add LoRA adapters of this rank (0: none)"),
+                          cl::init(0), cl::cat(category));
+cl::opt<double> loraAlpha("lora-alpha", cl::desc("LoRA alpha (updates scaled by alpha/rank)"),
+                          cl::init(16.0), cl::cat(category));
+cl::opt<std::string> loraTargets("lora-targets",
+                                 cl::desc("Regex of the weights that get LoRA adapters"),
+                                 cl::init("q_proj|v_proj"), cl::cat(category));
+cl::opt<std::string> freeze("freeze", cl::desc("Regex of params to freeze"), cl::init(""),
+                            cl::cat(category));
 
 constexpr int kBadInput = 2;
 
@@ -87,6 +103,18 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
   if (!module)
     return kBadInput;
+  if (emit == Emit::Train || loraRank > 0 || !freeze.empty()) {
+    mlir::rp::TrainingOptions training;
+    training.loraRank = loraRank;
+    training.loraAlpha = loraAlpha;
+    training.loraTargets = loraTargets;
+    training.freeze = freeze;
+    training.differentiate = emit == Emit::Train;
+    PassManager pm(&context);
+    mlir::rp::buildTrainPipeline(pm, training);
+    if (failed(pm.run(*module)))
+      return kBadInput;
+  }
 
   std::string text;
   llvm::raw_string_ostream os(text);

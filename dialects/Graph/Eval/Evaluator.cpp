@@ -12,6 +12,7 @@
 #include "kernels/cpu/MatMul.h"
 #include "kernels/cpu/Norm.h"
 #include "kernels/cpu/Reduce.h"
+#include "kernels/cpu/Scatter.h"
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
 
@@ -243,6 +244,13 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::gather(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
   } else if (auto g = dyn_cast<GatherElementsOp>(op)) {
     status = cpu::gatherElements(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<ScatterAddOp>(op)) {
+    status = cpu::scatterAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<ScatterElementsAddOp>(op)) {
+    status = cpu::scatterElementsAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<SliceScatterOp>(op)) {
+    status = cpu::sliceScatter(operand(0), vec(sc.getAxes()), vec(sc.getStarts()),
+                               vec(sc.getEnds()), vec(sc.getSteps()), out[0]);
   } else if (auto r = dyn_cast<RangeOp>(op)) {
     if (isa<IntegerAttr>(r.getStartAttr()) && isa<IntegerAttr>(r.getDeltaAttr()) &&
         out[0].dtype() != DType::F32 && out[0].dtype() != DType::F64)

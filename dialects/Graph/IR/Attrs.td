@@ -24,5 +24,10 @@ def Graph_LossReductionAttr : I32EnumAttr<"LossReduction",
     I32EnumAttrCase<"mean", 0>, I32EnumAttrCase<"sum", 1>]> {
   let cppNamespace = "::mlir::rp::graph";
 }
+def Graph_ParamInitAttr : I32EnumAttr<"ParamInit",
+    "how a param without a stored value starts", [
+    I32EnumAttrCase<"zeros", 0>, I32EnumAttrCase<"kaiming_uniform", 1>]> {
+  let cppNamespace = "::mlir::rp::graph";
+}
 
 #endif // RP_GRAPH_ATTRS_TD

@@ -12,6 +12,7 @@ using namespace mlir::rp::graph;
 
 #include "dialects/Graph/IR/GraphDialect.cpp.inc"
 #include "dialects/Graph/IR/GraphEnums.cpp.inc"
+#include "dialects/Graph/IR/GraphInterfaces.cpp.inc"
 
 void GraphDialect::initialize() {
   addOperations<

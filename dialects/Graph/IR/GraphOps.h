@@ -13,6 +13,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/Graph/IR/GraphInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.h.inc"
 

@@ -313,6 +313,50 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Lo
 }
 
 //===----------------------------------------------------------------------===//
+// Scatters
+//===----------------------------------------------------------------------===//
+
+/// A scatter's update must have the shape its forward op (gather, gather_elements, slice)
+/// would produce from a tensor of the result type.
+template <typename OpTy>
+static LogicalResult verifyScatter(OpTy op, Value update, Expected<Shape> expected) {
+  if (!expected)
+    return op.emitOpError(llvm::toString(expected.takeError()));
+  auto updateType = cast<RankedTensorType>(update.getType());
+  if (updateType.getElementType() != op.getType().getElementType())
+    return op.emitOpError("expected result element type ")
+           << updateType.getElementType() << ", got " << op.getType().getElementType();
+  if (updateType.getShape() != ArrayRef<int64_t>(*expected))
+    return op.emitOpError("expected an update of shape ")
+           << formatShape(*expected) << " for the result " << op.getType() << ", got "
+           << formatShape(updateType.getShape());
+  return success();
+}
+
+LogicalResult ScatterAddOp::verify() {
+  return verifyScatter(*this, getUpdates(),
+                       gatherShape(getType().getShape(), getIndices().getType().getShape(),
+                                   getAxisAttr().getInt()));
+}
+
+LogicalResult ScatterElementsAddOp::verify() {
+  if (getIndices().getType().getShape() != getUpdates().getType().getShape())
+    return emitOpError("expected indices of the updates' shape ")
+           << formatShape(getUpdates().getType().getShape()) << ", got "
+           << formatShape(getIndices().getType().getShape());
+  return verifyScatter(*this, getUpdates(),
+                       gatherElementsShape(getType().getShape(),
+                                           getIndices().getType().getShape(),
+                                           getAxisAttr().getInt()));
+}
+
+LogicalResult SliceScatterOp::verify() {
+  return verifyScatter(*this, getUpdate(),
+                       sliceShape(getType().getShape(), getAxes(), getStarts(), getEnds(),
+                                  getSteps()));
+}
+
+//===----------------------------------------------------------------------===//
 // Generators
 //===----------------------------------------------------------------------===//
 

@@ -10,6 +10,7 @@
 
 include "dialects/Graph/IR/Base.td"
 include "dialects/Graph/IR/Attrs.td"
+include "dialects/Graph/IR/Interfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -31,12 +32,20 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     ```mlir
     graph.param @"model.embed_tokens.weight" trainable : tensor<256x64xf32> initializer "model.embed_tokens.weight"
     graph.param @"inv_freq" : tensor<16xf32>
+    graph.param @"q_proj.lora_A" trainable : tensor<64x8xf32> init kaiming_uniform
     ```
+
+    A param without a stored value (LoRA adapters) says how it starts with `init`: `zeros`, or
+    `kaiming_uniform` (PyTorch's `kaiming_uniform_(w, a=sqrt(5))` as PEFT initialises LoRA A:
+    uniform in `[-1/sqrt(fan_in), 1/sqrt(fan_in)]` with `fan_in = type.shape[0]`, drawn from a
+    generator seeded by the param's name).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_Tensor>:$type,
-                       UnitAttr:$trainable, OptionalAttr<StrAttr>:$initializer);
+                       UnitAttr:$trainable, OptionalAttr<StrAttr>:$initializer,
+                       OptionalAttr<Graph_ParamInitAttr>:$init);
   let assemblyFormat = [{
-    $sym_name (`trainable` $trainable^)? `:` $type (`initializer` $initializer^)? attr-dict
+    $sym_name (`trainable` $trainable^)? `:` $type (`initializer` $initializer^)?
+    (`init` $init^)? attr-dict
   }];
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
@@ -90,7 +99,7 @@ class Graph_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
 }
 
 class Graph_UnaryFloatOp<string mnemonic, string formula, list<Trait> traits = []>
-    : Graph_UnaryOp<mnemonic, Graph_FloatTensor, traits> {
+    : Graph_UnaryOp<mnemonic, Graph_FloatTensor, !listconcat([DeclareOpInterfaceMethods<Graph_GradientOpInterface>], traits)> {
   let summary = "elementwise " # formula;
   let description = [{
     Applies `}] # formula # [{` to every element; the result has the operand's type.
@@ -110,7 +119,7 @@ def Graph_SigmoidOp : Graph_UnaryFloatOp<"sigmoid", "y = 1 / (1 + exp(-x))">;
 def Graph_ErfOp : Graph_UnaryFloatOp<"erf", "y = erf(x)">;
 def Graph_SiluOp : Graph_UnaryFloatOp<"silu", "y = x * sigmoid(x)">;
 
-def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor> {
+def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, [DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "elementwise negation";
   let description = [{
     `y = -x` on floating-point or integer tensors. `neg(neg(x))` folds to `x`.
@@ -122,7 +131,7 @@ def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor> {
   let hasFolder = 1;
 }
 
-def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor> {
+def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_NumericTensor, [DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "elementwise rectified linear unit";
   let description = [{
     `y = max(x, 0)` on floating-point or integer tensors.
@@ -145,7 +154,7 @@ def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", Graph_BoolTensor> {
   let hasFolder = 1;
 }
 
-def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "elementwise gaussian error linear unit";
   let description = [{
     `exact`: `y = 0.5 x (1 + erf(x / sqrt(2)))`; `tanh`:
@@ -170,7 +179,8 @@ class Graph_BroadcastBinaryOp<string mnemonic, Type tensorType, Type resultType,
 }
 
 class Graph_ArithOp<string mnemonic, string formula, string identity, list<Trait> traits = []>
-    : Graph_BroadcastBinaryOp<mnemonic, Graph_NumericTensor, Graph_NumericTensor, traits> {
+    : Graph_BroadcastBinaryOp<mnemonic, Graph_NumericTensor, Graph_NumericTensor,
+                              !listconcat([DeclareOpInterfaceMethods<Graph_GradientOpInterface>], traits)> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = [{
     `}] # formula # [{` elementwise; the operands have the same element type and
@@ -221,7 +231,7 @@ def Graph_CompareOp : Graph_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor]> {
+def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "elementwise select with broadcasting";
   let description = [{
     `result = condition ? on_true : on_false`, ONNX Where. The three operands broadcast
@@ -238,7 +248,7 @@ def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Graph_CastOp : Graph_Op<"cast", [Pure]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     Converts every element to the result's element type; the shape is unchanged. Semantics of
@@ -260,7 +270,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
 // Contractions, reductions, normalisations
 //===----------------------------------------------------------------------===//
 
-def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "matrix product with batch broadcasting (ONNX MatMul)";
   let description = [{
     `numpy.matmul` semantics, as ONNX MatMul: for ranks >= 2 the last two dimensions are
@@ -278,7 +288,7 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
 }
 
 class Graph_ReduceOp<string mnemonic, string formula>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "reduction by " # formula # " over axes";
   let description = [{
     Reduces `input` by }] # formula # [{ over `axes` (non-empty, strictly increasing, in
@@ -299,7 +309,7 @@ def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "arithmetic mean">;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "maximum">;
 
 class Graph_SoftmaxBase<string mnemonic, string formula>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = formula # " along one axis";
   let description = [{
     `}] # formula # [{` along `axis` (ONNX opset 13 semantics: one axis, not a flattened
@@ -317,7 +327,7 @@ class Graph_SoftmaxBase<string mnemonic, string formula>
 def Graph_SoftmaxOp : Graph_SoftmaxBase<"softmax", "y = exp(x - max(x)) / sum(exp(x - max(x)))">;
 def Graph_LogSoftmaxOp : Graph_SoftmaxBase<"log_softmax", "y = x - max(x) - log(sum(exp(x - max(x))))">;
 
-def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure]> {
+def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "layer normalisation over the trailing dimensions";
   let description = [{
     Normalises over dimensions `[axis, rank)`:
@@ -336,7 +346,7 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure]> {
+def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "root-mean-square normalisation over the trailing dimensions";
   let description = [{
     `y = x / sqrt(mean(x^2) + epsilon) * scale`, the mean taken over dimensions
@@ -354,7 +364,7 @@ def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "softmax cross-entropy loss with an ignored label";
   let description = [{
     `loss_i = -log_softmax(logits)[i, labels_i]` over the class axis 1, reduced by `mean` over
@@ -379,7 +389,7 @@ def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]>
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "reinterprets the shape, keeping row-major element order";
   let description = [{
     The result has the operand's element type and element count and a static shape given by
@@ -397,7 +407,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "permutes the dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`, as ONNX Transpose with an explicit `perm`.
@@ -414,7 +424,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Graph_ExpandOp : Graph_Op<"expand", [Pure]> {
+def Graph_ExpandOp : Graph_Op<"expand", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "broadcasts to the result shape";
   let description = [{
     Broadcasts `input` to the result shape with numpy rules: the input's dimensions align with
@@ -432,7 +442,7 @@ def Graph_ExpandOp : Graph_Op<"expand", [Pure]> {
   let hasFolder = 1;
 }
 
-def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "concatenates along one axis";
   let description = [{
     Joins one or more tensors of the same rank and element type along `axis`; every other
@@ -448,7 +458,7 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "strided slice along some axes";
   let description = [{
     ONNX Slice with static, normalised bounds: for each listed axis `a` (strictly increasing)
@@ -468,7 +478,7 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Graph_SplitOp : Graph_Op<"split", [Pure, InferTypeOpAdaptor]> {
+def Graph_SplitOp : Graph_Op<"split", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "splits along one axis into pieces of given sizes";
   let description = [{
     Cuts `input` along `axis` into `sizes.size()` consecutive pieces; the sizes are positive and
@@ -483,7 +493,7 @@ def Graph_SplitOp : Graph_Op<"split", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "gathers slices along one axis (ONNX Gather; embedding lookup)";
   let description = [{
     `result[i..., j..., k...] = data[i..., indices[j...], k...]` with the indices taken along
@@ -501,7 +511,7 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "gathers single elements along one axis (ONNX GatherElements)";
   let description = [{
     `result[i][j] = data[indices[i][j]][j]` for `axis = 0` (and likewise for other axes):
@@ -516,6 +526,66 @@ def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure, InferTypeOpAdapt
   let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_AxisAttr:$axis);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Scatters (the VJPs of gathers and slices)
+//===----------------------------------------------------------------------===//
+
+def Graph_ScatterAddOp : Graph_Op<"scatter_add", [Pure]> {
+  let summary = "adds slices into zeros at gathered positions (the VJP of gather)";
+  let description = [{
+    The transpose of `graph.gather` along `axis`: starts from zeros of the result type and, for
+    every index position `j...`, adds `updates[i..., j..., k...]` into
+    `result[i..., indices[j...], k...]`; repeated indices accumulate. `updates` has the shape
+    `graph.gather` would produce from a tensor of the result type. Indices lie in `[-s, s)` with
+    `s = result.shape[axis]`. The accumulation order is fixed (row-major over `updates`), so the
+    result is deterministic. The embedding gradient is a `scatter_add` on axis 0.
+
+    ```mlir
+    %dtable = graph.scatter_add %dh, %ids {axis = 0 : i64} : (tensor<2x8x64xf32>, tensor<2x8xi64>) -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$updates, Graph_IndexTensor:$indices, Graph_AxisAttr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$updates `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_ScatterElementsAddOp : Graph_Op<"scatter_elements_add", [Pure]> {
+  let summary = "adds elements into zeros at gathered positions (the VJP of gather_elements)";
+  let description = [{
+    The transpose of `graph.gather_elements` along `axis`: starts from zeros of the result type
+    and adds `updates[p]` into the element `indices[p]` selects along `axis` (for `axis = 1`:
+    `result[i][indices[i][j]] += updates[i][j]`). `updates` and `indices` have the same shape,
+    of the result's rank, each non-axis dimension at most the result's. Deterministic.
+
+    ```mlir
+    %dlogp = graph.scatter_elements_add %dp, %labels {axis = 1 : i64} : (tensor<16x1xf32>, tensor<16x1xi64>) -> tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$updates, Graph_IndexTensor:$indices, Graph_AxisAttr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$updates `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_SliceScatterOp : Graph_Op<"slice_scatter", [Pure]> {
+  let summary = "places a tensor at a strided slice of zeros (the VJP of slice)";
+  let description = [{
+    The transpose of `graph.slice` with the same attributes: the result is zeros of the result
+    type except at the positions the slice reads, which hold `update` (whose shape is the
+    slice's result shape).
+
+    ```mlir
+    %dx = graph.slice_scatter %dy {axes = array<i64: 3>, starts = array<i64: 0>, ends = array<i64: 8>, steps = array<i64: 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$update, DenseI64ArrayAttr:$axes, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$update attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -542,7 +612,7 @@ def Graph_RangeOp : Graph_Op<"range", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType]> {
+def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "keeps the upper or lower triangle of the last two dimensions";
   let description = [{
     ONNX Trilu: with `upper`, keeps elements with `j - i >= k` and zeroes the rest; otherwise

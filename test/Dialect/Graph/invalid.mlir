@@ -637,3 +637,48 @@ func.func @trilu_rank(%x: tensor<8xf32>) {
   %0 = graph.trilu %x {k = 0 : i64} : tensor<8xf32>
   return
 }
+
+// -----
+
+// scatter_add's updates have the shape gather would produce from the result.
+func.func @scatter_add_shape(%u: tensor<2x8x32xf32>, %i: tensor<2x8xi64>) {
+  // expected-error @+1 {{'graph.scatter_add' op expected an update of shape [2, 8, 64] for the result 'tensor<256x64xf32>', got [2, 8, 32]}}
+  %0 = graph.scatter_add %u, %i {axis = 0 : i64} : (tensor<2x8x32xf32>, tensor<2x8xi64>) -> tensor<256x64xf32>
+  return
+}
+
+// -----
+
+// scatter_add keeps the element type.
+func.func @scatter_add_type(%u: tensor<2x64xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'graph.scatter_add' op expected result element type 'f32', got 'bf16'}}
+  %0 = graph.scatter_add %u, %i {axis = 0 : i64} : (tensor<2x64xf32>, tensor<2xi64>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+// scatter_add's axis is within the result's rank.
+func.func @scatter_add_axis(%u: tensor<2x64xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'graph.scatter_add' op expected axis in [0, 2), got 2}}
+  %0 = graph.scatter_add %u, %i {axis = 2 : i64} : (tensor<2x64xf32>, tensor<2xi64>) -> tensor<256x64xf32>
+  return
+}
+
+// -----
+
+// scatter_elements_add's indices have the updates' shape.
+func.func @scatter_elements_indices(%u: tensor<16x1xf32>, %i: tensor<16x2xi64>) {
+  // expected-error @+1 {{'graph.scatter_elements_add' op expected indices of the updates' shape [16, 1], got [16, 2]}}
+  %0 = graph.scatter_elements_add %u, %i {axis = 1 : i64} : (tensor<16x1xf32>, tensor<16x2xi64>) -> tensor<16x256xf32>
+  return
+}
+
+// -----
+
+// slice_scatter's update has the slice's shape.
+func.func @slice_scatter_shape(%u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.slice_scatter' op expected an update of shape [2, 8] for the result 'tensor<2x16xf32>', got [2, 4]}}
+  %0 = graph.slice_scatter %u {axes = array<i64: 1>, starts = array<i64: 8>, ends = array<i64: 16>, steps = array<i64: 1>} : (tensor<2x4xf32>) -> tensor<2x16xf32>
+  return
+}

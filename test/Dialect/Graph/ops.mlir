@@ -11,6 +11,11 @@ graph.param @"model.embed_tokens.weight" trainable : tensor<256x64xf32> initiali
 graph.param @inv_freq : tensor<16xf32>
 // CHECK: graph.param @positions : tensor<8xi64>
 graph.param @positions : tensor<8xi64>
+// Params without stored values say how they start.
+// CHECK: graph.param @q.lora_A trainable : tensor<64x8xf32> init kaiming_uniform
+graph.param @q.lora_A trainable : tensor<64x8xf32> init kaiming_uniform
+// CHECK: graph.param @q.lora_B trainable : tensor<8x64xf32> init zeros
+graph.param @q.lora_B trainable : tensor<8x64xf32> init zeros
 
 // CHECK-LABEL: func.func @params_and_constants
 func.func @params_and_constants() -> (tensor<256x64xf32>, tensor<16xf32>, tensor<2xf32>, tensor<4xi1>) {
@@ -201,5 +206,17 @@ func.func @generators(%x: tensor<8x8xf32>, %m: tensor<2x8x8xi1>) {
   %3 = graph.trilu %m {k = 0 : i64} : tensor<2x8x8xi1>
   // CHECK: graph.trilu %{{.+}} {k = -1 : i64, upper} : tensor<8x8xf32>
   %4 = graph.trilu %x {k = -1 : i64, upper} : tensor<8x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @scatters
+func.func @scatters(%dh: tensor<2x8x64xf32>, %ids: tensor<2x8xi64>, %dp: tensor<16x1xf32>,
+                    %labels: tensor<16x1xi64>, %dy: tensor<2x4x8x8xf32>) {
+  // CHECK: graph.scatter_add %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<2x8x64xf32>, tensor<2x8xi64>) -> tensor<256x64xf32>
+  %0 = graph.scatter_add %dh, %ids {axis = 0 : i64} : (tensor<2x8x64xf32>, tensor<2x8xi64>) -> tensor<256x64xf32>
+  // CHECK: graph.scatter_elements_add %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<16x1xf32>, tensor<16x1xi64>) -> tensor<16x256xf32>
+  %1 = graph.scatter_elements_add %dp, %labels {axis = 1 : i64} : (tensor<16x1xf32>, tensor<16x1xi64>) -> tensor<16x256xf32>
+  // CHECK: graph.slice_scatter %{{.+}} {axes = array<i64: 3>, ends = array<i64: 16>, starts = array<i64: 8>, steps = array<i64: 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  %2 = graph.slice_scatter %dy {axes = array<i64: 3>, starts = array<i64: 8>, ends = array<i64: 16>, steps = array<i64: 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
   return
 }

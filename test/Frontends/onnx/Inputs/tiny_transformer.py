@@ -2,6 +2,8 @@
 float64 numpy reference of its forward pass and loss.
 
 usage: tiny_transformer.py write OUT_DIR      model.onnx, inputs/input_{0,1}.pb, reference.npz
+       tiny_transformer.py grads OUT_DIR RESULT_DIR RTOL
+                                              checks rp-ref --grads output (loss.pb, grad_*.pb)
        tiny_transformer.py check OUT_DIR RESULT_DIR RTOL
                                               compares RESULT_DIR/output_{0,1}.pb (loss, logits)
                                               with the reference by ||got - want|| / ||want||
@@ -54,13 +56,18 @@ def reference(w, ids, labels):
         x = rms(h, w[p + "norm2"])
         g = x @ w[p + "gate"]
         h = h + ((g / (1 + np.exp(-g))) * (x @ w[p + "up"])) @ w[p + "down"]
-    logits = (rms(h, w["final_norm"]) @ w["lm_head"]).reshape(B * S, V)
+    final = rms(h, w["final_norm"]).reshape(B * S, D)
+    logits = final @ w["lm_head"]
     flat = labels.reshape(-1)
     logp = logits - logits.max(-1, keepdims=True)
     logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
     keep = flat != -100
     loss = -logp[np.arange(B * S)[keep], flat[keep]].mean()
-    return np.array(loss), logits
+    # The LM head's gradient, analytically: final^T @ (softmax - onehot) * keep / count.
+    dlogits = np.exp(logp)
+    dlogits[np.arange(B * S)[keep], flat[keep]] -= 1
+    dlogits *= keep[:, None] / keep.sum()
+    return np.array(loss), logits, final.T @ dlogits
 
 
 def build(w):
@@ -150,8 +157,8 @@ def write(out):
             f.write(numpy_helper.from_array(t, name).SerializeToString())
     # The reference uses the float32-rounded weights the model stores.
     w32 = {k: v.astype(np.float32).astype(np.float64) for k, v in w.items()}
-    loss, logits = reference(w32, ids, labels)
-    np.savez(os.path.join(out, "reference.npz"), loss=loss, logits=logits)
+    loss, logits, dhead = reference(w32, ids, labels)
+    np.savez(os.path.join(out, "reference.npz"), loss=loss, logits=logits, dhead=dhead, ids=ids)
 
 
 def check(out, result, rtol):
@@ -172,8 +179,36 @@ def check(out, result, rtol):
     print(f"OK loss={float(ref['loss']):.6f} worst relative error {worst:.3e} <= {rtol:.1e}")
 
 
+def read(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t).astype(np.float64)
+
+
+def check_grads(out, result, rtol):
+    """rp-ref --grads output: the loss, one gradient per weight, the LM head's gradient equal
+    to the analytic one, and zero embedding rows for tokens absent from the batch."""
+    ref = np.load(os.path.join(out, "reference.npz"))
+    names = sorted(f for f in os.listdir(result) if f.startswith("grad_"))
+    expected = sorted(f"grad_{k}.pb" for k in weights(np.random.default_rng(0)))
+    assert names == expected, (names, expected)
+    loss = read(os.path.join(result, "loss.pb"))
+    assert abs(loss - ref["loss"]) <= rtol * abs(ref["loss"]), (loss, ref["loss"])
+    dhead = read(os.path.join(result, "grad_lm_head.pb"))
+    err = np.linalg.norm(dhead - ref["dhead"]) / np.linalg.norm(ref["dhead"])
+    assert err <= rtol, f"lm_head gradient relative error {err:.3e} > {rtol:.1e}"
+    dembed = read(os.path.join(result, "grad_embed.pb"))
+    absent = sorted(set(range(V)) - set(ref["ids"].ravel().tolist()))
+    assert absent and not dembed[absent].any(), "rows of absent tokens must be zero"
+    assert dembed[sorted(set(ref["ids"].ravel().tolist()))].any()
+    print(f"OK {len(names)} gradients; lm_head relative error {err:.3e} <= {rtol:.1e}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2])
+    elif sys.argv[1] == "grads":
+        check_grads(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     else:
         check(sys.argv[2], sys.argv[3], float(sys.argv[4]))

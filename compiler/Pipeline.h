@@ -1,0 +1,39 @@
+//===- Pipeline.h - rpc's pass pipelines ------------------------*- C++ -*-===//
+//
+// The pass pipelines of rpc-compile, as functions, and their registration with the pass
+// registry so that `rp-opt --rp-train-pipeline="..."` reproduces `rpc-compile --emit=train`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RP_COMPILER_PIPELINE_H
+#define RP_COMPILER_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::rp {
+
+/// Options shared by rpc-compile and rp-ref.
+struct TrainingOptions {
+  /// LoRA rank; 0 disables LoRA.
+  int64_t loraRank = 0;
+  double loraAlpha = 16.0;
+  /// Regex of the weights that get adapters.
+  std::string loraTargets = "q_proj|v_proj";
+  /// Regex of params to freeze (empty: none).
+  std::string freeze;
+  /// Build @train_step (rp-autodiff); off, only the parameter transformations run.
+  bool differentiate = true;
+};
+
+/// forward -> train_step: rp-freeze-params (if `freeze`), rp-inject-lora (if `loraRank` > 0),
+/// rp-autodiff and canonicalize (if `differentiate`).
+void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options);
+
+/// Registers `rp-train-pipeline` (options lora-rank, lora-alpha, lora-targets, freeze).
+void registerPipelines();
+
+} // namespace mlir::rp
+
+#endif // RP_COMPILER_PIPELINE_H

@@ -1,0 +1,242 @@
+//===- Autodiff.cpp - reverse-mode automatic differentiation --------------===//
+//
+// rp-autodiff: clones the forward function into the gradient function, seeds the loss (or
+// takes the results' cotangents as arguments), walks the cloned ops in reverse and asks each
+// op on a gradient path for its VJP (GradientOpInterface), accumulating cotangents at fan-out.
+// Only values that depend on a trainable param or a wrt argument are differentiated; unused
+// forward ops are removed at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::rp {
+
+#define GEN_PASS_DEF_AUTODIFF
+#include "passes/Passes.h.inc"
+
+namespace {
+
+bool isFloatTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && isa<FloatType>(rt.getElementType());
+}
+
+Value zerosOf(OpBuilder &b, Location loc, Type type) {
+  auto rt = cast<RankedTensorType>(type);
+  return graph::ConstantOp::create(
+      b, loc, rt, DenseElementsAttr::get(rt, b.getFloatAttr(rt.getElementType(), 0.0)));
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const AutodiffConfig &config) {
+  auto module = forward->getParentOfType<ModuleOp>();
+  if (!forward.getBody().hasOneBlock())
+    return forward.emitError("rp-autodiff: expected a function with one block");
+  FunctionType ft = forward.getFunctionType();
+  if (!config.cotangentArgs) {
+    auto loss = ft.getNumResults() ? dyn_cast<RankedTensorType>(ft.getResult(0)) : nullptr;
+    if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType())) {
+      auto diag = forward.emitError("rp-autodiff: expected the loss (result 0 of @")
+                  << forward.getSymName() << ") to be a scalar floating-point tensor, got ";
+      if (ft.getNumResults())
+        diag << ft.getResult(0);
+      else
+        diag << "no result";
+      return diag;
+    }
+  }
+  for (unsigned a : config.wrtArgs) {
+    if (a >= ft.getNumInputs())
+      return forward.emitError("rp-autodiff: wrt-args index ")
+             << a << " is out of range (@" << forward.getSymName() << " has "
+             << ft.getNumInputs() << " arguments)";
+    if (!isFloatTensor(ft.getInput(a)))
+      return forward.emitError("rp-autodiff: argument ")
+             << a << " is not a floating-point tensor (" << ft.getInput(a)
+             << ") and has no gradient";
+  }
+  if (module.lookupSymbol(config.output))
+    return forward.emitError("rp-autodiff: a symbol named '")
+           << config.output << "' already exists";
+
+  SmallVector<graph::ParamOp> params;
+  for (auto p : module.getOps<graph::ParamOp>())
+    if (p.getTrainable())
+      params.push_back(p);
+
+  // Signature: forward args (+ cotangents) -> loss or forward results, param grads, arg grads.
+  SmallVector<Type> argTypes(ft.getInputs()), resultTypes;
+  SmallVector<unsigned> cotangentOf; // forward result index of each cotangent argument
+  if (config.cotangentArgs) {
+    for (auto [i, t] : llvm::enumerate(ft.getResults()))
+      if (isFloatTensor(t)) {
+        argTypes.push_back(t);
+        cotangentOf.push_back(i);
+      }
+    resultTypes.append(ft.getResults().begin(), ft.getResults().end());
+  } else {
+    resultTypes.push_back(ft.getResult(0));
+  }
+  unsigned firstGrad = resultTypes.size();
+  for (auto p : params)
+    resultTypes.push_back(p.getType());
+  for (unsigned a : config.wrtArgs)
+    resultTypes.push_back(ft.getInput(a));
+
+  OpBuilder b(forward.getContext());
+  b.setInsertionPointAfter(forward);
+  Location loc = forward.getLoc();
+  auto fn = func::FuncOp::create(b, loc, config.output, b.getFunctionType(argTypes, resultTypes));
+  Block *body = fn.addEntryBlock();
+  for (unsigned i = 0; i < ft.getNumInputs(); ++i)
+    if (auto name = forward.getArgAttr(i, "graph.name"))
+      fn.setArgAttr(i, "graph.name", name);
+
+  // Forward: a copy of the body.
+  b.setInsertionPointToStart(body);
+  IRMapping map;
+  for (unsigned i = 0; i < ft.getNumInputs(); ++i)
+    map.map(forward.getArgument(i), body->getArgument(i));
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : forward.getBody().front().without_terminator())
+    forwardOps.push_back(b.clone(op, map));
+  auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  SmallVector<Value> outs;
+  for (Value v : ret.getOperands())
+    outs.push_back(map.lookup(v));
+
+  // Activity: values that depend on a trainable param or a wrt argument.
+  llvm::DenseSet<Value> active;
+  llvm::DenseSet<StringRef> trainable;
+  for (auto p : params)
+    trainable.insert(p.getSymName());
+  for (unsigned a : config.wrtArgs)
+    active.insert(body->getArgument(a));
+  for (Operation *op : forwardOps) {
+    if (auto load = dyn_cast<graph::LoadParamOp>(op)) {
+      if (trainable.contains(load.getParam()))
+        active.insert(load.getResult());
+      continue;
+    }
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return active.contains(v); }))
+      for (Value r : op->getResults())
+        if (isFloatTensor(r.getType()))
+          active.insert(r);
+  }
+
+  // Seed.
+  llvm::DenseMap<Value, Value> grads;
+  auto accumulate = [&](Value v, Value g) {
+    auto it = grads.find(v);
+    if (it == grads.end())
+      grads[v] = g;
+    else
+      it->second = graph::AddOp::create(b, loc, it->second, g);
+  };
+  b.setInsertionPointToEnd(body);
+  if (config.cotangentArgs) {
+    for (auto [k, r] : llvm::enumerate(cotangentOf))
+      accumulate(outs[r], body->getArgument(ft.getNumInputs() + k));
+  } else {
+    auto lossType = cast<RankedTensorType>(ft.getResult(0));
+    accumulate(outs[0], graph::ConstantOp::create(
+                            b, loc, lossType,
+                            DenseElementsAttr::get(lossType, b.getFloatAttr(lossType.getElementType(), 1.0))));
+  }
+
+  // Reverse pass.
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      Value g = active.contains(r) ? grads.lookup(r) : Value();
+      resultGrads.push_back(g);
+      any |= static_cast<bool>(g);
+    }
+    // Leaves (param loads, constants) and ops whose operands carry no gradient end the path.
+    if (!any || llvm::none_of(op->getOperands(), [&](Value v) { return active.contains(v); }))
+      continue;
+    auto iface = dyn_cast<graph::GradientOpInterface>(op);
+    if (!iface) {
+      op->emitError("rp-autodiff: '")
+          << op->getName() << "' has no VJP but lies on a gradient path";
+      fn.erase();
+      return failure();
+    }
+    SmallVector<Value> operandGrads;
+    b.setInsertionPointToEnd(body);
+    if (failed(iface.buildVJP(b, resultGrads, operandGrads))) {
+      fn.erase();
+      return failure();
+    }
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+      if (g && active.contains(operand))
+        accumulate(operand, g);
+  }
+
+  // Results: (loss | forward results), param grads in module order, argument grads.
+  SmallVector<Value> results;
+  if (config.cotangentArgs)
+    results.append(outs.begin(), outs.end());
+  else
+    results.push_back(outs[0]);
+  for (auto p : params) {
+    Value total;
+    for (Operation *op : forwardOps)
+      if (auto load = dyn_cast<graph::LoadParamOp>(op))
+        if (load.getParam() == p.getSymName())
+          if (Value g = grads.lookup(load.getResult()))
+            total = total ? Value(graph::AddOp::create(b, loc, total, g)) : g;
+    results.push_back(total ? total : zerosOf(b, loc, p.getType()));
+  }
+  for (unsigned a : config.wrtArgs) {
+    Value g = grads.lookup(body->getArgument(a));
+    results.push_back(g ? g : zerosOf(b, loc, ft.getInput(a)));
+  }
+  func::ReturnOp::create(b, loc, results);
+  for (auto [i, p] : llvm::enumerate(params))
+    fn.setResultAttr(firstGrad + i, "graph.grad_of", FlatSymbolRefAttr::get(p.getSymNameAttr()));
+  for (auto [i, a] : llvm::enumerate(config.wrtArgs))
+    fn.setResultAttr(firstGrad + params.size() + i, "graph.grad_of_arg", b.getI64IntegerAttr(a));
+
+  // Remove what nothing uses (forward values no gradient needs, unused VJP pieces).
+  SmallVector<Operation *> ops;
+  for (Operation &op : body->without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty() && isPure(op))
+      op->erase();
+  return fn;
+}
+
+namespace {
+
+struct AutodiffPass : public impl::AutodiffBase<AutodiffPass> {
+  using AutodiffBase::AutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>(function);
+    if (!forward) {
+      module.emitError("rp-autodiff: no function named '") << function << "'";
+      return signalPassFailure();
+    }
+    AutodiffConfig config;
+    config.output = output;
+    config.wrtArgs.assign(wrtArgs.begin(), wrtArgs.end());
+    config.cotangentArgs = cotangentArgs;
+    if (failed(buildGradientFunction(forward, config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace mlir::rp

@@ -1,0 +1,35 @@
+//===- Passes.h - rpc passes ------------------------------------*- C++ -*-===//
+
+#ifndef RP_PASSES_PASSES_H
+#define RP_PASSES_PASSES_H
+
+#include "dialects/Graph/IR/GraphDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace mlir::rp {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Options of the autodiff transformation (see the rp-autodiff pass).
+struct AutodiffConfig {
+  std::string output = "train_step";
+  SmallVector<unsigned> wrtArgs;
+  bool cotangentArgs = false;
+};
+
+/// Builds the reverse-mode function of `forward` next to it (see rp-autodiff); emits errors
+/// and fails on a non-scalar loss, an op without a VJP on a gradient path, or a bad argument.
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const AutodiffConfig &config);
+
+} // namespace mlir::rp
+
+#endif // RP_PASSES_PASSES_H

@@ -1,0 +1,114 @@
+//===- Passes.td - rpc passes --------------------------------*- tablegen -*-===//
+
+#ifndef RP_PASSES_TD
+#define RP_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Autodiff : Pass<"rp-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode automatic differentiation of a loss function";
+  let description = [{
+    Builds `@<output>` next to `@<function>`: the forward computation followed by its reverse
+    pass, returning the loss (result 0 of `@<function>`, a scalar float) and then one gradient
+    per trainable `graph.param` in module order (zeros for params the loss does not depend on;
+    frozen params get none), then one gradient per argument listed in `wrt-args`. Fan-out
+    accumulates (`graph.add`). Each op's VJP comes from its `GradientOpInterface`; gradients
+    flow only through values that depend on a trainable param or a `wrt-args` argument.
+
+    With `cotangent-args`, `@<function>` may return any tensors (one layer of a pipeline):
+    `@<output>` then takes one extra argument per floating-point result, the cotangent of that
+    result, instead of seeding the loss with 1, and returns the forward results first.
+
+    Result attributes say what each result is: `graph.grad_of = @param`,
+    `graph.grad_of_arg = i`.
+
+    Before:
+    ```mlir
+    graph.param @w trainable : tensor<4x2xf32>
+    func.func @forward(%x: tensor<3x4xf32>) -> tensor<f32> {
+      %w = graph.load_param @w : tensor<4x2xf32>
+      %y = graph.matmul %x, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+      %l = graph.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<3x2xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+    After (`@forward` is kept):
+    ```mlir
+    func.func @train_step(%x: tensor<3x4xf32>) -> (tensor<f32>, tensor<4x2xf32> {graph.grad_of = @w}) {
+      ... forward ...
+      %one = graph.constant dense<1.0> : tensor<f32>
+      ... %dy = graph.expand ... ; %xt = graph.transpose %x ...
+      %dw = graph.matmul %xt, %dy : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+      return %l, %dw : tensor<f32>, tensor<4x2xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function to differentiate">,
+    Option<"output", "output", "std::string", /*default=*/"\"train_step\"",
+           "Name of the function to build">,
+    ListOption<"wrtArgs", "wrt-args", "unsigned",
+               "Arguments to also return gradients for (the activation gradient of a stage)">,
+    Option<"cotangentArgs", "cotangent-args", "bool", /*default=*/"false",
+           "Take the results' cotangents as arguments instead of seeding a scalar loss">,
+  ];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
+def InjectLora : Pass<"rp-inject-lora", "::mlir::ModuleOp"> {
+  let summary = "Adds LoRA adapters to the matmuls of matching weights";
+  let description = [{
+    Every `graph.matmul %x, %w` whose `%w` is `graph.load_param @W` with `@W` matching `targets`
+    (an ECMAScript regex searched in the param name) becomes
+    `x @ W + ((x @ A) @ B) * (alpha / rank)` (Hu et al., LoRA, 2021; PEFT's scaling), with new
+    trainable params `@<W>.lora_A : [in, rank]` (`init kaiming_uniform`, as PEFT initialises A)
+    and `@<W>.lora_B : [rank, out]` (`init zeros`); `@W` becomes frozen. Every other param is
+    frozen too (LoRA trains adapters only). A `targets` pattern that matches no matmul weight is
+    an error.
+
+    Before:
+    ```mlir
+    graph.param @q_proj trainable : tensor<64x64xf32> initializer "q_proj"
+    %w = graph.load_param @q_proj : tensor<64x64xf32>
+    %y = graph.matmul %x, %w : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    ```
+    After (`rank=8 alpha=16 targets=q_proj`):
+    ```mlir
+    graph.param @q_proj : tensor<64x64xf32> initializer "q_proj"
+    graph.param @q_proj.lora_A trainable : tensor<64x8xf32> init kaiming_uniform
+    graph.param @q_proj.lora_B trainable : tensor<8x64xf32> init zeros
+    %y = graph.matmul %x, %w ...
+    %xa = graph.matmul %x, %a ...
+    %xab = graph.matmul %xa, %b ...
+    %s = graph.constant dense<2.0> : tensor<f32>
+    %d = graph.mul %xab, %s ...
+    %y2 = graph.add %y, %d ...
+    ```
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"8", "LoRA rank r">,
+    Option<"alpha", "alpha", "double", /*default=*/"16.0", "LoRA alpha (the update is scaled by alpha / rank)">,
+    Option<"targets", "targets", "std::string", /*default=*/"\"q_proj|v_proj\"",
+           "Regex searched in the names of the params to adapt">,
+  ];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
+def FreezeParams : Pass<"rp-freeze-params", "::mlir::ModuleOp"> {
+  let summary = "Makes matching params frozen (no gradient, no optimizer state)";
+  let description = [{
+    Clears `trainable` on every `graph.param` whose name matches `pattern` (an ECMAScript regex
+    searched in the name). A pattern that matches no param is an error.
+
+    ```mlir
+    graph.param @embed trainable : tensor<256x64xf32>   // --rp-freeze-params=pattern=embed
+    graph.param @embed : tensor<256x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"pattern", "pattern", "std::string", /*default=*/"\"\"", "Regex of the params to freeze">,
+  ];
+}
+
+#endif // RP_PASSES_TD

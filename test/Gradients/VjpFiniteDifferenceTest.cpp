@@ -1,0 +1,793 @@
+//===- VjpFiniteDifferenceTest.cpp - every op's VJP against finite differences ===//
+//
+// For every differentiable graph op, one or more cases (each its own test,
+// `OpVjp/VjpFiniteDifference.Check/<case>`): a function
+//
+//   func.func @forward(%x..., %w...) -> tensor<f32> {
+//     %y... = <op>(%x...)                            // the op under test
+//     loss = sum_k reduce_sum(%y_k * %w_k)           // fixed random projections %w_k
+//   }
+//
+// is parsed from MLIR text, `buildGradientFunction` builds @train_step with wrtArgs = the
+// differentiated %x (the projections make the cotangent a random tensor, not all ones, so the
+// whole VJP is checked), @train_step runs on the float64 reference interpreter, and every
+// element of each gradient is compared with the central finite difference of @forward
+// (GradientCheck.h: h = 1e-6 * max(1, |x|)), also in float64.
+//
+// Criterion, per differentiated operand: ||g - fd||_2 / max(||fd||_2, 1e-12) < 1e-6.
+//
+// Shapes are random (seeded by the case name, so a case does not change when others are
+// added), with broadcasting for the binary ops, where and matmul. Inputs avoid the points
+// where an op is not differentiable: relu and reciprocal/div denominators stay >= 0.2 away from
+// 0, sqrt/log/pow bases are in [0.5, 2], and reduce_max inputs are distinct with gaps >> h.
+// Integer and boolean operands (indices, labels, masks) are constants in the IR.
+//
+// Not covered: a float -> f16/bf16 cast is a rounding step (piecewise constant in f64, so no
+// finite difference matches its straight-through VJP); the cast case is f32 -> f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/Gradients/GradientCheck.h"
+
+#include "dialects/Graph/IR/GraphOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace rp::gradtest;
+using ::rp::runtime::DType;
+
+namespace {
+
+constexpr double kTolerance = 1e-6;
+
+using Shape = std::vector<int64_t>;
+using Rng = std::mt19937_64;
+
+/// How an input's elements are drawn.
+enum class Dist {
+  Uniform,      // U(-2, 2)
+  Positive,     // U(0.5, 2)
+  AwayFromZero, // +-U(0.2, 2)
+  Spread,       // a shuffled grid over [-2, 2] with gaps >= 1.6 / n (no ties for max)
+};
+
+struct Input {
+  std::string name; // SSA name without '%'
+  Shape shape;
+  Dist dist = Dist::Uniform;
+  bool wrt = true; // differentiated (in wrtArgs)
+};
+
+struct Output {
+  std::string value; // SSA name without '%'
+  Shape shape;
+};
+
+struct Case {
+  std::vector<Input> inputs;
+  std::vector<std::string> body; // MLIR ops using %<input> and defining the outputs
+  std::vector<Output> outputs;   // each projected with its own random weight
+};
+
+struct CaseDef {
+  std::string name;
+  std::function<Case(Rng &)> make;
+};
+
+void PrintTo(const CaseDef &c, std::ostream *os) { *os << c.name; }
+
+//===----------------------------------------------------------------------===//
+// MLIR text helpers
+//===----------------------------------------------------------------------===//
+
+std::string dims(const Shape &s) {
+  std::string out;
+  for (int64_t d : s)
+    out += std::to_string(d) + "x";
+  return out;
+}
+
+std::string T(const Shape &s, const char *elt = "f32") { return "tensor<" + dims(s) + elt + ">"; }
+
+std::string arr(const std::vector<int64_t> &v) {
+  std::string out = "array<i64";
+  for (size_t i = 0; i < v.size(); ++i)
+    out += (i ? ", " : ": ") + std::to_string(v[i]);
+  return out + ">";
+}
+
+template <typename Fmt> std::string nested(const Shape &shape, size_t dim, int64_t &next, Fmt fmt) {
+  if (dim == shape.size())
+    return fmt(next++);
+  std::string out = "[";
+  for (int64_t i = 0; i < shape[dim]; ++i)
+    out += (i ? ", " : "") + nested(shape, dim + 1, next, fmt);
+  return out + "]";
+}
+
+/// `%name = graph.constant dense<...> : tensor<...xi64>`
+std::string intConstant(const std::string &name, const Shape &shape,
+                        const std::vector<int64_t> &values) {
+  int64_t next = 0;
+  return "%" + name + " = graph.constant dense<" +
+         nested(shape, 0, next, [&](int64_t i) { return std::to_string(values[i]); }) +
+         "> : " + T(shape, "i64");
+}
+
+std::string boolConstant(const std::string &name, const Shape &shape,
+                         const std::vector<bool> &values) {
+  int64_t next = 0;
+  return "%" + name + " = graph.constant dense<" +
+         nested(shape, 0, next, [&](int64_t i) { return values[i] ? "true" : "false"; }) +
+         "> : " + T(shape, "i1");
+}
+
+int64_t count(const Shape &s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+int64_t randInt(Rng &rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+Shape randShape(Rng &rng, int rank, int64_t lo = 2, int64_t hi = 4) {
+  Shape s(rank);
+  for (int64_t &d : s)
+    d = randInt(rng, lo, hi);
+  return s;
+}
+
+Shape broadcast(Shape a, Shape b) {
+  if (a.size() < b.size())
+    std::swap(a, b);
+  Shape out = a;
+  size_t off = a.size() - b.size();
+  for (size_t i = 0; i < b.size(); ++i)
+    out[off + i] = a[off + i] == 1 ? b[i] : a[off + i];
+  return out;
+}
+
+std::string sig(const std::vector<Shape> &ins, const Shape &out) {
+  std::string s = "(";
+  for (size_t i = 0; i < ins.size(); ++i)
+    s += (i ? ", " : "") + T(ins[i]);
+  return s + ") -> " + T(out);
+}
+
+//===----------------------------------------------------------------------===//
+// Case generators
+//===----------------------------------------------------------------------===//
+
+Case unary(Rng &rng, const std::string &op, Dist dist) {
+  Shape s = randShape(rng, static_cast<int>(randInt(rng, 1, 3)));
+  return {{{"x", s, dist}}, {"%y = graph." + op + " %x : " + T(s)}, {{"y", s}}};
+}
+
+/// `%y = graph.<op> %a, %b` with operand shapes from `shapes(rng)`.
+Case binary(Rng &rng, const std::string &op, Dist da, Dist db,
+            const std::function<std::pair<Shape, Shape>(Rng &)> &shapes) {
+  auto [a, b] = shapes(rng);
+  Shape y = broadcast(a, b);
+  return {{{"a", a, da}, {"b", b, db}},
+          {"%y = graph." + op + " %a, %b : " + sig({a, b}, y)},
+          {{"y", y}}};
+}
+
+using ShapePair = std::function<std::pair<Shape, Shape>(Rng &)>;
+
+const std::vector<std::pair<std::string, ShapePair>> &broadcastPatterns() {
+  static const std::vector<std::pair<std::string, ShapePair>> patterns = {
+      {"same",
+       [](Rng &r) {
+         Shape s = randShape(r, 2);
+         return std::make_pair(s, s);
+       }},
+      {"trailing",
+       [](Rng &r) {
+         Shape s = randShape(r, 3);
+         return std::make_pair(s, Shape{s[2]});
+       }},
+      {"leading",
+       [](Rng &r) {
+         Shape s = randShape(r, 3);
+         return std::make_pair(Shape{s[1], s[2]}, s);
+       }},
+      {"both",
+       [](Rng &r) {
+         Shape s = randShape(r, 3);
+         return std::make_pair(Shape{s[0], 1, s[2]}, Shape{s[1], 1});
+       }},
+      {"scalar", [](Rng &r) { return std::make_pair(randShape(r, 2), Shape{}); }},
+  };
+  return patterns;
+}
+
+Case matmul(const Shape &a, const Shape &b, const Shape &y) {
+  return {{{"a", a}, {"b", b}}, {"%y = graph.matmul %a, %b : " + sig({a, b}, y)}, {{"y", y}}};
+}
+
+Shape reduced(const Shape &in, const std::vector<int64_t> &axes, bool keepdims) {
+  Shape out;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+    bool r = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!r)
+      out.push_back(in[i]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+Case reduce(Rng &rng, const std::string &op, int rank, const std::vector<int64_t> &axes,
+            bool keepdims) {
+  Shape s = randShape(rng, rank);
+  Shape y = reduced(s, axes, keepdims);
+  Dist d = op == "reduce_max" ? Dist::Spread : Dist::Uniform;
+  std::string attrs = "{axes = " + arr(axes) + (keepdims ? ", keepdims}" : "}");
+  return {{{"x", s, d}}, {"%y = graph." + op + " %x " + attrs + " : " + sig({s}, y)}, {{"y", y}}};
+}
+
+Case softmaxLike(Rng &rng, const std::string &op, int rank, int64_t axis) {
+  Shape s = randShape(rng, rank, 2, 5);
+  return {{{"x", s}},
+          {"%y = graph." + op + " %x {axis = " + std::to_string(axis) + " : i64} : " + T(s)},
+          {{"y", s}}};
+}
+
+Case layerNorm(Rng &rng, int rank, int64_t axis, bool bias) {
+  // At least 3 normalised elements: over 2, xhat = +-1 whatever x is, and dx is ~0 (only
+  // epsilon makes it non-zero), which would check noise against noise.
+  Shape s = randShape(rng, rank, 3, 5);
+  Shape n(s.begin() + axis, s.end());
+  Case c{{{"x", s}, {"g", n}}, {}, {{"y", s}}};
+  std::vector<Shape> ins{s, n};
+  std::string operands = "%x, %g";
+  if (bias) {
+    c.inputs.push_back({"b", n});
+    ins.push_back(n);
+    operands += ", %b";
+  }
+  c.body.push_back("%y = graph.layer_norm " + operands + " {axis = " + std::to_string(axis) +
+                   " : i64, epsilon = 1.0e-05 : f64} : " + sig(ins, s));
+  return c;
+}
+
+Case rmsNorm(Rng &rng, int rank, int64_t axis) {
+  Shape s = randShape(rng, rank, 2, 5);
+  Shape n(s.begin() + axis, s.end());
+  return {{{"x", s}, {"g", n}},
+          {"%y = graph.rms_norm %x, %g {axis = " + std::to_string(axis) +
+           " : i64, epsilon = 1.0e-06 : f64} : " + sig({s, n}, s)},
+          {{"y", s}}};
+}
+
+/// Logits [N, C, d...] and labels [N, d...] with about a quarter ignored (never all).
+Case crossEntropy(Rng &rng, const std::string &reduction, const Shape &spatial,
+                  int64_t ignoreIndex) {
+  int64_t n = randInt(rng, 3, 6), classes = randInt(rng, 3, 7);
+  Shape logits{n, classes}, labels{n};
+  logits.insert(logits.end(), spatial.begin(), spatial.end());
+  labels.insert(labels.end(), spatial.begin(), spatial.end());
+  std::vector<int64_t> values(count(labels));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = (i % 4 == 1) ? ignoreIndex : randInt(rng, 0, classes - 1);
+  if (values[0] == ignoreIndex)
+    values[0] = 0;
+  // With ignore_index inside [0, C), labels equal to it are ignored too; keep one class
+  // different from it so the kept labels exercise the one-hot.
+  return {{{"x", logits}},
+          {intConstant("labels", labels, values),
+           "%y = graph.cross_entropy " + reduction +
+               " %x, %labels {ignore_index = " + std::to_string(ignoreIndex) + " : i64} : (" +
+               T(logits) + ", " + T(labels, "i64") + ") -> tensor<f32>"},
+          {{"y", {}}}};
+}
+
+int64_t sliceCount(int64_t start, int64_t end, int64_t step) {
+  if (step > 0)
+    return std::max<int64_t>(0, (end - start + step - 1) / step);
+  return std::max<int64_t>(0, (start - end + (-step) - 1) / (-step));
+}
+
+Case slice(const Shape &s, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
+           const std::vector<int64_t> &ends, const std::vector<int64_t> &steps) {
+  Shape y = s;
+  for (size_t i = 0; i < axes.size(); ++i)
+    y[axes[i]] = sliceCount(starts[i], ends[i], steps[i]);
+  return {{{"x", s}},
+          {"%y = graph.slice %x {axes = " + arr(axes) + ", starts = " + arr(starts) +
+           ", ends = " + arr(ends) + ", steps = " + arr(steps) + "} : " + sig({s}, y)},
+          {{"y", y}}};
+}
+
+Case gather(Rng &rng, const Shape &data, int64_t axis, const Shape &indices, bool negative) {
+  std::vector<int64_t> idx(count(indices));
+  int64_t size = data[axis];
+  for (size_t i = 0; i < idx.size(); ++i)
+    idx[i] = randInt(rng, 0, size - 1);
+  idx[idx.size() - 1] = idx[0]; // a repeated index: its cotangents accumulate
+  if (negative)
+    for (size_t i = 0; i < idx.size(); i += 2)
+      idx[i] -= size;
+  Shape y(data.begin(), data.begin() + axis);
+  y.insert(y.end(), indices.begin(), indices.end());
+  y.insert(y.end(), data.begin() + axis + 1, data.end());
+  return {{{"x", data}},
+          {intConstant("idx", indices, idx),
+           "%y = graph.gather %x, %idx {axis = " + std::to_string(axis) + " : i64} : (" + T(data) +
+               ", " + T(indices, "i64") + ") -> " + T(y)},
+          {{"y", y}}};
+}
+
+Case gatherElements(Rng &rng, const Shape &data, int64_t axis, const Shape &indices) {
+  std::vector<int64_t> idx(count(indices));
+  for (int64_t &i : idx)
+    i = randInt(rng, 0, data[axis] - 1);
+  idx[1] = idx[0]; // along the axis too when indices.shape[last] > 1
+  return {{{"x", data}},
+          {intConstant("idx", indices, idx),
+           "%y = graph.gather_elements %x, %idx {axis = " + std::to_string(axis) + " : i64} : (" +
+               T(data) + ", " + T(indices, "i64") + ") -> " + T(indices)},
+          {{"y", indices}}};
+}
+
+Case trilu(Rng &rng, int rank, int64_t k, bool upper) {
+  Shape s = randShape(rng, rank, 2, 5);
+  return {{{"x", s}},
+          {"%y = graph.trilu %x {k = " + std::to_string(k) + " : i64" + (upper ? ", upper}" : "}") +
+           " : " + T(s)},
+          {{"y", s}}};
+}
+
+Case where(Rng &rng, const Shape &cond, const Shape &t, const Shape &f) {
+  std::vector<bool> mask(count(cond));
+  for (size_t i = 0; i < mask.size(); ++i)
+    mask[i] = randInt(rng, 0, 1);
+  if (mask.size() > 1) {
+    mask[0] = true;
+    mask[1] = false;
+  }
+  Shape y = broadcast(broadcast(cond, t), f);
+  return {{{"t", t}, {"f", f}},
+          {boolConstant("c", cond, mask), "%y = graph.where %c, %t, %f : (" + T(cond, "i1") + ", " +
+                                              T(t) + ", " + T(f) + ") -> " + T(y)},
+          {{"y", y}}};
+}
+
+std::vector<CaseDef> allCases() {
+  std::vector<CaseDef> cases;
+  auto add = [&](std::string name, std::function<Case(Rng &)> make) {
+    cases.push_back({std::move(name), std::move(make)});
+  };
+
+  // Unary elementwise.
+  struct U {
+    const char *name, *op;
+    Dist dist;
+  };
+  for (U u :
+       {U{"sqrt", "sqrt", Dist::Positive}, U{"reciprocal", "reciprocal", Dist::AwayFromZero},
+        U{"exp", "exp", Dist::Uniform}, U{"log", "log", Dist::Positive},
+        U{"tanh", "tanh", Dist::Uniform}, U{"sigmoid", "sigmoid", Dist::Uniform},
+        U{"erf", "erf", Dist::Uniform}, U{"silu", "silu", Dist::Uniform},
+        U{"neg", "neg", Dist::Uniform}, U{"relu", "relu", Dist::AwayFromZero},
+        U{"gelu_exact", "gelu exact", Dist::Uniform}, U{"gelu_tanh", "gelu tanh", Dist::Uniform}}) {
+    std::string op = u.op;
+    Dist d = u.dist;
+    add(u.name, [op, d](Rng &r) { return unary(r, op, d); });
+  }
+  add("cast_f32_to_f32", [](Rng &r) {
+    Shape s = randShape(r, 2);
+    return Case{{{"x", s}}, {"%y = graph.cast %x : " + T(s) + " to " + T(s)}, {{"y", s}}};
+  });
+
+  // Binary elementwise with broadcasting.
+  struct B {
+    const char *op;
+    Dist a, b;
+  };
+  for (B bin : {B{"add", Dist::Uniform, Dist::Uniform}, B{"sub", Dist::Uniform, Dist::Uniform},
+                B{"mul", Dist::Uniform, Dist::Uniform}, B{"div", Dist::Uniform, Dist::AwayFromZero},
+                B{"pow", Dist::Positive, Dist::Uniform}})
+    for (const auto &[pattern, shapes] : broadcastPatterns()) {
+      std::string op = bin.op;
+      B b = bin;
+      ShapePair sp = shapes;
+      add(op + "_" + pattern, [op, b, sp](Rng &r) { return binary(r, op, b.a, b.b, sp); });
+    }
+  // Fan-out: both operands are the same value (the two cotangents accumulate).
+  add("mul_same_operand", [](Rng &r) {
+    Shape s = randShape(r, 2);
+    return Case{{{"x", s}}, {"%y = graph.mul %x, %x : " + sig({s, s}, s)}, {{"y", s}}};
+  });
+  add("pow_constant_exponent", [](Rng &r) {
+    Shape s = randShape(r, 2);
+    return Case{{{"x", s, Dist::Positive}, {"e", {}, Dist::Uniform, /*wrt=*/false}},
+                {"%y = graph.pow %x, %e : " + sig({s, {}}, s)},
+                {{"y", s}}};
+  });
+
+  // where: gradients to both branches, with broadcasting of condition and branches.
+  add("where_same", [](Rng &r) {
+    Shape s = randShape(r, 2);
+    return where(r, s, s, s);
+  });
+  add("where_broadcast_branches", [](Rng &r) {
+    Shape s = randShape(r, 3);
+    return where(r, s, {s[1], 1}, {s[2]});
+  });
+  add("where_broadcast_condition", [](Rng &r) {
+    Shape s = randShape(r, 3);
+    return where(r, {s[2]}, s, {});
+  });
+
+  // matmul: 2-D, batched with broadcasting, 1-D operands.
+  add("matmul_2d", [](Rng &r) {
+    int64_t m = randInt(r, 2, 5), k = randInt(r, 2, 5), n = randInt(r, 2, 5);
+    return matmul({m, k}, {k, n}, {m, n});
+  });
+  add("matmul_batched_weight", [](Rng &r) {
+    int64_t b = randInt(r, 2, 3), m = randInt(r, 2, 4), k = randInt(r, 2, 4), n = randInt(r, 2, 4);
+    return matmul({b, m, k}, {k, n}, {b, m, n});
+  });
+  add("matmul_batched_broadcast", [](Rng &r) {
+    int64_t b0 = randInt(r, 2, 3), b1 = randInt(r, 2, 3), m = randInt(r, 2, 4),
+            k = randInt(r, 2, 4), n = randInt(r, 2, 4);
+    return matmul({b0, 1, m, k}, {b1, k, n}, {b0, b1, m, n});
+  });
+  add("matmul_1d_lhs", [](Rng &r) {
+    int64_t b = randInt(r, 2, 3), k = randInt(r, 2, 5), n = randInt(r, 2, 5);
+    return matmul({k}, {b, k, n}, {b, n});
+  });
+  add("matmul_1d_rhs", [](Rng &r) {
+    int64_t b = randInt(r, 2, 3), m = randInt(r, 2, 5), k = randInt(r, 2, 5);
+    return matmul({b, m, k}, {k}, {b, m});
+  });
+  add("matmul_1d_both", [](Rng &r) {
+    int64_t k = randInt(r, 2, 6);
+    return matmul({k}, {k}, {});
+  });
+
+  // Reductions: keepdims on and off, one middle axis, two non-adjacent axes, all axes.
+  for (const char *op : {"reduce_sum", "reduce_mean", "reduce_max"})
+    for (bool keep : {false, true}) {
+      std::string o = op, k = keep ? "_keepdims" : "";
+      add(o + "_axis1" + k, [o, keep](Rng &r) { return reduce(r, o, 3, {1}, keep); });
+      add(o + "_axes02" + k, [o, keep](Rng &r) { return reduce(r, o, 3, {0, 2}, keep); });
+      add(o + "_all" + k, [o, keep](Rng &r) { return reduce(r, o, 3, {0, 1, 2}, keep); });
+    }
+
+  // Softmax family on the last, first and a middle axis.
+  for (const char *op : {"softmax", "log_softmax"}) {
+    std::string o = op;
+    add(o + "_last", [o](Rng &r) { return softmaxLike(r, o, 3, 2); });
+    add(o + "_first", [o](Rng &r) { return softmaxLike(r, o, 3, 0); });
+    add(o + "_middle", [o](Rng &r) { return softmaxLike(r, o, 4, 1); });
+  }
+
+  // Norms: gradients to input, scale and bias; normalising the last axis or the last two.
+  add("layer_norm_bias_last", [](Rng &r) { return layerNorm(r, 3, 2, true); });
+  add("layer_norm_nobias_last", [](Rng &r) { return layerNorm(r, 3, 2, false); });
+  add("layer_norm_bias_last2", [](Rng &r) { return layerNorm(r, 3, 1, true); });
+  add("layer_norm_nobias_last2", [](Rng &r) { return layerNorm(r, 4, 2, false); });
+  add("rms_norm_last", [](Rng &r) { return rmsNorm(r, 3, 2); });
+  add("rms_norm_last2", [](Rng &r) { return rmsNorm(r, 3, 1); });
+
+  // Cross-entropy (gradient to the logits), some labels ignored.
+  add("cross_entropy_mean", [](Rng &r) { return crossEntropy(r, "mean", {}, -100); });
+  add("cross_entropy_sum", [](Rng &r) { return crossEntropy(r, "sum", {}, -100); });
+  add("cross_entropy_mean_spatial", [](Rng &r) { return crossEntropy(r, "mean", {3}, -100); });
+  add("cross_entropy_sum_spatial", [](Rng &r) { return crossEntropy(r, "sum", {2}, -1); });
+  add("cross_entropy_mean_ignore_class", [](Rng &r) { return crossEntropy(r, "mean", {}, 1); });
+
+  // Shape ops.
+  add("reshape_merge", [](Rng &r) {
+    Shape s = randShape(r, 3), y{s[0] * s[1], s[2]};
+    return Case{{{"x", s}}, {"%y = graph.reshape %x : " + T(s) + " to " + T(y)}, {{"y", y}}};
+  });
+  add("reshape_split", [](Rng &r) {
+    Shape s = randShape(r, 2), y{s[1], 1, s[0]};
+    return Case{{{"x", s}}, {"%y = graph.reshape %x : " + T(s) + " to " + T(y)}, {{"y", y}}};
+  });
+  for (int rank : {3, 4})
+    add("transpose_rank" + std::to_string(rank), [rank](Rng &r) {
+      Shape s = randShape(r, rank);
+      std::vector<int64_t> perm(rank);
+      std::iota(perm.begin(), perm.end(), 0);
+      do
+        std::shuffle(perm.begin(), perm.end(), r);
+      while (std::is_sorted(perm.begin(), perm.end()));
+      Shape y(rank);
+      for (int i = 0; i < rank; ++i)
+        y[i] = s[perm[i]];
+      return Case{{{"x", s}},
+                  {"%y = graph.transpose %x {permutation = " + arr(perm) + "} : " + sig({s}, y)},
+                  {{"y", y}}};
+    });
+  add("expand_inner_and_new", [](Rng &r) {
+    Shape y = randShape(r, 3), s{y[1], 1};
+    return Case{{{"x", s}}, {"%y = graph.expand %x : " + T(s) + " to " + T(y)}, {{"y", y}}};
+  });
+  add("expand_leading_one", [](Rng &r) {
+    Shape y = randShape(r, 2), s{1, y[1]};
+    return Case{{{"x", s}}, {"%y = graph.expand %x : " + T(s) + " to " + T(y)}, {{"y", y}}};
+  });
+  add("expand_scalar", [](Rng &r) {
+    Shape y = randShape(r, 2), s{};
+    return Case{{{"x", s}}, {"%y = graph.expand %x : " + T(s) + " to " + T(y)}, {{"y", y}}};
+  });
+  add("concat_axis1_three", [](Rng &r) {
+    Shape a = randShape(r, 3), b = a, c = a;
+    b[1] = randInt(r, 1, 3);
+    c[1] = randInt(r, 1, 3);
+    Shape y = a;
+    y[1] = a[1] + b[1] + c[1];
+    return Case{{{"a", a}, {"b", b}, {"c", c}},
+                {"%y = graph.concat %a, %b, %c {axis = 1 : i64} : " + sig({a, b, c}, y)},
+                {{"y", y}}};
+  });
+  add("concat_axis0_frozen_operand", [](Rng &r) {
+    Shape a = randShape(r, 2), b = a;
+    b[0] = randInt(r, 1, 3);
+    Shape y = a;
+    y[0] += b[0];
+    return Case{{{"a", a}, {"b", b, Dist::Uniform, /*wrt=*/false}},
+                {"%y = graph.concat %a, %b {axis = 0 : i64} : " + sig({a, b}, y)},
+                {{"y", y}}};
+  });
+  add("slice_unit_steps", [](Rng &) { return slice({4, 5, 3}, {0, 2}, {1, 0}, {3, 2}, {1, 1}); });
+  add("slice_step2", [](Rng &) { return slice({3, 7}, {1}, {1}, {7}, {2}); });
+  add("slice_reverse", [](Rng &) { return slice({3, 5}, {1}, {4}, {-1}, {-1}); });
+  add("slice_negative_step2", [](Rng &) {
+    return slice({6, 4}, {0, 1}, {5, 3}, {0, -1}, {-2, -1});
+  });
+  add("split_three", [](Rng &r) {
+    Shape s = randShape(r, 3);
+    s[1] = 6;
+    Shape p0 = s, p1 = s, p2 = s;
+    p0[1] = 1;
+    p1[1] = 3;
+    p2[1] = 2;
+    return Case{{{"x", s}},
+                {"%y:3 = graph.split %x {axis = 1 : i64, sizes = array<i64: 1, 3, 2>} : (" + T(s) +
+                 ") -> (" + T(p0) + ", " + T(p1) + ", " + T(p2) + ")"},
+                {{"y#0", p0}, {"y#1", p1}, {"y#2", p2}}};
+  });
+  add("split_unused_piece", [](Rng &r) {
+    Shape s = randShape(r, 2);
+    s[1] = 5;
+    Shape p0 = s, p1 = s;
+    p0[1] = 2;
+    p1[1] = 3;
+    return Case{{{"x", s}},
+                {"%y:2 = graph.split %x {axis = 1 : i64, sizes = array<i64: 2, 3>} : (" + T(s) +
+                 ") -> (" + T(p0) + ", " + T(p1) + ")"},
+                {{"y#1", p1}}};
+  });
+  add("gather_axis0_repeated", [](Rng &r) {
+    return gather(r, {randInt(r, 3, 6), randInt(r, 2, 4)}, 0, {2, 3}, false);
+  });
+  add("gather_inner_axis", [](Rng &r) {
+    return gather(r, {2, randInt(r, 3, 5), 3}, 1, {4}, false);
+  });
+  add("gather_negative_indices", [](Rng &r) {
+    return gather(r, {randInt(r, 3, 6), 2}, 0, {5}, true);
+  });
+  add("gather_scalar_index", [](Rng &r) { return gather(r, {3, randInt(r, 3, 5)}, 1, {}, false); });
+  add("gather_elements_axis0", [](Rng &r) { return gatherElements(r, {4, 3}, 0, {5, 3}); });
+  add("gather_elements_axis1", [](Rng &r) { return gatherElements(r, {3, 5}, 1, {3, 4}); });
+  add("gather_elements_smaller", [](Rng &r) { return gatherElements(r, {3, 4, 5}, 2, {2, 3, 2}); });
+  add("trilu_lower", [](Rng &r) { return trilu(r, 2, 0, false); });
+  add("trilu_upper_k1", [](Rng &r) { return trilu(r, 2, 1, true); });
+  add("trilu_lower_km1_batched", [](Rng &r) { return trilu(r, 3, -1, false); });
+  add("trilu_upper_km2_batched", [](Rng &r) { return trilu(r, 4, -2, true); });
+  return cases;
+}
+
+//===----------------------------------------------------------------------===//
+// The check
+//===----------------------------------------------------------------------===//
+
+/// Worst relative error per case, printed at the end.
+std::map<std::string, double> &worstErrors() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+class SummaryPrinter : public ::testing::Environment {
+public:
+  void TearDown() override {
+    if (worstErrors().empty())
+      return;
+    std::printf("\nworst relative error ||g - fd|| / ||fd|| per case (bound %.0e):\n", kTolerance);
+    for (const auto &[name, err] : worstErrors())
+      std::printf("  %-40s %.3e%s\n", name.c_str(), err, err < kTolerance ? "" : "  FAIL");
+  }
+};
+
+[[maybe_unused]] const auto *const summaryEnv =
+    ::testing::AddGlobalTestEnvironment(new SummaryPrinter);
+
+double sample(Dist d, Rng &rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  switch (d) {
+  case Dist::Uniform:
+    return -2 + 4 * u(rng);
+  case Dist::Positive:
+    return 0.5 + 1.5 * u(rng);
+  case Dist::AwayFromZero:
+    return (u(rng) < 0.5 ? -1 : 1) * (0.2 + 1.8 * u(rng));
+  case Dist::Spread:
+    break;
+  }
+  return 0;
+}
+
+HostTensor makeInput(const Input &in, Rng &rng) {
+  if (in.dist != Dist::Spread)
+    return randomF64(in.shape, rng, [&](Rng &r) { return sample(in.dist, r); });
+  int64_t n = count(in.shape);
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  HostTensor t(DType::F64, in.shape);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int64_t i = 0; i < n; ++i)
+    t.data<double>()[i] = -2 + 4 * (perm[i] + 0.3 + 0.4 * u(rng)) / n;
+  return t;
+}
+
+std::string buildText(const Case &c) {
+  std::ostringstream os;
+  os << "func.func @forward(";
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    os << (i ? ", " : "") << "%" << c.inputs[i].name << ": " << T(c.inputs[i].shape);
+  for (size_t k = 0; k < c.outputs.size(); ++k)
+    os << ", %w" << k << ": " << T(c.outputs[k].shape);
+  os << ") -> tensor<f32> {\n";
+  for (const std::string &line : c.body)
+    os << "  " << line << "\n";
+  std::vector<std::string> terms;
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    const Output &o = c.outputs[k];
+    std::string t = T(o.shape), p = "%p" + std::to_string(k), l = "%l" + std::to_string(k);
+    os << "  " << p << " = graph.mul %" << o.value << ", %w" << k << " : (" << t << ", " << t
+       << ") -> " << t << "\n";
+    if (o.shape.empty()) {
+      terms.push_back(p);
+      continue;
+    }
+    std::vector<int64_t> axes(o.shape.size());
+    std::iota(axes.begin(), axes.end(), 0);
+    os << "  " << l << " = graph.reduce_sum " << p << " {axes = " << arr(axes) << "} : (" << t
+       << ") -> tensor<f32>\n";
+    terms.push_back(l);
+  }
+  std::string loss = terms[0];
+  for (size_t k = 1; k < terms.size(); ++k) {
+    std::string next = "%s" + std::to_string(k);
+    os << "  " << next << " = graph.add " << loss << ", " << terms[k]
+       << " : (tensor<f32>, tensor<f32>) -> tensor<f32>\n";
+    loss = next;
+  }
+  os << "  return " << loss << " : tensor<f32>\n}\n";
+  return os.str();
+}
+
+uint64_t seedOf(const std::string &name) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a
+  for (char ch : name)
+    h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  return h;
+}
+
+class VjpFiniteDifference : public ::testing::TestWithParam<CaseDef> {};
+
+TEST_P(VjpFiniteDifference, Check) {
+  const CaseDef &def = GetParam();
+  Rng rng(seedOf(def.name));
+  Case c = def.make(rng);
+  std::string text = buildText(c);
+  SCOPED_TRACE("forward:\n" + text);
+
+  TestContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &ctx.get());
+  ASSERT_TRUE(module) << "the test's IR does not parse:\n" << ctx.takeDiagnostics();
+  auto forward = module->lookupSymbol<mlir::func::FuncOp>("forward");
+  ASSERT_TRUE(forward);
+
+  mlir::rp::AutodiffConfig config;
+  std::vector<size_t> wrt; // input indices in wrtArgs order
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.inputs[i].wrt) {
+      config.wrtArgs.push_back(static_cast<unsigned>(i));
+      wrt.push_back(i);
+    }
+  mlir::FailureOr<mlir::func::FuncOp> step = mlir::rp::buildGradientFunction(forward, config);
+  ASSERT_TRUE(mlir::succeeded(step)) << "buildGradientFunction failed:\n" << ctx.takeDiagnostics();
+  ASSERT_TRUE(mlir::succeeded(mlir::verify(*module)))
+      << "the module with @train_step does not verify:\n"
+      << ctx.takeDiagnostics();
+  ASSERT_EQ(step->getNumResults(), 1 + wrt.size());
+  for (size_t k = 0; k < wrt.size(); ++k) {
+    auto attr = step->getResultAttrOfType<mlir::IntegerAttr>(1 + k, "graph.grad_of_arg");
+    ASSERT_TRUE(attr) << "result " << 1 + k << " has no graph.grad_of_arg";
+    EXPECT_EQ(attr.getInt(), static_cast<int64_t>(wrt[k]));
+  }
+  std::string stepText;
+  {
+    llvm::raw_string_ostream os(stepText);
+    step->print(os);
+  }
+  SCOPED_TRACE("train_step:\n" + stepText);
+
+  std::vector<HostTensor> args;
+  for (const Input &in : c.inputs)
+    args.push_back(makeInput(in, rng));
+  for (const Output &o : c.outputs)
+    args.push_back(randomF64(
+        o.shape, rng, [](Rng &r) { return std::uniform_real_distribution<double>(-1, 1)(r); }));
+
+  ParamLoader none = noParams();
+  auto stepOut = runF64(*step, args, none);
+  ASSERT_TRUE(stepOut) << "@train_step failed to run:\n" << ctx.takeDiagnostics();
+  auto fwdOut = runF64(forward, args, none);
+  ASSERT_TRUE(fwdOut) << "@forward failed to run:\n" << ctx.takeDiagnostics();
+  EXPECT_EQ(at((*stepOut)[0], 0), at((*fwdOut)[0], 0)) << "@train_step's loss differs";
+
+  auto loss = [&]() -> std::optional<double> {
+    auto out = runF64(forward, args, none);
+    if (!out)
+      return std::nullopt;
+    return at((*out)[0], 0);
+  };
+  double worst = 0;
+  for (size_t k = 0; k < wrt.size(); ++k) {
+    const Input &in = c.inputs[wrt[k]];
+    HostTensor &x = args[wrt[k]];
+    const HostTensor &g = (*stepOut)[1 + k];
+    ASSERT_EQ(g.shape(), in.shape) << "gradient of %" << in.name;
+    std::vector<double> grad, fd;
+    for (int64_t j = 0; j < x.numElements(); ++j) {
+      std::optional<double> d = centralDifference(&x.data<double>()[j], loss);
+      ASSERT_TRUE(d) << "@forward failed to run:\n" << ctx.takeDiagnostics();
+      fd.push_back(*d);
+      grad.push_back(at(g, j));
+    }
+    double err = relativeError(grad, fd);
+    worst = std::max(worst, err);
+    std::printf("[ %s ] %%%s %s: relative error %.3e (||fd|| = %.3e)\n", def.name.c_str(),
+                in.name.c_str(), ::rp::runtime::formatShape(in.shape).c_str(), err,
+                std::sqrt(std::inner_product(fd.begin(), fd.end(), fd.begin(), 0.0)));
+    EXPECT_LT(err, kTolerance) << "gradient of %" << in.name << " "
+                               << ::rp::runtime::formatShape(in.shape)
+                               << "\n  autodiff: " << describe(grad)
+                               << "\n  finite difference: " << describe(fd);
+  }
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  worstErrors()[def.name] = worst;
+}
+
+INSTANTIATE_TEST_SUITE_P(OpVjp, VjpFiniteDifference, ::testing::ValuesIn(allCases()),
+                         [](const ::testing::TestParamInfo<CaseDef> &info) {
+                           return info.param.name;
+                         });
+
+} // namespace

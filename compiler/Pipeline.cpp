@@ -22,6 +22,14 @@ void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options) {
   pm.addPass(createCanonicalizerPass());
 }
 
+void buildLayersPipeline(OpPassManager &pm) {
+  pm.addPass(createFuseNorms());
+  pm.addPass(createFuseGelu());
+  pm.addPass(createFuseCrossEntropy());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGroupLayers());
+}
+
 namespace {
 
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
@@ -39,6 +47,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 } // namespace
 
 void registerPipelines() {
+  PassPipelineRegistration<>("rp-layers-pipeline",
+                             "forward -> fused ops -> layer functions (as rpc-compile "
+                             "--emit=layers)",
+                             [](OpPassManager &pm) { buildLayersPipeline(pm); });
   PassPipelineRegistration<TrainPipelineOptions>(
       "rp-train-pipeline",
       "forward -> train_step: freeze, LoRA injection, autodiff (as rpc-compile --emit=train)",

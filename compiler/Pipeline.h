@@ -31,7 +31,11 @@ struct TrainingOptions {
 /// rp-autodiff and canonicalize (if `differentiate`).
 void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options);
 
-/// Registers `rp-train-pipeline` (options lora-rank, lora-alpha, lora-targets, freeze).
+/// forward -> layer functions: the fusions (rp-fuse-norms, rp-fuse-gelu,
+/// rp-fuse-cross-entropy), canonicalize, rp-group-layers.
+void buildLayersPipeline(OpPassManager &pm);
+
+/// Registers `rp-layers-pipeline` and `rp-train-pipeline` (options lora-rank, lora-alpha, lora-targets, freeze).
 void registerPipelines();
 
 } // namespace mlir::rp

@@ -111,4 +111,9 @@ def FreezeParams : Pass<"rp-freeze-params", "::mlir::ModuleOp"> {
   ];
 }
 
+// Pass families in their own files, one owner each.
+include "passes/NormFusionPasses.td"
+include "passes/BlockFusionPasses.td"
+include "passes/LayerPasses.td"
+
 #endif // RP_PASSES_TD

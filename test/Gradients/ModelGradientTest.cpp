@@ -336,3 +336,61 @@ TEST_F(ModelGradient, LoraAdapters) {
 }
 
 } // namespace
+
+namespace {
+
+/// rp-group-layers keeps the computation: running @prefix, @block_*, @tail in the order of
+/// `graph.layers`, feeding each boundary argument the result its `graph.boundary` names,
+/// reproduces @forward's loss and logits bit for bit (the same ops run in the same order).
+TEST_F(ModelGradient, LayerGroupingReproducesForward) {
+  loadParams();
+  mlir::PassManager pm(&ctx.get());
+  pm.addPass(mlir::rp::createGroupLayers());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module))) << ctx.takeDiagnostics();
+  auto layers = (*module)->getAttrOfType<mlir::ArrayAttr>("graph.layers");
+  ASSERT_TRUE(layers);
+  ASSERT_EQ(layers.size(), 4u); // prefix, two blocks, tail
+
+  auto forward = module->lookupSymbol<mlir::func::FuncOp>("forward");
+  auto expected = runF64(forward, args, loader());
+  ASSERT_TRUE(expected) << ctx.takeDiagnostics();
+
+  std::map<std::string, HostTensor> produced; // "<layer>#<i>" -> value
+  std::map<std::string, const HostTensor *> inputs;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    inputs[forward.getArgAttrOfType<mlir::StringAttr>(i, "graph.name").str()] = &args[i];
+  std::vector<HostTensor> last;
+  for (mlir::Attribute a : layers) {
+    auto fn = module->lookupSymbol<mlir::func::FuncOp>(mlir::cast<mlir::FlatSymbolRefAttr>(a));
+    ASSERT_TRUE(fn);
+    std::vector<HostTensor> fnArgs;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      if (auto from = fn.getArgAttrOfType<mlir::StringAttr>(i, "graph.boundary")) {
+        ASSERT_TRUE(produced.count(from.str())) << "no value for " << from.str();
+        fnArgs.push_back(produced.at(from.str()).clone());
+      } else {
+        auto name = fn.getArgAttrOfType<mlir::StringAttr>(i, "graph.name");
+        ASSERT_TRUE(name) << "argument " << i << " of @" << fn.getSymName().str();
+        fnArgs.push_back(inputs.at(name.str())->clone());
+      }
+    }
+    // Blocks take only the hidden state: one boundary argument, no model inputs.
+    if (fn.getSymName().starts_with("block_")) {
+      EXPECT_EQ(fn.getNumArguments(), 1u) << "@" << fn.getSymName().str();
+      EXPECT_EQ(fn.getNumResults(), 1u) << "@" << fn.getSymName().str();
+    }
+    auto out = runF64(fn, fnArgs, loader());
+    ASSERT_TRUE(out) << ctx.takeDiagnostics();
+    for (unsigned i = 0; i < out->size(); ++i)
+      produced.emplace(fn.getSymName().str() + "#" + std::to_string(i), (*out)[i].clone());
+    last = std::move(*out);
+  }
+  ASSERT_EQ(last.size(), expected->size());
+  for (size_t r = 0; r < last.size(); ++r) {
+    ASSERT_EQ(last[r].shape(), (*expected)[r].shape());
+    for (int64_t i = 0; i < last[r].numElements(); ++i)
+      ASSERT_EQ(at(last[r], i), at((*expected)[r], i)) << "result " << r << " element " << i;
+  }
+}
+
+} // namespace

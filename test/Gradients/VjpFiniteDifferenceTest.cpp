@@ -369,6 +369,17 @@ Case where(Rng &rng, const Shape &cond, const Shape &t, const Shape &f) {
           {{"y", y}}};
 }
 
+/// graph.rope on x [B, H, S, D] with cos/sin [S, D] or [B, 1, S, D] (differentiated too).
+Case rope(Rng &rng, bool batched) {
+  int64_t b = randInt(rng, 1, 2), h = randInt(rng, 2, 3), s = randInt(rng, 2, 4),
+          d = 2 * randInt(rng, 2, 3);
+  Shape x{b, h, s, d};
+  Shape c = batched ? Shape{b, 1, s, d} : Shape{s, d};
+  return {{{"x", x}, {"c", c}, {"s", c}},
+          {"%y = graph.rope %x, %c, %s : " + sig({x, c, c}, x)},
+          {{"y", x}}};
+}
+
 std::vector<CaseDef> allCases() {
   std::vector<CaseDef> cases;
   auto add = [&](std::string name, std::function<Case(Rng &)> make) {
@@ -596,6 +607,18 @@ std::vector<CaseDef> allCases() {
   add("trilu_upper_k1", [](Rng &r) { return trilu(r, 2, 1, true); });
   add("trilu_lower_km1_batched", [](Rng &r) { return trilu(r, 3, -1, false); });
   add("trilu_upper_km2_batched", [](Rng &r) { return trilu(r, 4, -2, true); });
+
+  // Fused ops (graph.swiglu, graph.rope): every operand differentiated.
+  add("swiglu", [](Rng &r) {
+    Shape s = randShape(r, 3);
+    return Case{{{"a", s}, {"u", s}}, {"%y = graph.swiglu %a, %u : " + T(s)}, {{"y", s}}};
+  });
+  add("swiglu_1d", [](Rng &r) {
+    Shape s{randInt(r, 3, 7)};
+    return Case{{{"a", s}, {"u", s}}, {"%y = graph.swiglu %a, %u : " + T(s)}, {{"y", s}}};
+  });
+  add("rope_cos_sd", [](Rng &r) { return rope(r, false); });
+  add("rope_cos_b1sd", [](Rng &r) { return rope(r, true); });
   return cases;
 }
 

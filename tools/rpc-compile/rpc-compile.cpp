@@ -3,16 +3,21 @@
 //   rpc-compile MODEL.onnx --emit=graph|train [-o FILE] [--dim NAME=N]... [--input-shape NAME=AxB]...
 //               [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
 //
-// Imports an exported ONNX training graph and prints the IR of the requested level: `graph`
-// (the imported forward function) or `train` (+ @train_step: loss and gradients, after the
-// optional --freeze and --lora-* transformations). Later levels (layers, stages, schedule,
-// plan-text) and the plan file come with the passes that produce them. Exit codes: 0 success, 2 bad input (unreadable or malformed model,
+// Imports an exported ONNX training graph and prints the requested level: `graph` (the imported
+// forward function), `train` (+ @train_step: loss and gradients, after the optional --freeze
+// and --lora-* transformations), `layers` (the layer functions of rp-group-layers) or
+// `stages` (the stage partition as a table, from a measured --profile or the FLOP estimate of
+// compiler/LayerCosts.h). Later levels (schedule, plan-text) and the plan file come with the
+// passes that produce them. Exit codes: 0 success, 2 bad input (unreadable or malformed model,
 // unsupported op, unbound dimension, ...), 1 internal error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
+#include "compiler/LayerCosts.h"
 #include "compiler/Pipeline.h"
+#include "compiler/partition/Partitioner.h"
+#include "passes/Passes.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/core/AtomicFile.h"
 
@@ -26,12 +31,15 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <optional>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Graph, Train };
+enum class Emit { Graph, Train, Layers, Stages };
 
 cl::OptionCategory category("rpc-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | model.onnxtext>"),
@@ -42,7 +50,11 @@ cl::opt<Emit> emit("emit", cl::desc("The IR level to print"), cl::init(Emit::Gra
                    cl::values(clEnumValN(Emit::Graph, "graph",
                                          "the imported graph dialect (func @forward)"),
                               clEnumValN(Emit::Train, "train",
-                                         "the training function @train_step (loss and gradients)")),
+                                         "the training function @train_step (loss and gradients)"),
+                              clEnumValN(Emit::Layers, "layers",
+                                         "the layer functions (@prefix, @block_N, @tail)"),
+                              clEnumValN(Emit::Stages, "stages",
+                                         "the stage partition as a table")),
                    cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --dim batch=4)"),
                            cl::value_desc("NAME=N"), cl::cat(category));
@@ -60,7 +72,65 @@ cl::opt<std::string> loraTargets("lora-targets",
 cl::opt<std::string> freeze("freeze", cl::desc("Regex of params to freeze"), cl::init(""),
                             cl::cat(category));
 
+cl::OptionCategory planCategory("partitioning options (--emit=stages)");
+cl::opt<int> gpus("gpus", cl::desc("GPU pool size N"), cl::init(8), cl::cat(planCategory));
+cl::opt<std::string> gpuMemory("gpu-memory", cl::desc("Memory of one GPU (e.g. 24GiB)"),
+                               cl::init(""), cl::cat(planCategory));
+cl::opt<int> microBatches("micro-batches", cl::desc("Micro-batches per job M (default N + 1)"),
+                          cl::init(0), cl::cat(planCategory));
+cl::opt<std::string> profilePath("profile", cl::desc("Measured layer profile (JSON)"),
+                                 cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
+cl::opt<std::string> targetPath("target", cl::desc("Target GPU description (JSON)"),
+                                cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
+cl::opt<std::string> partitioner("partitioner", cl::desc("roundpipe (the paper's) or exact"),
+                                 cl::init("roundpipe"), cl::cat(planCategory));
+
 constexpr int kBadInput = 2;
+
+/// Parses "24GiB", "24GB", "512MiB", "1e9" (bytes).
+std::optional<uint64_t> parseBytes(llvm::StringRef text) {
+  struct Unit { const char *suffix; double scale; };
+  static const Unit units[] = {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
+                               {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1.0}};
+  double scale = 1.0;
+  for (const Unit &u : units)
+    if (text.consume_back(u.suffix)) {
+      scale = u.scale;
+      break;
+    }
+  double value;
+  if (text.trim().getAsDouble(value) || !(value > 0))
+    return std::nullopt;
+  return static_cast<uint64_t>(value * scale);
+}
+
+/// The stage table of --emit=stages.
+std::string formatStages(const ::rp::partition::Plan &plan,
+                         const ::rp::partition::Profile &profile) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-10s %-28s %12s %12s\n", "stage", "kind", "layers",
+                "est. ms/mb", "memory");
+  out += line;
+  int index = 0;
+  auto row = [&](const ::rp::partition::PlannedStage &st) {
+    std::string layers = profile.layers[st.begin].name;
+    if (st.end - st.begin > 1)
+      layers += " .. " + profile.layers[st.end - 1].name;
+    std::snprintf(line, sizeof line, "%-6d %-10s %-28s %12.3f %12s\n", index++,
+                  ::rp::partition::stageKindName(st.kind), layers.c_str(), st.cost.timeMs,
+                  ::rp::partition::formatBytes(st.cost.memoryBytes).c_str());
+    out += line;
+  };
+  for (const auto &st : plan.forward)
+    row(st);
+  for (const auto &st : plan.backward)
+    row(st);
+  out += ::rp::partition::formatPlan(plan) + "\n";
+  for (const std::string &w : plan.warnings)
+    out += "warning: " + w + "\n";
+  return out;
+}
 
 } // namespace
 
@@ -72,7 +142,7 @@ int main(int argc, char **argv) {
     os << "rpc-compile " << RP_VERSION << " (the RoundPipe compiler; MLIR " << LLVM_VERSION_STRING
        << ")\n";
   });
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions({&category, &planCategory, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "rpc-compile: compile an exported ONNX training graph into a "
                               "RoundPipe plan\n");
@@ -117,9 +187,72 @@ int main(int argc, char **argv) {
   }
 
   std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  os.flush();
+  if (emit == Emit::Layers || emit == Emit::Stages) {
+    PassManager pm(&context);
+    mlir::rp::buildLayersPipeline(pm);
+    if (failed(pm.run(*module)))
+      return kBadInput;
+  }
+  if (emit == Emit::Stages) {
+    auto fail = [](const std::string &message) {
+      llvm::errs() << "rpc-compile: error: " << message << "\n";
+      return kBadInput;
+    };
+    namespace part = ::rp::partition;
+    part::TargetSpec target;
+    if (!targetPath.empty()) {
+      auto t = part::loadTarget(targetPath);
+      if (!t.ok())
+        return fail(t.status().message());
+      target = t.value();
+    } else {
+      // An RTX 4090 (the paper's machine): 165 dense bf16 TFLOP/s, PCIe 4.0 x16.
+      target = part::makeTarget("rtx4090", 165, 1008, 25, 24ull << 30).value();
+    }
+    if (!gpuMemory.empty()) {
+      std::optional<uint64_t> bytes = parseBytes(gpuMemory);
+      if (!bytes)
+        return fail("invalid --gpu-memory '" + gpuMemory + "': expected a size like 24GiB");
+      target.memoryBytes = *bytes;
+    }
+    auto layers = (*module)->getAttrOfType<ArrayAttr>("graph.layers");
+    part::Profile profile;
+    if (!profilePath.empty()) {
+      auto p = part::loadProfile(profilePath);
+      if (!p.ok())
+        return fail(p.status().message());
+      profile = p.value();
+      if (profile.layers.size() != layers.size())
+        return fail(profilePath + ": the profile has " + std::to_string(profile.layers.size()) +
+                    " layers, the model has " + std::to_string(layers.size()) +
+                    " (prefix, " + std::to_string(layers.size() - 2) + " blocks, tail)");
+    } else {
+      FailureOr<part::Profile> estimated = mlir::rp::estimateProfile(*module, target);
+      if (failed(estimated))
+        return kBadInput;
+      profile = *estimated;
+    }
+    if (gpus < 1)
+      return fail("--gpus must be at least 1");
+    int m = microBatches > 0 ? microBatches : gpus + 1;
+    auto algorithm = part::parsePartitionAlgorithm(partitioner);
+    if (!algorithm.ok())
+      return fail(algorithm.status().message());
+    auto costs = part::CostModel::create(profile, target.pcieGbps, m);
+    if (!costs.ok())
+      return fail(costs.status().message());
+    part::PartitionOptions options;
+    options.numGpus = gpus;
+    options.modelMemoryLimitBytes = part::defaultModelMemoryLimit(target);
+    auto plan = part::partition(algorithm.value(), costs.value(), options);
+    if (!plan.ok())
+      return fail(plan.status().message());
+    text = formatStages(plan.value(), profile);
+  } else {
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    os.flush();
+  }
   if (outputPath == "-") {
     llvm::outs() << text;
     return 0;

@@ -7,6 +7,7 @@
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
 #include "kernels/cpu/Elementwise.h"
+#include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Gather.h"
 #include "kernels/cpu/Generators.h"
 #include "kernels/cpu/MatMul.h"
@@ -223,6 +224,10 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
                                ce.getReduction() == LossReduction::mean ? cpu::LossReduction::Mean
                                                                         : cpu::LossReduction::Sum,
                                out[0]);
+  } else if (isa<SwigluOp>(op)) {
+    status = cpu::swiglu(operand(0), operand(1), out[0]);
+  } else if (isa<RopeOp>(op)) {
+    status = cpu::rope(operand(0), operand(1), operand(2), out[0]);
   } else if (isa<ReshapeOp>(op)) {
     status = cpu::copyInto(operand(0), out[0]);
   } else if (auto t = dyn_cast<TransposeOp>(op)) {

@@ -629,4 +629,71 @@ def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType, DeclareO
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Fused ops
+//===----------------------------------------------------------------------===//
+//
+// Ops that replace a composed pattern of the importer's output (the rp-fuse-* passes), so
+// that a backend can run them as one kernel. Each is defined by its composed form, and its
+// VJP is written from that definition with graph ops.
+
+def Graph_SwigluOp : Graph_Op<"swiglu", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "gated SiLU: silu(gate) * up";
+  let description = [{
+    `y = silu(gate) * up = gate * sigmoid(gate) * up` elementwise, the gated feed-forward of
+    Llama / Qwen MLPs (Shazeer, "GLU Variants Improve Transformer", 2020; HF
+    `act_fn(gate_proj(x)) * up_proj(x)`). `gate`, `up` and the result have the same type.
+    `rp-fuse-swiglu` forms it from `silu(x @ Wg) * (x @ Wu)`.
+
+    ```mlir
+    %h = graph.swiglu %gate, %up : tensor<2x8x172xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$gate, Graph_FloatTensor:$up);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def Graph_RopeOp : Graph_Op<"rope", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "rotary position embedding, rotate-half form";
+  let description = [{
+    `y = x * cos + rotate_half(x) * sin`, where `rotate_half(x) = concat(-x2, x1)` with
+    `x1, x2` the first and second halves of the last dimension (Su et al., RoFormer, 2021, in
+    the form of HF `apply_rotary_pos_emb`). `x` is `[B, H, S, D]` in attention (any rank >= 1
+    is accepted) with `D` even; `cos` and
+    `sin` have the same type, `x`'s element type, a last dimension of `D`, and broadcast to
+    `x`'s shape (`[S, D]`, `[B, 1, S, D]`, ...). The result has `x`'s type. `rp-fuse-rope`
+    forms it from the exported slice/neg/concat/mul/add pattern.
+
+    ```mlir
+    %q2 = graph.rope %q, %cos, %sin : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$cos, Graph_FloatTensor:$sin);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "scaled dot-product attention with grouped-query heads";
+  let description = [{
+    `y = softmax(q k^T * scale + mask) v` per batch and query head (Vaswani et al., 2017;
+    `torch.nn.functional.scaled_dot_product_attention` with `enable_gqa`). `q` is
+    `[B, Hq, S, D]`; `k` and `v` have one type `[B, Hkv, S, D]` with `Hq` a multiple of `Hkv`:
+    query head `h` attends with key/value head `h / (Hq / Hkv)` (HF `repeat_kv`). With `causal`,
+    position `i` sees keys `j <= i` (the masked scores are `-inf`). `scale` is positive and
+    finite (`1/sqrt(D)` in most models). The result has `q`'s type.
+
+    ```mlir
+    %y = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // RP_GRAPH_OPS_TD

@@ -682,3 +682,75 @@ func.func @slice_scatter_shape(%u: tensor<2x4xf32>) {
   %0 = graph.slice_scatter %u {axes = array<i64: 1>, starts = array<i64: 8>, ends = array<i64: 16>, steps = array<i64: 1>} : (tensor<2x4xf32>) -> tensor<2x16xf32>
   return
 }
+
+// -----
+
+// swiglu's gate and up have the result's type.
+func.func @swiglu_types(%g: tensor<2x8xf32>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.swiglu' op requires the same type for all operands and results}}
+  %0 = "graph.swiglu"(%g, %u) : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// swiglu is defined on floating-point tensors only.
+func.func @swiglu_integer(%g: tensor<2x8xi64>) {
+  // expected-error @+1 {{'graph.swiglu' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x8xi64>'}}
+  %0 = "graph.swiglu"(%g, %g) : (tensor<2x8xi64>, tensor<2x8xi64>) -> tensor<2x8xi64>
+  return
+}
+
+// -----
+
+// rope rotates halves of the last dimension: it must be even.
+func.func @rope_odd(%x: tensor<2x4x8x15xf32>, %c: tensor<8x15xf32>) {
+  // expected-error @+1 {{'graph.rope' op expected an even last dimension of the input, got 15}}
+  %0 = graph.rope %x, %c, %c : (tensor<2x4x8x15xf32>, tensor<8x15xf32>, tensor<8x15xf32>) -> tensor<2x4x8x15xf32>
+  return
+}
+
+// -----
+
+// rope's cos and sin have the same type.
+func.func @rope_cos_sin(%x: tensor<2x4x8x16xf32>, %c: tensor<8x16xf32>, %s: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{'graph.rope' op expected cos and sin of the same type, got 'tensor<8x16xf32>' and 'tensor<1x8x16xf32>'}}
+  %0 = graph.rope %x, %c, %s : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<1x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// rope's cos and sin have the input's element type.
+func.func @rope_element(%x: tensor<2x4x8x16xf32>, %c: tensor<8x16xbf16>) {
+  // expected-error @+1 {{'graph.rope' op expected cos element type 'f32', got 'bf16'}}
+  %0 = graph.rope %x, %c, %c : (tensor<2x4x8x16xf32>, tensor<8x16xbf16>, tensor<8x16xbf16>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// rope's cos and sin cover the whole last dimension (no broadcast along it).
+func.func @rope_last_dim(%x: tensor<2x4x8x16xf32>, %c: tensor<8x1xf32>) {
+  // expected-error @+1 {{'graph.rope' op expected cos and sin with a last dimension of 16, got [8, 1]}}
+  %0 = graph.rope %x, %c, %c : (tensor<2x4x8x16xf32>, tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// rope's cos and sin broadcast to the input's shape.
+func.func @rope_broadcast(%x: tensor<2x4x8x16xf32>, %c: tensor<3x1x8x16xf32>) {
+  // expected-error @+1 {{'graph.rope' op expected cos and sin to broadcast to the input shape [2, 4, 8, 16], got [3, 1, 8, 16]}}
+  %0 = graph.rope %x, %c, %c : (tensor<2x4x8x16xf32>, tensor<3x1x8x16xf32>, tensor<3x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// rope's result has the input's type.
+func.func @rope_result(%x: tensor<2x4x8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'graph.rope' op expected result type 'tensor<2x4x8x16xf32>', got 'tensor<2x4x8x8xf32>'}}
+  %0 = graph.rope %x, %c, %c : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x8xf32>
+  return
+}

@@ -220,3 +220,16 @@ func.func @scatters(%dh: tensor<2x8x64xf32>, %ids: tensor<2x8xi64>, %dp: tensor<
   %2 = graph.slice_scatter %dy {axes = array<i64: 3>, starts = array<i64: 8>, ends = array<i64: 16>, steps = array<i64: 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
   return
 }
+
+// CHECK-LABEL: func.func @fused
+func.func @fused(%g: tensor<2x8x172xf32>, %u: tensor<2x8x172xf32>, %q: tensor<2x4x8x16xf32>,
+                 %c: tensor<8x16xf32>, %s: tensor<8x16xf32>, %cb: tensor<2x1x8x16xbf16>,
+                 %qb: tensor<2x4x8x16xbf16>) {
+  // CHECK: graph.swiglu %{{.+}}, %{{.+}} : tensor<2x8x172xf32>
+  %0 = graph.swiglu %g, %u : tensor<2x8x172xf32>
+  // CHECK: graph.rope %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
+  %1 = graph.rope %q, %c, %s : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
+  // CHECK: graph.rope %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %2 = graph.rope %qb, %cb, %cb : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
+  return
+}

@@ -1,0 +1,85 @@
+//===- LayerCosts.cpp - per-layer costs of the grouped IR -----------------===//
+
+#include "compiler/LayerCosts.h"
+
+#include "dialects/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::rp {
+
+namespace {
+
+int64_t bytesOf(Type t) {
+  auto rt = cast<RankedTensorType>(t);
+  unsigned bits = rt.getElementType().getIntOrFloatBitWidth();
+  return rt.getNumElements() * std::max<unsigned>(bits / 8, 1);
+}
+
+double elements(Type t) { return static_cast<double>(cast<RankedTensorType>(t).getNumElements()); }
+
+} // namespace
+
+double forwardFlops(func::FuncOp func) {
+  double flops = 0;
+  func.walk([&](Operation *op) {
+    if (isa<graph::ConstantOp, graph::LoadParamOp, graph::ReshapeOp, func::ReturnOp>(op) ||
+        op->getNumResults() == 0)
+      return;
+    if (auto mm = dyn_cast<graph::MatMulOp>(op)) {
+      auto lhs = mm.getLhs().getType();
+      int64_t k = lhs.getShape().back();
+      flops += 2.0 * elements(mm.getType()) * static_cast<double>(k);
+      return;
+    }
+    if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::ReduceMaxOp, graph::SoftmaxOp,
+            graph::LogSoftmaxOp, graph::LayerNormOp, graph::RmsNormOp, graph::CrossEntropyOp>(op)) {
+      flops += 5.0 * elements(op->getOperand(0).getType());
+      return;
+    }
+    for (Type t : op->getResultTypes())
+      flops += elements(t);
+  });
+  return flops;
+}
+
+FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
+                                                    const ::rp::partition::TargetSpec &target,
+                                                    double efficiency) {
+  auto layers = module->getAttrOfType<ArrayAttr>("graph.layers");
+  if (!layers)
+    return module.emitError("no 'graph.layers' attribute: run rp-group-layers first");
+  if (!(target.peakTflops > 0))
+    return module.emitError("the target '")
+           << target.name << "' has no peak TFLOP/s: give one or a measured --profile";
+  ::rp::partition::Profile profile;
+  double rate = target.peakTflops * 1e12 * efficiency; // FLOP/s
+  for (Attribute a : layers) {
+    auto fn = module.lookupSymbol<func::FuncOp>(cast<FlatSymbolRefAttr>(a));
+    if (!fn)
+      return module.emitError("graph.layers names a missing function ") << a;
+    ::rp::partition::LayerProfile layer;
+    layer.name = fn.getSymName().str();
+    double fwd = forwardFlops(fn) / rate * 1e3;
+    layer.fwdMs = fwd;
+    layer.recomputeMs = fwd;
+    layer.bwdMs = 2 * fwd;
+    llvm::DenseSet<StringRef> seen;
+    fn.walk([&](graph::LoadParamOp load) {
+      if (!seen.insert(load.getParam()).second)
+        return;
+      auto param = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(load, load.getParamAttr());
+      uint64_t bytes = bytesOf(load.getType());
+      layer.paramBytes += bytes;
+      if (param && param.getTrainable())
+        layer.trainableBytes += bytes;
+    });
+    for (Type t : fn.getResultTypes())
+      layer.actBytes += bytesOf(t);
+    profile.layers.push_back(std::move(layer));
+  }
+  return profile;
+}
+
+} // namespace mlir::rp

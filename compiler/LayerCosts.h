@@ -1,0 +1,34 @@
+//===- LayerCosts.h - per-layer costs of the grouped IR ---------*- C++ -*-===//
+//
+// The cost model of the compiler side (issue 5, item 3): a layer profile estimated from the
+// layer functions that rp-group-layers made, for when no measured profile is given. Per
+// layer: forward FLOPs (matmul 2*M*N*K per batch element, 1 per element for elementwise ops,
+// 5 per input element for reductions, softmax and norms), backward = 2x forward (the paper's
+// rule; recomputation is counted by the partitioner), parameter and trainable bytes (each
+// param the layer reads, once), boundary activation bytes (the layer's results). Times are
+// FLOPs / (peak TFLOP/s x efficiency).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RP_COMPILER_LAYERCOSTS_H
+#define RP_COMPILER_LAYERCOSTS_H
+
+#include "compiler/partition/Profile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::rp {
+
+/// FLOPs of one forward execution of `func` (see the file comment).
+double forwardFlops(func::FuncOp func);
+
+/// Estimates a profile of the layers listed in `graph.layers`; fails (with an error at the
+/// module) when the module has not been grouped or the target has no peak TFLOP/s.
+FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
+                                                    const ::rp::partition::TargetSpec &target,
+                                                    double efficiency = 0.5);
+
+} // namespace mlir::rp
+
+#endif // RP_COMPILER_LAYERCOSTS_H

@@ -1,0 +1,73 @@
+//===- FusedOps.cpp - graph dialect fused ops: verifiers ------------------===//
+//
+// The ops of the "Fused ops" section of Ops.td (formed by the rp-fuse-* passes). Messages are
+// lower case and state what was expected and what was found.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Graph/IR/ShapeInference.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rp::graph;
+
+//===----------------------------------------------------------------------===//
+// RopeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType x = getInput().getType(), cos = getCos().getType(), sin = getSin().getType();
+  if (x.getRank() < 1)
+    return emitOpError("expected an input of rank >= 1, got rank 0");
+  int64_t d = x.getShape().back();
+  if (d % 2 != 0)
+    return emitOpError("expected an even last dimension of the input, got ") << d;
+  if (cos != sin)
+    return emitOpError("expected cos and sin of the same type, got ") << cos << " and " << sin;
+  if (cos.getElementType() != x.getElementType())
+    return emitOpError("expected cos element type ")
+           << x.getElementType() << ", got " << cos.getElementType();
+  if (cos.getRank() < 1 || cos.getShape().back() != d)
+    return emitOpError("expected cos and sin with a last dimension of ")
+           << d << ", got " << formatShape(cos.getShape());
+  if (llvm::Error e = checkBroadcastsTo(cos.getShape(), x.getShape())) {
+    llvm::consumeError(std::move(e));
+    return emitOpError("expected cos and sin to broadcast to the input shape ")
+           << formatShape(x.getShape()) << ", got " << formatShape(cos.getShape());
+  }
+  if (getType() != x)
+    return emitOpError("expected result type ") << x << ", got " << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(), v = getValue().getType();
+  if (q.getRank() != 4)
+    return emitOpError("expected a query of rank 4 [B, Hq, S, D], got rank ") << q.getRank();
+  if (k != v)
+    return emitOpError("expected key and value of the same type, got ") << k << " and " << v;
+  if (k.getElementType() != q.getElementType())
+    return emitOpError("expected key element type ")
+           << q.getElementType() << ", got " << k.getElementType();
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  if (k.getRank() != 4 || ks[0] != qs[0] || ks[2] != qs[2] || ks[3] != qs[3])
+    return emitOpError("expected key and value of shape [")
+           << qs[0] << ", Hkv, " << qs[2] << ", " << qs[3] << "], got " << formatShape(ks);
+  if (ks[1] == 0 || qs[1] % ks[1] != 0)
+    return emitOpError("expected the query heads (") << qs[1] << ") to be a multiple of the "
+           << "key/value heads (" << ks[1] << ")";
+  double scale = getScale().convertToDouble();
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    return emitOpError("expected a positive finite scale, got ") << scale;
+  if (getType() != q)
+    return emitOpError("expected result type ") << q << ", got " << getType();
+  return success();
+}

@@ -1,0 +1,37 @@
+//===- Fused.h - Fused transformer-block ops on the CPU ----------*- C++ -*-===//
+//
+// The kernels of the graph dialect's fused ops (formed by the rp-fuse-* passes):
+// graph.swiglu (the gated MLP activation of Llama / Qwen) and graph.rope (rotary
+// position embedding, HF `apply_rotary_pos_emb`'s rotate-half form).
+//
+// Numerics: every element is computed in double from the stored operands and
+// rounded once when stored (f32), as the elementwise kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CPU_FUSED_H
+#define RP_KERNELS_CPU_FUSED_H
+
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+namespace rp::kernels::cpu {
+
+/// y = silu(gate) * up = gate * sigmoid(gate) * up, elementwise (Shazeer 2020,
+/// "GLU Variants Improve Transformer"). gate is f32 or f64; up and out have
+/// gate's dtype and shape. Errors: InvalidArgument for a bad dtype or shape.
+runtime::Status swiglu(const runtime::HostTensor &gate, const runtime::HostTensor &up,
+                       runtime::HostTensor &out);
+
+/// y = x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x2, x1) with x1,
+/// x2 the halves of the last dimension (RoFormer, Su et al. 2021; HF
+/// apply_rotary_pos_emb). x is f32 or f64 of rank >= 1 with an even last
+/// dimension D ([B, H, S, D] in attention); cos and sin have x's dtype, the
+/// same shape, a last dimension of D, and broadcast to x's shape (numpy rules:
+/// [S, D], [B, 1, S, D], ...); out has x's dtype and shape.
+/// Errors: InvalidArgument for a bad dtype or shape.
+runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &cos,
+                     const runtime::HostTensor &sin, runtime::HostTensor &out);
+
+} // namespace rp::kernels::cpu
+
+#endif // RP_KERNELS_CPU_FUSED_H

@@ -1,0 +1,69 @@
+//===- BlockFusionPasses.td ---------------------------------------*- tablegen -*-===//
+//
+// Fusions of transformer-block patterns (MLP activation, rotary embedding) into the fused ops
+// of the graph dialect (Ops.td, "Fused ops"). Each pass rewrites only exact matches whose
+// intermediates have no other user, so the rewrite never duplicates work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RP_BlockFusionPasses_TD
+#define RP_BlockFusionPasses_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseSwiglu : Pass<"rp-fuse-swiglu", "::mlir::ModuleOp"> {
+  let summary = "Fuses silu(x @ Wg) * (x @ Wu) into graph.swiglu";
+  let description = [{
+    Rewrites the gated MLP activation of Llama / Qwen exports,
+    `mul(silu(x @ Wg), x @ Wu)`, into `graph.swiglu %gate, %up`. The SiLU is either
+    `graph.silu %gate` or `graph.mul %gate, graph.sigmoid %gate` (operands of each `mul` in
+    either order). Both matmuls share their left operand `x`; the SiLU's intermediates (the
+    sigmoid, the silu) have no other user, and gate and up have the same type (no broadcast).
+
+    Before:
+    ```mlir
+    %g = graph.matmul %x, %wg : (tensor<8x64xf32>, tensor<64x172xf32>) -> tensor<8x172xf32>
+    %u = graph.matmul %x, %wu : (tensor<8x64xf32>, tensor<64x172xf32>) -> tensor<8x172xf32>
+    %s = graph.sigmoid %g : tensor<8x172xf32>
+    %a = graph.mul %g, %s : (tensor<8x172xf32>, tensor<8x172xf32>) -> tensor<8x172xf32>
+    %h = graph.mul %a, %u : (tensor<8x172xf32>, tensor<8x172xf32>) -> tensor<8x172xf32>
+    ```
+    After:
+    ```mlir
+    %g = graph.matmul %x, %wg : (tensor<8x64xf32>, tensor<64x172xf32>) -> tensor<8x172xf32>
+    %u = graph.matmul %x, %wu : (tensor<8x64xf32>, tensor<64x172xf32>) -> tensor<8x172xf32>
+    %h = graph.swiglu %g, %u : tensor<8x172xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
+def FuseRope : Pass<"rp-fuse-rope", "::mlir::ModuleOp"> {
+  let summary = "Fuses the rotate-half rotary embedding into graph.rope";
+  let description = [{
+    Rewrites HF `apply_rotary_pos_emb` as exported and imported,
+    `x * cos + concat(-x2, x1) * sin` with `x1`, `x2` the unit-step halves of `x`'s last
+    dimension (`graph.slice`), into `graph.rope %x, %cos, %sin`. The `add` and `mul`s may have
+    their operands in either order; the slices, the `neg`, the `concat` and both products have
+    no other user; `cos` and `sin` have the same type and broadcast to `x` with a last
+    dimension equal to `x`'s (what `graph.rope` accepts).
+
+    Before:
+    ```mlir
+    %x1 = graph.slice %q {axes = array<i64: 3>, starts = array<i64: 0>, ends = array<i64: 8>, steps = array<i64: 1>} : (tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
+    %x2 = graph.slice %q {axes = array<i64: 3>, starts = array<i64: 8>, ends = array<i64: 16>, steps = array<i64: 1>} : (tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
+    %n = graph.neg %x2 : tensor<2x4x8x8xf32>
+    %r = graph.concat %n, %x1 {axis = 3 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+    %a = graph.mul %q, %cos : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %b = graph.mul %r, %sin : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %y = graph.add %a, %b : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+    After:
+    ```mlir
+    %y = graph.rope %q, %cos, %sin : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
+#endif

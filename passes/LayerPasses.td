@@ -1,0 +1,58 @@
+//===- LayerPasses.td - layer grouping ---------------------*- tablegen -*-===//
+
+#ifndef RP_LAYERPASSES_TD
+#define RP_LAYERPASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GroupLayers : Pass<"rp-group-layers", "::mlir::ModuleOp"> {
+  let summary = "Splits the forward function into layer functions: prefix, blocks, tail";
+  let description = [{
+    Assigns every op of `@<function>` to a layer and outlines one function per layer:
+    `@prefix` (embeddings, position tables), `@block_0` ... `@block_{B-1}` (the repeated
+    transformer blocks) and `@tail` (final norm, LM head, loss). The module gets
+    `graph.layers = [@prefix, @block_0, ..., @tail]`, in execution order.
+
+    Blocks are found from scopes: the ONNX node name of an op (`/model/layers.3/...`) or the
+    name of a param it reads (`model.layers.3.mlp.up_proj.weight`, `transformer.h.3...`,
+    `blocks.3...`). Ops without a scope join the latest layer among their operands; a
+    parameter-free computation that no block parameter reaches (masks, positions) and values of
+    an unscoped parameter read by several layers (rotary tables) are rematerialised in every
+    layer that uses them; an unscoped parameter first used before the blocks belongs to the
+    prefix, one first used after them to the tail. A parameter-free op whose results only a
+    later layer uses moves into that layer when that lowers the number of values crossing the
+    boundary, so that a boundary carries the hidden state. Layer functions take the values of
+    earlier layers they use (the hidden state) and the model inputs they read; they return what
+    later layers use, the tail returns the results of `@<function>`. A boundary argument's
+    `graph.boundary = "<layer>#<result index>"` names the result it receives; model inputs
+    keep their `graph.name`.
+
+    Before:
+    ```mlir
+    graph.param @"layers.0.w" trainable : tensor<8x8xf32>
+    func.func @forward(%ids: tensor<2x4xi64>) -> tensor<f32> {
+      %e = graph.load_param @embed ...
+      %h0 = graph.gather %e, %ids ...
+      %w0 = graph.load_param @"layers.0.w" ...
+      %h1 = graph.matmul %h0, %w0 ...
+      %l = graph.reduce_mean %h1 ...
+      return %l
+    }
+    ```
+    After (`@forward` is kept):
+    ```mlir
+    module attributes {graph.layers = [@prefix, @block_0, @tail]} {
+      func.func @prefix(%ids: tensor<2x4xi64>) -> tensor<2x4x8xf32> { ... gather ... }
+      func.func @block_0(%h: tensor<2x4x8xf32> {graph.boundary = "prefix#0"}) -> tensor<2x4x8xf32> { ... matmul ... }
+      func.func @tail(%h: tensor<2x4x8xf32> {graph.boundary = "block_0#0"}) -> tensor<f32> { ... reduce_mean ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function to split">,
+  ];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
+#endif // RP_LAYERPASSES_TD

@@ -66,4 +66,37 @@ def FuseRope : Pass<"rp-fuse-rope", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
 }
 
+def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "Fuses eager scaled dot-product attention into graph.attention";
+  let description = [{
+    Rewrites `matmul(softmax(mask(scale(matmul(q, transpose(k))))), v)` (HF eager attention as
+    imported) into `graph.attention %q, %k, %v`. `q` is `[B, Hq, S, D]`; the transpose swaps
+    the last two dimensions; the scale is a `graph.mul` by (or `graph.div` by) a one-element
+    constant, or absent (scale 1); the softmax is over the last axis. The causal mask is
+    optional and is either a constant `[1.., S, S]` added to the scores (0 on and below the
+    diagonal, `-inf` or at most `-1e9` above it) or `graph.where(tril, scores, fill)` with a
+    constant lower-triangular `i1` condition and a constant fill of at most `-1e9` (those
+    entries get probability 0 either way). Keys and values that are HF `repeat_kv` as
+    imported (`reshape` to `[B, Hkv, 1, S, D]`, `expand` to `[B, Hkv, G, S, D]`, `reshape` to
+    `[B, Hkv * G, S, D]`) become grouped-query attention on the unrepeated tensors. Every
+    intermediate has a single user.
+
+    Before:
+    ```mlir
+    %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+    %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+    %c = graph.constant dense<0.353553385> : tensor<f32>
+    %t = graph.mul %s, %c : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+    %m = graph.add %t, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+    %p = graph.softmax %m {axis = 3 : i64} : tensor<1x2x4x4xf32>
+    %y = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+    ```
+    After (`%mask` a constant causal mask):
+    ```mlir
+    %y = graph.attention %q, %k, %v {causal, scale = 0.35355338454246521 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
 #endif

@@ -200,14 +200,17 @@ void Grouper::assignParts() {
       placement[r] = result;
   }
 
-  // Values of prefix params: the prefix when only one layer uses them (the embedding),
-  // rematerialised when several do (rotary tables built from a param).
+  // Values of prefix params: the prefix when only the first block uses them (the embedding),
+  // rematerialised otherwise.
   for (Operation *op : llvm::reverse(ops)) {
     if (op->getNumResults() == 0 || place(op->getResult(0)).kind != Kind::PrefixParam)
       continue;
     llvm::SmallDenseSet<int, 4> users;
+    llvm::DenseSet<Operation *> visited;
     std::function<void(Value)> collect = [&](Value v) {
       for (Operation *user : v.getUsers()) {
+        if (!visited.insert(user).second)
+          continue;
         if (isa<func::ReturnOp>(user)) {
           users.insert(tail);
           continue;
@@ -223,7 +226,11 @@ void Grouper::assignParts() {
     };
     for (Value r : op->getResults())
       collect(r);
-    Placement p = users.size() <= 1 ? Placement{Kind::Part, 0} : Placement{Kind::SideParam, -1};
+    // Only the first block's input stays in the prefix (the embedding); a param-derived value
+    // used elsewhere (a tied LM head's transposed embedding, rotary tables) is recomputed
+    // where it is used instead of crossing boundaries.
+    bool firstBlockOnly = users.empty() || (users.size() == 1 && users.contains(1));
+    Placement p = firstBlockOnly ? Placement{Kind::Part, 0} : Placement{Kind::SideParam, -1};
     for (Value r : op->getResults())
       placement[r] = p;
   }

@@ -5,6 +5,8 @@
 #include "kernels/cpu/KernelSupport.h"
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace rp::kernels::cpu {
 
@@ -67,6 +69,51 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
   }
 }
 
+template <typename T>
+void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
+                   bool causal, HostTensor &out) {
+  const int64_t batch = q.shape()[0], heads = q.shape()[1], seq = q.shape()[2],
+                dim = q.shape()[3], kvHeads = k.shape()[1];
+  const int64_t groups = heads / kvHeads;
+  const T *pq = q.data<T>();
+  const T *pk = k.data<T>();
+  const T *pv = v.data<T>();
+  T *po = out.data<T>();
+  const int64_t rows = batch * heads * seq;
+#pragma omp parallel for schedule(static) if (rows * seq * dim >= kParallelMinElements)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t i = row % seq, bh = row / seq;
+    const int64_t b = bh / heads, h = bh % heads;
+    const int64_t kvBase = (b * kvHeads + h / groups) * seq * dim;
+    const T *qs = pq + row * dim;
+    T *ys = po + row * dim;
+    const int64_t keys = causal ? i + 1 : seq;
+    std::vector<double> p(keys);
+    double m = -INFINITY;
+    for (int64_t j = 0; j < keys; ++j) {
+      const T *ks = pk + kvBase + j * dim;
+      double dot = 0.0;
+      for (int64_t c = 0; c < dim; ++c)
+        dot += static_cast<double>(qs[c]) * static_cast<double>(ks[c]);
+      p[j] = dot * scale;
+      m = p[j] > m ? p[j] : m;
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < keys; ++j) {
+      p[j] = std::exp(p[j] - m);
+      sum += p[j];
+    }
+    std::vector<double> acc(dim, 0.0);
+    for (int64_t j = 0; j < keys; ++j) {
+      const T *vs = pv + kvBase + j * dim;
+      for (int64_t c = 0; c < dim; ++c)
+        acc[c] += p[j] * static_cast<double>(vs[c]);
+    }
+    for (int64_t c = 0; c < dim; ++c)
+      ys[c] = static_cast<T>(acc[c] / sum);
+  }
+}
+
 } // namespace
 
 Status swiglu(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
@@ -92,6 +139,28 @@ Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, H
   RP_RETURN_IF_ERROR(checkType("rope", "out", out, x.dtype(), x.shape()));
   visitFloat(x.dtype(),
              [&](auto tag) { ropeLoop<typename decltype(tag)::type>(x, cos, sin, out); });
+  return okStatus();
+}
+
+Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
+                 bool causal, HostTensor &out) {
+  RP_RETURN_IF_ERROR(checkDType("attention", "q", q, kFloatTypes));
+  if (q.rank() != 4)
+    return invalidArgument("attention: q is " + runtime::formatShape(q.shape()) +
+                           ", expected [B, Hq, S, D]");
+  RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "k", k));
+  const Shape &qs = q.shape(), &ks = k.shape();
+  if (k.rank() != 4 || ks[0] != qs[0] || ks[2] != qs[2] || ks[3] != qs[3] || ks[1] == 0 ||
+      qs[1] % ks[1] != 0)
+    return invalidArgument("attention: k is " + runtime::formatShape(ks) + ", expected [" +
+                           std::to_string(qs[0]) + ", Hkv, " + std::to_string(qs[2]) + ", " +
+                           std::to_string(qs[3]) + "] with Hkv dividing " +
+                           std::to_string(qs[1]));
+  RP_RETURN_IF_ERROR(checkType("attention", "v", v, k.dtype(), ks));
+  RP_RETURN_IF_ERROR(checkType("attention", "out", out, q.dtype(), qs));
+  visitFloat(q.dtype(), [&](auto tag) {
+    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, out);
+  });
   return okStatus();
 }
 

@@ -1,8 +1,9 @@
 //===- Fused.h - Fused transformer-block ops on the CPU ----------*- C++ -*-===//
 //
 // The kernels of the graph dialect's fused ops (formed by the rp-fuse-* passes):
-// graph.swiglu (the gated MLP activation of Llama / Qwen) and graph.rope (rotary
-// position embedding, HF `apply_rotary_pos_emb`'s rotate-half form).
+// graph.swiglu (the gated MLP activation of Llama / Qwen), graph.rope (rotary
+// position embedding, HF `apply_rotary_pos_emb`'s rotate-half form) and
+// graph.attention (scaled dot-product attention).
 //
 // Numerics: every element is computed in double from the stored operands and
 // rounded once when stored (f32), as the elementwise kernels.
@@ -31,6 +32,18 @@ runtime::Status swiglu(const runtime::HostTensor &gate, const runtime::HostTenso
 /// Errors: InvalidArgument for a bad dtype or shape.
 runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &cos,
                      const runtime::HostTensor &sin, runtime::HostTensor &out);
+
+/// Scaled dot-product attention with grouped-query heads (Vaswani et al. 2017;
+/// torch.nn.functional.scaled_dot_product_attention with enable_gqa):
+///   y[b, h, i] = sum_j p_j v[b, h / G, j],  p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale)
+/// with G = Hq / Hkv and, when `causal`, only j <= i. q is f32 or f64
+/// [B, Hq, S, D]; k and v have q's dtype and shape [B, Hkv, S, D] with Hkv
+/// dividing Hq; out has q's dtype and shape. Scores, exponentials, the sum
+/// (in key order) and y are computed in double; f32 rounds once when stored.
+/// Errors: InvalidArgument for a bad dtype or shape.
+runtime::Status attention(const runtime::HostTensor &q, const runtime::HostTensor &k,
+                          const runtime::HostTensor &v, double scale, bool causal,
+                          runtime::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

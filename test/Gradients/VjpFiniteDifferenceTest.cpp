@@ -380,6 +380,16 @@ Case rope(Rng &rng, bool batched) {
           {{"y", x}}};
 }
 
+/// graph.attention with Hkv key/value heads, each shared by `groups` query heads.
+Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal) {
+  int64_t b = randInt(rng, 1, 2), s = randInt(rng, 3, 4), d = randInt(rng, 2, 4);
+  Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d};
+  return {{{"q", q}, {"k", kv}, {"v", kv}},
+          {"%y = graph.attention %q, %k, %v {" + std::string(causal ? "causal, " : "") +
+           "scale = 0.5 : f64} : " + sig({q, kv, kv}, q)},
+          {{"y", q}}};
+}
+
 std::vector<CaseDef> allCases() {
   std::vector<CaseDef> cases;
   auto add = [&](std::string name, std::function<Case(Rng &)> make) {
@@ -619,6 +629,10 @@ std::vector<CaseDef> allCases() {
   });
   add("rope_cos_sd", [](Rng &r) { return rope(r, false); });
   add("rope_cos_b1sd", [](Rng &r) { return rope(r, true); });
+  add("attention_mha", [](Rng &r) { return attention(r, 2, 1, false); });
+  add("attention_mha_causal", [](Rng &r) { return attention(r, 2, 1, true); });
+  add("attention_gqa_causal", [](Rng &r) { return attention(r, 2, 2, true); });
+  add("attention_mqa", [](Rng &r) { return attention(r, 1, 3, false); });
   return cases;
 }
 

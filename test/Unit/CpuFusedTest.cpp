@@ -1,8 +1,8 @@
-//===- CpuFusedTest.cpp - swiglu and rope ---------------------------------===//
+//===- CpuFusedTest.cpp - swiglu, rope and attention ----------------------===//
 //
 // Against naive float64 references written from the composed definitions
 // (silu(gate) * up; x * cos + concat(-x2, x1) * sin with numpy broadcasting of
-// cos/sin); tolerances kF32 (rtol 1e-5, atol 1e-6) for f32 and kF64 (rtol
+// cos/sin; softmax(q k^T * scale + mask) v per head); tolerances kF32 (rtol 1e-5, atol 1e-6) for f32 and kF64 (rtol
 // 1e-12, atol 1e-12) for f64.
 //
 //===----------------------------------------------------------------------===//
@@ -100,6 +100,73 @@ TEST(CpuFused, RopeRotatesPairs) {
               "pairs");
 }
 
+std::vector<double> refAttention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
+                                 double scale, bool causal) {
+  const int64_t B = q.shape()[0], H = q.shape()[1], S = q.shape()[2], D = q.shape()[3];
+  const int64_t G = H / k.shape()[1];
+  std::vector<double> out;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> s(S, -INFINITY);
+        double m = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          if (causal && j > i)
+            continue;
+          double dot = 0;
+          for (int64_t c = 0; c < D; ++c)
+            dot += get(q, ravel({b, h, i, c}, q.shape())) * get(k, ravel({b, h / G, j, c}, k.shape()));
+          s[j] = dot * scale;
+          m = std::max(m, s[j]);
+        }
+        for (double &x : s) {
+          x = std::exp(x - m);
+          sum += x;
+        }
+        for (int64_t c = 0; c < D; ++c) {
+          double y = 0;
+          for (int64_t j = 0; j < S; ++j)
+            y += s[j] / sum * get(v, ravel({b, h / G, j, c}, v.shape()));
+          out.push_back(y);
+        }
+      }
+  return out;
+}
+
+// attention with and without the causal mask, multi-head and grouped-query (Hq = 2 and 4
+// Hkv), f32 and f64; one case large enough to run in parallel.
+TEST(CpuFused, AttentionMatchesReference) {
+  std::mt19937 rng(13);
+  struct C {
+    Shape q;
+    int64_t kvHeads;
+  };
+  for (DType t : kFloatDTypes)
+    for (C c : {C{{2, 4, 5, 8}, 4}, C{{1, 4, 6, 4}, 2}, C{{2, 8, 3, 2}, 2}, C{{1, 8, 64, 16}, 1}})
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " q " + runtime::formatShape(c.q) +
+                     " Hkv " + std::to_string(c.kvHeads) + (causal ? " causal" : ""));
+        Shape kv{c.q[0], c.kvHeads, c.q[2], c.q[3]};
+        HostTensor q = randomTensor(t, c.q, rng), k = randomTensor(t, kv, rng),
+                   v = randomTensor(t, kv, rng);
+        const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
+        HostTensor out = poisoned(t, c.q);
+        ASSERT_OK(attention(q, k, v, scale, causal, out));
+        expectClose(out, refAttention(q, k, v, scale, causal), toleranceFor(t), "attention");
+      }
+}
+
+// The first causal row attends to key 0 only: it copies v[0].
+TEST(CpuFused, AttentionCausalFirstRow) {
+  HostTensor q = tensor(DType::F64, {1, 1, 2, 2}, {100, -100, 1, 2});
+  HostTensor k = tensor(DType::F64, {1, 1, 2, 2}, {1, 0, 0, 1});
+  HostTensor v = tensor(DType::F64, {1, 1, 2, 2}, {3, 4, 5, 6});
+  HostTensor out = poisoned(DType::F64, {1, 1, 2, 2});
+  ASSERT_OK(attention(q, k, v, 1.0, true, out));
+  const double p0 = 1.0 / (1.0 + std::exp(1.0)); // row 1: scores 1 and 2
+  expectClose(out, {3, 4, 3 * p0 + 5 * (1 - p0), 4 * p0 + 6 * (1 - p0)}, kF64, "causal");
+}
+
 TEST(CpuFused, Errors) {
   HostTensor a(DType::F32, {2, 4}), u64(DType::F64, {2, 4}), u3(DType::F32, {2, 3});
   HostTensor out(DType::F32, {2, 4});
@@ -114,6 +181,15 @@ TEST(CpuFused, Errors) {
   EXPECT_ERROR(rope(a, c2, c2, out), runtime::StatusCode::InvalidArgument, "last dimension");
   EXPECT_ERROR(rope(a, c3, c3, out), runtime::StatusCode::InvalidArgument, "rope");
   EXPECT_ERROR(rope(a, c4, c2, out), runtime::StatusCode::InvalidArgument, "rope: sin");
+
+  HostTensor q(DType::F32, {1, 4, 3, 2}), kv3(DType::F32, {1, 3, 3, 2}), kv2(DType::F32, {1, 2, 3, 2});
+  HostTensor qOut(DType::F32, {1, 4, 3, 2});
+  EXPECT_ERROR(attention(q, kv3, kv3, 1.0, false, qOut), runtime::StatusCode::InvalidArgument,
+               "Hkv dividing 4");
+  EXPECT_ERROR(attention(q, kv2, kv3, 1.0, false, qOut), runtime::StatusCode::InvalidArgument,
+               "attention: v");
+  EXPECT_ERROR(attention(a, a, a, 1.0, false, out), runtime::StatusCode::InvalidArgument,
+               "expected [B, Hq, S, D]");
 }
 
 } // namespace

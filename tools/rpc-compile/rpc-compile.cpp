@@ -82,8 +82,10 @@ cl::opt<std::string> profilePath("profile", cl::desc("Measured layer profile (JS
                                  cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
 cl::opt<std::string> targetPath("target", cl::desc("Target GPU description (JSON)"),
                                 cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
-cl::opt<std::string> partitioner("partitioner", cl::desc("roundpipe (the paper's) or exact"),
-                                 cl::init("roundpipe"), cl::cat(planCategory));
+cl::opt<std::string> partitioner("partitioner",
+                                 cl::desc("roundpipe (the paper's), exact, or auto: both, and "
+                                          "the plan with the lower estimated step time"),
+                                 cl::init("auto"), cl::cat(planCategory));
 
 constexpr int kBadInput = 2;
 
@@ -235,19 +237,30 @@ int main(int argc, char **argv) {
     if (gpus < 1)
       return fail("--gpus must be at least 1");
     int m = microBatches > 0 ? microBatches : gpus + 1;
-    auto algorithm = part::parsePartitionAlgorithm(partitioner);
-    if (!algorithm.ok())
-      return fail(algorithm.status().message());
     auto costs = part::CostModel::create(profile, target.pcieGbps, m);
     if (!costs.ok())
       return fail(costs.status().message());
     part::PartitionOptions options;
     options.numGpus = gpus;
     options.modelMemoryLimitBytes = part::defaultModelMemoryLimit(target);
-    auto plan = part::partition(algorithm.value(), costs.value(), options);
-    if (!plan.ok())
-      return fail(plan.status().message());
-    text = formatStages(plan.value(), profile);
+    std::vector<part::PartitionAlgorithm> algorithms;
+    if (partitioner == "auto") {
+      algorithms = {part::PartitionAlgorithm::RoundPipe, part::PartitionAlgorithm::Exact};
+    } else {
+      auto algorithm = part::parsePartitionAlgorithm(partitioner);
+      if (!algorithm.ok())
+        return fail(algorithm.status().message() + " (or auto)");
+      algorithms = {algorithm.value()};
+    }
+    std::optional<part::Plan> best;
+    for (part::PartitionAlgorithm algorithm : algorithms) {
+      auto plan = part::partition(algorithm, costs.value(), options);
+      if (!plan.ok())
+        return fail(plan.status().message());
+      if (!best || part::estimatedStepMs(plan.value(), true) < part::estimatedStepMs(*best, true))
+        best = plan.value();
+    }
+    text = formatStages(*best, profile);
   } else {
     llvm::raw_string_ostream os(text);
     module->print(os);

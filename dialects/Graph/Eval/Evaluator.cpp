@@ -228,6 +228,9 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::swiglu(operand(0), operand(1), out[0]);
   } else if (isa<RopeOp>(op)) {
     status = cpu::rope(operand(0), operand(1), operand(2), out[0]);
+  } else if (auto a = dyn_cast<AttentionOp>(op)) {
+    status = cpu::attention(operand(0), operand(1), operand(2), a.getScale().convertToDouble(),
+                            a.getCausal(), out[0]);
   } else if (isa<ReshapeOp>(op)) {
     status = cpu::copyInto(operand(0), out[0]);
   } else if (auto t = dyn_cast<TransposeOp>(op)) {

@@ -754,3 +754,57 @@ func.func @rope_result(%x: tensor<2x4x8x16xf32>, %c: tensor<8x16xf32>) {
   %0 = graph.rope %x, %c, %c : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x8xf32>
   return
 }
+
+// -----
+
+// attention's query is [B, Hq, S, D].
+func.func @attention_rank(%q: tensor<8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected a query of rank 4 [B, Hq, S, D], got rank 2}}
+  %0 = graph.attention %q, %q, %q {scale = 0.25 : f64} : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// attention's key and value have one type.
+func.func @attention_kv(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x1x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected key and value of the same type, got 'tensor<1x2x8x16xf32>' and 'tensor<1x1x8x16xf32>'}}
+  %0 = graph.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// attention's key and value share the query's batch, sequence and head size.
+func.func @attention_kv_shape(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x4x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected key and value of shape [1, Hkv, 8, 16], got [1, 2, 4, 16]}}
+  %0 = graph.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// Grouped-query attention: the key/value heads divide the query heads.
+func.func @attention_groups(%q: tensor<1x4x8x16xf32>, %k: tensor<1x3x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected the query heads (4) to be a multiple of the key/value heads (3)}}
+  %0 = graph.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x4x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x3x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+// attention's scale is positive.
+func.func @attention_scale(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected a positive finite scale, got 0}}
+  %0 = graph.attention %q, %q, %q {scale = 0.0 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// attention's key and value have the query's element type.
+func.func @attention_element(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xbf16>) {
+  // expected-error @+1 {{'graph.attention' op expected key element type 'f32', got 'bf16'}}
+  %0 = graph.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xf32>
+  return
+}

@@ -233,3 +233,12 @@ func.func @fused(%g: tensor<2x8x172xf32>, %u: tensor<2x8x172xf32>, %q: tensor<2x
   %2 = graph.rope %qb, %cb, %cb : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
   return
 }
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>, %k4: tensor<2x4x8x16xf32>) {
+  // CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %0 = graph.attention %q, %kv, %kv {causal, scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  // CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %1 = graph.attention %q, %k4, %k4 {scale = 0.125 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}

@@ -1,0 +1,99 @@
+// rp-fuse-attention: eager attention (matmul/transpose/scale/mask/softmax/matmul) becomes
+// graph.attention; near misses stay.
+// RUN: rp-opt %s --rp-fuse-attention | FileCheck %s
+
+// Scale by mul, additive -inf causal mask; the intermediates are removed.
+// CHECK-LABEL: func.func @additive_mask
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[K:.+]]: tensor<1x2x4x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+// CHECK-NOT: graph.softmax
+// CHECK-NOT: graph.matmul
+// CHECK: %[[Y:.+]] = graph.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 2.500000e-01 : f64}
+// CHECK-NEXT: return %[[Y]]
+func.func @additive_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = graph.constant dense<0.25> : tensor<f32>
+  %t = graph.mul %s, %c : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %mask = graph.constant dense<[[[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %m = graph.add %t, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = graph.softmax %m {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %y = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// Scale by div, where(tril, scores, -1e9) mask, and HF repeat_kv on k and v (2 kv heads
+// for 4 query heads): grouped-query attention on the unrepeated tensors.
+// CHECK-LABEL: func.func @where_mask_gqa
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x3x2xf32>, %[[K:.+]]: tensor<1x2x3x2xf32>, %[[V:.+]]: tensor<1x2x3x2xf32>)
+// CHECK-NOT: graph.expand
+// CHECK: graph.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 5.000000e-01 : f64} : (tensor<1x4x3x2xf32>, tensor<1x2x3x2xf32>, tensor<1x2x3x2xf32>) -> tensor<1x4x3x2xf32>
+func.func @where_mask_gqa(%q: tensor<1x4x3x2xf32>, %k: tensor<1x2x3x2xf32>, %v: tensor<1x2x3x2xf32>) -> tensor<1x4x3x2xf32> {
+  %k1 = graph.reshape %k : tensor<1x2x3x2xf32> to tensor<1x2x1x3x2xf32>
+  %k2 = graph.expand %k1 : tensor<1x2x1x3x2xf32> to tensor<1x2x2x3x2xf32>
+  %k3 = graph.reshape %k2 : tensor<1x2x2x3x2xf32> to tensor<1x4x3x2xf32>
+  %v1 = graph.reshape %v : tensor<1x2x3x2xf32> to tensor<1x2x1x3x2xf32>
+  %v2 = graph.expand %v1 : tensor<1x2x1x3x2xf32> to tensor<1x2x2x3x2xf32>
+  %v3 = graph.reshape %v2 : tensor<1x2x2x3x2xf32> to tensor<1x4x3x2xf32>
+  %kt = graph.transpose %k3 {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x4x3x2xf32>) -> tensor<1x4x2x3xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x4x3x2xf32>, tensor<1x4x2x3xf32>) -> tensor<1x4x3x3xf32>
+  %c = graph.constant dense<2.0> : tensor<f32>
+  %t = graph.div %s, %c : (tensor<1x4x3x3xf32>, tensor<f32>) -> tensor<1x4x3x3xf32>
+  %tril = graph.constant dense<[[true, false, false], [true, true, false], [true, true, true]]> : tensor<3x3xi1>
+  %fill = graph.constant dense<-1.0e9> : tensor<f32>
+  %m = graph.where %tril, %t, %fill : (tensor<3x3xi1>, tensor<1x4x3x3xf32>, tensor<f32>) -> tensor<1x4x3x3xf32>
+  %p = graph.softmax %m {axis = 3 : i64} : tensor<1x4x3x3xf32>
+  %y = graph.matmul %p, %v3 : (tensor<1x4x3x3xf32>, tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32>
+  return %y : tensor<1x4x3x2xf32>
+}
+
+// No mask (bidirectional attention), scale on the left of the mul.
+// CHECK-LABEL: func.func @no_mask
+// CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 2.500000e-01 : f64}
+func.func @no_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = graph.constant dense<0.25> : tensor<f32>
+  %t = graph.mul %c, %s : (tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = graph.softmax %t {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %y = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// Near miss: the mask is not causal (it hides the diagonal too), so it stays as it is.
+// CHECK-LABEL: func.func @not_causal_mask
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @not_causal_mask(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, %v: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %mask = graph.constant dense<[[0.0, -1.0e9], [-1.0e9, 0.0]]> : tensor<2x2xf32>
+  %m = graph.add %s, %mask : (tensor<1x1x2x2xf32>, tensor<2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = graph.softmax %m {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %y = graph.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %y : tensor<1x1x2x2xf32>
+}
+
+// Near miss: the probabilities have a second user (returned for inspection).
+// CHECK-LABEL: func.func @probabilities_second_user
+// CHECK-NOT: graph.attention
+// CHECK: return
+func.func @probabilities_second_user(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, %v: tensor<1x1x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %y = graph.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %y, %p : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+}
+
+// Near miss: the scale is not a constant.
+// CHECK-LABEL: func.func @scale_not_constant
+// CHECK-NOT: graph.attention
+// CHECK: return
+func.func @scale_not_constant(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, %v: tensor<1x1x2x2xf32>, %c: tensor<f32>) -> tensor<1x1x2x2xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %t = graph.mul %s, %c : (tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %p = graph.softmax %t {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %y = graph.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %y : tensor<1x1x2x2xf32>
+}

@@ -22,11 +22,19 @@ void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void buildLayersPipeline(OpPassManager &pm) {
+void buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(createFuseNorms());
   pm.addPass(createFuseGelu());
+  pm.addPass(createFuseSwiglu());
+  pm.addPass(createFuseRope());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseAttention());
   pm.addPass(createFuseCrossEntropy());
   pm.addPass(createCanonicalizerPass());
+}
+
+void buildLayersPipeline(OpPassManager &pm) {
+  buildFusionPipeline(pm);
   pm.addPass(createGroupLayers());
 }
 
@@ -47,6 +55,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 } // namespace
 
 void registerPipelines() {
+  PassPipelineRegistration<>("rp-fusion-pipeline",
+                             "the fusions of exported patterns into fused graph ops",
+                             [](OpPassManager &pm) { buildFusionPipeline(pm); });
   PassPipelineRegistration<>("rp-layers-pipeline",
                              "forward -> fused ops -> layer functions (as rpc-compile "
                              "--emit=layers)",

@@ -31,11 +31,14 @@ struct TrainingOptions {
 /// rp-autodiff and canonicalize (if `differentiate`).
 void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options);
 
-/// forward -> layer functions: the fusions (rp-fuse-norms, rp-fuse-gelu,
-/// rp-fuse-cross-entropy), canonicalize, rp-group-layers.
+/// The fusions of exported patterns: rp-fuse-norms, -gelu, -swiglu, -rope, canonicalize,
+/// rp-fuse-attention (after canonicalize composed the key's transposes), -cross-entropy.
+void buildFusionPipeline(OpPassManager &pm);
+
+/// forward -> layer functions: the fusion pipeline, then rp-group-layers.
 void buildLayersPipeline(OpPassManager &pm);
 
-/// Registers `rp-layers-pipeline` and `rp-train-pipeline` (options lora-rank, lora-alpha, lora-targets, freeze).
+/// Registers `rp-fusion-pipeline`, `rp-layers-pipeline` and `rp-train-pipeline` (options lora-rank, lora-alpha, lora-targets, freeze).
 void registerPipelines();
 
 } // namespace mlir::rp

@@ -172,19 +172,32 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     if (!scoreMm || !qk.hasOneUse())
       return fail("scores are not a single-use matmul");
     auto kT = scoreMm.getRhs().getDefiningOp<TransposeOp>();
-    if (!kT || !kT.getResult().hasOneUse() ||
-        kT.getPermutation() != ArrayRef<int64_t>{0, 1, 3, 2})
+    if (!kT || !kT.getResult().hasOneUse())
+      return fail("the key is not transposed");
+    // k^T is `transpose(k, [0, 1, 3, 2])`, or, once the canonicalizer has composed it with the
+    // head split `transpose(x, [0, 2, 1, 3])`, `transpose(x, [0, 2, 3, 1])` of x [B, S, H, D].
+    bool composed = kT.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1};
+    if (!composed && kT.getPermutation() != ArrayRef<int64_t>{0, 1, 3, 2})
       return fail("the key is not transposed in its last two dimensions");
     Value q = scoreMm.getLhs();
-    auto [k, kGroups] = unrepeatHeads(kT.getInput());
+    auto [k, kGroups] = composed ? std::pair<Value, int64_t>(kT.getInput(), 1)
+                                 : unrepeatHeads(kT.getInput());
     auto [v, vGroups] = unrepeatHeads(root.getRhs());
-    if (kGroups != vGroups || k.getType() != v.getType() || q.getType() != qType)
+    RankedTensorType kType = cast<RankedTensorType>(k.getType());
+    if (composed) {
+      ArrayRef<int64_t> x = kType.getShape();
+      if (x.size() != 4)
+        return fail("the key is not rank 4");
+      kType = kType.clone({x[0], x[2], x[1], x[3]});
+    }
+    if (kGroups != vGroups || kType != v.getType() || q.getType() != qType)
       return fail("query, key and value types do not form attention");
-    auto kType = cast<RankedTensorType>(k.getType());
     ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
     if (ks.size() != 4 || ks[0] != qs[0] || ks[1] * kGroups != qs[1] || ks[2] != qs[2] ||
         ks[3] != qs[3] || kType.getElementType() != qType.getElementType())
       return fail("key/value shapes do not match the query");
+    if (composed)
+      k = TransposeOp::create(rewriter, kT.getLoc(), k, rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
     rewriter.replaceOpWithNewOp<AttentionOp>(root, qType, q, k, v, rewriter.getF64FloatAttr(scale),
                                              causal ? rewriter.getUnitAttr() : UnitAttr());
     return success();

@@ -97,3 +97,22 @@ func.func @scale_not_constant(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, 
   %y = graph.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
   return %y : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// After canonicalization the key's head split and transpose compose into one transpose
+// [0, 2, 3, 1] of the [B, S, H, D] projection; the fusion restores k = transpose [0, 2, 1, 3].
+// CHECK-LABEL: func.func @composed_key_transpose
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[X:.+]]: tensor<1x4x2x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+// CHECK: %[[K:.+]] = graph.transpose %[[X]] {permutation = array<i64: 0, 2, 1, 3>}
+// CHECK: graph.attention %[[Q]], %[[K]], %[[V]]
+// CHECK-NOT: graph.softmax
+func.func @composed_key_transpose(%q: tensor<1x2x4x8xf32>, %x: tensor<1x4x2x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x8x4xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = graph.constant dense<0.25> : tensor<f32>
+  %t = graph.mul %s, %c : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = graph.softmax %t {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

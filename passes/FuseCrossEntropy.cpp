@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/FusionUtils.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -29,6 +30,8 @@ namespace mlir::rp {
 
 namespace {
 
+using namespace fusion;
+
 using graph::CastOp;
 using graph::CompareKind;
 using graph::CompareOp;
@@ -47,35 +50,6 @@ using graph::WhereOp;
 
 /// The ignore_index of a loss without masking: no label equals it (as the ONNX importer).
 constexpr int64_t kNoIgnoreIndex = std::numeric_limits<int64_t>::min();
-
-/// The value of a splat floating-point constant, or nullopt.
-std::optional<double> splatFloat(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
-  return attr.getSplatValue<APFloat>().convertToDouble();
-}
-
-/// The value of a splat integer constant, or nullopt.
-std::optional<int64_t> splatInt(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !attr.getElementType().isSignlessInteger() || attr.getElementType().isInteger(1))
-    return std::nullopt;
-  return attr.getSplatValue<APInt>().getSExtValue();
-}
-
-/// True when every user of every op in `inner` is in `inner` or is `root`.
-bool usedOnlyWithin(ArrayRef<Operation *> inner, Operation *root) {
-  llvm::SmallPtrSet<Operation *, 32> set(inner.begin(), inner.end());
-  set.insert(root);
-  for (Operation *op : inner)
-    for (Operation *user : op->getUsers())
-      if (!set.contains(user))
-        return false;
-  return true;
-}
 
 /// True when a reduction covers every axis of its input and keeps none.
 template <typename OpTy>
@@ -343,10 +317,7 @@ struct FuseCrossEntropy : impl::FuseCrossEntropyBase<FuseCrossEntropy> {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseCrossEntropyPattern>(&getContext());
     // Fusion only: no folding or constant CSE, so that unrelated IR stays as it was.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(fusion::applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/FusionUtils.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -29,6 +30,8 @@ namespace mlir::rp {
 
 namespace {
 
+using namespace fusion;
+
 using graph::AddOp;
 using graph::DivOp;
 using graph::ErfOp;
@@ -40,50 +43,6 @@ constexpr double kSqrt2 = llvm::numbers::sqrt2;
 constexpr double kInvSqrt2 = llvm::numbers::inv_sqrt2;
 constexpr double kSqrt2OverPi = llvm::numbers::sqrt2 * llvm::numbers::inv_sqrtpi; // sqrt(2 / pi)
 constexpr double kKappa = 0.044715;
-
-/// True when `v` is a splat floating-point constant within a relative 1e-6 of `expected`
-/// rounded to the constant's element type.
-bool isSplatNear(Value v, double expected) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
-    return false;
-  auto ft = dyn_cast<FloatType>(attr.getElementType());
-  if (!ft)
-    return false;
-  APFloat want(expected);
-  bool lost;
-  want.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-  double w = want.convertToDouble(), got = attr.getSplatValue<APFloat>().convertToDouble();
-  return std::abs(got - w) <= 1e-6 * std::abs(w);
-}
-
-/// True when every user of every op in `inner` is in `inner` or is `root`.
-bool usedOnlyWithin(ArrayRef<Operation *> inner, Operation *root) {
-  llvm::SmallPtrSet<Operation *, 16> set(inner.begin(), inner.end());
-  set.insert(root);
-  for (Operation *op : inner)
-    for (Operation *user : op->getUsers())
-      if (!set.contains(user))
-        return false;
-  return true;
-}
-
-/// Replaces `root` with `value` and erases the now unused ops of `inner` (last first).
-void replaceChain(PatternRewriter &rewriter, Operation *root, Value value,
-                  SmallVectorImpl<Operation *> &inner) {
-  rewriter.replaceOp(root, value);
-  llvm::sort(inner, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
-  inner.erase(llvm::unique(inner), inner.end());
-  for (Operation *op : inner)
-    if (op->use_empty())
-      rewriter.eraseOp(op);
-}
-
-/// The operands of a commutative binary op, in both orders.
-template <typename OpTy>
-std::array<std::pair<Value, Value>, 2> bothOrders(OpTy op) {
-  return {std::pair(op.getLhs(), op.getRhs()), std::pair(op.getRhs(), op.getLhs())};
-}
 
 /// Matches `op(x, c)` or `op(c, x)` (commutative `OpTy`) with `c` a splat near `constant` and
 /// the result of type `type`; appends the op.
@@ -243,10 +202,7 @@ struct FuseGelu : impl::FuseGeluBase<FuseGelu> {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseGeluPattern>(&getContext());
     // Fusion only: no folding or constant CSE, so that unrelated IR stays as it was.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(fusion::applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

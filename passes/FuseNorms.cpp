@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/FusionUtils.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -27,6 +28,8 @@ namespace mlir::rp {
 
 namespace {
 
+using namespace fusion;
+
 using graph::AddOp;
 using graph::CastOp;
 using graph::DivOp;
@@ -36,51 +39,6 @@ using graph::ReciprocalOp;
 using graph::ReduceMeanOp;
 using graph::SqrtOp;
 using graph::SubOp;
-
-/// The value of a splat floating-point constant, or nullopt.
-std::optional<double> splatFloat(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
-  return attr.getSplatValue<APFloat>().convertToDouble();
-}
-
-/// True when `v` is a splat floating-point constant within a relative 1e-6 of `expected`
-/// rounded to the constant's element type.
-bool isSplatNear(Value v, double expected) {
-  std::optional<double> got = splatFloat(v);
-  if (!got)
-    return false;
-  auto ft = cast<FloatType>(getElementTypeOrSelf(v.getType()));
-  APFloat want(expected);
-  bool lost;
-  want.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-  double w = want.convertToDouble();
-  return std::abs(*got - w) <= 1e-6 * std::abs(w);
-}
-
-/// True when every user of every op in `inner` is in `inner` or is `root`.
-bool usedOnlyWithin(ArrayRef<Operation *> inner, Operation *root) {
-  llvm::SmallPtrSet<Operation *, 16> set(inner.begin(), inner.end());
-  set.insert(root);
-  for (Operation *op : inner)
-    for (Operation *user : op->getUsers())
-      if (!set.contains(user))
-        return false;
-  return true;
-}
-
-/// Replaces `root` with `value` and erases the now unused ops of `inner` (last first).
-void replaceChain(PatternRewriter &rewriter, Operation *root, Value value,
-                  SmallVectorImpl<Operation *> &inner) {
-  rewriter.replaceOp(root, value);
-  llvm::sort(inner, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
-  inner.erase(llvm::unique(inner), inner.end());
-  for (Operation *op : inner)
-    if (op->use_empty())
-      rewriter.eraseOp(op);
-}
 
 /// True when a reduction reduces exactly the last of `rank` dimensions and keeps it.
 bool reducesLastAxisKeepingDims(ReduceMeanOp mean, int64_t rank) {
@@ -277,10 +235,7 @@ struct FuseNorms : impl::FuseNormsBase<FuseNorms> {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseRmsNorm, FuseLayerNorm>(&getContext());
     // Fusion only: no folding or constant CSE, so that unrelated IR stays as it was.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(fusion::applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -55,4 +55,38 @@ def GroupLayers : Pass<"rp-group-layers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rp::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }
 
+def PartitionStages : Pass<"rp-partition-stages", "::mlir::ModuleOp"> {
+  let summary = "Partitions the layers into RoundPipe forward and backward stages";
+  let description = [{
+    Runs the stage partitioner (compiler/partition: `roundpipe`, the paper's candidate
+    enumeration and greedy packing minimising max(S, N) * T, or `exact`, a dynamic program
+    whose stage time includes PCIe transfers; `auto` keeps the plan with the lower estimated
+    step time) on the layers of a module grouped by `rp-group-layers`, with the costs of a
+    measured layer `profile` or the FLOP estimate of the layer functions, and records the plan
+    as `graph.partition`. Backward stages start with the fused tail and descend.
+
+    Before: `module attributes {graph.layers = [@prefix, @block_0, @block_1, @tail]}`
+    After (`gpus=2`):
+    ```mlir
+    module attributes {graph.layers = [...], graph.partition = {algorithm = "roundpipe",
+        backward = [array<i64: 3, 4>, array<i64: 2, 3>, array<i64: 0, 2>],
+        forward = [array<i64: 0, 3>], gpus = 2 : i64, micro_batches = 3 : i64,
+        objective_ms = ..., stage_time_ms = ...}}
+    ```
+  }];
+  let options = [
+    Option<"gpus", "gpus", "int", /*default=*/"8", "GPU pool size N">,
+    Option<"gpuMemory", "gpu-memory", "std::string", /*default=*/"\"\"",
+           "Memory of one GPU (e.g. 24GiB; default: the target's)">,
+    Option<"microBatches", "micro-batches", "int", /*default=*/"0",
+           "Micro-batches per job M (0: N + 1)">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Measured layer profile (JSON); default: the FLOP estimate">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target GPU description (JSON); default: an RTX 4090">,
+    Option<"partitioner", "partitioner", "std::string", /*default=*/"\"auto\"",
+           "roundpipe, exact, or auto">,
+  ];
+}
+
 #endif // RP_LAYERPASSES_TD

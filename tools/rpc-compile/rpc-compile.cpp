@@ -14,10 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
-#include "compiler/LayerCosts.h"
 #include "compiler/Pipeline.h"
-#include "compiler/partition/Partitioner.h"
 #include "passes/Passes.h"
+#include "passes/StagePlanning.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/core/AtomicFile.h"
 
@@ -31,8 +30,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdio>
-#include <optional>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -88,51 +85,6 @@ cl::opt<std::string> partitioner("partitioner",
                                  cl::init("auto"), cl::cat(planCategory));
 
 constexpr int kBadInput = 2;
-
-/// Parses "24GiB", "24GB", "512MiB", "1e9" (bytes).
-std::optional<uint64_t> parseBytes(llvm::StringRef text) {
-  struct Unit { const char *suffix; double scale; };
-  static const Unit units[] = {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
-                               {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1.0}};
-  double scale = 1.0;
-  for (const Unit &u : units)
-    if (text.consume_back(u.suffix)) {
-      scale = u.scale;
-      break;
-    }
-  double value;
-  if (text.trim().getAsDouble(value) || !(value > 0))
-    return std::nullopt;
-  return static_cast<uint64_t>(value * scale);
-}
-
-/// The stage table of --emit=stages.
-std::string formatStages(const ::rp::partition::Plan &plan,
-                         const ::rp::partition::Profile &profile) {
-  std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-6s %-10s %-28s %12s %12s\n", "stage", "kind", "layers",
-                "est. ms/mb", "memory");
-  out += line;
-  int index = 0;
-  auto row = [&](const ::rp::partition::PlannedStage &st) {
-    std::string layers = profile.layers[st.begin].name;
-    if (st.end - st.begin > 1)
-      layers += " .. " + profile.layers[st.end - 1].name;
-    std::snprintf(line, sizeof line, "%-6d %-10s %-28s %12.3f %12s\n", index++,
-                  ::rp::partition::stageKindName(st.kind), layers.c_str(), st.cost.timeMs,
-                  ::rp::partition::formatBytes(st.cost.memoryBytes).c_str());
-    out += line;
-  };
-  for (const auto &st : plan.forward)
-    row(st);
-  for (const auto &st : plan.backward)
-    row(st);
-  out += ::rp::partition::formatPlan(plan) + "\n";
-  for (const std::string &w : plan.warnings)
-    out += "warning: " + w + "\n";
-  return out;
-}
 
 } // namespace
 
@@ -196,71 +148,17 @@ int main(int argc, char **argv) {
       return kBadInput;
   }
   if (emit == Emit::Stages) {
-    auto fail = [](const std::string &message) {
-      llvm::errs() << "rpc-compile: error: " << message << "\n";
+    mlir::rp::StageOptions options;
+    options.gpus = gpus;
+    options.gpuMemory = gpuMemory;
+    options.microBatches = microBatches;
+    options.profilePath = profilePath;
+    options.targetPath = targetPath;
+    options.partitioner = partitioner;
+    FailureOr<mlir::rp::StagePlan> plan = mlir::rp::planStages(*module, options);
+    if (failed(plan))
       return kBadInput;
-    };
-    namespace part = ::rp::partition;
-    part::TargetSpec target;
-    if (!targetPath.empty()) {
-      auto t = part::loadTarget(targetPath);
-      if (!t.ok())
-        return fail(t.status().message());
-      target = t.value();
-    } else {
-      // An RTX 4090 (the paper's machine): 165 dense bf16 TFLOP/s, PCIe 4.0 x16.
-      target = part::makeTarget("rtx4090", 165, 1008, 25, 24ull << 30).value();
-    }
-    if (!gpuMemory.empty()) {
-      std::optional<uint64_t> bytes = parseBytes(gpuMemory);
-      if (!bytes)
-        return fail("invalid --gpu-memory '" + gpuMemory + "': expected a size like 24GiB");
-      target.memoryBytes = *bytes;
-    }
-    auto layers = (*module)->getAttrOfType<ArrayAttr>("graph.layers");
-    part::Profile profile;
-    if (!profilePath.empty()) {
-      auto p = part::loadProfile(profilePath);
-      if (!p.ok())
-        return fail(p.status().message());
-      profile = p.value();
-      if (profile.layers.size() != layers.size())
-        return fail(profilePath + ": the profile has " + std::to_string(profile.layers.size()) +
-                    " layers, the model has " + std::to_string(layers.size()) +
-                    " (prefix, " + std::to_string(layers.size() - 2) + " blocks, tail)");
-    } else {
-      FailureOr<part::Profile> estimated = mlir::rp::estimateProfile(*module, target);
-      if (failed(estimated))
-        return kBadInput;
-      profile = *estimated;
-    }
-    if (gpus < 1)
-      return fail("--gpus must be at least 1");
-    int m = microBatches > 0 ? microBatches : gpus + 1;
-    auto costs = part::CostModel::create(profile, target.pcieGbps, m);
-    if (!costs.ok())
-      return fail(costs.status().message());
-    part::PartitionOptions options;
-    options.numGpus = gpus;
-    options.modelMemoryLimitBytes = part::defaultModelMemoryLimit(target);
-    std::vector<part::PartitionAlgorithm> algorithms;
-    if (partitioner == "auto") {
-      algorithms = {part::PartitionAlgorithm::RoundPipe, part::PartitionAlgorithm::Exact};
-    } else {
-      auto algorithm = part::parsePartitionAlgorithm(partitioner);
-      if (!algorithm.ok())
-        return fail(algorithm.status().message() + " (or auto)");
-      algorithms = {algorithm.value()};
-    }
-    std::optional<part::Plan> best;
-    for (part::PartitionAlgorithm algorithm : algorithms) {
-      auto plan = part::partition(algorithm, costs.value(), options);
-      if (!plan.ok())
-        return fail(plan.status().message());
-      if (!best || part::estimatedStepMs(plan.value(), true) < part::estimatedStepMs(*best, true))
-        best = plan.value();
-    }
-    text = formatStages(*best, profile);
+    text = mlir::rp::formatStageTable(*plan);
   } else {
     llvm::raw_string_ostream os(text);
     module->print(os);

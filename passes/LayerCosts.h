@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RP_COMPILER_LAYERCOSTS_H
-#define RP_COMPILER_LAYERCOSTS_H
+#ifndef RP_PASSES_LAYERCOSTS_H
+#define RP_PASSES_LAYERCOSTS_H
 
 #include "compiler/partition/Profile.h"
 
@@ -31,4 +31,4 @@ FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
 
 } // namespace mlir::rp
 
-#endif // RP_COMPILER_LAYERCOSTS_H
+#endif // RP_PASSES_LAYERCOSTS_H

@@ -1,6 +1,6 @@
 //===- LayerCosts.cpp - per-layer costs of the grouped IR -----------------===//
 
-#include "compiler/LayerCosts.h"
+#include "passes/LayerCosts.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
 

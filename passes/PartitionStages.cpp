@@ -1,0 +1,187 @@
+//===- PartitionStages.cpp - stage planning and rp-partition-stages -------===//
+
+#include "passes/StagePlanning.h"
+
+#include "passes/LayerCosts.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cstdio>
+#include <optional>
+
+namespace mlir::rp {
+
+#define GEN_PASS_DEF_PARTITIONSTAGES
+#include "passes/Passes.h.inc"
+
+namespace part = ::rp::partition;
+
+namespace {
+
+/// Parses "24GiB", "24GB", "512MiB", "1e9" (bytes).
+std::optional<uint64_t> parseBytes(llvm::StringRef text) {
+  struct Unit {
+    const char *suffix;
+    double scale;
+  };
+  static const Unit units[] = {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
+                               {"GB", 1e9},          {"MB", 1e6},        {"KB", 1e3},
+                               {"B", 1.0}};
+  double scale = 1.0;
+  for (const Unit &u : units)
+    if (text.consume_back(u.suffix)) {
+      scale = u.scale;
+      break;
+    }
+  double value;
+  if (text.trim().getAsDouble(value) || !(value > 0))
+    return std::nullopt;
+  return static_cast<uint64_t>(value * scale);
+}
+
+} // namespace
+
+FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options) {
+  auto fail = [&](const std::string &message) -> FailureOr<StagePlan> {
+    return module.emitError(message);
+  };
+  auto layers = module->getAttrOfType<ArrayAttr>("graph.layers");
+  if (!layers)
+    return fail("no 'graph.layers' attribute: run rp-group-layers first");
+  if (options.gpus < 1)
+    return fail("the GPU count must be at least 1, got " + std::to_string(options.gpus));
+  part::TargetSpec target;
+  if (!options.targetPath.empty()) {
+    auto t = part::loadTarget(options.targetPath);
+    if (!t.ok())
+      return fail(t.status().message());
+    target = t.value();
+  } else {
+    // An RTX 4090 (the paper's machine): 165 dense bf16 TFLOP/s, PCIe 4.0 x16, 24 GiB.
+    target = part::makeTarget("rtx4090", 165, 1008, 25, 24ull << 30).value();
+  }
+  if (!options.gpuMemory.empty()) {
+    std::optional<uint64_t> bytes = parseBytes(options.gpuMemory);
+    if (!bytes)
+      return fail("invalid GPU memory '" + options.gpuMemory + "': expected a size like 24GiB");
+    target.memoryBytes = *bytes;
+  }
+  StagePlan result;
+  if (!options.profilePath.empty()) {
+    auto p = part::loadProfile(options.profilePath);
+    if (!p.ok())
+      return fail(p.status().message());
+    result.profile = p.value();
+    if (result.profile.layers.size() != layers.size())
+      return fail(options.profilePath + ": the profile has " +
+                  std::to_string(result.profile.layers.size()) + " layers, the model has " +
+                  std::to_string(layers.size()) + " (prefix, " +
+                  std::to_string(layers.size() - 2) + " blocks, tail)");
+  } else {
+    FailureOr<part::Profile> estimated = estimateProfile(module, target);
+    if (failed(estimated))
+      return failure();
+    result.profile = *estimated;
+  }
+  int m = options.microBatches > 0 ? options.microBatches : options.gpus + 1;
+  auto costs = part::CostModel::create(result.profile, target.pcieGbps, m);
+  if (!costs.ok())
+    return fail(costs.status().message());
+  part::PartitionOptions po;
+  po.numGpus = options.gpus;
+  po.modelMemoryLimitBytes = part::defaultModelMemoryLimit(target);
+  std::vector<part::PartitionAlgorithm> algorithms;
+  if (options.partitioner == "auto") {
+    algorithms = {part::PartitionAlgorithm::RoundPipe, part::PartitionAlgorithm::Exact};
+  } else {
+    auto algorithm = part::parsePartitionAlgorithm(options.partitioner);
+    if (!algorithm.ok())
+      return fail(algorithm.status().message() + " (or auto)");
+    algorithms = {algorithm.value()};
+  }
+  std::optional<part::Plan> best;
+  for (part::PartitionAlgorithm algorithm : algorithms) {
+    auto plan = part::partition(algorithm, costs.value(), po);
+    if (!plan.ok())
+      return fail(plan.status().message());
+    if (!best || part::estimatedStepMs(plan.value(), true) < part::estimatedStepMs(*best, true))
+      best = plan.value();
+  }
+  result.plan = *best;
+  return result;
+}
+
+void recordPlan(ModuleOp module, const StagePlan &sp) {
+  Builder b(module.getContext());
+  auto ranges = [&](const std::vector<part::PlannedStage> &stages) {
+    SmallVector<Attribute> out;
+    for (const part::PlannedStage &st : stages)
+      out.push_back(b.getDenseI64ArrayAttr({st.begin, st.end}));
+    return b.getArrayAttr(out);
+  };
+  const part::Plan &p = sp.plan;
+  module->setAttr(
+      "graph.partition",
+      b.getDictionaryAttr({
+          b.getNamedAttr("algorithm",
+                         b.getStringAttr(p.algorithm == part::PartitionAlgorithm::Exact
+                                             ? "exact"
+                                             : "roundpipe")),
+          b.getNamedAttr("gpus", b.getI64IntegerAttr(p.numGpus)),
+          b.getNamedAttr("micro_batches", b.getI64IntegerAttr(p.numMicroBatches)),
+          b.getNamedAttr("stage_time_ms", b.getF64FloatAttr(p.stageTimeMs)),
+          b.getNamedAttr("objective_ms", b.getF64FloatAttr(p.objective)),
+          b.getNamedAttr("forward", ranges(p.forward)),
+          b.getNamedAttr("backward", ranges(p.backward)),
+      }));
+}
+
+std::string formatStageTable(const StagePlan &sp) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-10s %-28s %12s %12s\n", "stage", "kind", "layers",
+                "est. ms/mb", "memory");
+  out += line;
+  int index = 0;
+  auto row = [&](const part::PlannedStage &st) {
+    std::string layers = sp.profile.layers[st.begin].name;
+    if (st.end - st.begin > 1)
+      layers += " .. " + sp.profile.layers[st.end - 1].name;
+    std::snprintf(line, sizeof line, "%-6d %-10s %-28s %12.3f %12s\n", index++,
+                  part::stageKindName(st.kind), layers.c_str(), st.cost.timeMs,
+                  part::formatBytes(st.cost.memoryBytes).c_str());
+    out += line;
+  };
+  for (const auto &st : sp.plan.forward)
+    row(st);
+  for (const auto &st : sp.plan.backward)
+    row(st);
+  out += part::formatPlan(sp.plan) + "\n";
+  for (const std::string &w : sp.plan.warnings)
+    out += "warning: " + w + "\n";
+  return out;
+}
+
+namespace {
+
+struct PartitionStagesPass : public impl::PartitionStagesBase<PartitionStagesPass> {
+  using PartitionStagesBase::PartitionStagesBase;
+
+  void runOnOperation() override {
+    StageOptions options;
+    options.gpus = gpus;
+    options.gpuMemory = gpuMemory;
+    options.microBatches = microBatches;
+    options.profilePath = profile;
+    options.targetPath = target;
+    options.partitioner = partitioner;
+    FailureOr<StagePlan> plan = planStages(getOperation(), options);
+    if (failed(plan))
+      return signalPassFailure();
+    recordPlan(getOperation(), *plan);
+  }
+};
+
+} // namespace
+} // namespace mlir::rp

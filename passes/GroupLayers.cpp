@@ -71,6 +71,8 @@ public:
 
 private:
   LogicalResult assignScopes();
+  LogicalResult detectBlocksStructurally(llvm::DenseMap<StringRef, int64_t> &paramRaw,
+                                         llvm::SmallSetVector<int64_t, 16> &raw);
   void assignParts();
   void tightenBoundaries();
   LogicalResult outline();
@@ -99,6 +101,145 @@ private:
   int numBlocks = 0;
 };
 
+/// Structural fallback for graphs without scoped names. The residual stream is the chain of
+/// `graph.add`s whose one operand is the previous stream value and whose other operand is
+/// computed from it through at least one param; the ops between two stream values form a
+/// segment. Segments whose params have the same shapes repeat with a period p (a block is p
+/// segments: attention and MLP give p = 2); each param of a segment is assigned to its block.
+LogicalResult Grouper::detectBlocksStructurally(llvm::DenseMap<StringRef, int64_t> &paramRaw,
+                                                llvm::SmallSetVector<int64_t, 16> &raw) {
+  // Whether `to` is computed from `from` (reachable through operands).
+  auto reaches = [&](Value from, Value to) {
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    SmallVector<Value> work{to};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (v == from)
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (!def || !seen.insert(def).second)
+        continue;
+      for (Value o : def->getOperands())
+        work.push_back(o);
+    }
+    return false;
+  };
+  auto readsParam = [&](Value from, Value to) {
+    // Some op between `from` and `to` reads a param.
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    SmallVector<Value> work{to};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (v == from || !def || !seen.insert(def).second)
+        continue;
+      if (isa<graph::LoadParamOp>(def))
+        return true;
+      for (Value o : def->getOperands())
+        work.push_back(o);
+    }
+    return false;
+  };
+  // The residual chain.
+  SmallVector<graph::AddOp> stream;
+  Value current, start;
+  for (Operation *op : ops) {
+    auto add = dyn_cast<graph::AddOp>(op);
+    if (!add || add.getLhs().getType() != add.getRhs().getType())
+      continue;
+    for (auto [skip, branch] : {std::pair(add.getLhs(), add.getRhs()),
+                                std::pair(add.getRhs(), add.getLhs())}) {
+      if (current && skip != current)
+        continue;
+      if (reaches(skip, branch) && readsParam(skip, branch)) {
+        if (!current)
+          start = skip;
+        stream.push_back(add);
+        current = add.getResult();
+        break;
+      }
+    }
+  }
+  if (stream.size() < 2)
+    return failure();
+  llvm::SmallPtrSet<Operation *, 32> streamOps;
+  for (graph::AddOp add : stream)
+    streamOps.insert(add);
+  // Whether a value computed from `param` (not through the residual stream) is used by an op
+  // after position `limit`.
+  auto usedBeyond = [&](StringRef param, int64_t limit) {
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    SmallVector<Operation *> work;
+    for (Operation *op : ops)
+      if (auto load = dyn_cast<graph::LoadParamOp>(op); load && load.getParam() == param)
+        work.push_back(op);
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!seen.insert(op).second)
+        continue;
+      for (Operation *user : op->getUsers()) {
+        if (isa<func::ReturnOp>(user) || index.lookup(user) > limit)
+          return true;
+        if (!streamOps.contains(user))
+          work.push_back(user);
+      }
+    }
+    return false;
+  };
+  // Segment k: the params first read by an op between stream[k-1] and stream[k]; params read
+  // before the stream starts (the embedding) belong to the prefix.
+  int64_t startIndex = start.getDefiningOp() ? index[start.getDefiningOp()] : -1;
+  SmallVector<SmallVector<StringRef>> segments(stream.size());
+  for (auto p : module.getOps<graph::ParamOp>()) {
+    int64_t first = -1;
+    for (Operation *op : ops)
+      if (auto load = dyn_cast<graph::LoadParamOp>(op); load && load.getParam() == p.getSymName())
+        for (Operation *user : load->getUsers())
+          if (first < 0 || index[user] < first)
+            first = index[user];
+    if (first < 0)
+      continue;
+    for (auto [k, add] : llvm::enumerate(stream)) {
+      int64_t lo = k ? index[stream[k - 1]] : startIndex;
+      if (first > lo && first < index[add]) {
+        if (usedBeyond(p.getSymName(), index[add]))
+          break; // shared by several segments (a rotary table): not a block param
+        segments[k].push_back(p.getSymName());
+        break;
+      }
+    }
+  }
+  auto signature = [&](ArrayRef<StringRef> names) {
+    SmallVector<std::string> shapes;
+    for (StringRef n : names) {
+      auto p = module.lookupSymbol<graph::ParamOp>(n);
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << p.getType();
+      shapes.push_back(os.str());
+    }
+    llvm::sort(shapes);
+    return shapes;
+  };
+  size_t n = segments.size();
+  for (size_t period = 1; period <= n / 2; ++period) {
+    if (n % period != 0)
+      continue;
+    bool repeats = true;
+    for (size_t k = 0; k + period < n && repeats; ++k)
+      repeats = signature(segments[k]) == signature(segments[k + period]);
+    if (!repeats)
+      continue;
+    for (size_t k = 0; k < n; ++k)
+      for (StringRef name : segments[k]) {
+        paramRaw[name] = static_cast<int64_t>(k / period);
+        raw.insert(static_cast<int64_t>(k / period));
+      }
+    return success();
+  }
+  return failure();
+}
+
 LogicalResult Grouper::assignScopes() {
   llvm::SmallSetVector<int64_t, 16> raw;
   llvm::DenseMap<StringRef, int64_t> paramRaw;
@@ -113,12 +254,12 @@ LogicalResult Grouper::assignScopes() {
       opRaw[op] = *i;
       raw.insert(*i);
     }
-  if (raw.empty())
+  if (raw.empty() && failed(detectBlocksStructurally(paramRaw, raw)))
     return forward.emitError("rp-group-layers: found no transformer blocks: no param name or "
                              "node name of @")
            << forward.getSymName()
-           << " has a layer index (layers.N, h.N, blocks.N); structural detection is not "
-              "implemented yet";
+           << " has a layer index (layers.N, h.N, blocks.N), and no repeating residual "
+              "blocks were found";
   SmallVector<int64_t> sorted(raw.begin(), raw.end());
   llvm::sort(sorted);
   llvm::DenseMap<int64_t, int> dense;

@@ -15,7 +15,11 @@ def GroupLayers : Pass<"rp-group-layers", "::mlir::ModuleOp"> {
 
     Blocks are found from scopes: the ONNX node name of an op (`/model/layers.3/...`) or the
     name of a param it reads (`model.layers.3.mlp.up_proj.weight`, `transformer.h.3...`,
-    `blocks.3...`). Ops without a scope join the latest layer among their operands; a
+    `blocks.3...`). Without scoped names, the structure decides: the residual stream (the
+    chain of `graph.add`s whose other operand is computed from the stream through params) is
+    cut into segments, and the segments whose params have the same shapes repeat with a period
+    (a block is one period, e.g. attention + MLP); params shared by several segments are not
+    block params. Ops without a scope join the latest layer among their operands; a
     parameter-free computation that no block parameter reaches (masks, positions) and values of
     an unscoped parameter read by several layers (rotary tables) are rematerialised in every
     layer that uses them; an unscoped parameter first used before the blocks belongs to the

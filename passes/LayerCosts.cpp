@@ -44,6 +44,36 @@ double forwardFlops(func::FuncOp func) {
   return flops;
 }
 
+int64_t peakLiveBytes(func::FuncOp func) {
+  // A value is live from its definition to its last use (arguments from the start); param
+  // loads are weights, counted by param_bytes, not here.
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t n = 0;
+  for (Operation &op : body)
+    position[&op] = n++;
+  SmallVector<int64_t> delta(n + 1, 0); // bytes that become live (+) or dead (-) at a point
+  auto account = [&](Value v, int64_t from) {
+    int64_t last = from;
+    for (Operation *user : v.getUsers())
+      last = std::max(last, position.lookup(user));
+    delta[from] += bytesOf(v.getType());
+    delta[last + 1] -= bytesOf(v.getType());
+  };
+  for (BlockArgument a : body.getArguments())
+    account(a, 0);
+  for (Operation &op : body)
+    if (!isa<graph::LoadParamOp>(op))
+      for (Value r : op.getResults())
+        account(r, position[&op]);
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta) {
+    live += d;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
 FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
                                                     const ::rp::partition::TargetSpec &target,
                                                     double efficiency) {
@@ -77,6 +107,7 @@ FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
     });
     for (Type t : fn.getResultTypes())
       layer.actBytes += bytesOf(t);
+    layer.workBytes = static_cast<uint64_t>(peakLiveBytes(fn));
     profile.layers.push_back(std::move(layer));
   }
   return profile;

@@ -5,8 +5,9 @@
 // layer: forward FLOPs (matmul 2*M*N*K per batch element, 1 per element for elementwise ops,
 // 5 per input element for reductions, softmax and norms), backward = 2x forward (the paper's
 // rule; recomputation is counted by the partitioner), parameter and trainable bytes (each
-// param the layer reads, once), boundary activation bytes (the layer's results). Times are
-// FLOPs / (peak TFLOP/s x efficiency).
+// param the layer reads, once), boundary activation bytes (the layer's results), peak working
+// memory (the activations live at once in the forward; the partitioner adds the largest one of
+// a stage to its memory). Times are FLOPs / (peak TFLOP/s x efficiency).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,10 @@ namespace mlir::rp {
 
 /// FLOPs of one forward execution of `func` (see the file comment).
 double forwardFlops(func::FuncOp func);
+
+/// Peak bytes of the values live at once while `func` runs (params excluded), from a liveness
+/// walk over its ops in order: the layer's working memory for one micro-batch.
+int64_t peakLiveBytes(func::FuncOp func);
 
 /// Estimates a profile of the layers listed in `graph.layers`; fails (with an error at the
 /// module) when the module has not been grouped or the target has no peak TFLOP/s.

@@ -85,7 +85,11 @@ uint64_t CostModel::memoryBytes(StageKind kind, int begin, int end) const {
   uint64_t bytes = param_[e] - param_[b];
   if (kind != StageKind::Forward)
     bytes += trainable_[e] - trainable_[b];
-  return bytes;
+  // The layers of a stage run one after another: the working set is the largest one's.
+  uint64_t work = 0;
+  for (size_t i = b; i < e; ++i)
+    work = std::max(work, layers_[i].workBytes);
+  return bytes + work;
 }
 
 StageCost CostModel::cost(StageKind kind, int begin, int end) const {

@@ -70,7 +70,8 @@ struct StageCost {
   double h2dMs = 0;     ///< Host-to-device transfer time (weights amortised over M).
   double d2hMs = 0;     ///< Device-to-host transfer time (gradients amortised over M).
   double timeMs = 0;    ///< max(computeMs, h2dMs, d2hMs).
-  uint64_t memoryBytes = 0; ///< Weights (+ gradient buffers in backward) on the GPU.
+  uint64_t memoryBytes = 0; ///< Weights (+ gradient buffers in backward) + the largest working
+                            ///< set of its layers, on the GPU.
 };
 
 /// Stage costs of one profile on one target with M micro-batches per job.

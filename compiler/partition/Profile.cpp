@@ -215,23 +215,25 @@ StatusOr<Profile> parseProfile(std::string_view text, std::string_view source) {
       return invalidArgument(prefix + "expected an object, got " + typeName(entry));
     RP_RETURN_IF_ERROR(rejectUnknown(entry, prefix,
                                      {"name", "fwd_ms", "bwd_ms", "recompute_ms", "param_bytes",
-                                      "trainable_bytes", "act_bytes"}));
+                                      "trainable_bytes", "act_bytes", "work_bytes"}));
     LayerProfile layer;
     RP_RETURN_IF_ERROR(readName(entry, prefix, layer.name));
     std::optional<double> fwd, bwd, re;
     RP_RETURN_IF_ERROR(readTime(entry, "fwd_ms", prefix, true, fwd));
     RP_RETURN_IF_ERROR(readTime(entry, "bwd_ms", prefix, true, bwd));
     RP_RETURN_IF_ERROR(readTime(entry, "recompute_ms", prefix, false, re));
-    std::optional<uint64_t> param, trainable, act;
+    std::optional<uint64_t> param, trainable, act, work;
     RP_RETURN_IF_ERROR(readBytes(entry, "param_bytes", prefix, true, param));
     RP_RETURN_IF_ERROR(readBytes(entry, "trainable_bytes", prefix, true, trainable));
     RP_RETURN_IF_ERROR(readBytes(entry, "act_bytes", prefix, true, act));
+    RP_RETURN_IF_ERROR(readBytes(entry, "work_bytes", prefix, false, work));
     layer.fwdMs = *fwd;
     layer.bwdMs = *bwd;
     layer.recomputeMs = re ? *re : *fwd;
     layer.paramBytes = *param;
     layer.trainableBytes = *trainable;
     layer.actBytes = *act;
+    layer.workBytes = work ? *work : 0;
     profile.layers.push_back(std::move(layer));
     ++index;
   }

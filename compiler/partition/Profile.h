@@ -73,6 +73,8 @@ struct LayerProfile {
   uint64_t paramBytes = 0;      ///< Weights + buffers uploaded to run the layer, bytes.
   uint64_t trainableBytes = 0;  ///< Weight-gradient bytes produced in backward.
   uint64_t actBytes = 0;        ///< Output activation of one micro-batch, bytes.
+  uint64_t workBytes = 0;       ///< Peak working memory of one micro-batch (the activations
+                                ///< live at once while the layer runs), bytes; 0 = unknown.
 };
 
 /// A whole model's profile: layers in model order, the last one being the tail.

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/partition/CostModel.h"
 #include "compiler/partition/Profile.h"
 
 #include <gtest/gtest.h>
@@ -146,7 +147,7 @@ TEST(ProfileTest, LayerErrors) {
             "profile.json: layer 0: 'act_bytes' must be a number, got a boolean");
   EXPECT_EQ(profileError(oneLayer(R"({"name": "a", "fwd": 1})")),
             "profile.json: layer 0: unknown field 'fwd' (expected name, fwd_ms, bwd_ms, "
-            "recompute_ms, param_bytes, trainable_bytes, act_bytes)");
+            "recompute_ms, param_bytes, trainable_bytes, act_bytes, work_bytes)");
 }
 
 // validateProfile: the same checks on profiles built in C++.
@@ -271,4 +272,26 @@ TEST(ProfileTargetTest, FormatBytes) {
   EXPECT_EQ(formatBytes(12 * 1024), "12.0 KiB");
   EXPECT_EQ(formatBytes(300ull << 20), "300.0 MiB");
   EXPECT_EQ(formatBytes(3ull << 29), "1.5 GiB");
+}
+
+// work_bytes is optional (0 when absent); a stage's memory adds the largest working set of its
+// layers to its weights (and gradient buffers in backward).
+TEST(ProfileTest, WorkBytesAddTheLargestWorkingSetToAStage) {
+  StatusOr<Profile> p = parseProfile(
+      R"({"layers": [
+        {"name": "a", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 100, "trainable_bytes": 10,
+         "act_bytes": 8, "work_bytes": 1000},
+        {"name": "b", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 200, "trainable_bytes": 20,
+         "act_bytes": 8, "work_bytes": 3000},
+        {"name": "tail", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 50, "trainable_bytes": 5,
+         "act_bytes": 4}]})",
+      "profile.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p.value().layers[0].workBytes, 1000u);
+  EXPECT_EQ(p.value().layers[2].workBytes, 0u);
+  StatusOr<CostModel> model = CostModel::create(p.value(), 25.0, 4);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model.value().memoryBytes(StageKind::Forward, 0, 2), 300u + 3000u);
+  EXPECT_EQ(model.value().memoryBytes(StageKind::Backward, 0, 2), 300u + 30u + 3000u);
+  EXPECT_EQ(model.value().memoryBytes(StageKind::FusedTail, 2, 3), 55u);
 }

@@ -6,6 +6,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <cstdio>
 #include <optional>
@@ -53,7 +54,11 @@ FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options) {
     return fail("the GPU count must be at least 1, got " + std::to_string(options.gpus));
   part::TargetSpec target;
   if (!options.targetPath.empty()) {
-    auto t = part::loadTarget(options.targetPath);
+    // A JSON file, or the flag form "name=rtx4090,peak_tflops=165,pcie_gbps=25,...".
+    bool isFlag = options.targetPath.find('=') != std::string::npos &&
+                  !llvm::sys::fs::exists(options.targetPath);
+    auto t = isFlag ? part::parseTargetFlag(options.targetPath)
+                    : part::loadTarget(options.targetPath);
     if (!t.ok())
       return fail(t.status().message());
     target = t.value();

@@ -23,7 +23,9 @@ struct StageOptions {
   std::string gpuMemory;          ///< "24GiB"; empty: the target's memory.
   int microBatches = 0;           ///< M; 0: N + 1 (the paper's default).
   std::string profilePath;        ///< Measured profile (JSON); empty: the FLOP estimate.
-  std::string targetPath;         ///< Target (JSON); empty: an RTX 4090.
+  std::string targetPath;         ///< Target: a JSON file, or the flag form
+                                  ///< "name=X,peak_tflops=T,pcie_gbps=B,memory_bytes=M";
+                                  ///< empty: an RTX 4090.
   std::string partitioner = "auto"; ///< roundpipe, exact, or auto (the lower step time).
 };
 

@@ -77,7 +77,7 @@ cl::opt<int> microBatches("micro-batches", cl::desc("Micro-batches per job M (de
                           cl::init(0), cl::cat(planCategory));
 cl::opt<std::string> profilePath("profile", cl::desc("Measured layer profile (JSON)"),
                                  cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
-cl::opt<std::string> targetPath("target", cl::desc("Target GPU description (JSON)"),
+cl::opt<std::string> targetPath("target", cl::desc("Target GPU: a JSON file or name=X,peak_tflops=T,pcie_gbps=B,memory_bytes=M"),
                                 cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
 cl::opt<std::string> partitioner("partitioner",
                                  cl::desc("roundpipe (the paper's), exact, or auto: both, and "

@@ -140,14 +140,12 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   }
   VJPBuilder v(b, getLoc());
   Value x = getInput();
-  Type e = getInput().getType().getElementType();
   int64_t rank = getInput().getType().getRank(), axis = getAxisAttr().getInt();
   SmallVector<int64_t> norm = axesRange(axis, rank), lead = axesRange(0, axis);
   Value mu = v.mean(x, norm, true);
   Value xc = v.sub(x, mu);
   Value var = v.mean(v.mul(xc, xc), norm, true);
-  Value rstd = ReciprocalOp::create(
-      b, getLoc(), SqrtOp::create(b, getLoc(), v.add(var, v.scalar(e, getEpsilon().convertToDouble()))));
+  Value rstd = v.rsqrtPlus(var, getEpsilon().convertToDouble());
   Value xhat = v.mul(xc, rstd);
   Value dxhat = v.mul(g, getScale());
   Value inner = v.sub(v.sub(dxhat, v.mean(dxhat, norm, true)),
@@ -170,12 +168,10 @@ LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   }
   VJPBuilder v(b, getLoc());
   Value x = getInput();
-  Type e = getInput().getType().getElementType();
   int64_t rank = getInput().getType().getRank(), axis = getAxisAttr().getInt();
   SmallVector<int64_t> norm = axesRange(axis, rank), lead = axesRange(0, axis);
   Value ms = v.mean(v.mul(x, x), norm, true);
-  Value r = ReciprocalOp::create(
-      b, getLoc(), SqrtOp::create(b, getLoc(), v.add(ms, v.scalar(e, getEpsilon().convertToDouble()))));
+  Value r = v.rsqrtPlus(ms, getEpsilon().convertToDouble());
   Value xhat = v.mul(x, r);
   Value dxhat = v.mul(g, getScale());
   out.push_back(v.mul(r, v.sub(dxhat, v.mul(xhat, v.mean(v.mul(dxhat, xhat), norm, true)))));

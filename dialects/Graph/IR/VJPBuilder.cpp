@@ -83,6 +83,11 @@ Value VJPBuilder::expand(Value v, ArrayRef<int64_t> shape) {
   return ExpandOp::create(b, loc, typeOf(v).clone(shape), v);
 }
 
+Value VJPBuilder::rsqrtPlus(Value v, double eps) {
+  Value sum = add(v, scalar(typeOf(v).getElementType(), eps));
+  return ReciprocalOp::create(b, loc, SqrtOp::create(b, loc, sum));
+}
+
 Value VJPBuilder::select01(Value cond, Type element) { return cast(cond, element); }
 
 } // namespace mlir::rp::graph

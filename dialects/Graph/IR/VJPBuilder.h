@@ -49,6 +49,8 @@ public:
   Value unbroadcast(Value grad, RankedTensorType target);
   /// `graph.expand` of `v` to `shape` (nothing when it has that shape).
   Value expand(Value v, ArrayRef<int64_t> shape);
+  /// 1 / sqrt(v + eps): the inverse standard deviation of the norms.
+  Value rsqrtPlus(Value v, double eps);
   /// 1.0 where `cond` else 0.0, in `element`.
   Value select01(Value cond, Type element);
 };

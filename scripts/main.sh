@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds rpc, and runs it on the bundled example.
-# Until the example model and rp-run exist (issues 3-8), it shows rp-opt, the compiler driver
-# that every later step is reproducible with, and round-trips a graph-dialect example.
+# Until the committed example model and rp-run exist (issues 7-8), it writes the tests' small
+# two-layer transformer (ONNX, via Debian's python3-onnx), compiles it into the training
+# function and the layer/stage plan, and computes its loss and gradients with rp-ref.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -9,7 +10,22 @@ cd "$root"
 bash scripts/install-deps.sh
 RP_BUILD_DIR="$root/build" bash scripts/build.sh
 
-"$root/build/bin/rp-opt" --help | head -n 20
-echo "..."
-echo "main: canonicalizing examples/graph/attention-scores.mlir"
-"$root/build/bin/rp-opt" --canonicalize "$root/examples/graph/attention-scores.mlir"
+bin="$root/build/bin"
+work="$root/build/example"
+rm -rf "$work"
+mkdir -p "$work"
+echo "main: writing a two-layer transformer to $work/model.onnx"
+/usr/bin/python3 "$root/test/Frontends/onnx/Inputs/tiny_transformer.py" write "$work"
+
+echo "main: rpc-compile --emit=stages (8 GPUs, FLOP-estimated costs)"
+"$bin/rpc-compile" "$work/model.onnx" --dim batch=2 --dim seq=8 --emit=stages --gpus 8
+
+echo "main: rpc-compile --emit=train -> $work/train.mlir"
+"$bin/rpc-compile" "$work/model.onnx" --dim batch=2 --dim seq=8 --emit=train -o "$work/train.mlir"
+echo "main: gradients in @train_step: $(grep -o "graph.grad_of" "$work/train.mlir" | wc -l)"
+
+echo "main: rp-ref --grads -> $work/grads"
+"$bin/rp-ref" "$work/model.onnx" --dim batch=2 --dim seq=8 --inputs "$work/inputs" \
+  --out "$work/grads" --grads
+/usr/bin/python3 "$root/test/Frontends/onnx/Inputs/tiny_transformer.py" grads "$work" \
+  "$work/grads" 1e-5

@@ -56,17 +56,25 @@ Status checkTime(double v, const std::string &prefix, const char *field) {
 }
 
 /// Reads a required (or optional, when `required` is false and the key is absent) time field.
-Status readTime(const json &obj, const char *field, const std::string &prefix, bool required,
-                std::optional<double> &out) {
-  auto it = obj.find(field);
-  if (it == obj.end()) {
-    if (required)
-      return invalidArgument(prefix + "missing '" + field + "'");
-    out.reset();
-    return Status();
-  }
+/// Finds the number `field` of `obj`: sets `it` to it, or to obj.end() when it is absent and
+/// not `required`. Errors: a missing required field, a value that is not a number.
+Status findNumber(const json &obj, const char *field, const std::string &prefix, bool required,
+                  json::const_iterator &it) {
+  it = obj.find(field);
+  if (it == obj.end())
+    return required ? invalidArgument(prefix + "missing '" + field + "'") : Status();
   if (!it->is_number())
     return invalidArgument(prefix + "'" + field + "' must be a number, got " + typeName(*it));
+  return Status();
+}
+
+Status readTime(const json &obj, const char *field, const std::string &prefix, bool required,
+                std::optional<double> &out) {
+  json::const_iterator it;
+  RP_RETURN_IF_ERROR(findNumber(obj, field, prefix, required, it));
+  out.reset();
+  if (it == obj.end())
+    return Status();
   double v = it->get<double>();
   RP_RETURN_IF_ERROR(checkTime(v, prefix, field));
   out = v;
@@ -84,15 +92,11 @@ Status checkByteValue(double v, const std::string &prefix, const char *field, ui
 
 Status readBytes(const json &obj, const char *field, const std::string &prefix, bool required,
                  std::optional<uint64_t> &out) {
-  auto it = obj.find(field);
-  if (it == obj.end()) {
-    if (required)
-      return invalidArgument(prefix + "missing '" + field + "'");
-    out.reset();
+  json::const_iterator it;
+  RP_RETURN_IF_ERROR(findNumber(obj, field, prefix, required, it));
+  out.reset();
+  if (it == obj.end())
     return Status();
-  }
-  if (!it->is_number())
-    return invalidArgument(prefix + "'" + field + "' must be a number, got " + typeName(*it));
   uint64_t v = 0;
   if (it->is_number_unsigned()) {
     v = it->get<uint64_t>();

@@ -21,6 +21,7 @@
 #include "dialects/Graph/Eval/Evaluator.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "kernels/cpu/Cast.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -50,23 +51,12 @@ namespace {
 
 constexpr double kRtol = 1e-4, kAtol = 1e-5;
 
-double valueAt(const HostTensor &t, int64_t i) {
-  switch (t.dtype()) {
-  case DType::F32:
-    return t.data<float>()[i];
-  case DType::F64:
-    return t.data<double>()[i];
-  case DType::I64:
-    return static_cast<double>(t.data<int64_t>()[i]);
-  case DType::I32:
-    return t.data<int32_t>()[i];
-  case DType::I1:
-    return t.data<uint8_t>()[i];
-  case DType::F16:
-  case DType::BF16:
-    break;
-  }
-  return 0;
+/// `t` as float64 (the reference cast kernel converts every dtype).
+HostTensor asF64(const HostTensor &t) {
+  HostTensor out(DType::F64, t.shape());
+  ::rp::runtime::Status s = ::rp::kernels::cpu::cast(t, out);
+  (void)s; // every dtype of ours converts to f64
+  return out;
 }
 
 /// Compares `got` with `want`; returns an empty string when they agree.
@@ -74,11 +64,11 @@ std::string compare(const HostTensor &gotIn, const HostTensor &wantIn, RankedTen
   if (gotIn.shape() != wantIn.shape())
     return "shape " + ::rp::runtime::formatShape(gotIn.shape()) + ", expected " +
            ::rp::runtime::formatShape(wantIn.shape());
-  HostTensor got = graph::tensorToStorage(gotIn, type, graph::EvalPrecision::F64);
-  HostTensor want = graph::tensorToStorage(wantIn, type, graph::EvalPrecision::F64);
+  HostTensor got = asF64(graph::tensorToStorage(gotIn, type, graph::EvalPrecision::F64));
+  HostTensor want = asF64(graph::tensorToStorage(wantIn, type, graph::EvalPrecision::F64));
   bool exact = !isa<FloatType>(type.getElementType());
   for (int64_t i = 0; i < got.numElements(); ++i) {
-    double g = valueAt(got, i), w = valueAt(want, i);
+    double g = got.data<double>()[i], w = want.data<double>()[i];
     bool ok = exact ? g == w
                     : (std::isnan(w) ? std::isnan(g)
                                      : (std::isinf(w) ? g == w

@@ -126,6 +126,22 @@ LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
+namespace {
+
+/// The part of the layer-norm and RMS-norm VJPs they share, with xhat the normalised input and
+/// rstd the inverse (root-mean-square or standard) deviation over `norm`:
+///   dxhat = g * scale, dscale = sum_lead(g * xhat),
+///   dx = rstd * (dxhat - [mean(dxhat) if centered] - xhat * mean(dxhat * xhat)).
+std::pair<Value, Value> normVJP(VJPBuilder &v, Value g, Value scale, Value xhat, Value rstd,
+                                ArrayRef<int64_t> norm, ArrayRef<int64_t> lead, bool centered) {
+  Value dxhat = v.mul(g, scale);
+  Value inner = centered ? v.sub(dxhat, v.mean(dxhat, norm, true)) : dxhat;
+  inner = v.sub(inner, v.mul(xhat, v.mean(v.mul(dxhat, xhat), norm, true)));
+  return {v.mul(rstd, inner), v.sum(v.mul(g, xhat), lead, false)};
+}
+
+} // namespace
+
 // Layer norm over N normalised elements, xhat = (x - mu) * rstd:
 //   dbias = sum_lead(g), dscale = sum_lead(g * xhat), dxhat = g * scale,
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
@@ -147,11 +163,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   Value var = v.mean(v.mul(xc, xc), norm, true);
   Value rstd = v.rsqrtPlus(var, getEpsilon().convertToDouble());
   Value xhat = v.mul(xc, rstd);
-  Value dxhat = v.mul(g, getScale());
-  Value inner = v.sub(v.sub(dxhat, v.mean(dxhat, norm, true)),
-                      v.mul(xhat, v.mean(v.mul(dxhat, xhat), norm, true)));
-  out.push_back(v.mul(rstd, inner));
-  out.push_back(v.sum(v.mul(g, xhat), lead, false));
+  auto [dx, dscale] = normVJP(v, g, getScale(), xhat, rstd, norm, lead, /*centered=*/true);
+  out.append({dx, dscale});
   if (getBias())
     out.push_back(v.sum(g, lead, false));
   return success();
@@ -173,9 +186,8 @@ LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   Value ms = v.mean(v.mul(x, x), norm, true);
   Value r = v.rsqrtPlus(ms, getEpsilon().convertToDouble());
   Value xhat = v.mul(x, r);
-  Value dxhat = v.mul(g, getScale());
-  out.push_back(v.mul(r, v.sub(dxhat, v.mul(xhat, v.mean(v.mul(dxhat, xhat), norm, true)))));
-  out.push_back(v.sum(v.mul(g, xhat), lead, false));
+  auto [dx, dscale] = normVJP(v, g, getScale(), xhat, r, norm, lead, /*centered=*/false);
+  out.append({dx, dscale});
   return success();
 }
 

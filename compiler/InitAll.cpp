@@ -3,6 +3,7 @@
 #include "compiler/InitAll.h"
 
 #include "dialects/Graph/IR/GraphDialect.h"
+#include "dialects/Schedule/IR/ScheduleDialect.h"
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
 
@@ -12,7 +13,7 @@
 #include "mlir/Transforms/Passes.h"
 
 void mlir::rp::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, func::FuncDialect, arith::ArithDialect>();
+  registry.insert<graph::GraphDialect, schedule::ScheduleDialect, func::FuncDialect, arith::ArithDialect>();
 }
 
 void mlir::rp::registerAllPasses() {

@@ -38,6 +38,38 @@ void buildLayersPipeline(OpPassManager &pm) {
   pm.addPass(createGroupLayers());
 }
 
+void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
+  TrainingOptions training = options.training;
+  training.differentiate = false;
+  buildTrainPipeline(pm, training);
+  buildLayersPipeline(pm);
+  PartitionStagesOptions partition;
+  partition.gpus = options.gpus;
+  partition.gpuMemory = options.gpuMemory;
+  partition.microBatches = options.microBatches;
+  partition.profile = options.profile;
+  partition.target = options.target;
+  partition.partitioner = options.partitioner;
+  pm.addPass(createPartitionStages(partition));
+  buildSchedulePipeline(pm, options);
+}
+
+void buildSchedulePipeline(OpPassManager &pm, const CompileOptions &options) {
+  LowerToScheduleOptions lower;
+  lower.update = options.update;
+  lower.recompute = options.recompute;
+  lower.dtype = options.dtype;
+  lower.lr = options.lr;
+  lower.beta1 = options.beta1;
+  lower.beta2 = options.beta2;
+  lower.eps = options.eps;
+  lower.weightDecay = options.weightDecay;
+  lower.gradClip = options.gradClip;
+  pm.addPass(createLowerToSchedule(lower));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createPlanMemory());
+}
+
 namespace {
 
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
@@ -52,9 +84,66 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                              llvm::cl::init("")};
 };
 
+struct CompilePipelineOptions : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<int64_t> loraRank{*this, "lora-rank", llvm::cl::desc("LoRA rank (0: no LoRA)"),
+                           llvm::cl::init(0)};
+  Option<double> loraAlpha{*this, "lora-alpha", llvm::cl::desc("LoRA alpha"),
+                           llvm::cl::init(16.0)};
+  Option<std::string> loraTargets{*this, "lora-targets",
+                                  llvm::cl::desc("Regex of the weights that get adapters"),
+                                  llvm::cl::init("q_proj|v_proj")};
+  Option<std::string> freeze{*this, "freeze", llvm::cl::desc("Regex of params to freeze"),
+                             llvm::cl::init("")};
+  Option<int> gpus{*this, "gpus", llvm::cl::desc("GPU pool size N"), llvm::cl::init(8)};
+  Option<std::string> gpuMemory{*this, "gpu-memory", llvm::cl::desc("Memory of one GPU"),
+                                llvm::cl::init("")};
+  Option<int> microBatches{*this, "micro-batches",
+                           llvm::cl::desc("Micro-batches per job (0: N + 1)"), llvm::cl::init(0)};
+  Option<std::string> profile{*this, "profile", llvm::cl::desc("Measured layer profile"),
+                              llvm::cl::init("")};
+  Option<std::string> target{*this, "target", llvm::cl::desc("Target GPU"), llvm::cl::init("")};
+  Option<std::string> partitioner{*this, "partitioner",
+                                  llvm::cl::desc("roundpipe, exact or auto"),
+                                  llvm::cl::init("auto")};
+  Option<std::string> update{*this, "update", llvm::cl::desc("sync or async"),
+                             llvm::cl::init("async")};
+  Option<std::string> recompute{*this, "recompute", llvm::cl::desc("stage or layer"),
+                                llvm::cl::init("stage")};
+  Option<std::string> dtype{*this, "dtype", llvm::cl::desc("f32, f16 or bf16"),
+                            llvm::cl::init("f32")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("AdamW learning rate"), llvm::cl::init(3.0e-4)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("AdamW weight decay"),
+                             llvm::cl::init(0.0)};
+  Option<double> gradClip{*this, "grad-clip", llvm::cl::desc("Global-norm clip (0: off)"),
+                          llvm::cl::init(0.0)};
+};
+
 } // namespace
 
 void registerPipelines() {
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "rp-compile-pipeline",
+      "forward -> planned schedule (as rpc-compile before writing the plan file)",
+      [](OpPassManager &pm, const CompilePipelineOptions &o) {
+        CompileOptions options;
+        options.training.loraRank = o.loraRank;
+        options.training.loraAlpha = o.loraAlpha;
+        options.training.loraTargets = o.loraTargets;
+        options.training.freeze = o.freeze;
+        options.gpus = o.gpus;
+        options.gpuMemory = o.gpuMemory;
+        options.microBatches = o.microBatches;
+        options.profile = o.profile;
+        options.target = o.target;
+        options.partitioner = o.partitioner;
+        options.update = o.update;
+        options.recompute = o.recompute;
+        options.dtype = o.dtype;
+        options.lr = o.lr;
+        options.weightDecay = o.weightDecay;
+        options.gradClip = o.gradClip;
+        buildCompilePipeline(pm, options);
+      });
   PassPipelineRegistration<>("rp-fusion-pipeline",
                              "the fusions of exported patterns into fused graph ops",
                              [](OpPassManager &pm) { buildFusionPipeline(pm); });

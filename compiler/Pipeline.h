@@ -38,7 +38,34 @@ void buildFusionPipeline(OpPassManager &pm);
 /// forward -> layer functions: the fusion pipeline, then rp-group-layers.
 void buildLayersPipeline(OpPassManager &pm);
 
-/// Registers `rp-fusion-pipeline`, `rp-layers-pipeline` and `rp-train-pipeline` (options lora-rank, lora-alpha, lora-targets, freeze).
+/// Options of the whole compilation (rpc-compile -o model.rpplan).
+struct CompileOptions {
+  TrainingOptions training;
+  /// Partitioning (rp-partition-stages).
+  int gpus = 8;
+  std::string gpuMemory;
+  int microBatches = 0;
+  std::string profile;
+  std::string target;
+  std::string partitioner = "auto";
+  /// The iteration (rp-lower-to-schedule).
+  std::string update = "async";
+  std::string recompute = "stage";
+  std::string dtype = "f32";
+  double lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weightDecay = 0.0,
+         gradClip = 0.0;
+};
+
+/// partitioned layers -> planned schedule: rp-lower-to-schedule, canonicalize, rp-plan-memory.
+void buildSchedulePipeline(OpPassManager &pm, const CompileOptions &options);
+
+/// forward -> planned schedule: the parameter transformations of buildTrainPipeline (freeze,
+/// LoRA; no @train_step), buildLayersPipeline, rp-partition-stages, buildSchedulePipeline. The plan exporter reads the result.
+void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options);
+
+/// Registers `rp-fusion-pipeline`, `rp-layers-pipeline`, `rp-train-pipeline` (options
+/// lora-rank, lora-alpha, lora-targets, freeze) and `rp-compile-pipeline` (all of
+/// CompileOptions).
 void registerPipelines();
 
 } // namespace mlir::rp

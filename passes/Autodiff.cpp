@@ -67,9 +67,11 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const Autodi
     return forward.emitError("rp-autodiff: a symbol named '")
            << config.output << "' already exists";
 
+  llvm::DenseSet<StringRef> loaded;
+  forward.walk([&](graph::LoadParamOp load) { loaded.insert(load.getParam()); });
   SmallVector<graph::ParamOp> params;
   for (auto p : module.getOps<graph::ParamOp>())
-    if (p.getTrainable())
+    if (p.getTrainable() && (!config.usedParamsOnly || loaded.contains(p.getSymName())))
       params.push_back(p);
 
   // Signature: forward args (+ cotangents) -> loss or forward results, param grads, arg grads.
@@ -81,7 +83,8 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const Autodi
         argTypes.push_back(t);
         cotangentOf.push_back(i);
       }
-    resultTypes.append(ft.getResults().begin(), ft.getResults().end());
+    if (config.forwardResults)
+      resultTypes.append(ft.getResults().begin(), ft.getResults().end());
   } else {
     resultTypes.push_back(ft.getResult(0));
   }
@@ -184,9 +187,10 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const Autodi
 
   // Results: (loss | forward results), param grads in module order, argument grads.
   SmallVector<Value> results;
-  if (config.cotangentArgs)
-    results.append(outs.begin(), outs.end());
-  else
+  if (config.cotangentArgs) {
+    if (config.forwardResults)
+      results.append(outs.begin(), outs.end());
+  } else
     results.push_back(outs[0]);
   for (auto p : params) {
     Value total;

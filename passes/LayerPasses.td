@@ -93,4 +93,49 @@ def PartitionStages : Pass<"rp-partition-stages", "::mlir::ModuleOp"> {
   ];
 }
 
+def MaterializeTimeline : Pass<"rp-materialize-timeline", "::mlir::ModuleOp"> {
+  let summary = "Expands a plan's jobs into the per-device order for N devices";
+  let description = [{
+    Appends to the module a `schedule.timeline` of its one `schedule.plan` (an error when
+    there is none or more than one) for `gpus` devices and `iterations` iterations, replacing
+    an existing timeline of the same plan. RoundPipe's round-robin dispatch (arXiv 2604.27085
+    §3; the library's `scheduler.py`): with S stages, iteration i's stage k is job
+    `j = i * S + k` and runs on device `(ptr + j) mod N`, so the device counter carries across
+    iterations and no device waits for a flush. Each device alternates its two weight slots
+    (0, 1, 0, ...): the running job's and the one its prefetch fills. The timeline is for
+    inspection and tests; the runtime dispatches the same way.
+
+    Before (`gpus=2`, a plan with stages `@F0 @F1 @B0 @B1 @B2` in dispatch order):
+    ```mlir
+    schedule.plan @train micro_batches 3 gpus 2 ... {
+      ...
+      schedule.stage @F0 forward layers [0, 2) { ... }
+      ...
+    }
+    ```
+    After (`gpus=2`):
+    ```mlir
+    schedule.timeline @train gpus 2 iterations 1 ptr 0 {
+      schedule.device 0 {
+        schedule.run @F0 iteration 0 job 0 slot 0
+        schedule.run @B0 iteration 0 job 2 slot 1
+        schedule.run @B2 iteration 0 job 4 slot 0
+      }
+      schedule.device 1 {
+        schedule.run @F1 iteration 0 job 1 slot 0
+        schedule.run @B1 iteration 0 job 3 slot 1
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"gpus", "gpus", "int", /*default=*/"1", "Number of devices N (at least 1)">,
+    Option<"iterations", "iterations", "int", /*default=*/"1",
+           "Number of iterations to expand (at least 1)">,
+    Option<"ptr", "ptr", "int64_t", /*default=*/"0",
+           "The dispatch counter at the first job (job j runs on device (ptr + j) mod N)">,
+  ];
+  let dependentDialects = ["::mlir::rp::schedule::ScheduleDialect"];
+}
+
 #endif // RP_LAYERPASSES_TD

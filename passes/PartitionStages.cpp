@@ -142,20 +142,25 @@ void recordPlan(ModuleOp module, const StagePlan &sp) {
       }));
 }
 
-std::string formatStageTable(const StagePlan &sp) {
+std::string formatStageTable(const StagePlan &sp, ArrayRef<int64_t> devicePeakBytes) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-6s %-10s %-28s %12s %12s\n", "stage", "kind", "layers",
-                "est. ms/mb", "memory");
+  bool peaks = !devicePeakBytes.empty();
+  std::snprintf(line, sizeof line, "%-6s %-10s %-28s %12s %12s%s\n", "stage", "kind", "layers",
+                "est. ms/mb", "memory", peaks ? "  device peak" : "");
   out += line;
   int index = 0;
   auto row = [&](const part::PlannedStage &st) {
     std::string layers = sp.profile.layers[st.begin].name;
     if (st.end - st.begin > 1)
       layers += " .. " + sp.profile.layers[st.end - 1].name;
-    std::snprintf(line, sizeof line, "%-6d %-10s %-28s %12.3f %12s\n", index++,
+    std::string peak;
+    if (peaks && index < static_cast<int>(devicePeakBytes.size()))
+      peak = "  " + part::formatBytes(static_cast<uint64_t>(devicePeakBytes[index]));
+    std::snprintf(line, sizeof line, "%-6d %-10s %-28s %12.3f %12s%s\n", index,
                   part::stageKindName(st.kind), layers.c_str(), st.cost.timeMs,
-                  part::formatBytes(st.cost.memoryBytes).c_str());
+                  part::formatBytes(st.cost.memoryBytes).c_str(), peak.c_str());
+    ++index;
     out += line;
   };
   for (const auto &st : sp.plan.forward)

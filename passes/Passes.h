@@ -4,6 +4,7 @@
 #define RP_PASSES_PASSES_H
 
 #include "dialects/Graph/IR/GraphDialect.h"
+#include "dialects/Schedule/IR/ScheduleDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -24,6 +25,12 @@ struct AutodiffConfig {
   std::string output = "train_step";
   SmallVector<unsigned> wrtArgs;
   bool cotangentArgs = false;
+  /// Gradients only for the trainable params the function reads (module order), instead of
+  /// every trainable param of the module: the per-layer backward functions of a pipeline.
+  bool usedParamsOnly = false;
+  /// With cotangentArgs: also return the forward results first (rp-autodiff does); off, the
+  /// results are the gradients only.
+  bool forwardResults = true;
 };
 
 /// Builds the reverse-mode function of `forward` next to it (see rp-autodiff); emits errors

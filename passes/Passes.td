@@ -115,5 +115,7 @@ def FreezeParams : Pass<"rp-freeze-params", "::mlir::ModuleOp"> {
 include "passes/NormFusionPasses.td"
 include "passes/BlockFusionPasses.td"
 include "passes/LayerPasses.td"
+include "passes/SchedulePasses.td"
+include "passes/ExportPasses.td"
 
 #endif // RP_PASSES_TD

@@ -44,8 +44,9 @@ FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options);
 void recordPlan(ModuleOp module, const StagePlan &plan);
 
 /// The human-readable table of `rpc-compile --emit=stages`: stage, kind, layers, estimated
-/// time per micro-batch, memory.
-std::string formatStageTable(const StagePlan &plan);
+/// time per micro-batch, the cost model's memory, and (when given, one per stage in dispatch
+/// order) the peak device memory rp-plan-memory planned for the stage's job.
+std::string formatStageTable(const StagePlan &plan, ArrayRef<int64_t> devicePeakBytes = {});
 
 } // namespace mlir::rp
 

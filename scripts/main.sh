@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds rpc, and runs it on the bundled example.
-# Until the committed example model and rp-run exist (issues 7-8), it writes the tests' small
-# two-layer transformer (ONNX, via Debian's python3-onnx), compiles it into the training
-# function and the layer/stage plan, and computes its loss and gradients with rp-ref.
+# Until the committed example model and rp-run's training exist (issues 7-8), it writes the
+# tests' small two-layer transformer (ONNX, via Debian's python3-onnx), prints its stage plan,
+# compiles it into a plan file that rp-run --check validates, builds its training function,
+# and computes its loss and gradients with rp-ref.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -19,6 +20,11 @@ echo "main: writing a two-layer transformer to $work/model.onnx"
 
 echo "main: rpc-compile --emit=stages (8 GPUs, FLOP-estimated costs)"
 "$bin/rpc-compile" "$work/model.onnx" --dim batch=2 --dim seq=8 --emit=stages --gpus 8
+
+echo "main: rpc-compile -> $work/model.rpplan + model.safetensors (2 GPUs, sync updates)"
+"$bin/rpc-compile" "$work/model.onnx" --dim batch=2 --dim seq=8 --gpus 2 --update sync \
+  -o "$work/model.rpplan"
+"$bin/rp-run" "$work/model.rpplan" --check
 
 echo "main: rpc-compile --emit=train -> $work/train.mlir"
 "$bin/rpc-compile" "$work/model.onnx" --dim batch=2 --dim seq=8 --emit=train -o "$work/train.mlir"

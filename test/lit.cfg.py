@@ -16,7 +16,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rp_tools_dir, append_path=True)
 
 tool_dirs = [config.rp_tools_dir, config.llvm_tools_dir]
-tools = ["rp-opt", "rpc-compile", "rp-ref"]
+tools = ["rp-opt", "rpc-compile", "rp-ref", "rp-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Python with Debian's python3-onnx (the interpreter lit runs under) for tests that write

@@ -1,20 +1,27 @@
 //===- rpc-compile.cpp - the RoundPipe compiler driver --------------------===//
 //
-//   rpc-compile MODEL.onnx --emit=graph|train [-o FILE] [--dim NAME=N]... [--input-shape NAME=AxB]...
-//               [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
+//   rpc-compile MODEL.onnx -o MODEL.rpplan [options]
+//   rpc-compile MODEL.onnx --emit=graph|train|layers|stages|schedule|plan-text [-o FILE]
 //
-// Imports an exported ONNX training graph and prints the requested level: `graph` (the imported
-// forward function), `train` (+ @train_step: loss and gradients, after the optional --freeze
-// and --lora-* transformations), `layers` (the layer functions of rp-group-layers) or
-// `stages` (the stage partition as a table, from a measured --profile or the FLOP estimate of
-// compiler/LayerCosts.h). Later levels (schedule, plan-text) and the plan file come with the
-// passes that produce them. Exit codes: 0 success, 2 bad input (unreadable or malformed model,
-// unsupported op, unbound dimension, ...), 1 internal error.
+// Imports an exported ONNX training graph and compiles it into a RoundPipe plan: the plan file
+// (protobuf, runtime/plan/plan.proto) and, beside it, the initial weights as safetensors
+// (`model.rpplan` -> `model.safetensors`). `--emit` prints an intermediate level instead:
+// `graph` (the imported forward function), `train` (+ @train_step), `layers` (the layer
+// functions), `stages` (the stage partition as a table, with each stage's planned peak device
+// memory), `schedule` (the planned schedule IR), `plan-text` (the plan in protobuf text
+// format). Without --emit, a `-o` ending in .rpplan writes the plan, anything else prints the
+// graph. Exit codes: 0 success, 2 bad input (unreadable or malformed model, unsupported op,
+// bad option, ...), 1 internal error. Nothing half-written is left behind.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline.h"
+#include "compiler/PlanExport.h"
+#include "compiler/WeightsExport.h"
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Schedule/IR/ScheduleOps.h"
+#include "runtime/plan/PlanFile.h"
 #include "passes/Passes.h"
 #include "passes/StagePlanning.h"
 #include "frontends/onnx/OnnxImporter.h"
@@ -24,6 +31,8 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -36,22 +45,32 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Graph, Train, Layers, Stages };
+enum class Emit { Auto, Graph, Train, Layers, Stages, Schedule, PlanText, Plan };
 
 cl::OptionCategory category("rpc-compile options");
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | model.onnxtext>"),
                                cl::Required, cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
-cl::opt<Emit> emit("emit", cl::desc("The IR level to print"), cl::init(Emit::Graph),
-                   cl::values(clEnumValN(Emit::Graph, "graph",
+cl::opt<Emit> emit("emit",
+                   cl::desc("What to write (default: the plan when -o ends in .rpplan, "
+                            "else the graph)"),
+                   cl::init(Emit::Auto),
+                   cl::values(clEnumValN(Emit::Plan, "plan",
+                                         "the plan file and the initial weights (.safetensors "
+                                         "beside it)"),
+                              clEnumValN(Emit::Graph, "graph",
                                          "the imported graph dialect (func @forward)"),
                               clEnumValN(Emit::Train, "train",
                                          "the training function @train_step (loss and gradients)"),
                               clEnumValN(Emit::Layers, "layers",
                                          "the layer functions (@prefix, @block_N, @tail)"),
                               clEnumValN(Emit::Stages, "stages",
-                                         "the stage partition as a table")),
+                                         "the stage partition as a table"),
+                              clEnumValN(Emit::Schedule, "schedule",
+                                         "the planned schedule IR (schedule.plan)"),
+                              clEnumValN(Emit::PlanText, "plan-text",
+                                         "the plan in protobuf text format")),
                    cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --dim batch=4)"),
                            cl::value_desc("NAME=N"), cl::cat(category));
@@ -69,7 +88,7 @@ cl::opt<std::string> loraTargets("lora-targets",
 cl::opt<std::string> freeze("freeze", cl::desc("Regex of params to freeze"), cl::init(""),
                             cl::cat(category));
 
-cl::OptionCategory planCategory("partitioning options (--emit=stages)");
+cl::OptionCategory planCategory("partitioning options");
 cl::opt<int> gpus("gpus", cl::desc("GPU pool size N"), cl::init(8), cl::cat(planCategory));
 cl::opt<std::string> gpuMemory("gpu-memory", cl::desc("Memory of one GPU (e.g. 24GiB)"),
                                cl::init(""), cl::cat(planCategory));
@@ -84,7 +103,37 @@ cl::opt<std::string> partitioner("partitioner",
                                           "the plan with the lower estimated step time"),
                                  cl::init("auto"), cl::cat(planCategory));
 
+cl::OptionCategory scheduleCategory("iteration options");
+cl::opt<std::string> computeDType("dtype", cl::desc("Compute dtype of weights and activations: "
+                                                    "bf16, fp16 or fp32"),
+                                  cl::init("fp32"), cl::cat(scheduleCategory));
+cl::opt<std::string> update("update",
+                            cl::desc("Optimizer update: sync (exact) or async (staleness 1, "
+                                     "the paper's default)"),
+                            cl::init("async"), cl::cat(scheduleCategory));
+cl::opt<std::string> recompute("recompute",
+                               cl::desc("Recomputation grain of backward stages: stage or layer"),
+                               cl::init("stage"), cl::cat(scheduleCategory));
+cl::opt<double> lr("lr", cl::desc("AdamW learning rate"), cl::init(3.0e-4),
+                   cl::cat(scheduleCategory));
+cl::opt<double> weightDecay("weight-decay", cl::desc("AdamW decoupled weight decay"),
+                            cl::init(0.0), cl::cat(scheduleCategory));
+cl::opt<double> gradClip("grad-clip", cl::desc("Clip gradients to this global L2 norm (0: off)"),
+                         cl::init(0.0), cl::cat(scheduleCategory));
+
 constexpr int kBadInput = 2;
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "rpc-compile: error: " << message << "\n";
+  return kBadInput;
+}
+
+/// The weights file beside `planPath`: "dir/model.rpplan" -> "dir/model.safetensors".
+std::string weightsPathFor(llvm::StringRef planPath) {
+  llvm::SmallString<256> path(planPath);
+  llvm::sys::path::replace_extension(path, ".safetensors");
+  return std::string(path);
+}
 
 } // namespace
 
@@ -96,7 +145,10 @@ int main(int argc, char **argv) {
     os << "rpc-compile " << RP_VERSION << " (the RoundPipe compiler; MLIR " << LLVM_VERSION_STRING
        << ")\n";
   });
-  cl::HideUnrelatedOptions({&category, &planCategory, &cl::getGeneralCategory()});
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions(
+      {&category, &planCategory, &scheduleCategory, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "rpc-compile: compile an exported ONNX training graph into a "
                               "RoundPipe plan\n");
@@ -122,31 +174,59 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mlir::rp::registerAllDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics name the model file and node; printing the whole op adds nothing for users.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
   if (!module)
     return kBadInput;
-  if (emit == Emit::Train || loraRank > 0 || !freeze.empty()) {
-    mlir::rp::TrainingOptions training;
-    training.loraRank = loraRank;
-    training.loraAlpha = loraAlpha;
-    training.loraTargets = loraTargets;
-    training.freeze = freeze;
-    training.differentiate = emit == Emit::Train;
+  if (emit == Emit::Auto)
+    emit = llvm::StringRef(outputPath).ends_with(".rpplan") ? Emit::Plan : Emit::Graph;
+  if (emit == Emit::Plan && outputPath == "-")
+    return fail("the plan is a binary file: give -o FILE.rpplan (or --emit=plan-text to print it)");
+  if (computeDType != "bf16" && computeDType != "fp16" && computeDType != "fp32")
+    return fail("unknown --dtype '" + computeDType + "': expected bf16, fp16 or fp32");
+
+  mlir::rp::TrainingOptions training;
+  training.loraRank = loraRank;
+  training.loraAlpha = loraAlpha;
+  training.loraTargets = loraTargets;
+  training.freeze = freeze;
+  auto runPipeline = [&](llvm::function_ref<void(PassManager &)> build) {
     PassManager pm(&context);
-    mlir::rp::buildTrainPipeline(pm, training);
-    if (failed(pm.run(*module)))
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
+    build(pm);
+    return pm.run(*module);
+  };
+  bool planned = emit == Emit::Schedule || emit == Emit::PlanText || emit == Emit::Plan;
+  if (emit == Emit::Train || (!planned && (loraRank > 0 || !freeze.empty()))) {
+    training.differentiate = emit == Emit::Train;
+    if (failed(runPipeline([&](PassManager &pm) { mlir::rp::buildTrainPipeline(pm, training); })))
       return kBadInput;
   }
 
   std::string text;
   if (emit == Emit::Layers || emit == Emit::Stages) {
-    PassManager pm(&context);
-    mlir::rp::buildLayersPipeline(pm);
-    if (failed(pm.run(*module)))
+    if (failed(runPipeline([&](PassManager &pm) { mlir::rp::buildLayersPipeline(pm); })))
       return kBadInput;
   }
+  mlir::rp::CompileOptions compile;
+  compile.training = training;
+  compile.gpus = gpus;
+  compile.gpuMemory = gpuMemory;
+  compile.microBatches = microBatches;
+  compile.profile = profilePath;
+  compile.target = targetPath;
+  compile.partitioner = partitioner;
+  compile.update = update;
+  compile.recompute = recompute;
+  compile.dtype = computeDType == "fp32" ? "f32" : computeDType == "fp16" ? "f16" : "bf16";
+  compile.lr = lr;
+  compile.weightDecay = weightDecay;
+  compile.gradClip = gradClip;
   if (emit == Emit::Stages) {
     mlir::rp::StageOptions options;
     options.gpus = gpus;
@@ -158,7 +238,52 @@ int main(int argc, char **argv) {
     FailureOr<mlir::rp::StagePlan> plan = mlir::rp::planStages(*module, options);
     if (failed(plan))
       return kBadInput;
-    text = mlir::rp::formatStageTable(*plan);
+    // The planned device memory of each stage: lower the partition and plan memory.
+    mlir::rp::recordPlan(*module, *plan);
+    if (failed(runPipeline([&](PassManager &pm) { mlir::rp::buildSchedulePipeline(pm, compile); })))
+      return kBadInput;
+    SmallVector<int64_t> peaks;
+    for (auto p : module->getOps<mlir::rp::schedule::PlanOp>())
+      for (auto stage : p.getStages())
+        peaks.push_back(stage.getPeakBytes().value_or(0));
+    text = mlir::rp::formatStageTable(*plan, peaks);
+  } else if (planned) {
+    compile.training.differentiate = false;
+    if (failed(runPipeline([&](PassManager &pm) { mlir::rp::buildCompilePipeline(pm, compile); })))
+      return kBadInput;
+    if (emit == Emit::Schedule) {
+      llvm::raw_string_ostream os(text);
+      module->print(os);
+    } else {
+      std::string weightsPath = emit == Emit::Plan ? weightsPathFor(outputPath) : "";
+      mlir::rp::PlanExportOptions exportOptions;
+      exportOptions.producer = std::string("rpc-compile ") + RP_VERSION;
+      exportOptions.model = inputPath;
+      exportOptions.weightsFile =
+          emit == Emit::Plan ? std::string(llvm::sys::path::filename(weightsPath))
+                             : std::string(llvm::sys::path::stem(inputPath)) + ".safetensors";
+      FailureOr<::rp::plan::Plan> plan = mlir::rp::exportPlan(*module, exportOptions);
+      if (failed(plan))
+        return kBadInput;
+      if (emit == Emit::PlanText) {
+        text = ::rp::runtime::planToText(*plan);
+      } else {
+        // Weights first, then the plan: a plan file is never left without its weights.
+        mlir::rp::onnx::InitializerTable initializers(*model);
+        auto loadParam = [&](mlir::rp::graph::ParamOp param) { return initializers.load(param); };
+        if (failed(mlir::rp::writeInitialWeights(*module, loadParam, weightsPath)))
+          return kBadInput;
+        ::rp::runtime::Status status = ::rp::runtime::writePlanFile(outputPath, *plan);
+        if (!status.ok()) {
+          llvm::sys::fs::remove(weightsPath);
+          return fail(status.message());
+        }
+        llvm::errs() << "rpc-compile: wrote " << outputPath << " (" << plan->stages_size()
+                     << " stages, " << plan->params_size() << " params) and " << weightsPath
+                     << "\n";
+        return 0;
+      }
+    }
   } else {
     llvm::raw_string_ostream os(text);
     module->print(os);

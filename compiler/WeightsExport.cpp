@@ -1,0 +1,111 @@
+//===- WeightsExport.cpp - The initial weights beside a plan --------------===//
+
+#include "compiler/WeightsExport.h"
+
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Schedule/IR/ScheduleOps.h"
+#include "runtime/core/DType.h"
+#include "runtime/core/Float16.h"
+#include "runtime/io/Safetensors.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+#include <vector>
+
+namespace mlir::rp {
+namespace {
+
+using ::rp::runtime::DType;
+using ::rp::runtime::HostTensor;
+
+/// `tensor` as f32 when it is floating-point (exact for f16 and bf16, f64 rounded to nearest);
+/// integer and boolean tensors are returned as they are.
+HostTensor toStorage(HostTensor tensor) {
+  if (!::rp::runtime::isFloat(tensor.dtype()) || tensor.dtype() == DType::F32)
+    return tensor;
+  HostTensor f32(DType::F32, tensor.shape());
+  float *dst = f32.data<float>();
+  int64_t n = tensor.numElements();
+  switch (tensor.dtype()) {
+  case DType::F16: {
+    const uint16_t *src = tensor.data<uint16_t>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = ::rp::runtime::halfToFloat(src[i]);
+    break;
+  }
+  case DType::BF16: {
+    const uint16_t *src = tensor.data<uint16_t>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = ::rp::runtime::bf16ToFloat(src[i]);
+    break;
+  }
+  case DType::F64: {
+    const double *src = tensor.data<double>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<float>(src[i]);
+    break;
+  }
+  default:
+    break;
+  }
+  return f32;
+}
+
+} // namespace
+
+LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
+                                  const std::string &path) {
+  SmallVector<schedule::PlanOp> plans(module.getOps<schedule::PlanOp>());
+  if (plans.size() != 1)
+    return module.emitError() << "expected one schedule.plan in the module, found "
+                              << plans.size();
+  schedule::PlanOp plan = plans.front();
+  SymbolTable symbols(module);
+
+  // Every param once, in plan order (a frozen param named by two layers is written once).
+  llvm::StringSet<> seen;
+  std::vector<std::string> names;
+  std::vector<HostTensor> values;
+  for (schedule::LayerOp layer : plan.getLayers()) {
+    for (auto ref : layer.getParams().getAsRange<FlatSymbolRefAttr>()) {
+      if (!seen.insert(ref.getValue()).second)
+        continue;
+      auto param = symbols.lookup<graph::ParamOp>(ref.getValue());
+      if (!param)
+        return layer.emitError() << "layer @" << layer.getSymName() << " names @"
+                                 << ref.getValue() << ", which is not a graph.param of the module";
+      FailureOr<HostTensor> value = loadParam(param);
+      if (failed(value))
+        return failure();
+      RankedTensorType type = param.getTensorType();
+      bool floatParam = isa<FloatType>(type.getElementType());
+      if (value->shape() != std::vector<int64_t>(type.getShape().begin(), type.getShape().end()) ||
+          floatParam != ::rp::runtime::isFloat(value->dtype()))
+        return param.emitError() << "the initial value of @" << param.getSymName() << " is "
+                                 << value->typeString() << "; expected the param's type "
+                                 << type;
+      names.push_back(param.getSymName().str());
+      values.push_back(toStorage(std::move(*value)));
+    }
+  }
+
+  std::vector<::rp::runtime::SafetensorsTensor> tensors;
+  tensors.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    tensors.push_back({names[i], ::rp::runtime::fromRuntimeDType(values[i].dtype()),
+                       values[i].shape(), values[i].raw(), values[i].byteSize()});
+  const std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                       {"producer", "rpc-compile"}};
+  ::rp::runtime::Status status = ::rp::runtime::writeSafetensors(path, tensors, metadata);
+  if (!status.ok())
+    return plan.emitError() << "cannot write the initial weights to '" << path
+                            << "': " << status.message();
+  return success();
+}
+
+} // namespace mlir::rp

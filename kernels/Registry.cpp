@@ -1,0 +1,122 @@
+//===- Registry.cpp - The stable kernel ids a plan may name ---------------===//
+//
+// The table follows dialects/Graph/IR/Ops.td op by op; keep them in step (a new graph op that
+// can appear in a layer function needs an entry here).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/Registry.h"
+
+#include <unordered_map>
+
+namespace rp::kernels {
+namespace {
+
+constexpr AttrSpec req(std::string_view name, AttrKind kind) { return {name, kind, true}; }
+constexpr AttrSpec opt(std::string_view name, AttrKind kind) { return {name, kind, false}; }
+
+/// A kernel with a fixed operand count.
+KernelInfo fixed(std::string_view id, int operands, int results, std::vector<AttrSpec> attrs = {}) {
+  return KernelInfo{id, operands, operands, results, std::move(attrs)};
+}
+
+std::vector<KernelInfo> buildTable() {
+  using K = AttrKind;
+  const std::vector<AttrSpec> sliceAttrs = {req("axes", K::Ints), req("starts", K::Ints),
+                                            req("ends", K::Ints), req("steps", K::Ints)};
+  const std::vector<AttrSpec> reduceAttrs = {req("axes", K::Ints), opt("keepdims", K::Bool)};
+  const std::vector<AttrSpec> axisAttr = {req("axis", K::Int)};
+  const std::vector<AttrSpec> normAttrs = {req("axis", K::Int), req("epsilon", K::Float)};
+  std::vector<KernelInfo> t;
+  // Elementwise unary: sqrt .. silu (float), neg, relu (numeric), logical_not (i1), gelu.
+  for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu",
+                              "neg", "relu", "logical_not"})
+    t.push_back(fixed(id, 1, 1));
+  t.push_back(fixed("gelu", 1, 1, {req("approximate", K::String)}));
+  // Elementwise binary with broadcasting.
+  for (std::string_view id : {"add", "sub", "mul", "div", "pow", "logical_and", "logical_or"})
+    t.push_back(fixed(id, 2, 1));
+  t.push_back(fixed("compare", 2, 1, {req("predicate", K::String)}));
+  t.push_back(fixed("where", 3, 1));
+  t.push_back(fixed("cast", 1, 1));
+  // Contractions, reductions, normalisations.
+  t.push_back(fixed("matmul", 2, 1));
+  for (std::string_view id : {"reduce_sum", "reduce_mean", "reduce_max"})
+    t.push_back(fixed(id, 1, 1, reduceAttrs));
+  t.push_back(fixed("softmax", 1, 1, axisAttr));
+  t.push_back(fixed("log_softmax", 1, 1, axisAttr));
+  t.push_back(KernelInfo{"layer_norm", 2, 3, 1, normAttrs}); // input, scale, optional bias
+  t.push_back(fixed("rms_norm", 2, 1, normAttrs));
+  t.push_back(
+      fixed("cross_entropy", 2, 1, {req("reduction", K::String), req("ignore_index", K::Int)}));
+  // Shape ops.
+  t.push_back(fixed("reshape", 1, 1));
+  t.push_back(fixed("transpose", 1, 1, {req("permutation", K::Ints)}));
+  t.push_back(fixed("expand", 1, 1));
+  t.push_back(KernelInfo{"concat", 1, kVariadic, 1, axisAttr});
+  t.push_back(fixed("slice", 1, 1, sliceAttrs));
+  t.push_back(fixed("split", 1, kVariadic, {req("axis", K::Int), req("sizes", K::Ints)}));
+  t.push_back(fixed("gather", 2, 1, axisAttr));
+  t.push_back(fixed("gather_elements", 2, 1, axisAttr));
+  // Scatters (the VJPs of gathers and slices).
+  t.push_back(fixed("scatter_add", 2, 1, axisAttr));
+  t.push_back(fixed("scatter_elements_add", 2, 1, axisAttr));
+  t.push_back(fixed("slice_scatter", 1, 1, sliceAttrs));
+  // Generators.
+  t.push_back(fixed(
+      "range", 0, 1,
+      {req("start", K::IntOrFloat), req("limit", K::IntOrFloat), req("delta", K::IntOrFloat)}));
+  t.push_back(fixed("trilu", 1, 1, {req("k", K::Int), opt("upper", K::Bool)}));
+  // Fused ops.
+  t.push_back(fixed("swiglu", 2, 1));
+  t.push_back(fixed("rope", 3, 1));
+  t.push_back(fixed("attention", 3, 1, {req("scale", K::Float), opt("causal", K::Bool)}));
+  // Not a graph op: copies its operand into its result (same type).
+  t.push_back(fixed("copy", 1, 1));
+  return t;
+}
+
+} // namespace
+
+const char *attrKindName(AttrKind kind) {
+  switch (kind) {
+  case AttrKind::Int:
+    return "int";
+  case AttrKind::Float:
+    return "float";
+  case AttrKind::String:
+    return "string";
+  case AttrKind::Ints:
+    return "ints";
+  case AttrKind::Bool:
+    return "bool";
+  case AttrKind::IntOrFloat:
+    return "int or float";
+  }
+  return "<invalid attribute kind>";
+}
+
+const AttrSpec *KernelInfo::findAttr(std::string_view name) const {
+  for (const AttrSpec &a : attrs)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+const std::vector<KernelInfo> &allKernels() {
+  static const std::vector<KernelInfo> table = buildTable();
+  return table;
+}
+
+const KernelInfo *findKernel(std::string_view id) {
+  static const std::unordered_map<std::string_view, const KernelInfo *> index = [] {
+    std::unordered_map<std::string_view, const KernelInfo *> m;
+    for (const KernelInfo &k : allKernels())
+      m.emplace(k.id, &k);
+    return m;
+  }();
+  auto it = index.find(id);
+  return it == index.end() ? nullptr : it->second;
+}
+
+} // namespace rp::kernels

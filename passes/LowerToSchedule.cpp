@@ -1,0 +1,588 @@
+//===- LowerToSchedule.cpp - rp-lower-to-schedule -------------------------===//
+//
+// Builds one RoundPipe iteration as a `schedule.plan` from the layer functions and the stage
+// partition (RoundPipe, arXiv 2604.27085, §3-4; the reference library's scheduler.py: forward
+// stages ascend, the fused tail runs forward + loss + backward of the last layers, backward
+// stages descend and recompute from inputs saved in the forward pass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Schedule/IR/ScheduleOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+#include <optional>
+
+namespace mlir::rp {
+
+#define GEN_PASS_DEF_LOWERTOSCHEDULE
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using schedule::StageKind;
+
+/// A layer output: (layer index, result index), named "<layer>#<result>".
+using ValueId = std::pair<int64_t, int64_t>;
+
+struct LayerArg {
+  std::optional<ValueId> boundary; ///< Produced by an earlier layer.
+  std::string input;               ///< Otherwise: the model input's name.
+  Type type;
+};
+
+struct LayerInfo {
+  func::FuncOp forward;
+  func::FuncOp backward;
+  SmallVector<LayerArg> args;
+  SmallVector<unsigned> wrtArgs;     ///< Float boundary args (their gradients are results).
+  SmallVector<unsigned> cotResults;  ///< Float results (one cotangent argument each).
+  SmallVector<FlatSymbolRefAttr> params;
+  unsigned numTrainable = 0;
+};
+
+struct StageInfo {
+  std::string name;
+  StageKind kind;
+  int64_t begin, end;
+};
+
+bool isFloatTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && isa<FloatType>(rt.getElementType());
+}
+
+class Lowering {
+public:
+  Lowering(ModuleOp module, const LowerToScheduleOptions &options)
+      : module(module), options(options), b(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult collectLayers();
+  LogicalResult collectStages();
+  LogicalResult checkUses();
+  LogicalResult buildBackwardFunctions();
+  LogicalResult convertComputeDType(FloatType dtype);
+  void planTransfers();
+  LogicalResult buildPlan();
+  void buildStageBody(schedule::StageOp stageOp, size_t s);
+
+  std::string valueName(ValueId v) {
+    return layers[v.first].forward.getSymName().str() + "#" + std::to_string(v.second);
+  }
+  std::string cotangentName(ValueId v) { return valueName(v) + ".cot"; }
+  /// The stage running layer `l` in the forward pass (a forward stage or the fused tail).
+  size_t forwardStageOf(int64_t l) const {
+    for (size_t s = 0; s < stages.size(); ++s)
+      if (stages[s].kind != StageKind::backward && stages[s].begin <= l && l < stages[s].end)
+        return s;
+    llvm_unreachable("layer outside the partition");
+  }
+  /// The stage running layer `l`'s backward (the fused tail or a backward stage).
+  size_t backwardStageOf(int64_t l) const {
+    for (size_t s = 0; s < stages.size(); ++s)
+      if (stages[s].kind != StageKind::forward && stages[s].begin <= l && l < stages[s].end)
+        return s;
+    llvm_unreachable("layer outside the partition");
+  }
+  LogicalResult fail(const Twine &message) {
+    module.emitError("rp-lower-to-schedule: ") << message;
+    return failure();
+  }
+
+  ModuleOp module;
+  const LowerToScheduleOptions &options;
+  OpBuilder b;
+  std::vector<LayerInfo> layers;
+  SmallVector<StageInfo> stages;
+  /// Consumer (layer, arg) of each boundary value.
+  std::map<ValueId, std::pair<int64_t, unsigned>> consumer;
+  /// Boundary values a stage reads from the host in its job body, with the stage that
+  /// downloads them; model inputs per stage.
+  llvm::MapVector<StringRef, Type> inputs;
+  std::map<ValueId, size_t> activationProducer; ///< value -> stage downloading it
+  std::map<ValueId, size_t> cotangentProducer;  ///< value -> stage downloading its cotangent
+  llvm::StringMap<schedule::HostBufferOp> buffers;
+  std::string lossName = "loss";
+};
+
+LogicalResult Lowering::collectLayers() {
+  auto names = module->getAttrOfType<ArrayAttr>("graph.layers");
+  if (!names)
+    return fail("no 'graph.layers' attribute: run rp-group-layers first");
+  llvm::StringMap<int64_t> indexOf;
+  for (auto [i, a] : llvm::enumerate(names)) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(a);
+    auto fn = ref ? module.lookupSymbol<func::FuncOp>(ref) : nullptr;
+    if (!fn)
+      return fail("'graph.layers' entry " + Twine(i) + " is not a function of the module");
+    indexOf[fn.getSymName()] = i;
+    LayerInfo info;
+    info.forward = fn;
+    for (unsigned a = 0; a < fn.getNumArguments(); ++a) {
+      LayerArg arg;
+      arg.type = fn.getArgumentTypes()[a];
+      if (auto boundary = fn.getArgAttrOfType<StringAttr>(a, "graph.boundary")) {
+        auto [layer, result] = boundary.getValue().split('#');
+        int64_t r;
+        auto it = indexOf.find(layer);
+        if (it == indexOf.end() || result.getAsInteger(10, r))
+          return fail("@" + fn.getSymName() + " argument " + Twine(a) + " names boundary '" +
+                      boundary.getValue() + "', which is not an output of an earlier layer");
+        arg.boundary = ValueId{it->second, r};
+        if (isFloatTensor(arg.type))
+          info.wrtArgs.push_back(a);
+      } else if (auto name = fn.getArgAttrOfType<StringAttr>(a, "graph.name")) {
+        arg.input = name.getValue().str();
+        auto [it, inserted] = inputs.insert({name.getValue(), arg.type});
+        if (!inserted && it->second != arg.type)
+          return fail("model input '" + arg.input + "' has two types in the layer functions");
+      } else {
+        return fail("@" + fn.getSymName() + " argument " + Twine(a) +
+                    " has neither 'graph.boundary' nor 'graph.name'");
+      }
+      info.args.push_back(arg);
+    }
+    for (auto [r, t] : llvm::enumerate(fn.getResultTypes()))
+      if (isFloatTensor(t))
+        info.cotResults.push_back(r);
+    // Params in module order (the host order of the layer).
+    llvm::DenseSet<StringRef> loaded;
+    fn.walk([&](graph::LoadParamOp load) { loaded.insert(load.getParam()); });
+    for (auto p : module.getOps<graph::ParamOp>())
+      if (loaded.contains(p.getSymName())) {
+        info.params.push_back(FlatSymbolRefAttr::get(p.getSymNameAttr()));
+        info.numTrainable += p.getTrainable() ? 1 : 0;
+      }
+    layers.push_back(std::move(info));
+  }
+  if (layers.empty())
+    return fail("'graph.layers' is empty");
+  return success();
+}
+
+LogicalResult Lowering::collectStages() {
+  auto partition = module->getAttrOfType<DictionaryAttr>("graph.partition");
+  if (!partition)
+    return fail("no 'graph.partition' attribute: run rp-partition-stages first");
+  auto forward = partition.getAs<ArrayAttr>("forward");
+  auto backward = partition.getAs<ArrayAttr>("backward");
+  if (!forward || !backward || backward.empty())
+    return fail("'graph.partition' needs 'forward' and a non-empty 'backward' list");
+  auto range = [&](Attribute a, int64_t &begin, int64_t &end) {
+    auto r = dyn_cast<DenseI64ArrayAttr>(a);
+    if (!r || r.size() != 2)
+      return false;
+    begin = r[0];
+    end = r[1];
+    return 0 <= begin && begin < end && end <= static_cast<int64_t>(layers.size());
+  };
+  for (auto [i, a] : llvm::enumerate(forward)) {
+    StageInfo s{"F" + std::to_string(i), StageKind::forward, 0, 0};
+    if (!range(a, s.begin, s.end))
+      return fail("forward stage " + Twine(i) + " has an invalid layer range");
+    stages.push_back(s);
+  }
+  for (auto [i, a] : llvm::enumerate(backward)) {
+    StageInfo s{"B" + std::to_string(i), i == 0 ? StageKind::fused_tail : StageKind::backward,
+                0, 0};
+    if (!range(a, s.begin, s.end))
+      return fail("backward stage " + Twine(i) + " has an invalid layer range");
+    stages.push_back(s);
+  }
+  // Coverage: the schedule verifier states the invariants; check the partition here so that
+  // the message names the partition rather than the built plan.
+  int64_t next = 0;
+  for (const StageInfo &s : stages) {
+    if (s.kind == StageKind::backward)
+      break;
+    if (s.begin != next)
+      return fail("stage " + s.name + " begins at layer " + Twine(s.begin) + ", expected " +
+                  Twine(next));
+    next = s.end;
+  }
+  if (next != static_cast<int64_t>(layers.size()))
+    return fail("the forward stages and the fused tail end at layer " + Twine(next) +
+                ", expected " + Twine(layers.size()));
+  return success();
+}
+
+LogicalResult Lowering::checkUses() {
+  for (auto [c, info] : llvm::enumerate(layers))
+    for (auto [a, arg] : llvm::enumerate(info.args)) {
+      if (!arg.boundary)
+        continue;
+      auto [it, inserted] = consumer.insert({*arg.boundary, {c, a}});
+      if (!inserted)
+        return fail("boundary value '" + valueName(*arg.boundary) + "' is used by @" +
+                    layers[it->second.first].forward.getSymName() + " and @" +
+                    info.forward.getSymName() +
+                    "; a value used by two layers is not supported by the schedule yet");
+    }
+  for (size_t l = 0; l + 1 < layers.size(); ++l)
+    for (unsigned r : layers[l].cotResults)
+      if (!consumer.count({l, r}))
+        return fail("result " + Twine(r) + " of @" + layers[l].forward.getSymName() +
+                    " is used by no later layer");
+  // A param read by two layers would be uploaded and updated twice.
+  llvm::StringMap<int64_t> owner;
+  for (auto [l, info] : llvm::enumerate(layers))
+    for (FlatSymbolRefAttr p : info.params) {
+      auto [it, inserted] = owner.insert({p.getValue(), l});
+      auto param = module.lookupSymbol<graph::ParamOp>(p);
+      if (!inserted && param.getTrainable())
+        return fail("trainable param '" + p.getValue() + "' is read by @" +
+                    layers[it->second].forward.getSymName() + " and @" +
+                    info.forward.getSymName() +
+                    "; tied params are not supported by the schedule yet (freeze it or untie it)");
+    }
+  if (inputs.count(StringRef(lossName)))
+    lossName = "loss.0";
+  return success();
+}
+
+LogicalResult Lowering::buildBackwardFunctions() {
+  for (auto [l, info] : llvm::enumerate(layers)) {
+    bool last = l + 1 == layers.size();
+    AutodiffConfig config;
+    config.output = (info.forward.getSymName() + (last ? "_train" : "_vjp")).str();
+    config.wrtArgs = info.wrtArgs;
+    config.cotangentArgs = !last;
+    config.usedParamsOnly = true;
+    config.forwardResults = false;
+    if (auto existing = module.lookupSymbol<func::FuncOp>(config.output)) {
+      info.backward = existing; // Lowered before (the pass is idempotent on functions).
+      continue;
+    }
+    FailureOr<func::FuncOp> fn = buildGradientFunction(info.forward, config);
+    if (failed(fn))
+      return failure();
+    info.backward = *fn;
+  }
+  return success();
+}
+
+/// Mixed precision: weights and activations in the compute dtype (the kernels accumulate in
+/// fp32; the optimizer keeps fp32 master weights). Every f32 tensor of the module's functions
+/// and params becomes `dtype`; f32 constants are rounded to nearest even; the fused tail's
+/// loss is cast back to f32 for the host.
+LogicalResult Lowering::convertComputeDType(FloatType dtype) {
+  if (dtype.isF32())
+    return success();
+  MLIRContext *ctx = module.getContext();
+  auto convert = [&](Type t) -> Type {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    return rt && rt.getElementType().isF32() ? rt.clone(dtype) : t;
+  };
+  for (auto p : module.getOps<graph::ParamOp>())
+    p.setType(cast<RankedTensorType>(convert(p.getType())));
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    for (BlockArgument a : fn.getArguments())
+      a.setType(convert(a.getType()));
+    WalkResult walk = fn.walk([&](Operation *op) {
+      if (auto c = dyn_cast<graph::ConstantOp>(op)) {
+        auto rt = cast<RankedTensorType>(c.getType());
+        if (rt.getElementType().isF32()) {
+          auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+          if (!dense) {
+            c.emitError("rp-lower-to-schedule: cannot convert this constant to ") << dtype;
+            return WalkResult::interrupt();
+          }
+          c.setValueAttr(dense.mapValues(dtype, [&](const APFloat &v) {
+            APFloat x = v;
+            bool lost;
+            x.convert(dtype.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+            return x.bitcastToAPInt();
+          }));
+        }
+      }
+      for (Value r : op->getResults())
+        r.setType(convert(r.getType()));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    fn.setType(FunctionType::get(ctx, fn.getBody().getArgumentTypes(), ret.getOperandTypes()));
+  }
+  // The loss leaves the fused tail in f32.
+  func::FuncOp tail = layers.back().backward;
+  auto ret = cast<func::ReturnOp>(tail.getBody().front().getTerminator());
+  Value loss = ret.getOperand(0);
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  b.setInsertionPoint(ret);
+  Value f32Loss = graph::CastOp::create(b, ret.getLoc(), lossType.clone(Float32Type::get(ctx)), loss);
+  ret.setOperand(0, f32Loss);
+  tail.setType(FunctionType::get(ctx, tail.getArgumentTypes(), ret.getOperandTypes()));
+  return success();
+}
+
+void Lowering::planTransfers() {
+  bool layerGrain = options.recompute == "layer";
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const StageInfo &st = stages[s];
+    for (int64_t l = st.begin; l < st.end; ++l)
+      for (const LayerArg &arg : layers[l].args) {
+        if (!arg.boundary)
+          continue;
+        int64_t p = arg.boundary->first;
+        bool fromOutside = p < st.begin;
+        // Backward stages with layer grain read every layer's input from the host.
+        if (st.kind == StageKind::backward && layerGrain)
+          fromOutside = true;
+        if (fromOutside)
+          activationProducer[*arg.boundary] = forwardStageOf(p);
+      }
+    if (st.kind == StageKind::forward)
+      continue;
+    // Cotangents of this stage's outputs computed by a later layer in another stage.
+    for (int64_t l = st.begin; l < st.end; ++l)
+      for (unsigned r : layers[l].cotResults) {
+        auto it = consumer.find({l, r});
+        if (it != consumer.end() && it->second.first >= st.end)
+          cotangentProducer[{l, r}] = backwardStageOf(it->second.first);
+      }
+  }
+}
+
+void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
+  const StageInfo &st = stages[s];
+  MLIRContext *ctx = module.getContext();
+  Location loc = stageOp.getLoc();
+  Block *stageBlock = &stageOp.getBody().emplaceBlock();
+  b.setInsertionPointToEnd(stageBlock);
+  schedule::AwaitWeightsOp::create(b, loc);
+  auto mb = schedule::MicroBatchOp::create(b, loc);
+  Block *body = &mb.getBody().emplaceBlock();
+  if (st.kind != StageKind::forward)
+    schedule::DownloadGradsOp::create(b, loc);
+  b.setInsertionPointToEnd(body);
+
+  auto sym = [&](StringRef name) { return FlatSymbolRefAttr::get(ctx, name); };
+  auto stageSym = [&](size_t i) { return sym(stages[i].name); };
+  bool layerGrain = options.recompute == "layer" && st.kind == StageKind::backward;
+  bool recomputes = st.kind == StageKind::backward;
+
+  // Uploads: model inputs (once each), boundary values produced outside the stage (or every
+  // boundary input with layer grain), cotangents from the previous backward stage.
+  llvm::StringMap<Value> inputValues;
+  std::map<ValueId, Value> values;
+  std::map<ValueId, Value> cotangents;
+  for (int64_t l = st.begin; l < st.end; ++l)
+    for (const LayerArg &arg : layers[l].args) {
+      if (!arg.boundary) {
+        if (!inputValues.count(arg.input))
+          inputValues[arg.input] = schedule::UploadOp::create(
+              b, loc, arg.type, sym(buffers[arg.input].getSymName()), nullptr, nullptr);
+        continue;
+      }
+      ValueId v = *arg.boundary;
+      if ((v.first < st.begin || layerGrain) && !values.count(v))
+        values[v] = schedule::UploadOp::create(b, loc, arg.type, sym(valueName(v)),
+                                               stageSym(activationProducer.at(v)), nullptr);
+    }
+  if (st.kind != StageKind::forward)
+    for (int64_t l = st.begin; l < st.end; ++l)
+      for (unsigned r : layers[l].cotResults) {
+        auto it = cotangentProducer.find({l, r});
+        if (it != cotangentProducer.end() && it->second != s)
+          cotangents[{l, r}] = schedule::UploadOp::create(
+              b, loc, layers[l].forward.getResultTypes()[r], sym(cotangentName({l, r})),
+              stageSym(it->second), nullptr);
+      }
+  schedule::PrefetchNextOp::create(b, loc);
+
+  auto argsOf = [&](int64_t l) {
+    SmallVector<Value> args;
+    for (const LayerArg &arg : layers[l].args)
+      args.push_back(arg.boundary ? values.at(*arg.boundary) : inputValues.at(arg.input));
+    return args;
+  };
+  auto downloadIfNeeded = [&](int64_t l, Value v, unsigned r) {
+    if (activationProducer.count({l, r}) && activationProducer.at({l, r}) == s)
+      schedule::DownloadOp::create(b, loc, v, sym(valueName({l, r})));
+  };
+
+  // Forward: every layer of a forward stage; all but the last layer in the fused tail; in a
+  // backward stage with stage grain, the layers whose outputs upper layers of the stage read.
+  int64_t forwardEnd = st.end;
+  if (st.kind == StageKind::fused_tail)
+    forwardEnd = st.end - 1;
+  if (recomputes)
+    forwardEnd = layerGrain ? st.begin : st.end - 1;
+  for (int64_t l = st.begin; l < forwardEnd; ++l) {
+    func::FuncOp fn = layers[l].forward;
+    auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()),
+                                         argsOf(l), nullptr);
+    for (auto [r, v] : llvm::enumerate(call.getResults())) {
+      values[{l, (int64_t)r}] = v;
+      if (st.kind != StageKind::backward)
+        downloadIfNeeded(l, v, r);
+    }
+  }
+  if (st.kind == StageKind::forward)
+    return;
+
+  // Backward, from the top layer down.
+  for (int64_t l = st.end - 1; l >= st.begin; --l) {
+    LayerInfo &info = layers[l];
+    SmallVector<Value> args = argsOf(l);
+    if (l + 1 != static_cast<int64_t>(layers.size()))
+      for (unsigned r : info.cotResults)
+        args.push_back(cotangents.at({l, (int64_t)r}));
+    func::FuncOp fn = info.backward;
+    auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()),
+                                         args, nullptr);
+    unsigned next = 0;
+    if (l + 1 == static_cast<int64_t>(layers.size()))
+      schedule::DownloadOp::create(b, loc, call.getResult(next++), sym(buffers[lossName].getSymName()));
+    for (FlatSymbolRefAttr p : info.params)
+      if (module.lookupSymbol<graph::ParamOp>(p).getTrainable())
+        schedule::AccumulateOp::create(b, loc, call.getResult(next++), p);
+    for (unsigned a : info.wrtArgs) {
+      ValueId v = *info.args[a].boundary;
+      Value g = call.getResult(next++);
+      if (v.first >= st.begin)
+        cotangents[v] = g;
+      else
+        schedule::DownloadOp::create(b, loc, g, sym(cotangentName(v)));
+    }
+  }
+}
+
+LogicalResult Lowering::buildPlan() {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  auto partition = module->getAttrOfType<DictionaryAttr>("graph.partition");
+  auto gpus = partition.getAs<IntegerAttr>("gpus");
+  auto microBatches = partition.getAs<IntegerAttr>("micro_batches");
+  if (!gpus || !microBatches)
+    return fail("'graph.partition' needs 'gpus' and 'micro_batches'");
+  auto update = schedule::symbolizeUpdateMode(options.update);
+  if (!update)
+    return fail("unknown update mode '" + options.update + "': expected sync or async");
+  auto grain = schedule::symbolizeRecomputeGrain(options.recompute);
+  if (!grain)
+    return fail("unknown recomputation grain '" + options.recompute +
+                "': expected stage or layer");
+  Type dtype;
+  if (options.dtype == "f32" || options.dtype == "fp32")
+    dtype = Float32Type::get(ctx);
+  else if (options.dtype == "f16" || options.dtype == "fp16")
+    dtype = Float16Type::get(ctx);
+  else if (options.dtype == "bf16")
+    dtype = BFloat16Type::get(ctx);
+  else
+    return fail("unknown compute dtype '" + options.dtype + "': expected f32, f16 or bf16");
+  if (module.lookupSymbol(options.planName))
+    return fail("a symbol named '" + options.planName + "' already exists");
+
+  auto f = [](double v) { return llvm::APFloat(v); };
+  auto adamw = schedule::AdamWAttr::get(ctx, f(options.lr), f(options.beta1), f(options.beta2),
+                                        f(options.eps), f(options.weightDecay),
+                                        f(options.gradClip));
+  b.setInsertionPointToEnd(module.getBody());
+  auto plan = schedule::PlanOp::create(
+      b, loc, b.getStringAttr(options.planName), b.getI64IntegerAttr(microBatches.getInt()),
+      b.getI64IntegerAttr(gpus.getInt()), schedule::UpdateModeAttr::get(ctx, *update),
+      schedule::RecomputeGrainAttr::get(ctx, *grain), b.getStringAttr("round_robin"),
+      TypeAttr::get(dtype), adamw, nullptr, nullptr);
+  Block *body = &plan.getBody().emplaceBlock();
+  b.setInsertionPointToEnd(body);
+
+  for (LayerInfo &info : layers)
+    schedule::LayerOp::create(b, loc, info.forward.getSymNameAttr(),
+                              FlatSymbolRefAttr::get(info.forward.getSymNameAttr()),
+                              FlatSymbolRefAttr::get(info.backward.getSymNameAttr()),
+                              b.getArrayAttr(SmallVector<Attribute>(info.params.begin(),
+                                                                    info.params.end())),
+                              nullptr, nullptr);
+
+  auto addBuffer = [&](StringRef name, schedule::BufferKind kind, StringAttr inputName,
+                       Type type) {
+    auto op = schedule::HostBufferOp::create(b, loc, b.getStringAttr(name),
+                                             schedule::BufferKindAttr::get(ctx, kind),
+                                             inputName, TypeAttr::get(type), nullptr);
+    buffers[name] = op;
+  };
+  for (auto &[name, type] : inputs)
+    addBuffer(name, schedule::BufferKind::input, b.getStringAttr(name), type);
+  for (auto &[v, stage] : activationProducer)
+    addBuffer(valueName(v), schedule::BufferKind::activation, nullptr,
+              layers[v.first].forward.getResultTypes()[v.second]);
+  for (auto &[v, stage] : cotangentProducer)
+    addBuffer(cotangentName(v), schedule::BufferKind::cotangent, nullptr,
+              layers[v.first].forward.getResultTypes()[v.second]);
+  Type lossType = layers.back().backward.getResultTypes().front();
+  addBuffer(lossName, schedule::BufferKind::loss, nullptr, lossType);
+
+  for (size_t s = 0; s < stages.size(); ++s) {
+    b.setInsertionPointToEnd(body);
+    auto stageOp = schedule::StageOp::create(
+        b, loc, b.getStringAttr(stages[s].name),
+        schedule::StageKindAttr::get(ctx, stages[s].kind), b.getI64IntegerAttr(stages[s].begin),
+        b.getI64IntegerAttr(stages[s].end), nullptr, nullptr, nullptr, nullptr, nullptr);
+    buildStageBody(stageOp, s);
+  }
+
+  // Optimizer steps in the order gradients arrive: backward-kind stages in dispatch order,
+  // layers descending inside each.
+  b.setInsertionPointToEnd(body);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    if (stages[s].kind == StageKind::forward)
+      continue;
+    for (int64_t l = stages[s].end - 1; l >= stages[s].begin; --l) {
+      if (!layers[l].numTrainable)
+        continue;
+      SmallVector<Attribute> uploads;
+      for (size_t u = 0; u < stages.size(); ++u)
+        if (stages[u].begin <= l && l < stages[u].end)
+          uploads.push_back(FlatSymbolRefAttr::get(ctx, stages[u].name));
+      schedule::OptimizerStepOp::create(
+          b, loc, FlatSymbolRefAttr::get(layers[l].forward.getSymNameAttr()),
+          FlatSymbolRefAttr::get(ctx, stages[s].name), b.getArrayAttr(uploads));
+    }
+  }
+  return success();
+}
+
+LogicalResult Lowering::run() {
+  if (failed(collectLayers()) || failed(collectStages()) || failed(checkUses()) ||
+      failed(buildBackwardFunctions()))
+    return failure();
+  FloatType dtype = Float32Type::get(module.getContext());
+  if (options.dtype == "f16" || options.dtype == "fp16")
+    dtype = Float16Type::get(module.getContext());
+  else if (options.dtype == "bf16")
+    dtype = BFloat16Type::get(module.getContext());
+  if (failed(convertComputeDType(dtype)))
+    return failure();
+  for (LayerInfo &info : layers)
+    for (auto [arg, type] : llvm::zip(info.args, info.forward.getArgumentTypes()))
+      arg.type = type;
+  planTransfers();
+  return buildPlan();
+}
+
+struct LowerToSchedulePass : public impl::LowerToScheduleBase<LowerToSchedulePass> {
+  using LowerToScheduleBase::LowerToScheduleBase;
+
+  void runOnOperation() override {
+    LowerToScheduleOptions opts{planName, update, recompute, dtype, lr, beta1, beta2, eps,
+                                weightDecay, gradClip};
+    Lowering lowering(getOperation(), opts);
+    if (failed(lowering.run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace mlir::rp

@@ -1,0 +1,103 @@
+//===- PlanLoader.cpp - load a compiled plan and its weights --------------===//
+
+#include "runtime/plan/PlanLoader.h"
+
+#include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/plan/Weights.h"
+
+#include <cstdio>
+
+namespace rp::runtime {
+
+namespace {
+
+/// The directory part of `path` with its trailing '/', or "" for a bare file name.
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+std::string formatBytes(int64_t bytes) {
+  char text[32];
+  if (bytes >= (int64_t(1) << 30))
+    std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(int64_t(1) << 30));
+  else if (bytes >= (int64_t(1) << 20))
+    std::snprintf(text, sizeof text, "%.1f MiB", bytes / double(int64_t(1) << 20));
+  else
+    std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
+  return text;
+}
+
+} // namespace
+
+StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &weightsPath) {
+  LoadedPlan loaded;
+  loaded.planPath = planPath;
+  StatusOr<rp::plan::Plan> plan = readPlanFile(planPath);
+  if (!plan.ok())
+    return plan.status();
+  loaded.plan = std::move(plan.value());
+  Status valid = validatePlan(loaded.plan);
+  if (!valid.ok())
+    return Status(valid.code(), planPath + ": " + valid.message());
+
+  if (!weightsPath.empty()) {
+    loaded.weightsPath = weightsPath;
+  } else {
+    const std::string &name = loaded.plan.weights_file();
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      return invalidArgument(planPath + ": the weights file name '" + name +
+                                     "' must be a file name beside the plan");
+    loaded.weightsPath = directoryOf(planPath) + name;
+  }
+  StatusOr<SafetensorsFile> weights = readSafetensors(loaded.weightsPath);
+  if (!weights.ok())
+    return weights.status();
+  loaded.weights = std::move(weights.value());
+  Status match = validateWeights(loaded.plan, loaded.weights);
+  if (!match.ok())
+    return match;
+  return loaded;
+}
+
+std::string describePlan(const LoadedPlan &loaded) {
+  const rp::plan::Plan &p = loaded.plan;
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "plan %s (%s, from %s)\n", loaded.planPath.c_str(),
+                p.producer().c_str(), p.model().c_str());
+  out += line;
+  int trainable = 0;
+  for (const auto &param : p.params())
+    trainable += param.trainable() ? 1 : 0;
+  std::snprintf(line, sizeof line,
+                "  %d layers, %d params (%d trainable), %d functions, %d stages, M = %lld, "
+                "partitioned for N = %lld, %s update\n",
+                p.layers_size(), p.params_size(), trainable, p.functions_size(), p.stages_size(),
+                static_cast<long long>(p.config().micro_batches()),
+                static_cast<long long>(p.config().gpus()),
+                p.config().update() == rp::plan::SYNC ? "sync" : "async");
+  out += line;
+  const auto &h = p.host_arena();
+  std::snprintf(line, sizeof line, "  host arena: %s (weights %s, 4 x state %s, activations %s)\n",
+                formatBytes(h.weights() + 4 * h.state() + h.activations()).c_str(),
+                formatBytes(h.weights()).c_str(), formatBytes(h.state()).c_str(),
+                formatBytes(h.activations()).c_str());
+  out += line;
+  const auto &d = p.device_arena();
+  std::snprintf(line, sizeof line,
+                "  device arena: %s (constants %s, 2 x slot %s, 2 x activations %s, "
+                "workspace %s)\n",
+                formatBytes(d.constants() + 2 * d.slot() + 2 * d.activations() + d.workspace())
+                    .c_str(),
+                formatBytes(d.constants()).c_str(), formatBytes(d.slot()).c_str(),
+                formatBytes(d.activations()).c_str(), formatBytes(d.workspace()).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "  weights %s: %zu tensors\n", loaded.weightsPath.c_str(),
+                loaded.weights.tensors().size());
+  out += line;
+  return out;
+}
+
+} // namespace rp::runtime

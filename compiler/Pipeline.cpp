@@ -44,12 +44,12 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   buildTrainPipeline(pm, training);
   buildLayersPipeline(pm);
   PartitionStagesOptions partition;
-  partition.gpus = options.gpus;
-  partition.gpuMemory = options.gpuMemory;
-  partition.microBatches = options.microBatches;
-  partition.profile = options.profile;
-  partition.target = options.target;
-  partition.partitioner = options.partitioner;
+  partition.gpus = options.partition.gpus;
+  partition.gpuMemory = options.partition.gpuMemory;
+  partition.microBatches = options.partition.microBatches;
+  partition.profile = options.partition.profilePath;
+  partition.target = options.partition.targetPath;
+  partition.partitioner = options.partition.partitioner;
   pm.addPass(createPartitionStages(partition));
   buildSchedulePipeline(pm, options);
 }
@@ -118,6 +118,18 @@ struct CompilePipelineOptions : public PassPipelineOptions<CompilePipelineOption
                           llvm::cl::init(0.0)};
 };
 
+/// The TrainingOptions of a pipeline's lora-*/freeze options (rp-train-pipeline and
+/// rp-compile-pipeline declare the same four).
+template <typename PipelineOptions>
+TrainingOptions trainingOptionsOf(const PipelineOptions &o) {
+  TrainingOptions options;
+  options.loraRank = o.loraRank;
+  options.loraAlpha = o.loraAlpha;
+  options.loraTargets = o.loraTargets;
+  options.freeze = o.freeze;
+  return options;
+}
+
 } // namespace
 
 void registerPipelines() {
@@ -126,16 +138,13 @@ void registerPipelines() {
       "forward -> planned schedule (as rpc-compile before writing the plan file)",
       [](OpPassManager &pm, const CompilePipelineOptions &o) {
         CompileOptions options;
-        options.training.loraRank = o.loraRank;
-        options.training.loraAlpha = o.loraAlpha;
-        options.training.loraTargets = o.loraTargets;
-        options.training.freeze = o.freeze;
-        options.gpus = o.gpus;
-        options.gpuMemory = o.gpuMemory;
-        options.microBatches = o.microBatches;
-        options.profile = o.profile;
-        options.target = o.target;
-        options.partitioner = o.partitioner;
+        options.training = trainingOptionsOf(o);
+        options.partition.gpus = o.gpus;
+        options.partition.gpuMemory = o.gpuMemory;
+        options.partition.microBatches = o.microBatches;
+        options.partition.profilePath = o.profile;
+        options.partition.targetPath = o.target;
+        options.partition.partitioner = o.partitioner;
         options.update = o.update;
         options.recompute = o.recompute;
         options.dtype = o.dtype;
@@ -155,12 +164,7 @@ void registerPipelines() {
       "rp-train-pipeline",
       "forward -> train_step: freeze, LoRA injection, autodiff (as rpc-compile --emit=train)",
       [](OpPassManager &pm, const TrainPipelineOptions &o) {
-        TrainingOptions options;
-        options.loraRank = o.loraRank;
-        options.loraAlpha = o.loraAlpha;
-        options.loraTargets = o.loraTargets;
-        options.freeze = o.freeze;
-        buildTrainPipeline(pm, options);
+        buildTrainPipeline(pm, trainingOptionsOf(o));
       });
 }
 

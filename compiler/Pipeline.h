@@ -8,6 +8,8 @@
 #ifndef RP_COMPILER_PIPELINE_H
 #define RP_COMPILER_PIPELINE_H
 
+#include "passes/StagePlanning.h"
+
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -42,16 +44,11 @@ void buildLayersPipeline(OpPassManager &pm);
 struct CompileOptions {
   TrainingOptions training;
   /// Partitioning (rp-partition-stages).
-  int gpus = 8;
-  std::string gpuMemory;
-  int microBatches = 0;
-  std::string profile;
-  std::string target;
-  std::string partitioner = "auto";
+  StageOptions partition;
   /// The iteration (rp-lower-to-schedule).
   std::string update = "async";
   std::string recompute = "stage";
-  std::string dtype = "f32";
+  std::string dtype = "f32"; ///< f32|fp32, f16|fp16 or bf16
   double lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weightDecay = 0.0,
          gradClip = 0.0;
 };

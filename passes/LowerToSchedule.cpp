@@ -70,7 +70,7 @@ private:
   LogicalResult collectStages();
   LogicalResult checkUses();
   LogicalResult buildBackwardFunctions();
-  LogicalResult convertComputeDType(FloatType dtype);
+  LogicalResult convertComputeDType();
   void planTransfers();
   LogicalResult buildPlan();
   void buildStageBody(schedule::StageOp stageOp, size_t s);
@@ -112,6 +112,7 @@ private:
   std::map<ValueId, size_t> cotangentProducer;  ///< value -> stage downloading its cotangent
   llvm::StringMap<schedule::HostBufferOp> buffers;
   std::string lossName = "loss";
+  FloatType computeType; ///< From options.dtype, parsed first.
 };
 
 LogicalResult Lowering::collectLayers() {
@@ -274,7 +275,8 @@ LogicalResult Lowering::buildBackwardFunctions() {
 /// fp32; the optimizer keeps fp32 master weights). Every f32 tensor of the module's functions
 /// and params becomes `dtype`; f32 constants are rounded to nearest even; the fused tail's
 /// loss is cast back to f32 for the host.
-LogicalResult Lowering::convertComputeDType(FloatType dtype) {
+LogicalResult Lowering::convertComputeDType() {
+  FloatType dtype = computeType;
   if (dtype.isF32())
     return success();
   MLIRContext *ctx = module.getContext();
@@ -473,15 +475,6 @@ LogicalResult Lowering::buildPlan() {
   if (!grain)
     return fail("unknown recomputation grain '" + options.recompute +
                 "': expected stage or layer");
-  Type dtype;
-  if (options.dtype == "f32" || options.dtype == "fp32")
-    dtype = Float32Type::get(ctx);
-  else if (options.dtype == "f16" || options.dtype == "fp16")
-    dtype = Float16Type::get(ctx);
-  else if (options.dtype == "bf16")
-    dtype = BFloat16Type::get(ctx);
-  else
-    return fail("unknown compute dtype '" + options.dtype + "': expected f32, f16 or bf16");
   if (module.lookupSymbol(options.planName))
     return fail("a symbol named '" + options.planName + "' already exists");
 
@@ -494,7 +487,7 @@ LogicalResult Lowering::buildPlan() {
       b, loc, b.getStringAttr(options.planName), b.getI64IntegerAttr(microBatches.getInt()),
       b.getI64IntegerAttr(gpus.getInt()), schedule::UpdateModeAttr::get(ctx, *update),
       schedule::RecomputeGrainAttr::get(ctx, *grain), b.getStringAttr("round_robin"),
-      TypeAttr::get(dtype), adamw, nullptr, nullptr);
+      TypeAttr::get(computeType), adamw, nullptr, nullptr);
   Block *body = &plan.getBody().emplaceBlock();
   b.setInsertionPointToEnd(body);
 
@@ -555,15 +548,17 @@ LogicalResult Lowering::buildPlan() {
 }
 
 LogicalResult Lowering::run() {
-  if (failed(collectLayers()) || failed(collectStages()) || failed(checkUses()) ||
-      failed(buildBackwardFunctions()))
-    return failure();
-  FloatType dtype = Float32Type::get(module.getContext());
-  if (options.dtype == "f16" || options.dtype == "fp16")
-    dtype = Float16Type::get(module.getContext());
+  MLIRContext *ctx = module.getContext();
+  if (options.dtype == "f32" || options.dtype == "fp32")
+    computeType = Float32Type::get(ctx);
+  else if (options.dtype == "f16" || options.dtype == "fp16")
+    computeType = Float16Type::get(ctx);
   else if (options.dtype == "bf16")
-    dtype = BFloat16Type::get(module.getContext());
-  if (failed(convertComputeDType(dtype)))
+    computeType = BFloat16Type::get(ctx);
+  else
+    return fail("unknown compute dtype '" + options.dtype + "': expected f32, f16 or bf16");
+  if (failed(collectLayers()) || failed(collectStages()) || failed(checkUses()) ||
+      failed(buildBackwardFunctions()) || failed(convertComputeDType()))
     return failure();
   for (LayerInfo &info : layers)
     for (auto [arg, type] : llvm::zip(info.args, info.forward.getArgumentTypes()))

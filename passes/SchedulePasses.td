@@ -63,7 +63,7 @@ def LowerToSchedule : Pass<"rp-lower-to-schedule", "::mlir::ModuleOp"> {
     Option<"recompute", "recompute", "std::string", /*default=*/"\"stage\"",
            "Recomputation grain: stage or layer">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
-           "Compute dtype of weights and activations: f32, f16 or bf16">,
+           "Compute dtype of weights and activations: f32 (or fp32), f16 (or fp16), bf16">,
     Option<"lr", "lr", "double", /*default=*/"3.0e-4", "AdamW learning rate">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,

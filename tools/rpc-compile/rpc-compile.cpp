@@ -215,27 +215,20 @@ int main(int argc, char **argv) {
   }
   mlir::rp::CompileOptions compile;
   compile.training = training;
-  compile.gpus = gpus;
-  compile.gpuMemory = gpuMemory;
-  compile.microBatches = microBatches;
-  compile.profile = profilePath;
-  compile.target = targetPath;
-  compile.partitioner = partitioner;
+  compile.partition.gpus = gpus;
+  compile.partition.gpuMemory = gpuMemory;
+  compile.partition.microBatches = microBatches;
+  compile.partition.profilePath = profilePath;
+  compile.partition.targetPath = targetPath;
+  compile.partition.partitioner = partitioner;
   compile.update = update;
   compile.recompute = recompute;
-  compile.dtype = computeDType == "fp32" ? "f32" : computeDType == "fp16" ? "f16" : "bf16";
+  compile.dtype = computeDType;
   compile.lr = lr;
   compile.weightDecay = weightDecay;
   compile.gradClip = gradClip;
   if (emit == Emit::Stages) {
-    mlir::rp::StageOptions options;
-    options.gpus = gpus;
-    options.gpuMemory = gpuMemory;
-    options.microBatches = microBatches;
-    options.profilePath = profilePath;
-    options.targetPath = targetPath;
-    options.partitioner = partitioner;
-    FailureOr<mlir::rp::StagePlan> plan = mlir::rp::planStages(*module, options);
+    FailureOr<mlir::rp::StagePlan> plan = mlir::rp::planStages(*module, compile.partition);
     if (failed(plan))
       return kBadInput;
     // The planned device memory of each stage: lower the partition and plan memory.
@@ -248,7 +241,6 @@ int main(int argc, char **argv) {
         peaks.push_back(stage.getPeakBytes().value_or(0));
     text = mlir::rp::formatStageTable(*plan, peaks);
   } else if (planned) {
-    compile.training.differentiate = false;
     if (failed(runPipeline([&](PassManager &pm) { mlir::rp::buildCompilePipeline(pm, compile); })))
       return kBadInput;
     if (emit == Emit::Schedule) {

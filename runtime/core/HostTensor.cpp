@@ -85,6 +85,15 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape) {
   *this = std::move(t).value();
 }
 
+HostTensor HostTensor::view(DType dtype, std::vector<int64_t> shape, void *data) {
+  StatusOr<int64_t> n = checkedNumElements(shape);
+  if (!n.ok())
+    detail::fatalStatus("HostTensor::view", n.status());
+  std::unique_ptr<unsigned char, FreeDeleter> borrowed(static_cast<unsigned char *>(data),
+                                                       FreeDeleter{/*owned=*/false});
+  return HostTensor(dtype, std::move(shape), n.value(), std::move(borrowed));
+}
+
 HostTensor::HostTensor(HostTensor &&other) noexcept
     : dtype_(other.dtype_), shape_(std::move(other.shape_)), numElements_(other.numElements_),
       data_(std::move(other.data_)) {

@@ -52,6 +52,16 @@ public:
   /// allocation failure as ResourceExhausted.
   static StatusOr<HostTensor> create(DType dtype, std::vector<int64_t> shape);
 
+  /// A non-owning tensor over `data` (numElements * dtypeSize bytes that the caller keeps alive
+  /// and that need no particular alignment beyond the element size): the CPU backend runs the
+  /// kernels on views into its device arena. Writing through the view writes `data`; clone()
+  /// gives an owning copy; destroying a view frees nothing. The shape must be valid (a
+  /// programmer error aborts, as in the constructor).
+  static HostTensor view(DType dtype, std::vector<int64_t> shape, void *data);
+
+  /// True when the tensor owns its buffer (false for view()).
+  bool ownsData() const { return data_.get_deleter().owned; }
+
   HostTensor(HostTensor &&other) noexcept;
   HostTensor &operator=(HostTensor &&other) noexcept;
   HostTensor(const HostTensor &) = delete;
@@ -99,7 +109,13 @@ public:
 
 private:
   struct FreeDeleter {
-    void operator()(void *p) const { std::free(p); }
+    FreeDeleter() noexcept : owned(true) {}
+    explicit FreeDeleter(bool owns) noexcept : owned(owns) {}
+    bool owned;
+    void operator()(void *p) const {
+      if (owned)
+        std::free(p);
+    }
   };
 
   HostTensor(DType dtype, std::vector<int64_t> shape, int64_t numElements,

@@ -128,6 +128,56 @@ TEST(HostTensor, CreateValidates) {
   EXPECT_EQ(ok->numElements(), 3);
 }
 
+// view() borrows the caller's bytes (any element-aligned address): writes go through both
+// ways, clone() owns a copy, and destroying or moving the view frees nothing (a free of this
+// stack buffer would abort).
+TEST(HostTensor, ViewBorrowsCallerMemory) {
+  alignas(64) unsigned char arena[64 + 4 + 6 * sizeof(float)] = {};
+  float *base = reinterpret_cast<float *>(arena + 68); // 4-byte aligned, not 64
+  {
+    HostTensor v = HostTensor::view(DType::F32, {2, 3}, base);
+    EXPECT_FALSE(v.ownsData());
+    EXPECT_EQ(v.raw(), static_cast<void *>(base));
+    EXPECT_EQ(v.typeString(), "f32[2, 3]");
+    EXPECT_EQ(v.byteSize(), 24u);
+    v.data<float>()[4] = 2.5f; // writes the arena
+    EXPECT_EQ(base[4], 2.5f);
+    base[1] = -1.0f; // the view sees the arena's writes
+    EXPECT_EQ(v.data<float>()[1], -1.0f);
+
+    HostTensor c = v.clone();
+    EXPECT_TRUE(c.ownsData());
+    EXPECT_NE(c.raw(), v.raw());
+    EXPECT_EQ(c.data<float>()[4], 2.5f);
+    c.data<float>()[4] = 7.0f;
+    EXPECT_EQ(base[4], 2.5f);
+
+    ASSERT_TRUE(v.reshape({6}).ok()); // still the same borrowed bytes
+    EXPECT_EQ(v.raw(), static_cast<void *>(base));
+    EXPECT_FALSE(v.ownsData());
+
+    HostTensor moved = std::move(v); // the moved-to tensor borrows, the moved-from is empty
+    EXPECT_FALSE(moved.ownsData());
+    EXPECT_EQ(moved.raw(), static_cast<void *>(base));
+    HostTensor owner(DType::I32, {3});
+    owner = HostTensor::view(DType::I32, {1}, arena); // frees owner's buffer, borrows arena
+    EXPECT_FALSE(owner.ownsData());
+    EXPECT_EQ(owner.raw(), static_cast<void *>(arena));
+  } // the views die here without freeing
+  EXPECT_EQ(base[4], 2.5f);
+
+  // A view of zero elements may have a null pointer.
+  HostTensor empty = HostTensor::view(DType::I64, {0, 3}, nullptr);
+  EXPECT_EQ(empty.numElements(), 0);
+  EXPECT_FALSE(empty.ownsData());
+}
+
+// A view with an invalid shape is a programmer error that aborts.
+TEST(HostTensorDeathTest, ViewWithBadShapeAborts) {
+  float x = 0;
+  EXPECT_DEATH((void)HostTensor::view(DType::F32, {-1}, &x), "HostTensor::view");
+}
+
 // Reading elements of the wrong size is a programmer error that aborts.
 TEST(HostTensorDeathTest, DataWithWrongElementSizeAborts) {
   HostTensor t(DType::F32, {2});

@@ -2,6 +2,8 @@
 //
 //   rp-ref MODEL.onnx --inputs DIR --out DIR [--dim NAME=N]... [--input-shape NAME=AxB]...
 //          [--f64] [--grads] [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
+//   rp-ref MODEL.onnx --train --data FILE --steps N --micro-batches M [--update sync|async]
+//          [--lr X --warmup W --weight-decay X --grad-clip X --seed S] [--log F.jsonl] [--save DIR]
 //
 // Imports the model into the graph dialect and interprets it on the CPU reference kernels
 // (kernels/cpu): the numeric oracle of the project. Reads `input_N.pb` (ONNX TensorProto) from
@@ -10,10 +12,14 @@
 // floating-point op in double precision (outputs keep their declared types). --grads builds
 // the training function (rp-autodiff) and writes `loss.pb` and `grad_<param>.pb` for every
 // trainable param instead (characters other than [A-Za-z0-9._-] in names become '_').
+// --train runs the non-pipelined training reference (tools/rp-ref/RefTrain.h): the whole
+// model's forward and backward per micro-batch, fp32 accumulation, the runtime's AdamW, and
+// the metrics and checkpoint files rp-run writes, so the two compare bit for bit.
 // Exit codes: 0 success, 2 bad input, 1 internal error.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RefTrain.h"
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline.h"
 #include "dialects/Graph/Eval/Evaluator.h"
@@ -63,10 +69,8 @@ int main(int argc, char **argv) {
   bool f64 = false, grads = false;
   mlir::rp::TrainingOptions training;
   app.add_option("model", modelPath, "ONNX model (.onnx or .onnxtext)")->required();
-  app.add_option("--inputs", inputsDir, "Directory with input_N.pb, one per graph input")
-      ->required();
-  app.add_option("--out", outDir, "Directory to write output_N.pb into (created if missing)")
-      ->required();
+  app.add_option("--inputs", inputsDir, "Directory with input_N.pb, one per graph input");
+  app.add_option("--out", outDir, "Directory to write output_N.pb into (created if missing)");
   app.add_option("--dim", dims, "Bind a symbolic dimension, NAME=N (repeatable)");
   app.add_option("--input-shape", shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
   app.add_flag("--f64", f64, "Compute floating-point ops in double precision");
@@ -76,6 +80,28 @@ int main(int argc, char **argv) {
   app.add_option("--lora-alpha", training.loraAlpha, "LoRA alpha (updates scaled by alpha/rank)");
   app.add_option("--lora-targets", training.loraTargets, "Regex of the weights that get adapters");
   app.add_option("--freeze", training.freeze, "Regex of params to freeze");
+  bool train = false;
+  std::string update = "sync", dataFormat = "auto";
+  mlir::rp::RefTrainOptions ref;
+  app.add_flag("--train", train, "Train (non-pipelined reference of rp-run) instead");
+  app.add_option("--data", ref.dataPath, "--train: token file or text (as rp-run --data)");
+  app.add_option("--data-format", dataFormat, "--train: auto | tokens | text")
+      ->check(CLI::IsMember({"auto", "tokens", "text"}));
+  app.add_option("--steps", ref.steps, "--train: steps")->check(CLI::PositiveNumber);
+  app.add_option("--micro-batches", ref.microBatches, "--train: micro-batches per step")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--update", update, "--train: sync | async (staleness 1)")
+      ->check(CLI::IsMember({"sync", "async"}));
+  app.add_option("--lr", ref.lr, "--train: peak learning rate");
+  app.add_option("--warmup", ref.warmup, "--train: linear warmup steps");
+  app.add_option("--beta1", ref.beta1, "--train: AdamW beta1");
+  app.add_option("--beta2", ref.beta2, "--train: AdamW beta2");
+  app.add_option("--eps", ref.eps, "--train: AdamW epsilon");
+  app.add_option("--weight-decay", ref.weightDecay, "--train: AdamW decoupled weight decay");
+  app.add_option("--grad-clip", ref.gradClip, "--train: clip by global norm (0: off)");
+  app.add_option("--seed", ref.seed, "--train: data sampling seed");
+  app.add_option("--log", ref.logPath, "--train: metrics as JSON lines");
+  app.add_option("--save", ref.saveDir, "--train: write a checkpoint to DIR at the end");
   app.set_version_flag("--version", std::string("rp-ref ") + RP_VERSION);
   try {
     app.parse(argc, argv);
@@ -83,6 +109,13 @@ int main(int argc, char **argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : kBadInput;
   }
+
+  if (train && ref.dataPath.empty())
+    return fail("--train needs --data FILE");
+  if (!train && (inputsDir.empty() || outDir.empty()))
+    return fail("--inputs DIR and --out DIR are required (or --train)");
+  ref.async = update == "async";
+  ref.dataFormat = ::rp::runtime::parseDataFormat(dataFormat).value();
 
   mlir::rp::onnx::ImportOptions options;
   for (const std::string &d : dims)
@@ -104,7 +137,20 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
   if (!module)
     return kBadInput;
-  training.differentiate = grads;
+  training.differentiate = grads && !train;
+  if (train) {
+    // The graph rpc-compile lowers: parameter transformations, fusion, then one whole-model
+    // backward instead of per-layer ones.
+    PassManager pm(&context);
+    mlir::rp::buildTrainPipeline(pm, training);
+    mlir::rp::buildFusionPipeline(pm);
+    mlir::rp::buildTrainPipeline(pm, mlir::rp::TrainingOptions());
+    if (failed(pm.run(*module)))
+      return kBadInput;
+    mlir::rp::onnx::InitializerTable initializers(*model);
+    return mlir::rp::runReferenceTraining(module->lookupSymbol<func::FuncOp>("train_step"),
+                                          initializers, ref);
+  }
   if (grads || training.loraRank > 0 || !training.freeze.empty()) {
     PassManager pm(&context);
     mlir::rp::buildTrainPipeline(pm, training);

@@ -1,0 +1,283 @@
+//===- CpuBackend.cpp - The executor's devices as host threads ------------===//
+
+#include "runtime/backends/cpu/CpuBackend.h"
+
+#include "kernels/cpu/Cast.h"
+#include "runtime/core/HostTensor.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/train/Trace.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+namespace {
+
+struct CpuEvent final : BackendEvent {
+  bool done = false; // guarded by CpuBackend::mutex_
+};
+
+CpuEvent &cpuEvent(const Event &e) { return static_cast<CpuEvent &>(*e); }
+
+constexpr int64_t kArenaAlignment = 4096;
+
+} // namespace
+
+CpuBackend::CpuBackend(int devices) : numDevices_(devices < 1 ? 1 : devices) {
+  queues_.resize(static_cast<size_t>(numDevices_ * kNumQueues));
+  memory_.resize(static_cast<size_t>(numDevices_));
+  for (int d = 0; d < numDevices_; ++d)
+    for (int q = 0; q < kNumQueues; ++q)
+      queues_[static_cast<size_t>(d * kNumQueues + q)].thread =
+          std::thread([this, d, q] { worker(d, q); });
+}
+
+CpuBackend::~CpuBackend() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    failed_ = true; // releases waits on events that will never complete; skips the rest
+  }
+  cv_.notify_all();
+  for (QueueState &q : queues_)
+    q.thread.join();
+}
+
+Status CpuBackend::prepare(const pb::Plan &plan) {
+  plan_ = &plan;
+  if (plan.config().compute_dtype() != pb::F32)
+    return invalidArgument("the CPU backend runs fp32 plans; this plan computes in " +
+                           std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
+                           " (compile with --dtype fp32)");
+  functions_.clear();
+  for (const pb::Function &f : plan.functions()) {
+    std::vector<Instr> body;
+    for (int i = 0; i < f.body_size(); ++i) {
+      const pb::Instruction &inst = f.body(i);
+      StatusOr<CpuKernel> kernel = CpuKernel::decode(inst);
+      if (!kernel.ok())
+        return Status(kernel.status().code(), "function '" + f.name() + "', instruction " +
+                                                  std::to_string(i) + ": " +
+                                                  kernel.status().message());
+      body.push_back(Instr{std::move(kernel).value(),
+                           {inst.operands().begin(), inst.operands().end()},
+                           {inst.results().begin(), inst.results().end()}});
+    }
+    functions_.push_back(std::move(body));
+  }
+  const pb::DeviceArena &a = plan.device_arena();
+  workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
+  const int64_t bytes = workspaceOffset_ + a.workspace();
+  const int64_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  for (int d = 0; d < numDevices_; ++d) {
+    void *p = rounded ? std::aligned_alloc(kArenaAlignment, static_cast<size_t>(rounded)) : nullptr;
+    if (rounded && !p)
+      return resourceExhausted("cannot allocate the device arena of " + std::to_string(bytes) +
+                               " bytes for CPU device " + std::to_string(d));
+    if (p)
+      std::memset(p, 0, static_cast<size_t>(rounded));
+    memory_[static_cast<size_t>(d)].bytes = {static_cast<uint8_t *>(p), std::free};
+    for (const pb::Constant &c : plan.constants())
+      if (!c.data().empty())
+        std::memcpy(memory(d) + c.offset(), c.data().data(), c.data().size());
+  }
+  if (trace_)
+    for (int d = 0; d < numDevices_; ++d)
+      for (int q = 0; q < kNumQueues; ++q)
+        queues_[static_cast<size_t>(d * kNumQueues + q)].track = trace_->track(
+            "cpu" + std::to_string(d) + " " + queueName(static_cast<Queue>(q)));
+  return okStatus();
+}
+
+void CpuBackend::enqueue(int device, Queue queue, Command command) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queues_[static_cast<size_t>(device * kNumQueues + static_cast<int>(queue))].commands.push_back(
+        std::move(command));
+  }
+  cv_.notify_all();
+}
+
+void CpuBackend::worker(int device, int queue) {
+  QueueState &q = queues_[static_cast<size_t>(device * kNumQueues + queue)];
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !q.commands.empty(); });
+    if (q.commands.empty())
+      return; // stopping
+    Command command = std::move(q.commands.front());
+    q.commands.pop_front();
+    q.busy = true;
+    const bool skip = failed_;
+    lock.unlock();
+    Status status;
+    if (!skip) {
+      const double start = trace_ && !command.label.empty() ? trace_->nowUs() : 0;
+      status = command.run();
+      if (trace_ && !command.label.empty())
+        trace_->complete(q.track, command.label, queueName(static_cast<Queue>(queue)), start,
+                         trace_->nowUs() - start);
+    }
+    lock.lock();
+    q.busy = false;
+    if (!status.ok() && !failed_) {
+      failed_ = true;
+      status_ = status;
+    }
+    cv_.notify_all();
+  }
+}
+
+void CpuBackend::copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
+                              std::string label) {
+  enqueue(device, queue, {[this, device, src, dst, bytes] {
+                            std::memcpy(memory(device) + dst, src, static_cast<size_t>(bytes));
+                            return okStatus();
+                          },
+                          std::move(label)});
+}
+
+void CpuBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
+                            std::string label) {
+  enqueue(device, queue, {[this, device, src, dst, bytes] {
+                            std::memcpy(dst, memory(device) + src, static_cast<size_t>(bytes));
+                            return okStatus();
+                          },
+                          std::move(label)});
+}
+
+void CpuBackend::call(int device, CallFrame frame, std::string label) {
+  enqueue(device, Queue::Compute,
+          {[this, device, frame = std::move(frame)] { return runCall(device, frame); },
+           std::move(label)});
+}
+
+Status CpuBackend::runCall(int device, const CallFrame &frame) {
+  const pb::Stage &stage = plan_->stages(frame.stage);
+  uint8_t *base = memory(device);
+  auto address = [&](const pb::BufferRef &ref) -> uint8_t * {
+    switch (ref.space()) {
+    case pb::BufferRef::ARG:
+      return base + frame.args[static_cast<size_t>(ref.index())];
+    case pb::BufferRef::RESULT:
+      return base + frame.results[static_cast<size_t>(ref.index())];
+    case pb::BufferRef::WORKSPACE:
+      return base + workspaceOffset_ + ref.offset();
+    case pb::BufferRef::PARAM:
+      return base + frame.slotOffset +
+             (plan_->params(static_cast<int>(ref.index())).weight_offset() - stage.weight_offset());
+    case pb::BufferRef::CONSTANT:
+      return base + plan_->constants(static_cast<int>(ref.index())).offset();
+    default:
+      return nullptr;
+    }
+  };
+  auto view = [&](const pb::BufferRef &ref) {
+    std::vector<int64_t> shape(ref.type().shape().begin(), ref.type().shape().end());
+    return HostTensor::view(*fromPlanDType(ref.type().dtype()), std::move(shape), address(ref));
+  };
+  const std::vector<Instr> &body = functions_[static_cast<size_t>(frame.function)];
+  std::vector<HostTensor> operands, results;
+  std::vector<const HostTensor *> in;
+  std::vector<HostTensor *> out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    operands.clear();
+    results.clear();
+    in.clear();
+    out.clear();
+    for (const pb::BufferRef &r : body[i].operands)
+      operands.push_back(view(r));
+    for (const pb::BufferRef &r : body[i].results)
+      results.push_back(view(r));
+    for (const HostTensor &t : operands)
+      in.push_back(&t);
+    for (HostTensor &t : results)
+      out.push_back(&t);
+    Status s = body[i].kernel.run(in, out);
+    if (!s.ok())
+      return Status(s.code(), "function '" + plan_->functions(frame.function).name() +
+                                  "', instruction " + std::to_string(i) + ": " + s.message());
+  }
+  return okStatus();
+}
+
+void CpuBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype,
+                            bool first, std::string label) {
+  enqueue(device, Queue::Compute,
+          {[this, device, dst, src, elements, dtype, first]() -> Status {
+             auto *acc = reinterpret_cast<float *>(memory(device) + dst);
+             const uint8_t *g = memory(device) + src;
+             if (dtype != DType::F32)
+               return unimplemented("the CPU backend accumulates fp32 gradients only");
+             const auto *gf = reinterpret_cast<const float *>(g);
+             if (first)
+               std::memcpy(acc, gf, static_cast<size_t>(elements) * sizeof(float));
+             else
+               for (int64_t i = 0; i < elements; ++i)
+                 acc[i] = acc[i] + gf[i];
+             return okStatus();
+           },
+           std::move(label)});
+}
+
+Event CpuBackend::newEvent() { return std::make_shared<CpuEvent>(); }
+
+void CpuBackend::record(int device, Queue queue, const Event &event) {
+  enqueue(device, queue, {[this, event] {
+                            signal(event);
+                            return okStatus();
+                          },
+                          ""});
+}
+
+void CpuBackend::wait(int device, Queue queue, const Event &event) {
+  enqueue(device, queue, {[this, event] {
+                            std::unique_lock<std::mutex> lock(mutex_);
+                            cv_.wait(lock, [&] { return cpuEvent(event).done || failed_; });
+                            return okStatus();
+                          },
+                          ""});
+}
+
+void CpuBackend::signal(const Event &event) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cpuEvent(event).done = true;
+  }
+  cv_.notify_all();
+}
+
+Status CpuBackend::hostWait(const Event &event) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return cpuEvent(event).done || failed_; });
+  return failed_ ? status_ : okStatus();
+}
+
+void CpuBackend::fail(Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_) {
+      failed_ = true;
+      status_ = std::move(status);
+    }
+  }
+  cv_.notify_all();
+}
+
+Status CpuBackend::finish() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] {
+    if (failed_)
+      return true;
+    for (const QueueState &q : queues_)
+      if (q.busy || !q.commands.empty())
+        return false;
+    return true;
+  });
+  return failed_ ? status_ : okStatus();
+}
+
+} // namespace rp::runtime

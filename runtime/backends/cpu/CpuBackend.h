@@ -1,0 +1,95 @@
+//===- CpuBackend.h - The executor's devices as host threads ----*- C++ -*-===//
+//
+// The CPU backend (runtime/exec/Backend.h): each of the N devices is a block of host memory
+// laid out as the plan's device arena, and each of its four queues is a thread running its
+// commands in order. Copies are memcpy, kernels are the CPU reference kernels
+// (kernels/cpu, through runtime/backends/cpu/KernelDispatch.h) run on views into the arena,
+// and events are flags under one mutex. It runs fp32 plans (prepare() rejects others), and
+// its results do not depend on N or on thread timing: every value is computed by the same
+// kernels from the same inputs, ordered by events (the executor's contract).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_BACKENDS_CPU_CPUBACKEND_H
+#define RP_RUNTIME_BACKENDS_CPU_CPUBACKEND_H
+
+#include "runtime/backends/cpu/KernelDispatch.h"
+#include "runtime/exec/Backend.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rp::runtime {
+
+class CpuBackend final : public Backend {
+public:
+  /// A pool of `devices` (>= 1) host-memory devices.
+  explicit CpuBackend(int devices);
+  ~CpuBackend() override;
+
+  std::string name() const override { return "cpu"; }
+  int numDevices() const override { return numDevices_; }
+  Status prepare(const rp::plan::Plan &plan) override;
+  void copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
+                    std::string label) override;
+  void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
+                  std::string label) override;
+  void call(int device, CallFrame frame, std::string label) override;
+  void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,
+                  std::string label) override;
+  Event newEvent() override;
+  void record(int device, Queue queue, const Event &event) override;
+  void wait(int device, Queue queue, const Event &event) override;
+  void signal(const Event &event) override;
+  Status hostWait(const Event &event) override;
+  void fail(Status status) override;
+  Status finish() override;
+  void setTrace(TraceRecorder *trace) override { trace_ = trace; }
+
+private:
+  struct Command {
+    std::function<Status()> run;
+    std::string label; // empty: not traced (waits, records)
+  };
+  struct QueueState {
+    std::deque<Command> commands;
+    bool busy = false;
+    int track = -1;
+    std::thread thread;
+  };
+  struct Instr {
+    CpuKernel kernel;
+    std::vector<rp::plan::BufferRef> operands;
+    std::vector<rp::plan::BufferRef> results;
+  };
+  struct DeviceMemory {
+    std::unique_ptr<uint8_t, void (*)(void *)> bytes{nullptr, nullptr};
+  };
+
+  void enqueue(int device, Queue queue, Command command);
+  void worker(int device, int queue);
+  Status runCall(int device, const CallFrame &frame);
+  uint8_t *memory(int device) { return memory_[static_cast<size_t>(device)].bytes.get(); }
+
+  int numDevices_;
+  const rp::plan::Plan *plan_ = nullptr;
+  TraceRecorder *trace_ = nullptr;
+  std::vector<std::vector<Instr>> functions_;
+  std::vector<DeviceMemory> memory_;
+  int64_t workspaceOffset_ = 0;
+
+  std::mutex mutex_; // guards queues, events, status
+  std::condition_variable cv_;
+  std::vector<QueueState> queues_; // device * kNumQueues + queue
+  Status status_;
+  bool failed_ = false;
+  bool stopping_ = false;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_BACKENDS_CPU_CPUBACKEND_H

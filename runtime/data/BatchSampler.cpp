@@ -1,0 +1,107 @@
+//===- BatchSampler.cpp - Causal-LM batches from a token sequence ---------===//
+
+#include "runtime/data/BatchSampler.h"
+
+#include <cmath>
+
+namespace rp::runtime {
+namespace {
+
+Status checkOutputs(DType dtype, const void *tokens, const void *labels) {
+  if (dtype != DType::I64 && dtype != DType::I32)
+    return invalidArgument(std::string("batch sampler: token dtype ") + dtypeName(dtype) +
+                           " is not i64 or i32");
+  if (!tokens || !labels)
+    return invalidArgument("batch sampler: null token or label buffer");
+  return okStatus();
+}
+
+/// Lemire's multiply-shift: floor(h * range / 2^64), in [0, range) for range >= 1.
+uint64_t mapToRange(uint64_t h, uint64_t range) {
+  __extension__ typedef unsigned __int128 U128;
+  return static_cast<uint64_t>((static_cast<U128>(h) * range) >> 64);
+}
+
+} // namespace
+
+uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+StatusOr<BatchSampler> BatchSampler::create(const TokenData &data, int64_t batch, int64_t seq,
+                                            uint64_t seed, double evalFraction) {
+  if (batch < 1 || seq < 1)
+    return invalidArgument(data.path + ": batch " + std::to_string(batch) + " and seq " +
+                           std::to_string(seq) + " must both be at least 1");
+  if (!(evalFraction >= 0.0 && evalFraction < 1.0))
+    return invalidArgument(data.path + ": eval fraction " + std::to_string(evalFraction) +
+                           " is outside [0, 1)");
+  const int64_t n = static_cast<int64_t>(data.tokens.size());
+  if (seq >= n) // also keeps seq + 1 and batch * seq below overflow in the checks below
+    return invalidArgument(data.path + " holds " + std::to_string(n) +
+                           " tokens; one window of --seq " + std::to_string(seq) + " needs " +
+                           std::to_string(seq + 1));
+  int64_t evalTokens = static_cast<int64_t>(std::floor(static_cast<double>(n) * evalFraction));
+  const bool evalHoldsBatch = batch <= (evalTokens - 1) / seq; // batch * seq + 1 <= evalTokens
+  if (evalTokens < 1 || !evalHoldsBatch || n - evalTokens < seq + 1)
+    evalTokens = 0;
+  return BatchSampler(&data, batch, seq, seed, n - evalTokens, evalTokens);
+}
+
+void BatchSampler::fillRow(int64_t row, int64_t start, DType dtype, void *tokens,
+                           void *labels) const {
+  const uint32_t *w = data_->tokens.data() + start;
+  const int64_t base = row * seq_;
+  if (dtype == DType::I64) {
+    int64_t *t = static_cast<int64_t *>(tokens) + base;
+    int64_t *l = static_cast<int64_t *>(labels) + base;
+    for (int64_t j = 0; j < seq_; ++j) {
+      t[j] = static_cast<int64_t>(w[j]);
+      l[j] = static_cast<int64_t>(w[j + 1]);
+    }
+  } else {
+    int32_t *t = static_cast<int32_t *>(tokens) + base;
+    int32_t *l = static_cast<int32_t *>(labels) + base;
+    for (int64_t j = 0; j < seq_; ++j) {
+      t[j] = static_cast<int32_t>(w[j]);
+      l[j] = static_cast<int32_t>(w[j + 1]);
+    }
+  }
+}
+
+Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType dtype, void *tokens,
+                               void *labels) const {
+  RP_RETURN_IF_ERROR(checkOutputs(dtype, tokens, labels));
+  if (step < 0 || microBatch < 0)
+    return invalidArgument("batch sampler: step " + std::to_string(step) + " and micro-batch " +
+                           std::to_string(microBatch) + " must not be negative");
+  const uint64_t range = static_cast<uint64_t>(trainTokens_ - seq_);
+  const uint64_t key = splitmix64(splitmix64(splitmix64(seed_) ^ static_cast<uint64_t>(step)) ^
+                                  static_cast<uint64_t>(microBatch));
+  for (int64_t r = 0; r < batch_; ++r) {
+    const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(r));
+    fillRow(r, static_cast<int64_t>(mapToRange(h, range)), dtype, tokens, labels);
+  }
+  return okStatus();
+}
+
+int64_t BatchSampler::evalBatches() const {
+  if (evalTokens_ == 0)
+    return 0;
+  return (evalTokens_ - 1) / seq_ / batch_;
+}
+
+Status BatchSampler::fillEval(int64_t index, DType dtype, void *tokens, void *labels) const {
+  RP_RETURN_IF_ERROR(checkOutputs(dtype, tokens, labels));
+  if (index < 0 || index >= evalBatches())
+    return outOfRange(data_->path + ": eval batch " + std::to_string(index) +
+                      " is outside [0, " + std::to_string(evalBatches()) + ")");
+  for (int64_t r = 0; r < batch_; ++r)
+    fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, dtype, tokens, labels);
+  return okStatus();
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,102 @@
+//===- BatchSampler.h - Causal-LM batches from a token sequence -*- C++ -*-===//
+//
+// Draws [batch, seq] token / label micro-batches for causal-LM training from the tokens of one
+// data file (TokenFile.h). A window is seq + 1 consecutive tokens; tokens = window[0:seq],
+// labels = window[1:seq+1] (labels shifted by one, as llm.c's DataLoader and nanoGPT's
+// get_batch).
+//
+// Split: the last floor(evalFraction * N) of the N tokens (default 10%) are held out for
+// evaluation when the training part holds at least one window (seq + 1 tokens) and the eval
+// part at least one eval batch (batch * seq + 1 tokens, see fillEval); otherwise there is no
+// eval split (evalTokens() == evalBatches() == 0) and training uses every token.
+//
+// Training draw (fillTrain), a counter-based draw: the window start of row r of micro-batch
+// `microBatch` of step `step` is a pure function of (seed, step, microBatch, r), so a run
+// resumed at step k draws exactly what an uninterrupted run draws, for any pool size:
+//   mix64(x)  = splitmix64 finaliser (Steele, Lea, Flood 2014; Vigna's splitmix64.c):
+//               z = x + 0x9E3779B97F4A7C15;
+//               z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
+//               z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+//               return z ^ (z >> 31)                      (all uint64, wrapping)
+//   h         = mix64(mix64(mix64(mix64(seed) ^ step) ^ microBatch) ^ r)
+//   start     = (h * range) >> 64  (128-bit product: Lemire's multiply-shift, no rejection;
+//               bias <= range / 2^64), range = trainTokens - seq (the number of window starts)
+// Row r then covers tokens [start, start + seq] of the training part [0, trainTokens).
+//
+// Eval windows (fillEval): eval window w (w = index * batch + r) starts at
+// trainTokens + w * seq: consecutive windows overlap by one token, so the labels tile the eval
+// split and every eval token but the first is a label exactly once (llm.c's layout of rows).
+// evalBatches() counts the full batches; a tail shorter than a batch is not evaluated.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_DATA_BATCHSAMPLER_H
+#define RP_RUNTIME_DATA_BATCHSAMPLER_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Status.h"
+#include "runtime/data/TokenFile.h"
+
+#include <cstdint>
+
+namespace rp::runtime {
+
+/// The splitmix64 finaliser (mix64 above).
+uint64_t splitmix64(uint64_t x);
+
+/// Draws training and eval micro-batches (file comment). Holds a pointer to the TokenData it
+/// was created from and copies no tokens: that TokenData must outlive the sampler and must not
+/// change. Copyable and movable (copies share the data).
+class BatchSampler {
+public:
+  /// A sampler over `data` for micro-batches of `batch` rows of `seq` tokens.
+  /// Errors: InvalidArgument when batch or seq < 1, evalFraction is outside [0, 1), or the
+  /// data is shorter than one window: "FILE holds N tokens; one window of --seq S needs S+1"
+  /// (S+1 written as a number).
+  static StatusOr<BatchSampler> create(const TokenData &data, int64_t batch, int64_t seq,
+                                       uint64_t seed, double evalFraction = 0.1);
+
+  int64_t batch() const { return batch_; }
+  int64_t seq() const { return seq_; }
+  /// Tokens of the training part: [0, trainTokens()).
+  int64_t trainTokens() const { return trainTokens_; }
+  /// Tokens of the eval part: [trainTokens(), trainTokens() + evalTokens()); 0 when none.
+  int64_t evalTokens() const { return evalTokens_; }
+
+  /// Fills training micro-batch `microBatch` (>= 0) of step `step` (>= 0) with the counter-based
+  /// draw of the file comment. `dtype` is I64 or I32 (the plan's input dtype); `tokens` and
+  /// `labels` each receive batch * seq elements of it, row-major [batch, seq]. Token ids are
+  /// converted with static_cast (check the vocabulary first: checkVocabulary).
+  /// Errors: InvalidArgument for another dtype, a null pointer, or a negative step or
+  /// micro-batch.
+  Status fillTrain(int64_t step, int64_t microBatch, DType dtype, void *tokens,
+                   void *labels) const;
+
+  /// Number of eval batches: floor(W / batch) for the W = floor((evalTokens - 1) / seq) eval
+  /// windows (0 when there is no eval split).
+  int64_t evalBatches() const;
+
+  /// Fills eval batch `index` (0 <= index < evalBatches()): row r holds eval window
+  /// index * batch + r (file comment). Same dtypes and layout as fillTrain.
+  /// Errors: OutOfRange for a bad index; InvalidArgument as fillTrain.
+  Status fillEval(int64_t index, DType dtype, void *tokens, void *labels) const;
+
+private:
+  BatchSampler(const TokenData *data, int64_t batch, int64_t seq, uint64_t seed,
+               int64_t trainTokens, int64_t evalTokens)
+      : data_(data), batch_(batch), seq_(seq), seed_(seed), trainTokens_(trainTokens),
+        evalTokens_(evalTokens) {}
+
+  /// Copies row `row`: window tokens [start, start + seq] into the outputs.
+  void fillRow(int64_t row, int64_t start, DType dtype, void *tokens, void *labels) const;
+
+  const TokenData *data_;
+  int64_t batch_;
+  int64_t seq_;
+  uint64_t seed_;
+  int64_t trainTokens_;
+  int64_t evalTokens_;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_DATA_BATCHSAMPLER_H

@@ -1,0 +1,85 @@
+//===- TokenFile.h - Training data as token ids ----------------*- C++ -*-===//
+//
+// rp-run trains on a flat sequence of token ids read from one file:
+//  - a token file in the llm.c format (karpathy/llm.c, dev/data/data_common.py
+//    write_datafile; the format of its GPT-2 and Llama-3 FineWeb / TinyShakespeare shards):
+//    a header of 256 little-endian int32 (1024 bytes): [0] magic 20240520, [1] version
+//    (1: uint16 tokens, 2: uint32 tokens), [2] token count; then the tokens, little-endian;
+//  - raw text read as byte-level tokens: each byte is one token id 0..255 (a model with a
+//    byte vocabulary).
+//
+//   RP_ASSIGN_OR_RETURN(TokenData data, readTokens(path, DataFormat::Auto));
+//   RP_RETURN_IF_ERROR(checkVocabulary(data, vocabSize));
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_DATA_TOKENFILE_H
+#define RP_RUNTIME_DATA_TOKENFILE_H
+
+#include "runtime/core/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rp::runtime {
+
+/// How to read a data file. Auto: a file that starts with the llm.c magic is a token file;
+/// otherwise a name ending in ".txt" is text; anything else is an error.
+enum class DataFormat { Auto, Tokens, Text };
+
+/// The llm.c token-file magic (header word 0).
+inline constexpr int32_t kTokenFileMagic = 20240520;
+/// Size of the llm.c token-file header in bytes (256 int32).
+inline constexpr int64_t kTokenFileHeaderBytes = 1024;
+
+/// The tokens of one data file.
+struct TokenData {
+  std::string path;             ///< The file read (for messages).
+  DataFormat format;            ///< Tokens or Text (never Auto).
+  int tokenBytes;               ///< 2 or 4 (llm.c versions 1 / 2); 1 for text.
+  std::vector<uint32_t> tokens; ///< Every token id, in file order.
+};
+
+/// "auto", "tokens", "text".
+const char *dataFormatName(DataFormat format);
+
+/// Parses "auto", "tokens" or "text" (the values of rp-run --data-format).
+/// Errors: InvalidArgument naming the text and the accepted names.
+StatusOr<DataFormat> parseDataFormat(std::string_view name);
+
+/// Reads an llm.c token file (format above). Every size is checked against the file size
+/// before anything is allocated.
+/// Errors, each naming the file: NotFound (no such file); Unavailable (cannot open or read);
+/// InvalidArgument (not a regular file, bad magic, unknown version); DataLoss (shorter than
+/// the 1024-byte header, negative token count, token count disagreeing with the file size).
+StatusOr<TokenData> readTokenFile(const std::string &path);
+
+/// Reads a file as byte tokens: token i is byte i (0..255); tokenBytes is 1.
+/// Errors: NotFound, Unavailable, InvalidArgument (not a regular file, or an empty file),
+/// each naming the file.
+StatusOr<TokenData> readTextFile(const std::string &path);
+
+/// Reads `path` in `format`. Auto: a file starting with the llm.c magic is a token file; a
+/// name ending in ".txt" is text; any other file is InvalidArgument "FILE: not a token file
+/// (no llm.c header, magic 20240520); pass --data-format text to read raw text as byte tokens".
+/// Errors: those of readTokenFile / readTextFile.
+StatusOr<TokenData> readTokens(const std::string &path, DataFormat format);
+
+/// Writes `tokens` as an llm.c token file (tokenBytes 2: version 1, uint16 tokens; 4:
+/// version 2, uint32 tokens) atomically (writeFileAtomic: a temporary file, fsync, rename).
+/// Errors: InvalidArgument when tokenBytes is not 2 or 4, a token does not fit in tokenBytes
+/// (naming its position and value), or there are more than 2^31 - 1 tokens (the header count
+/// is an int32); those of writeFileAtomic.
+Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
+                      int tokenBytes);
+
+/// Checks every token id against the model's vocabulary.
+/// Errors: InvalidArgument when vocabSize < 1, or naming file, position and value of the
+/// first token >= vocabSize: "FILE: token 50001 at position 1234 is >= the model's
+/// vocabulary size 48" (for text data a hint about byte tokens follows).
+Status checkVocabulary(const TokenData &data, int64_t vocabSize);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_DATA_TOKENFILE_H

@@ -1,0 +1,120 @@
+//===- Backend.h - What the executor needs from a device pool ---*- C++ -*-===//
+//
+// The executor (runtime/exec/Executor.h) is written once against this interface; the CPU
+// backend (threads and host memory), the CUDA backend (streams, events, device memory; issue 9)
+// and the simulator (a virtual clock; issue 10) implement it.
+//
+// Model (CUDA's): each device has a linear device arena (the plan's `DeviceArena` layout:
+// [constants | slot 0 | slot 1 | activations 0 | activations 1 | workspace], byte offsets) and
+// four in-order queues. Commands enqueued on one queue run in order; commands on different
+// queues or devices are ordered only by events. Enqueueing never blocks on the device.
+//
+//   Compute           kernels of the layer functions, gradient accumulation
+//   ActivationUpload  host -> device activations (the critical path; highest priority)
+//   WeightUpload      host -> device weights (prefetched behind activation uploads)
+//   Download          device -> host activations, losses, gradients
+//
+// Events: `newEvent()` makes an unsignalled event. `record(d, q, e)` completes it when queue q
+// of device d reaches that point; `signal(e)` completes it from the host (the optimizer).
+// `wait(d, q, e)` makes queue q wait for e; `hostWait(e)` blocks the calling host thread.
+// An event completes once and stays complete. Ordering contract, as CUDA requires: a queue's
+// wait on a recorded event is enqueued after the record() call (in the caller's program
+// order); host-signalled events may be waited before they are signalled. hostWait() may be
+// called before record() from another thread: it blocks until the event is recorded and
+// complete.
+//
+// Errors: a failing command (a kernel error) puts the backend in a failed state: later
+// commands are skipped, every wait returns, and hostWait()/finish() return the first error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_EXEC_BACKEND_H
+#define RP_RUNTIME_EXEC_BACKEND_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Status.h"
+#include "runtime/plan/plan.pb.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rp::runtime {
+
+class TraceRecorder;
+
+/// The queues of a device (see the file comment).
+enum class Queue { Compute = 0, ActivationUpload = 1, WeightUpload = 2, Download = 3 };
+inline constexpr int kNumQueues = 4;
+
+/// "compute", "h2d activations", "h2d weights", "d2h".
+const char *queueName(Queue queue);
+
+/// An event of a backend (opaque; shared by the commands that record or wait on it).
+class BackendEvent {
+public:
+  virtual ~BackendEvent() = default;
+};
+using Event = std::shared_ptr<BackendEvent>;
+
+/// One call of a plan function: where its arguments and results live in the device arena.
+struct CallFrame {
+  int function = 0;               ///< Index into Plan.functions.
+  int stage = 0;                  ///< The job's stage (PARAM refs resolve in its weight slot).
+  int64_t slotOffset = 0;         ///< Device-arena offset of the job's weight slot.
+  std::vector<int64_t> args;      ///< Device-arena offsets of the arguments.
+  std::vector<int64_t> results;   ///< Device-arena offsets of the results.
+};
+
+/// A device pool. Methods are called by one dispatching thread, except hostWait() and signal(),
+/// which the optimizer thread also calls.
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// "cpu", "cuda", "sim".
+  virtual std::string name() const = 0;
+  virtual int numDevices() const = 0;
+
+  /// Allocates every device's arena (`plan.device_arena` layout), uploads the constants and
+  /// prepares the functions (the CPU backend decodes their kernels). Called once, first.
+  /// Errors: InvalidArgument for a plan the backend cannot run (naming why),
+  /// ResourceExhausted when an arena does not fit.
+  virtual Status prepare(const rp::plan::Plan &plan) = 0;
+
+  /// Queue `queue` of `device` copies `bytes` from host `src` to device offset `dst`.
+  virtual void copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
+                            std::string label) = 0;
+  /// Queue `queue` of `device` copies `bytes` from device offset `src` to host `dst`.
+  virtual void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
+                          std::string label) = 0;
+  /// The compute queue runs plan function `frame.function`.
+  virtual void call(int device, CallFrame frame, std::string label) = 0;
+  /// The compute queue folds a gradient into fp32 accumulators: `elements` values of `dtype`
+  /// at device offset `src` are converted to fp32 and copied (`first`) or added to the fp32
+  /// values at device offset `dst` (elementwise, in order; `acc = acc + g` in fp32).
+  virtual void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype,
+                          bool first, std::string label) = 0;
+
+  virtual Event newEvent() = 0;
+  virtual void record(int device, Queue queue, const Event &event) = 0;
+  virtual void wait(int device, Queue queue, const Event &event) = 0;
+  /// Completes a host event. Thread-safe.
+  virtual void signal(const Event &event) = 0;
+  /// Blocks until `event` is complete (see the file comment). Thread-safe. Errors: the
+  /// backend's first error when it has failed (the event may never complete then).
+  virtual Status hostWait(const Event &event) = 0;
+  /// Puts the backend in the failed state with `status` (the optimizer's errors), waking
+  /// every waiter. Thread-safe; the first error wins.
+  virtual void fail(Status status) = 0;
+
+  /// Blocks until every queue of every device is idle. Errors: the first error.
+  virtual Status finish() = 0;
+
+  /// Where the backend records its commands' spans (null: no trace). Set before prepare().
+  virtual void setTrace(TraceRecorder *trace) = 0;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_EXEC_BACKEND_H

@@ -1,0 +1,429 @@
+//===- Executor.cpp - Runs a plan's jobs on a backend's device pool -------===//
+
+#include "runtime/exec/Executor.h"
+
+#include "runtime/optim/AdamW.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/train/Trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+const char *queueName(Queue queue) {
+  switch (queue) {
+  case Queue::Compute:
+    return "compute";
+  case Queue::ActivationUpload:
+    return "h2d activations";
+  case Queue::WeightUpload:
+    return "h2d weights";
+  case Queue::Download:
+    return "d2h";
+  }
+  return "?";
+}
+
+Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
+    : host_(host), backend_(backend), plan_(host.plan()), options_(options),
+      numDevices_(backend.numDevices()), numStages_(host.plan().stages_size()),
+      microBatches_(host.plan().config().micro_batches()), nextStep_(options.firstStep),
+      optimizerDone_(options.firstStep) {
+  devices_.resize(static_cast<size_t>(numDevices_));
+  layerHasStep_.assign(static_cast<size_t>(plan_.layers_size()), false);
+  for (const pb::OptimizerStep &os : plan_.optimizer_steps())
+    layerHasStep_[static_cast<size_t>(os.layer())] = true;
+  for (int s = 0; s < numStages_; ++s)
+    for (const pb::Step &step : plan_.stages(s).body())
+      if (step.has_download() &&
+          plan_.host_buffers(step.download().buffer()).kind() == pb::LOSS) {
+        lossStage_ = s;
+        lossBuffer_ = step.download().buffer();
+      }
+  for (int p = 0; p < plan_.params_size(); ++p)
+    if (plan_.params(p).trainable())
+      trainableByName_.push_back(p);
+  std::sort(trainableByName_.begin(), trainableByName_.end(),
+            [&](int a, int b) { return plan_.params(a).name() < plan_.params(b).name(); });
+}
+
+Executor::~Executor() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (optimizer_.joinable()) {
+    backend_.fail(Status(StatusCode::Internal, "the executor is shutting down"));
+    optimizer_.join();
+  }
+}
+
+Status Executor::start() {
+  if (lossStage_ < 0)
+    return invalidArgument("the plan has no stage that downloads the loss");
+  RP_RETURN_IF_ERROR(backend_.prepare(plan_));
+  if (options_.trace)
+    optimizerTrack_ = options_.trace->track("host optimizer");
+  optimizer_ = std::thread([this] { optimizerLoop(); });
+  return okStatus();
+}
+
+int64_t Executor::slotOffset(int slot) const {
+  return plan_.device_arena().constants() + slot * plan_.device_arena().slot();
+}
+
+int64_t Executor::setOffset(int set) const {
+  const pb::DeviceArena &d = plan_.device_arena();
+  return d.constants() + 2 * d.slot() + set * d.activations();
+}
+
+Executor::StepEvents Executor::makeStepEvents() {
+  StepEvents ev;
+  ev.jobs.resize(static_cast<size_t>(numStages_));
+  for (JobEvents &j : ev.jobs) {
+    j.weightsReady = backend_.newEvent();
+    for (int64_t m = 0; m < microBatches_; ++m)
+      j.downloaded.push_back(backend_.newEvent());
+    j.uploadsDone = backend_.newEvent();
+    j.gradsDownloaded = backend_.newEvent();
+  }
+  for (int l = 0; l < plan_.layers_size(); ++l) {
+    ev.weightsWritten.push_back(backend_.newEvent());
+    ev.gradsConsumed.push_back(backend_.newEvent());
+  }
+  return ev;
+}
+
+Executor::StepEvents &Executor::events(int64_t step) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = steps_.find(step);
+  if (it == steps_.end())
+    it = steps_.emplace(step, makeStepEvents()).first;
+  return it->second;
+}
+
+Status Executor::waitInputsWritable(int64_t step) {
+  if (step - 2 < options_.firstStep)
+    return okStatus();
+  StepEvents &ev = events(step - 2);
+  for (const JobEvents &j : ev.jobs)
+    RP_RETURN_IF_ERROR(backend_.hostWait(j.uploadsDone));
+  return okStatus();
+}
+
+void Executor::waitWeightsVersion(int device, int64_t step, int stage) {
+  if (step - 1 < options_.firstStep)
+    return;
+  StepEvents &prev = events(step - 1);
+  const pb::Stage &st = plan_.stages(stage);
+  for (int l = st.begin(); l < st.end(); ++l)
+    if (layerHasStep_[static_cast<size_t>(l)])
+      backend_.wait(device, Queue::WeightUpload, prev.weightsWritten[static_cast<size_t>(l)]);
+}
+
+void Executor::uploadWeights(int device, int slot, int64_t step, int stage, const Event &ready,
+                             const std::vector<Event> *behind) {
+  const pb::Stage &st = plan_.stages(stage);
+  DeviceState &dev = devices_[static_cast<size_t>(device)];
+  if (dev.slotFree[slot])
+    backend_.wait(device, Queue::WeightUpload, dev.slotFree[slot]);
+  const std::string name = st.name() + " s" + std::to_string(step) + " weights";
+  const uint8_t *src = host_.weights() + st.weight_offset();
+  const int64_t dst = slotOffset(slot);
+  if (!behind) {
+    backend_.copyToDevice(device, Queue::WeightUpload, src, dst, st.weight_bytes(), name);
+  } else {
+    // Byte-balanced chunks, chunk m behind micro-batch m's activation upload.
+    const int64_t chunks = static_cast<int64_t>(behind->size());
+    const int64_t chunk = (st.weight_bytes() + chunks - 1) / chunks;
+    for (int64_t m = 0; m < chunks; ++m) {
+      const int64_t begin = std::min(st.weight_bytes(), m * chunk);
+      const int64_t end = std::min(st.weight_bytes(), begin + chunk);
+      backend_.wait(device, Queue::WeightUpload, (*behind)[static_cast<size_t>(m)]);
+      if (end > begin)
+        backend_.copyToDevice(device, Queue::WeightUpload, src + begin, dst + begin, end - begin,
+                              name + " chunk " + std::to_string(m));
+    }
+  }
+  backend_.record(device, Queue::WeightUpload, ready);
+}
+
+void Executor::dispatchJob(int64_t job, int64_t step, int stage, Mode mode, StepEvents &ev,
+                           int64_t segmentEnd) {
+  const pb::Stage &st = plan_.stages(stage);
+  const int device = static_cast<int>(job % numDevices_);
+  DeviceState &dev = devices_[static_cast<size_t>(device)];
+  const int slot = static_cast<int>(dev.jobs % 2);
+  ++dev.jobs;
+  const int64_t slotOff = slotOffset(slot);
+  const int parity = mode == Mode::Train ? static_cast<int>(step % 2) : 0;
+  JobEvents &je = ev.jobs[static_cast<size_t>(stage)];
+  const std::string tag = st.name() + " s" + std::to_string(step);
+
+  if (mode == Mode::Eval || !prefetched_.erase(job)) {
+    if (mode == Mode::Train)
+      waitWeightsVersion(device, step, stage);
+    uploadWeights(device, slot, step, stage, je.weightsReady, nullptr);
+  }
+  backend_.wait(device, Queue::Compute, je.weightsReady);
+
+  // The device's next job, whose weights this job prefetches chunk by chunk.
+  const int64_t next = job + numDevices_;
+  const int64_t nextStep = next / numStages_;
+  const bool prefetch = mode == Mode::Train && nextStep < segmentEnd;
+  std::vector<Event> behind;
+
+  bool waitedRecords = false;
+  Event lastCompute;
+  for (int64_t m = 0; m < microBatches_; ++m) {
+    const int set = static_cast<int>(dev.sets % 2);
+    ++dev.sets;
+    const int64_t setOff = setOffset(set);
+    uint8_t *record = host_.record(parity, m);
+    const std::string mtag = tag + " mb" + std::to_string(m);
+
+    if (dev.setFree[set])
+      backend_.wait(device, Queue::ActivationUpload, dev.setFree[set]);
+    for (const pb::Step &s : st.body()) {
+      if (!s.has_upload())
+        continue;
+      const pb::Upload &u = s.upload();
+      const pb::HostBuffer &b = plan_.host_buffers(u.buffer());
+      if (u.after_stage() >= 0)
+        backend_.wait(device, Queue::ActivationUpload,
+                      ev.jobs[static_cast<size_t>(u.after_stage())].downloaded[static_cast<size_t>(m)]);
+      backend_.copyToDevice(device, Queue::ActivationUpload, record + b.offset(),
+                            setOff + u.offset(), tensorTypeBytes(b.type(), b.name()).value(),
+                            mtag + " " + b.name());
+    }
+    Event uploaded = backend_.newEvent();
+    backend_.record(device, Queue::ActivationUpload, uploaded);
+    behind.push_back(uploaded);
+
+    backend_.wait(device, Queue::Compute, uploaded);
+    for (const pb::Step &s : st.body()) {
+      if (s.has_call()) {
+        CallFrame frame;
+        frame.function = s.call().function();
+        frame.stage = stage;
+        frame.slotOffset = slotOff;
+        for (int64_t a : s.call().arg_offsets())
+          frame.args.push_back(setOff + a);
+        for (int64_t r : s.call().result_offsets())
+          frame.results.push_back(setOff + r);
+        backend_.call(device, std::move(frame),
+                      mtag + " " + plan_.functions(s.call().function()).name());
+      } else if (s.has_accumulate()) {
+        const pb::Param &p = plan_.params(s.accumulate().param());
+        const int64_t dst = slotOff + st.weight_bytes() + (p.state_offset() - st.state_offset());
+        backend_.accumulate(device, dst, setOff + s.accumulate().offset(),
+                            host_.paramElements(s.accumulate().param()), host_.computeDType(),
+                            m == 0, mtag + " accumulate " + p.name());
+      }
+    }
+    lastCompute = backend_.newEvent();
+    backend_.record(device, Queue::Compute, lastCompute);
+
+    backend_.wait(device, Queue::Download, lastCompute);
+    for (const pb::Step &s : st.body()) {
+      if (!s.has_download())
+        continue;
+      if (!waitedRecords && mode == Mode::Train && step - 2 >= options_.firstStep) {
+        // The record of this parity was last read by step - 2's uploads.
+        for (const JobEvents &old : events(step - 2).jobs)
+          backend_.wait(device, Queue::Download, old.uploadsDone);
+        waitedRecords = true;
+      }
+      const pb::HostBuffer &b = plan_.host_buffers(s.download().buffer());
+      backend_.copyToHost(device, Queue::Download, setOff + s.download().offset(),
+                          record + b.offset(), tensorTypeBytes(b.type(), b.name()).value(),
+                          mtag + " " + b.name());
+    }
+    backend_.record(device, Queue::Download, je.downloaded[static_cast<size_t>(m)]);
+    dev.setFree[set] = je.downloaded[static_cast<size_t>(m)];
+  }
+  backend_.record(device, Queue::ActivationUpload, je.uploadsDone);
+
+  if (prefetch) {
+    // Enqueued after this job's uploads in program order; each chunk waits for its
+    // micro-batch's upload event, so the copies run behind the activations.
+    const int nextSlot = static_cast<int>(dev.jobs % 2);
+    const int nextStage = static_cast<int>(next % numStages_);
+    waitWeightsVersion(device, nextStep, nextStage);
+    uploadWeights(device, nextSlot, nextStep, nextStage,
+                  events(nextStep).jobs[static_cast<size_t>(nextStage)].weightsReady, &behind);
+    prefetched_.insert(next);
+  }
+
+  if (mode == Mode::Train && st.grad_bytes() > 0) {
+    if (step - 1 >= options_.firstStep) {
+      StepEvents &prev = events(step - 1);
+      for (int l = st.begin(); l < st.end(); ++l)
+        if (layerHasStep_[static_cast<size_t>(l)])
+          backend_.wait(device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(l)]);
+    }
+    backend_.copyToHost(device, Queue::Download, slotOff + st.weight_bytes(),
+                        reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
+                        st.grad_bytes(), tag + " grads");
+    backend_.record(device, Queue::Download, je.gradsDownloaded);
+    dev.slotFree[slot] = je.gradsDownloaded;
+  } else {
+    dev.slotFree[slot] = lastCompute;
+  }
+}
+
+Status Executor::dispatch(int64_t step, int64_t segmentEnd) {
+  if (step != nextStep_)
+    return internal("dispatch: step " + std::to_string(step) + " out of order (expected " +
+                         std::to_string(nextStep_) + ")");
+  StepEvents &ev = events(step);
+  for (int s = 0; s < numStages_; ++s)
+    dispatchJob(step * numStages_ + s, step, s, Mode::Train, ev, segmentEnd);
+  ++nextStep_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    optimizerQueue_.push_back(step);
+    // Events older than any wait still to be enqueued or processed.
+    const int64_t keep = std::min(step - 3, optimizerDone_ - 1);
+    steps_.erase(steps_.begin(), steps_.lower_bound(keep));
+  }
+  cv_.notify_all();
+  return okStatus();
+}
+
+StatusOr<std::vector<float>> Executor::readLosses(StepEvents &ev, int parity) {
+  std::vector<float> out;
+  const pb::HostBuffer &b = plan_.host_buffers(lossBuffer_);
+  for (int64_t m = 0; m < microBatches_; ++m) {
+    RP_RETURN_IF_ERROR(
+        backend_.hostWait(ev.jobs[static_cast<size_t>(lossStage_)].downloaded[static_cast<size_t>(m)]));
+    float loss;
+    std::memcpy(&loss, host_.record(parity, m) + b.offset(), sizeof(float));
+    out.push_back(loss);
+  }
+  return out;
+}
+
+StatusOr<std::vector<float>> Executor::losses(int64_t step) {
+  return readLosses(events(step), static_cast<int>(step % 2));
+}
+
+Status Executor::drain() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return optimizerDone_ >= nextStep_ || stopping_; });
+  }
+  return backend_.finish();
+}
+
+StatusOr<std::vector<float>> Executor::evaluate() {
+  StepEvents ev = makeStepEvents();
+  for (int s = 0; s < numStages_; ++s) {
+    if (plan_.stages(s).kind() == pb::BACKWARD)
+      continue;
+    dispatchJob(evalJobs_++, -1, s, Mode::Eval, ev, 0);
+  }
+  StatusOr<std::vector<float>> out = readLosses(ev, 0);
+  RP_RETURN_IF_ERROR(backend_.finish());
+  return out;
+}
+
+void Executor::optimizerLoop() {
+  for (;;) {
+    int64_t step;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !optimizerQueue_.empty(); });
+      if (stopping_)
+        return;
+      step = optimizerQueue_.front();
+      optimizerQueue_.pop_front();
+    }
+    Status status = optimizerStep(step);
+    if (!status.ok()) {
+      backend_.fail(status);
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      cv_.notify_all();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      optimizerDone_ = step + 1;
+    }
+    cv_.notify_all();
+  }
+}
+
+Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
+  const pb::AdamW &o = plan_.config().optimizer();
+  AdamWConfig config{learningRate(options_.lr, options_.warmup, step), o.beta1(), o.beta2(),
+                     o.eps(), o.weight_decay()};
+  for (int p : plan_.layers(layer).params()) {
+    const pb::Param &param = plan_.params(p);
+    if (!param.trainable())
+      continue;
+    const int64_t at = param.state_offset() / 4;
+    adamwStep(host_.master() + at, host_.moment1() + at, host_.moment2() + at,
+              host_.grads() + at, host_.paramElements(p), config, step + 1, gradScale);
+  }
+  return okStatus();
+}
+
+Status Executor::optimizerStep(int64_t step) {
+  StepEvents &ev = events(step);
+  const bool async = plan_.config().update() == pb::ASYNC;
+  TraceRecorder *trace = options_.trace;
+  auto writeWeights = [&](const pb::OptimizerStep &os) -> Status {
+    for (int u : os.upload_stages())
+      RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+    for (int p : plan_.layers(os.layer()).params())
+      if (plan_.params(p).trainable())
+        RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+    backend_.signal(ev.weightsWritten[static_cast<size_t>(os.layer())]);
+    return okStatus();
+  };
+  auto span = [&](double start, const std::string &name) {
+    if (trace)
+      trace->complete(optimizerTrack_, name, "optimizer", start, trace->nowUs() - start);
+  };
+
+  if (async) {
+    for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+      const double t0 = trace ? trace->nowUs() : 0;
+      RP_RETURN_IF_ERROR(writeWeights(os));
+      span(t0, "s" + std::to_string(step) + " copy " + plan_.layers(os.layer()).name());
+    }
+  }
+  float gradScale = static_cast<float>(1.0 / static_cast<double>(microBatches_));
+  const double clip = plan_.config().optimizer().grad_clip();
+  if (clip > 0) {
+    for (const pb::OptimizerStep &os : plan_.optimizer_steps())
+      RP_RETURN_IF_ERROR(
+          backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
+    double sum = 0;
+    for (int p : trainableByName_)
+      sum += sumOfSquares(host_.grads() + plan_.params(p).state_offset() / 4,
+                          host_.paramElements(p), gradScale);
+    gradScale = static_cast<float>(clipFactor(std::sqrt(sum), clip) /
+                                   static_cast<double>(microBatches_));
+  }
+  for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+    RP_RETURN_IF_ERROR(
+        backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
+    const double t0 = trace ? trace->nowUs() : 0;
+    RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), gradScale));
+    backend_.signal(ev.gradsConsumed[static_cast<size_t>(os.layer())]);
+    if (!async)
+      RP_RETURN_IF_ERROR(writeWeights(os));
+    span(t0, "s" + std::to_string(step) + " adamw " + plan_.layers(os.layer()).name());
+  }
+  return okStatus();
+}
+
+} // namespace rp::runtime

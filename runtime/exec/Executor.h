@@ -1,0 +1,160 @@
+//===- Executor.h - Runs a plan's jobs on a backend's device pool -*- C++ -*-===//
+//
+// The RoundPipe executor (paper §4; reference/roundpipe.md §2-3), written once for every
+// backend (runtime/exec/Backend.h). Iteration (step) i runs the plan's S stages as jobs
+// j = i * S + s, job j on device j mod N (round-robin dispatch), in stage order. A job:
+//
+//   weights   the stage's weight range (host weights region) into the device's next weight
+//             slot; prefetched by the device's previous job, one byte-balanced chunk behind
+//             each micro-batch's activation upload (`prefetch_next`), or uploaded at the job's
+//             start when no previous job prefetched it (the first N jobs of a segment)
+//   per micro-batch m (activation set m's parity on the device)
+//             uploads (after the producing stage's download of the same micro-batch), the
+//             body's calls and gradient accumulations (fp32, set at m = 0, added after), then
+//             the downloads
+//   grads     the slot's fp32 accumulators into the host gradient region
+//
+// Events order every hand-off: activation set and weight slot reuse, producer download ->
+// consumer upload, weights version -> upload, grads -> optimizer, optimizer -> grads reuse,
+// host activation records (two, by step parity) -> next writers. Nothing waits on timing.
+//
+// The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
+// (gradient arrival). fp32 AdamW (runtime/optim/AdamW.h) with gradScale = clip / M: the
+// gradient is the mean over the M micro-batches of each micro-batch's (mean) loss gradient.
+//   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
+//          i + 1 uploads layer l after that (exact synchronous semantics).
+//   async  staleness 1 (reference/roundpipe.md §2.3): step i first waits until every upload
+//          of layer l in iteration i has completed and copies the master weights (W_i) into
+//          the compute weights, then waits for the grads and runs AdamW (W_{i+1}). Iteration
+//          i + 1 uploads after the copy, so iteration i computes with W_{max(i-1, 0)}: the
+//          library's "iteration k computes with W(k-2)", counting from 1.
+// With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
+// global norm (sum over trainable params sorted by name of their squared scaled grads, in
+// double) needs all of them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_EXEC_EXECUTOR_H
+#define RP_RUNTIME_EXEC_EXECUTOR_H
+
+#include "runtime/exec/Backend.h"
+#include "runtime/exec/HostArena.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace rp::runtime {
+
+class TraceRecorder;
+
+struct ExecutorOptions {
+  double lr = 0;         ///< Peak learning rate (the plan's AdamW holds the other settings).
+  int64_t warmup = 0;    ///< Linear warmup steps (runtime/optim/AdamW.h learningRate).
+  int64_t firstStep = 0; ///< The step the run starts at (a resumed run: the checkpoint's step).
+  TraceRecorder *trace = nullptr;
+};
+
+class Executor {
+public:
+  /// `host` holds the run's weights and state; `backend` is not yet prepared. Both outlive
+  /// the executor.
+  Executor(HostArena &host, Backend &backend, ExecutorOptions options);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  /// Prepares the backend and starts the optimizer thread.
+  Status start();
+
+  /// Host-waits until the input records of `step` may be written (the uploads of step - 2,
+  /// which read the same records, have completed).
+  Status waitInputsWritable(int64_t step);
+  /// The host record of micro-batch `microBatch` for `step` (its parity's copy).
+  uint8_t *record(int64_t step, int64_t microBatch) {
+    return host_.record(static_cast<int>(step % 2), microBatch);
+  }
+  /// Enqueues iteration `step`: steps are dispatched in increasing order, consecutively from
+  /// options.firstStep; weights of jobs of steps < `segmentEnd` may be prefetched (the caller
+  /// drains at segmentEnd to evaluate or checkpoint).
+  Status dispatch(int64_t step, int64_t segmentEnd);
+  /// Host-waits for the M losses of a dispatched `step`, in micro-batch order.
+  StatusOr<std::vector<float>> losses(int64_t step);
+  /// Waits for every dispatched job and the optimizer steps of every dispatched step.
+  Status drain();
+  /// Runs the forward stages and the fused tail (no backward stages, no optimizer) on the M
+  /// micro-batches whose inputs the caller wrote into record(0, m) after drain(); returns the
+  /// M losses. The weights are the compute weights (async: one step behind the master).
+  StatusOr<std::vector<float>> evaluate();
+
+  /// Index of the stage that downloads the loss (the fused tail).
+  int lossStage() const { return lossStage_; }
+
+private:
+  struct JobEvents {
+    Event weightsReady;
+    std::vector<Event> downloaded; // per micro-batch
+    Event uploadsDone;
+    Event gradsDownloaded;
+  };
+  struct StepEvents {
+    std::vector<JobEvents> jobs;      // per stage
+    std::vector<Event> weightsWritten; // per layer (host)
+    std::vector<Event> gradsConsumed;  // per layer (host)
+  };
+  struct DeviceState {
+    int64_t jobs = 0;
+    int64_t sets = 0;
+    Event slotFree[2];
+    Event setFree[2];
+  };
+  enum class Mode { Train, Eval };
+
+  StepEvents makeStepEvents();
+  StepEvents &events(int64_t step);
+  void dispatchJob(int64_t job, int64_t step, int stage, Mode mode, StepEvents &ev,
+                   int64_t segmentEnd);
+  void uploadWeights(int device, int slot, int64_t step, int stage, const Event &ready,
+                     const std::vector<Event> *behind);
+  void waitWeightsVersion(int device, int64_t step, int stage);
+  int64_t slotOffset(int slot) const;
+  int64_t setOffset(int set) const;
+  void optimizerLoop();
+  Status optimizerStep(int64_t step);
+  Status applyAdamW(int64_t step, int layer, float gradScale);
+  StatusOr<std::vector<float>> readLosses(StepEvents &ev, int parity);
+
+  HostArena &host_;
+  Backend &backend_;
+  const rp::plan::Plan &plan_;
+  ExecutorOptions options_;
+  int numDevices_;
+  int numStages_;
+  int64_t microBatches_;
+  int lossStage_ = -1;
+  int lossBuffer_ = -1;
+  std::vector<bool> layerHasStep_;
+  std::vector<int> trainableByName_; // trainable params sorted by name (the clip norm order)
+
+  std::vector<DeviceState> devices_;
+  std::set<int64_t> prefetched_; // jobs whose weights a previous job prefetched
+  int64_t nextStep_;             // the next step to dispatch
+  int64_t evalJobs_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<int64_t, StepEvents> steps_;
+  std::deque<int64_t> optimizerQueue_;
+  int64_t optimizerDone_; // steps < this have been applied
+  bool stopping_ = false;
+  std::thread optimizer_;
+  int optimizerTrack_ = -1;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_EXEC_EXECUTOR_H

@@ -1,0 +1,95 @@
+//===- HostArena.cpp - The host memory of a training run ------------------===//
+
+#include "runtime/exec/HostArena.h"
+
+#include "kernels/cpu/Cast.h"
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/ParamInit.h"
+#include "runtime/plan/PlanValidator.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace rp::runtime {
+
+namespace {
+constexpr int64_t kPage = 4096;
+} // namespace
+
+void HostArena::Free::operator()(uint8_t *p) const { std::free(p); }
+
+StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
+  const rp::plan::HostArena &h = plan.host_arena();
+  HostArena arena;
+  arena.plan_ = &plan;
+  arena.computeDType_ = fromPlanDType(plan.config().compute_dtype()).value_or(DType::F32);
+  const int64_t bytes = h.weights() + 4 * h.state() + 2 * h.activations();
+  arena.bytes_ = bytes;
+  const int64_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  if (rounded > 0) {
+    auto *p = static_cast<uint8_t *>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+    if (!p)
+      return resourceExhausted("cannot allocate the host arena of " + std::to_string(bytes) +
+                               " bytes (weights, fp32 master weights, AdamW moments, "
+                               "gradients and two copies of the activation records)");
+    std::memset(p, 0, static_cast<size_t>(rounded));
+    arena.memory_.reset(p);
+    arena.base_ = p;
+  }
+  return arena;
+}
+
+uint8_t *HostArena::record(int parity, int64_t microBatch) {
+  const rp::plan::HostArena &h = plan_->host_arena();
+  return base_ + h.weights() + 4 * h.state() + parity * h.activations() + microBatch * h.record();
+}
+
+int64_t HostArena::paramElements(int index) const {
+  int64_t n = 1;
+  for (int64_t d : plan_->params(index).type().shape())
+    n *= d;
+  return n;
+}
+
+Status HostArena::writeComputeWeights(int index) {
+  const rp::plan::Param &p = plan_->params(index);
+  return kernels::cpu::cast(master() + p.state_offset() / 4, DType::F32,
+                            weights() + p.weight_offset(), computeDType_, paramElements(index));
+}
+
+Status HostArena::loadWeights(const SafetensorsFile &file) {
+  for (int i = 0; i < plan_->params_size(); ++i) {
+    const rp::plan::Param &p = plan_->params(i);
+    std::optional<DType> stored = fromPlanDType(p.type().dtype());
+    if (!stored)
+      return invalidArgument("param '" + p.name() + "' has an invalid dtype");
+    std::vector<int64_t> shape(p.type().shape().begin(), p.type().shape().end());
+    RP_ASSIGN_OR_RETURN(HostTensor value, HostTensor::create(*stored, shape));
+    if (const SafetensorsTensorView *t = file.find(p.name())) {
+      if (t->size != value.byteSize())
+        return invalidArgument(file.path() + ": tensor '" + p.name() + "' has " +
+                               std::to_string(t->size) + " bytes; the plan expects " +
+                               std::to_string(value.byteSize()));
+      if (t->size)
+        std::memcpy(value.raw(), t->data, t->size);
+    } else if (p.init() != rp::plan::PARAM_INIT_STORED) {
+      ParamInit kind = p.init() == rp::plan::PARAM_INIT_ZEROS ? ParamInit::Zeros
+                                                              : ParamInit::KaimingUniform;
+      RP_RETURN_IF_ERROR(initParam(kind, p.name(), value));
+    } else {
+      return notFound(file.path() + ": no tensor '" + p.name() + "'");
+    }
+    if (!isFloat(*stored)) {
+      std::memcpy(weights() + p.weight_offset(), value.raw(), value.byteSize());
+      continue;
+    }
+    RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, weights() + p.weight_offset(),
+                                          computeDType_, value.numElements()));
+    if (p.trainable())
+      RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, master() + p.state_offset() / 4,
+                                            DType::F32, value.numElements()));
+  }
+  return okStatus();
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,77 @@
+//===- HostArena.h - The host memory of a training run ----------*- C++ -*-===//
+//
+// RoundPipe keeps all model state in host memory (paper §3; reference/roundpipe.md §2). The
+// plan's `HostArena` gives the sizes and every param's offsets; this class owns the memory:
+//
+//   weights      compute-dtype weights of every param (what the devices upload)
+//   master       fp32 master weights of the trainable params   (state_offset)
+//   moment1/2    AdamW's first and second moments, fp32          (state_offset)
+//   grads        fp32 gradients downloaded by the backward stages (state_offset)
+//   activations  two copies (by iteration parity) of M micro-batch records of host buffers,
+//                so iteration i + 1's forward stages can write while iteration i's backward
+//                stages still read (docs/DECISIONS.md, "The executor").
+//
+// One page-aligned allocation (the CUDA backend registers it as pinned memory).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_EXEC_HOSTARENA_H
+#define RP_RUNTIME_EXEC_HOSTARENA_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Status.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/plan/plan.pb.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace rp::runtime {
+
+class HostArena {
+public:
+  /// Allocates the arena of `plan` (validated) zero-filled. Errors: ResourceExhausted with the
+  /// size in bytes when the allocation fails.
+  static StatusOr<HostArena> create(const rp::plan::Plan &plan);
+
+  /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from a
+  /// weights file checked by validateWeights (f32 tensors keyed by param name); a param absent
+  /// from the file starts as its `init` says (runtime/core/ParamInit.h).
+  Status loadWeights(const SafetensorsFile &file);
+
+  /// Writes the compute-dtype weights of `param` from its fp32 master copy (a trainable param).
+  Status writeComputeWeights(int param);
+
+  /// The regions. `parity` is the iteration's parity (0 or 1), `microBatch` in [0, M).
+  uint8_t *weights() { return base_; }
+  float *master() { return state(0); }
+  float *moment1() { return state(1); }
+  float *moment2() { return state(2); }
+  float *grads() { return state(3); }
+  uint8_t *record(int parity, int64_t microBatch);
+  /// Bytes of the whole arena.
+  int64_t bytes() const { return bytes_; }
+  DType computeDType() const { return computeDType_; }
+  const rp::plan::Plan &plan() const { return *plan_; }
+
+  /// Elements of param `index` (product of its shape).
+  int64_t paramElements(int index) const;
+
+private:
+  struct Free {
+    void operator()(uint8_t *p) const;
+  };
+  float *state(int region) {
+    return reinterpret_cast<float *>(base_ + plan_->host_arena().weights() +
+                                     region * plan_->host_arena().state());
+  }
+
+  const rp::plan::Plan *plan_ = nullptr;
+  std::unique_ptr<uint8_t, Free> memory_;
+  uint8_t *base_ = nullptr;
+  int64_t bytes_ = 0;
+  DType computeDType_ = DType::F32;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_EXEC_HOSTARENA_H

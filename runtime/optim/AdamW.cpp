@@ -1,0 +1,105 @@
+//===- AdamW.cpp - AdamW on fp32 master weights ---------------------------===//
+
+#include "runtime/optim/AdamW.h"
+
+#include "kernels/cpu/Cast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+/// Elements per OpenMP work item of adamwStep.
+constexpr int64_t kStepBlock = 16384;
+/// Elements per partial sum of sumOfSquares (part of its determinism contract).
+constexpr int64_t kSumBlock = 65536;
+
+} // namespace
+
+void adamwStep(float *master, float *m, float *v, const float *grad, int64_t n,
+               const AdamWConfig &config, int64_t step, float gradScale) {
+  if (n <= 0)
+    return;
+  const double t = static_cast<double>(step);
+  const float decay = static_cast<float>(1.0 - config.lr * config.weightDecay);
+  const float b1 = static_cast<float>(config.beta1);
+  const float c1 = static_cast<float>(1.0 - config.beta1);
+  const float b2 = static_cast<float>(config.beta2);
+  const float c2 = static_cast<float>(1.0 - config.beta2);
+  const float stepSize = static_cast<float>(config.lr / (1.0 - std::pow(config.beta1, t)));
+  const float bc2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(config.beta2, t)));
+  const float epsF = static_cast<float>(config.eps);
+
+  const int64_t blocks = (n + kStepBlock - 1) / kStepBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t end = std::min(n, (b + 1) * kStepBlock);
+    for (int64_t i = b * kStepBlock; i < end; ++i) {
+      const float g = grad[i] * gradScale;
+      const float p = master[i] * decay;
+      const float mi = b1 * m[i] + c1 * g;
+      const float vi = b2 * v[i] + c2 * (g * g);
+      m[i] = mi;
+      v[i] = vi;
+      master[i] = p - stepSize * (mi / (std::sqrt(vi) / bc2Sqrt + epsF));
+    }
+  }
+}
+
+double sumOfSquares(const float *grad, int64_t n, float scale) {
+  if (n <= 0)
+    return 0.0;
+  const int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
+  std::vector<double> partial(static_cast<size_t>(blocks));
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t end = std::min(n, (b + 1) * kSumBlock);
+    double s = 0.0;
+    for (int64_t i = b * kSumBlock; i < end; ++i) {
+      const double g = static_cast<double>(grad[i] * scale);
+      s += g * g;
+    }
+    partial[static_cast<size_t>(b)] = s;
+  }
+  double total = 0.0;
+  for (double s : partial)
+    total += s;
+  return total;
+}
+
+double clipFactor(double globalNorm, double maxNorm) {
+  if (maxNorm <= 0.0)
+    return 1.0;
+  const double f = maxNorm / (globalNorm + 1e-6);
+  return std::isnan(f) ? f : std::min(1.0, f);
+}
+
+double learningRate(double lr, int64_t warmup, int64_t step) {
+  if (warmup <= 0 || step >= warmup)
+    return lr;
+  return static_cast<double>(step + 1) / static_cast<double>(warmup) * lr;
+}
+
+Status writeComputeWeights(const float *master, DType dtype, void *dst, int64_t n) {
+  if (n < 0)
+    return invalidArgument("writeComputeWeights: negative element count " + std::to_string(n));
+  if (n > 0 && (!master || !dst))
+    return invalidArgument("writeComputeWeights: null buffer");
+  switch (dtype) {
+  case DType::F32:
+    if (n > 0)
+      std::memcpy(dst, master, static_cast<size_t>(n) * sizeof(float));
+    return okStatus();
+  case DType::BF16:
+  case DType::F16:
+    return kernels::cpu::cast(master, DType::F32, dst, dtype, n);
+  default:
+    return invalidArgument(std::string("writeComputeWeights: compute dtype ") + dtypeName(dtype) +
+                           " is not f32, bf16 or f16");
+  }
+}
+
+} // namespace rp::runtime

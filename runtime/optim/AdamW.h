@@ -1,0 +1,79 @@
+//===- AdamW.h - AdamW on fp32 master weights ------------------*- C++ -*-===//
+//
+// The host-side optimizer of RoundPipe training: fp32 master weights and AdamW moments live in
+// host memory; each step consumes the gradients accumulated over M micro-batches, clipped by
+// the global norm, and writes the compute-dtype weights the devices run with.
+//
+//   double ss = 0;
+//   for (each param) ss += sumOfSquares(grad, n, 1.0f / M);
+//   float scale = float(clipFactor(std::sqrt(ss), maxNorm) / M);
+//   AdamWConfig c{learningRate(lr, warmup, step), 0.9, 0.95, 1e-8, 0.1};
+//   for (each param) adamwStep(master, m, v, grad, n, c, step + 1, scale);
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_OPTIM_ADAMW_H
+#define RP_RUNTIME_OPTIM_ADAMW_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Status.h"
+
+#include <cstdint>
+
+namespace rp::runtime {
+
+/// AdamW hyper-parameters (the names of torch.optim.AdamW).
+struct AdamWConfig {
+  double lr;          ///< Learning rate of this step (see learningRate).
+  double beta1;       ///< First-moment decay, e.g. 0.9.
+  double beta2;       ///< Second-moment decay, e.g. 0.95 or 0.999.
+  double eps;         ///< Added to the bias-corrected sqrt(v), e.g. 1e-8.
+  double weightDecay; ///< Decoupled weight decay, e.g. 0.1 (0: plain Adam).
+};
+
+/// One AdamW step (Loshchilov & Hutter 2019, "Decoupled Weight Decay Regularization", alg. 2;
+/// the formula of torch.optim.AdamW's single-tensor path) on n fp32 elements, in place on
+/// master (the fp32 weights), m and v (the moments, zero before step 1).
+///
+/// Bit-exact contract (another implementation, e.g. a CUDA one, must follow it): the scalars
+/// are computed once in double and rounded to float:
+///   decay = float(1 - lr * wd)      b1 = float(beta1)   c1 = float(1 - beta1)
+///   stepSize = float(lr / (1 - beta1^t))                b2 = float(beta2)   c2 = float(1 - beta2)
+///   bc2Sqrt = float(sqrt(1 - beta2^t))                  epsF = float(eps)
+/// (beta^t is std::pow(beta, double(t))); then per element, in float, each operation rounded
+/// (no fused multiply-add; this file is built with -ffp-contract=off), in this order:
+///   g = grad[i] * gradScale
+///   p = master[i] * decay
+///   m[i] = b1 * m[i] + c1 * g                 (b1*m and c1*g first, then the sum)
+///   v[i] = b2 * v[i] + c2 * (g * g)
+///   master[i] = p - stepSize * (m[i] / (sqrtf(v[i]) / bc2Sqrt + epsF))
+/// `step` t >= 1 is the 1-based count of steps applied to this tensor (t < 1 is a programmer
+/// error: 1 - beta1^0 divides by zero). gradScale: e.g. clipFactor / M for the mean over M
+/// micro-batches. Runs on OpenMP threads over fixed-size blocks; elementwise, so the results
+/// do not depend on the thread count. n <= 0 does nothing. The arrays must not overlap.
+void adamwStep(float *master, float *m, float *v, const float *grad, int64_t n,
+               const AdamWConfig &config, int64_t step, float gradScale);
+
+/// The sum over i of (g * g) in double, with g = double(float(grad[i] * scale)) (the float g
+/// adamwStep sees for gradScale == scale). Summed sequentially inside fixed blocks of 65536
+/// elements (on OpenMP threads), then the block sums in block order: the same value for any
+/// thread count. 0 for n <= 0. The global norm is sqrt of the sum over every parameter.
+double sumOfSquares(const float *grad, int64_t n, float scale);
+
+/// The clip factor of torch.nn.utils.clip_grad_norm_: min(1, maxNorm / (globalNorm + 1e-6));
+/// 1 when maxNorm <= 0 (clipping off). A NaN norm gives NaN and an infinite norm gives 0, so
+/// the caller should check the norm is finite before stepping.
+double clipFactor(double globalNorm, double maxNorm);
+
+/// Learning rate at 0-based `step`: linear warmup, (step + 1) / warmup * lr while
+/// step < warmup (lr / warmup at step 0, lr at step warmup - 1), then constant lr.
+/// warmup <= 0: constant lr.
+double learningRate(double lr, int64_t warmup, int64_t step);
+
+/// Writes n fp32 master values to `dst` as `dtype`: F32 copies the bytes; BF16 and F16 round to
+/// nearest even (kernels/cpu/Cast.h, the same conversion as the CUDA cast kernels).
+/// Errors: InvalidArgument for another dtype, n < 0, or a null pointer with n > 0.
+Status writeComputeWeights(const float *master, DType dtype, void *dst, int64_t n);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_OPTIM_ADAMW_H

@@ -1,0 +1,111 @@
+//===- PlanInputs.cpp - What a plan's model inputs hold -------------------===//
+
+#include "runtime/plan/PlanInputs.h"
+
+#include "runtime/plan/PlanValidator.h"
+
+#include <set>
+#include <utility>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+const char *inputRoleName(InputRole role) {
+  switch (role) {
+  case InputRole::Tokens:
+    return "tokens";
+  case InputRole::Labels:
+    return "labels";
+  case InputRole::Other:
+    return "other";
+  }
+  return "?";
+}
+
+namespace {
+
+/// A buffer of a function's frame: (space, index) for ARG/RESULT, (space, offset) otherwise.
+std::pair<int, int64_t> bufferKey(const pb::BufferRef &ref) {
+  const bool indexed = ref.space() == pb::BufferRef::ARG || ref.space() == pb::BufferRef::RESULT;
+  return {static_cast<int>(ref.space()), indexed ? ref.index() : ref.offset()};
+}
+
+/// The role of argument `arg` of `function`, from its uses in program order, following the
+/// value through kernels that only move or relabel it (reshape, copy, cast, transpose, expand).
+void classifyArgument(const pb::Function &function, int64_t arg, PlanInput &input) {
+  std::set<std::pair<int, int64_t>> value{{static_cast<int>(pb::BufferRef::ARG), arg}};
+  for (const pb::Instruction &inst : function.body()) {
+    const std::string &k = inst.kernel();
+    const bool moves = k == "reshape" || k == "copy" || k == "cast" || k == "transpose" ||
+                       k == "expand";
+    if (inst.operands_size() >= 2 && value.count(bufferKey(inst.operands(1)))) {
+      const pb::TensorType &data = inst.operands(0).type();
+      if (k == "gather") {
+        int64_t axis = 0;
+        if (auto it = inst.attrs().find("axis"); it != inst.attrs().end())
+          axis = it->second.i();
+        if (axis < 0)
+          axis += data.shape_size();
+        if (axis >= 0 && axis < data.shape_size()) {
+          input.role = InputRole::Tokens;
+          input.vocabSize = data.shape(static_cast<int>(axis));
+          return;
+        }
+      } else if (k == "cross_entropy" && data.shape_size() > 0) {
+        input.role = InputRole::Labels;
+        input.vocabSize = data.shape(data.shape_size() - 1);
+        return;
+      }
+    }
+    const bool fromValue = moves && inst.operands_size() >= 1 &&
+                           value.count(bufferKey(inst.operands(0)));
+    for (const pb::BufferRef &r : inst.results()) {
+      if (fromValue)
+        value.insert(bufferKey(r));
+      else
+        value.erase(bufferKey(r)); // the buffer now holds another value
+    }
+  }
+}
+
+} // namespace
+
+std::vector<PlanInput> analyzeInputs(const pb::Plan &plan) {
+  std::vector<PlanInput> inputs;
+  for (int b = 0; b < plan.host_buffers_size(); ++b) {
+    const pb::HostBuffer &buffer = plan.host_buffers(b);
+    if (buffer.kind() != pb::INPUT)
+      continue;
+    PlanInput input;
+    input.buffer = b;
+    input.name = buffer.input_name().empty() ? buffer.name() : buffer.input_name();
+    input.dtype = fromPlanDType(buffer.type().dtype()).value_or(DType::I64);
+    input.shape.assign(buffer.type().shape().begin(), buffer.type().shape().end());
+    for (const pb::Stage &stage : plan.stages()) {
+      for (const pb::Step &step : stage.body()) {
+        if (!step.has_upload() || step.upload().buffer() != b)
+          continue;
+        // The calls that read the uploaded value, until one overwrites its offset.
+        const int64_t offset = step.upload().offset();
+        for (const pb::Step &use : stage.body()) {
+          if (!use.has_call())
+            continue;
+          const pb::Call &call = use.call();
+          for (int a = 0; a < call.arg_offsets_size(); ++a)
+            if (call.arg_offsets(a) == offset && input.role == InputRole::Other)
+              classifyArgument(plan.functions(call.function()), a, input);
+          bool overwritten = false;
+          for (int64_t r : call.result_offsets())
+            overwritten |= r == offset;
+          if (overwritten)
+            break;
+        }
+      }
+    }
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
+} // namespace rp::runtime

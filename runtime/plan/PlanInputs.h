@@ -1,0 +1,43 @@
+//===- PlanInputs.h - What a plan's model inputs hold -----------*- C++ -*-===//
+//
+// rp-run feeds a plan's INPUT host buffers from a token file. Which input holds token ids and
+// which holds labels follows from the plan itself: an input read as the indices of a `gather`
+// (operand 1; the embedding lookup) holds token ids below the gathered axis's size, one read
+// as the labels of `cross_entropy` (operand 1) holds labels below the logits' last dimension.
+// The analysis follows each input from its upload to the function argument it is bound to,
+// and through kernels that only move the value (reshape, copy, cast, transpose, expand).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_PLAN_PLANINPUTS_H
+#define RP_RUNTIME_PLAN_PLANINPUTS_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Status.h"
+#include "runtime/plan/plan.pb.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rp::runtime {
+
+enum class InputRole { Tokens, Labels, Other };
+
+/// "tokens", "labels", "other".
+const char *inputRoleName(InputRole role);
+
+struct PlanInput {
+  int buffer = -1;             ///< Index into Plan.host_buffers.
+  std::string name;            ///< The model input's name.
+  InputRole role = InputRole::Other;
+  int64_t vocabSize = 0;       ///< Tokens/Labels: ids must be < this; 0 for Other.
+  DType dtype = DType::I64;
+  std::vector<int64_t> shape;
+};
+
+/// Every INPUT host buffer of a validated plan, in host-buffer order, with its role.
+std::vector<PlanInput> analyzeInputs(const rp::plan::Plan &plan);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_PLAN_PLANINPUTS_H

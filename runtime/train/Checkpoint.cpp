@@ -1,0 +1,392 @@
+//===- Checkpoint.cpp - Crash-safe training checkpoint directories --------===//
+//
+// The save order (tensor files, directory fsync, checkpoint.json, directory fsync, removal of
+// other steps' files) is what makes a checkpoint directory crash-safe: checkpoint.json is the
+// single commit point, replaced by rename (runtime/core/AtomicFile.h), and the files it names
+// are durable before it is. The same scheme as PyTorch Lightning / Orbax "write then commit".
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/train/Checkpoint.h"
+
+#include "runtime/core/AtomicFile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace rp::runtime {
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+std::string sysError() { return std::strerror(errno); }
+
+/// `dir`/`name`, without doubling a trailing '/'.
+std::string joinPath(const std::string &dir, const std::string &name) {
+  if (dir.empty())
+    return name;
+  if (dir.back() == '/')
+    return dir + name;
+  return dir + "/" + name;
+}
+
+/// The parent of `path` ("" for a relative path of one component, "/" for "/x").
+std::string parentOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return "";
+  size_t end = path.find_last_not_of('/', slash);
+  if (end == std::string::npos)
+    return "/";
+  return path.substr(0, end + 1);
+}
+
+/// Creates `dir` and its missing parents (mode 0755), appending each directory it created to
+/// `created` (shallowest first). False with `reason` set on a failure; `created` then still
+/// lists what was created, for the caller to remove.
+bool makeDirs(const std::string &dir, std::vector<std::string> &created, std::string &reason) {
+  if (dir.empty()) {
+    reason = "the path is empty";
+    return false;
+  }
+  std::string p = dir;
+  while (p.size() > 1 && p.back() == '/')
+    p.pop_back();
+  std::vector<std::string> missing; // deepest first
+  while (!p.empty()) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        reason = "'" + p + "' is not a directory";
+        return false;
+      }
+      break;
+    }
+    if (errno != ENOENT) {
+      reason = "'" + p + "': " + sysError();
+      return false;
+    }
+    missing.push_back(p);
+    p = parentOf(p);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0755) == 0) {
+      created.push_back(*it);
+      continue;
+    }
+    int err = errno;
+    struct stat st;
+    if (err == EEXIST && ::stat(it->c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      continue; // created concurrently by someone else
+    reason = "cannot create directory '" + *it + "': " + std::strerror(err);
+    return false;
+  }
+  return true;
+}
+
+/// Removes the directories makeDirs created, deepest first (best effort).
+void removeCreatedDirs(const std::vector<std::string> &created) {
+  for (auto it = created.rbegin(); it != created.rend(); ++it)
+    ::rmdir(it->c_str());
+}
+
+/// Flushes the directory entries of `dir` (the renames in it) to disk.
+Status fsyncDir(const std::string &dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return unavailable("cannot open checkpoint directory '" + dir + "': " + sysError());
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  // Some file systems do not support fsync on directories; that is not a failure of the save.
+  if (rc != 0 && err != EINVAL && err != ENOTSUP)
+    return unavailable("cannot flush checkpoint directory '" + dir + "': " + std::strerror(err));
+  return okStatus();
+}
+
+bool startsWith(const std::string &s, const std::string &prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+/// True for the files a save owns: "model-step<digits>.safetensors",
+/// "optimizer-step<digits>.safetensors", either followed by a writeFileAtomic temporary suffix
+/// ".tmp.XXXXXX", and "checkpoint.json.tmp.XXXXXX".
+bool isSaveOwnedFile(const std::string &name) {
+  static const std::string kTmp = ".tmp.";
+  if (startsWith(name, std::string(kCheckpointManifestName) + kTmp))
+    return true;
+  size_t pos;
+  if (startsWith(name, "model-step"))
+    pos = std::strlen("model-step");
+  else if (startsWith(name, "optimizer-step"))
+    pos = std::strlen("optimizer-step");
+  else
+    return false;
+  size_t digits = pos;
+  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits])))
+    ++digits;
+  if (digits == pos)
+    return false;
+  static const std::string kExt = ".safetensors";
+  if (name.compare(digits, kExt.size(), kExt) != 0)
+    return false;
+  size_t rest = digits + kExt.size();
+  return rest == name.size() || name.compare(rest, kTmp.size(), kTmp) == 0;
+}
+
+/// Removes the files of other steps and stale temporaries from `dir`, keeping `keep` (best
+/// effort: the checkpoint is already committed, so a file that cannot be removed is left).
+void removeStaleFiles(const std::string &dir, const std::vector<std::string> &keep) {
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  std::vector<std::string> stale;
+  while (struct dirent *e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (isSaveOwnedFile(name) && std::find(keep.begin(), keep.end(), name) == keep.end())
+      stale.push_back(name);
+  }
+  ::closedir(d);
+  for (const std::string &name : stale)
+    ::unlink(joinPath(dir, name).c_str());
+}
+
+std::vector<SafetensorsTensor> sortedByName(const std::vector<SafetensorsTensor> &tensors) {
+  std::vector<SafetensorsTensor> sorted = tensors;
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const SafetensorsTensor &a, const SafetensorsTensor &b) { return a.name < b.name; });
+  return sorted;
+}
+
+/// A file name checkpoint.json may name: a plain name inside the directory.
+bool isPlainFileName(const std::string &name) {
+  return !name.empty() && name.find('/') == std::string::npos &&
+         name.find('\\') == std::string::npos && name.find('\0') == std::string::npos &&
+         name.find("..") == std::string::npos && name != ".";
+}
+
+/// Reads the whole file at `path`; errno is kept for the caller on failure.
+bool readWholeFile(const std::string &path, std::string &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  out.clear();
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      errno = err;
+      return false;
+    }
+    if (n == 0)
+      break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+/// A JSON non-negative integer that fits int64, or nullopt.
+std::optional<int64_t> asNonNegative(const json &v) {
+  if (!v.is_number_unsigned())
+    return std::nullopt;
+  uint64_t u = v.get<uint64_t>();
+  if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return std::nullopt;
+  return static_cast<int64_t>(u);
+}
+
+/// Reads one tensor file named by checkpoint.json; a missing file is data loss.
+StatusOr<SafetensorsFile> readTensorFile(const std::string &dir, const std::string &manifest,
+                                         const char *role, const std::string &name) {
+  StatusOr<SafetensorsFile> file = readSafetensors(joinPath(dir, name));
+  if (file.ok())
+    return file;
+  std::string prefix = "checkpoint '" + manifest + "' names " + role + " file '" + name + "'";
+  if (file.status().code() == StatusCode::NotFound)
+    return dataLoss(prefix + ", which is missing: " + file.status().message());
+  return Status(file.status().code(), prefix + ": " + file.status().message());
+}
+
+} // namespace
+
+std::string checkpointModelFileName(int64_t step) {
+  return "model-step" + std::to_string(step) + ".safetensors";
+}
+
+std::string checkpointOptimizerFileName(int64_t step) {
+  return "optimizer-step" + std::to_string(step) + ".safetensors";
+}
+
+Status saveCheckpoint(const std::string &dir, const CheckpointData &data) {
+  if (data.step < 0)
+    return invalidArgument("saving checkpoint to '" + dir + "': step " + std::to_string(data.step) +
+                           " is negative");
+  const std::string modelName = checkpointModelFileName(data.step);
+  const std::string optimizerName = checkpointOptimizerFileName(data.step);
+
+  // checkpoint.json first in memory, so that bad metadata fails before anything is written.
+  ordered_json manifest = ordered_json::object();
+  manifest["format"] = kCheckpointFormat;
+  manifest["version"] = kCheckpointVersion;
+  manifest["step"] = data.step;
+  manifest["model"] = modelName;
+  manifest["optimizer"] = optimizerName;
+  ordered_json metadata = ordered_json::object();
+  for (const auto &[key, value] : data.metadata)
+    metadata[key] = value;
+  manifest["metadata"] = std::move(metadata);
+  std::string manifestText;
+  try {
+    manifestText = manifest.dump(2) + "\n";
+  } catch (const nlohmann::json::exception &) {
+    return invalidArgument("saving checkpoint to '" + dir +
+                           "': a metadata key or value is not valid UTF-8");
+  }
+
+  std::vector<std::string> created;
+  std::string reason;
+  if (!makeDirs(dir, created, reason))
+    return unavailable("cannot create checkpoint directory '" + dir + "': " + reason);
+
+  const std::map<std::string, std::string> fileMetadata = {{"format", "pt"},
+                                                           {"step", std::to_string(data.step)}};
+  RP_RETURN_IF_ERROR(
+      writeSafetensors(joinPath(dir, modelName), sortedByName(data.model), fileMetadata));
+  RP_RETURN_IF_ERROR(
+      writeSafetensors(joinPath(dir, optimizerName), sortedByName(data.optimizer), fileMetadata));
+  RP_RETURN_IF_ERROR(fsyncDir(dir));
+  RP_RETURN_IF_ERROR(writeFileAtomic(joinPath(dir, kCheckpointManifestName), manifestText.data(),
+                                     manifestText.size()));
+  RP_RETURN_IF_ERROR(fsyncDir(dir));
+  removeStaleFiles(dir, {modelName, optimizerName});
+  return okStatus();
+}
+
+Status checkCheckpointDir(const std::string &dir) {
+  const std::string prefix = "cannot write checkpoints to " + dir + ": ";
+  std::vector<std::string> created;
+  std::string reason;
+  if (!makeDirs(dir, created, reason)) {
+    removeCreatedDirs(created);
+    return invalidArgument(prefix + reason);
+  }
+  std::string probe = joinPath(dir, ".rpc-checkpoint-probe.XXXXXX");
+  int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    std::string message = prefix + "cannot create a file in it: " + sysError();
+    removeCreatedDirs(created);
+    return invalidArgument(message);
+  }
+  static const char kBytes[] = "rpc checkpoint probe\n";
+  ssize_t n;
+  do {
+    n = ::write(fd, kBytes, sizeof(kBytes) - 1);
+  } while (n < 0 && errno == EINTR);
+  int writeErr = n < 0 ? errno : 0;
+  bool closed = ::close(fd) == 0;
+  int closeErr = errno;
+  bool unlinked = ::unlink(probe.c_str()) == 0;
+  int unlinkErr = errno;
+  std::string failure;
+  if (n != static_cast<ssize_t>(sizeof(kBytes) - 1))
+    failure = std::string("cannot write a file in it: ") +
+              (writeErr ? std::strerror(writeErr) : "short write");
+  else if (!closed)
+    failure = std::string("cannot write a file in it: ") + std::strerror(closeErr);
+  else if (!unlinked)
+    failure = std::string("cannot remove a file in it: ") + std::strerror(unlinkErr);
+  if (!failure.empty()) {
+    removeCreatedDirs(created);
+    return invalidArgument(prefix + failure);
+  }
+  return okStatus();
+}
+
+StatusOr<LoadedCheckpoint> loadCheckpoint(const std::string &dir) {
+  const std::string manifestPath = joinPath(dir, kCheckpointManifestName);
+  std::string text;
+  if (!readWholeFile(manifestPath, text)) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      return notFound(dir + " holds no checkpoint (checkpoint.json missing)");
+    return unavailable("cannot read checkpoint file '" + manifestPath + "': " + sysError());
+  }
+  json manifest;
+  try {
+    manifest = json::parse(text);
+  } catch (const json::parse_error &e) {
+    return dataLoss("checkpoint file '" + manifestPath + "' is not valid JSON: " + e.what());
+  }
+  const std::string where = "checkpoint file '" + manifestPath + "'";
+  if (!manifest.is_object())
+    return invalidArgument(where + " is not a JSON object");
+
+  auto field = [&](const char *name) -> const json * {
+    auto it = manifest.find(name);
+    return it == manifest.end() ? nullptr : &*it;
+  };
+  const json *format = field("format");
+  if (!format || !format->is_string() || format->get<std::string>() != kCheckpointFormat)
+    return invalidArgument(where + ": \"format\" is " + (format ? format->dump() : "missing") +
+                           ", expected \"" + kCheckpointFormat + "\"");
+  const json *version = field("version");
+  if (!version || !version->is_number_integer() || version->get<int64_t>() != kCheckpointVersion)
+    return invalidArgument(where + ": \"version\" is " + (version ? version->dump() : "missing") +
+                           ", expected " + std::to_string(kCheckpointVersion) +
+                           " (written by another version of rpc?)");
+
+  LoadedCheckpoint ckpt;
+  const json *step = field("step");
+  std::optional<int64_t> stepValue = step ? asNonNegative(*step) : std::nullopt;
+  if (!stepValue)
+    return invalidArgument(where + ": \"step\" is " + (step ? step->dump() : "missing") +
+                           ", expected a non-negative integer");
+  ckpt.step = *stepValue;
+
+  std::string fileNames[2];
+  const char *roles[2] = {"model", "optimizer"};
+  for (int i = 0; i < 2; ++i) {
+    const json *name = field(roles[i]);
+    if (!name || !name->is_string())
+      return invalidArgument(where + ": \"" + roles[i] + "\" is " +
+                             (name ? name->dump() : "missing") + ", expected a file name");
+    fileNames[i] = name->get<std::string>();
+    if (!isPlainFileName(fileNames[i]))
+      return invalidArgument(where + ": \"" + roles[i] + "\" is " + name->dump() +
+                             ", expected a plain file name inside the checkpoint directory "
+                             "(no '/', no '..')");
+  }
+
+  if (const json *metadata = field("metadata")) {
+    if (!metadata->is_object())
+      return invalidArgument(where + ": \"metadata\" is " + metadata->dump() +
+                             ", expected an object of strings");
+    for (auto it = metadata->begin(); it != metadata->end(); ++it) {
+      if (!it.value().is_string())
+        return invalidArgument(where + ": \"metadata\" entry '" + it.key() + "' is " +
+                               it.value().dump() + ", expected a string");
+      ckpt.metadata[it.key()] = it.value().get<std::string>();
+    }
+  }
+
+  RP_ASSIGN_OR_RETURN(ckpt.model, readTensorFile(dir, manifestPath, "model", fileNames[0]));
+  RP_ASSIGN_OR_RETURN(ckpt.optimizer, readTensorFile(dir, manifestPath, "optimizer", fileNames[1]));
+  return ckpt;
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,78 @@
+//===- MetricsLog.h - Per-step training metrics as JSON lines ---*- C++ -*-===//
+//
+// A metrics file is JSON Lines (https://jsonlines.org): one compact JSON object per line, one
+// line per training step, then optionally a summary line the caller builds:
+//
+//   {"step":1,"loss":3.871234083175659,"lr":0.0003,"tokens":512,"step_s":0.0123,"tokens_per_s":41626.0}
+//   {"step":2,"loss":3.52,"lr":0.0003,"tokens":512,"step_s":0.0119,"tokens_per_s":43025.2,"eval_loss":3.61}
+//   {"summary":{"steps":2,"final_loss":3.52}}
+//
+// Numbers are written in the shortest form that reads back to the same double (nlohmann-json's
+// Grisu2 printer, like Python's repr), so `json.loads` recovers the loss bit for bit while
+// 0.0003 stays "0.0003". A NaN or infinite value (a diverged loss) has no JSON spelling and is
+// written as null. Each line is flushed as it is written, so `tail -f` and a crash show every
+// completed step. Read it with pandas.read_json(path, lines=True).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_TRAIN_METRICSLOG_H
+#define RP_RUNTIME_TRAIN_METRICSLOG_H
+
+#include "runtime/core/Status.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace rp::runtime {
+
+/// The metrics of one training step.
+struct StepMetrics {
+  int64_t step = 0;               ///< 1-based: steps completed after this one.
+  double loss = 0.0;              ///< Mean training loss of the step (nats per token).
+  double lr = 0.0;                ///< Learning rate used by the step's update.
+  int64_t tokens = 0;             ///< Tokens (targets) the step trained on.
+  double stepSeconds = 0.0;       ///< Wall-clock seconds of the step.
+  double tokensPerSecond = 0.0;   ///< tokens / stepSeconds.
+  std::optional<double> evalLoss; ///< Mean eval loss, when an evaluation ran after the step.
+};
+
+/// An open metrics file. Movable, not copyable, not thread-safe (one writer).
+class MetricsLog {
+public:
+  /// Opens `path` for writing, truncating it (a run's log starts empty).
+  /// Errors: Unavailable naming the path and the system's message.
+  static StatusOr<MetricsLog> open(const std::string &path);
+
+  /// Writes one line {"step":..,"loss":..,"lr":..,"tokens":..,"step_s":..,"tokens_per_s":..}
+  /// plus "eval_loss" when set, and flushes it.
+  /// Errors: Unavailable (disk full, closed log) naming the path.
+  Status write(const StepMetrics &m);
+
+  /// Writes `jsonObject` (e.g. a final {"summary": {...}} the caller builds) as one compact
+  /// line, keeping its key order, and flushes it.
+  /// Errors: InvalidArgument when it is not one valid JSON object; Unavailable as write().
+  Status writeRaw(const std::string &jsonObject);
+
+  /// Closes the file (also done by the destructor). Errors: Unavailable when the final flush
+  /// fails. Later writes fail with Unavailable.
+  Status close();
+
+  const std::string &path() const { return path_; }
+
+private:
+  struct FileCloser {
+    void operator()(FILE *f) const;
+  };
+  MetricsLog(std::string path, FILE *file) : path_(std::move(path)), file_(file) {}
+  Status writeLine(const std::string &line);
+
+  std::string path_;
+  std::unique_ptr<FILE, FileCloser> file_;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_TRAIN_METRICSLOG_H

@@ -1,0 +1,372 @@
+//===- Trainer.cpp - A training run of a compiled plan (rp-run) -----------===//
+
+#include "runtime/train/Trainer.h"
+
+#include "kernels/cpu/Cast.h"
+#include "runtime/backends/cpu/CpuBackend.h"
+#include "runtime/data/BatchSampler.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/exec/HostArena.h"
+#include "runtime/optim/AdamW.h"
+#include "runtime/plan/PlanInputs.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/MetricsLog.h"
+#include "runtime/train/Progress.h"
+#include "runtime/train/Trace.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// The data-fed inputs of a plan: token ids (required) and labels (optional).
+struct Feed {
+  PlanInput tokens;
+  std::optional<PlanInput> labels;
+};
+
+StatusOr<Feed> planFeed(const pb::Plan &plan) {
+  Feed feed;
+  bool haveTokens = false;
+  for (const PlanInput &in : analyzeInputs(plan)) {
+    if (in.role == InputRole::Tokens && !haveTokens) {
+      feed.tokens = in;
+      haveTokens = true;
+    } else if (in.role == InputRole::Labels && !feed.labels) {
+      feed.labels = in;
+    } else {
+      return unimplemented("model input '" + in.name +
+                           "' is neither token ids (the indices of an embedding gather) nor "
+                           "labels (of the cross-entropy loss); rp-run --data feeds those only");
+    }
+  }
+  if (!haveTokens)
+    return unimplemented("the plan has no token-id input (an input used as the indices of an "
+                         "embedding gather); rp-run --data cannot feed it");
+  if (feed.tokens.shape.size() != 2)
+    return unimplemented("token input '" + feed.tokens.name + "' has shape " +
+                         formatShape(feed.tokens.shape) + "; rp-run feeds [batch, seq]");
+  if (feed.labels && feed.labels->shape != feed.tokens.shape)
+    return unimplemented("labels input '" + feed.labels->name + "' has shape " +
+                         formatShape(feed.labels->shape) + ", the token input " +
+                         formatShape(feed.tokens.shape) + "; rp-run feeds both as [batch, seq]");
+  return feed;
+}
+
+/// Tensors of a checkpoint (owning copies where the arena holds another dtype).
+struct CheckpointTensors {
+  std::vector<std::vector<uint8_t>> scratch;
+  CheckpointData data;
+};
+
+SafetensorsTensor tensorOf(const std::string &name, DType dtype, const pb::TensorType &type,
+                           const void *data, int64_t elements) {
+  return SafetensorsTensor{name, fromRuntimeDType(dtype),
+                           std::vector<int64_t>(type.shape().begin(), type.shape().end()), data,
+                           static_cast<size_t>(elements) * dtypeSize(dtype)};
+}
+
+StatusOr<std::unique_ptr<CheckpointTensors>> checkpointOf(HostArena &host, int64_t step,
+                                                          uint64_t seed) {
+  const pb::Plan &plan = host.plan();
+  auto out = std::make_unique<CheckpointTensors>();
+  out->data.step = step;
+  const bool async = plan.config().update() == pb::ASYNC;
+  out->data.metadata = {{"producer", "rp-run"},
+                        {"update", async ? "async" : "sync"},
+                        {"seed", std::to_string(seed)},
+                        {"micro_batches", std::to_string(plan.config().micro_batches())},
+                        {"compute_dtype", dtypeName(host.computeDType())}};
+  for (int i = 0; i < plan.params_size(); ++i) {
+    const pb::Param &p = plan.params(i);
+    const int64_t n = host.paramElements(i);
+    const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
+    uint8_t *weights = host.weights() + p.weight_offset();
+    if (p.trainable()) {
+      const int64_t at = p.state_offset() / 4;
+      out->data.model.push_back(tensorOf(p.name(), DType::F32, p.type(), host.master() + at, n));
+      out->data.optimizer.push_back(
+          tensorOf("m." + p.name(), DType::F32, p.type(), host.moment1() + at, n));
+      out->data.optimizer.push_back(
+          tensorOf("v." + p.name(), DType::F32, p.type(), host.moment2() + at, n));
+      if (async) // the compute weights the next iteration uses (one step behind the master)
+        out->data.optimizer.push_back(
+            tensorOf("weights." + p.name(), host.computeDType(), p.type(), weights, n));
+    } else if (!isFloat(stored) || host.computeDType() == stored) {
+      out->data.model.push_back(tensorOf(p.name(), stored, p.type(), weights, n));
+    } else {
+      out->scratch.emplace_back(static_cast<size_t>(n) * dtypeSize(stored));
+      RP_RETURN_IF_ERROR(kernels::cpu::cast(weights, host.computeDType(),
+                                            out->scratch.back().data(), stored, n));
+      out->data.model.push_back(
+          tensorOf(p.name(), stored, p.type(), out->scratch.back().data(), n));
+    }
+  }
+  return out;
+}
+
+/// Copies checkpoint tensor `name` of `file` (dtype, shape checked) to `dst`.
+Status restoreTensor(const SafetensorsFile &file, const std::string &name, DType dtype,
+                     const pb::TensorType &type, void *dst) {
+  const SafetensorsTensorView *t = file.find(name);
+  if (!t)
+    return invalidArgument(file.path() + ": the checkpoint has no tensor '" + name +
+                           "' (a checkpoint of another plan?)");
+  std::vector<int64_t> shape(type.shape().begin(), type.shape().end());
+  if (toRuntimeDType(t->dtype) != dtype || t->shape != shape)
+    return invalidArgument(file.path() + ": tensor '" + name + "' is " +
+                           safetensorsDTypeName(t->dtype) + formatShape(t->shape) +
+                           "; the plan expects " + dtypeName(dtype) + formatShape(shape));
+  if (t->size)
+    std::memcpy(dst, t->data, t->size);
+  return okStatus();
+}
+
+Status restoreCheckpoint(HostArena &host, const LoadedCheckpoint &ckpt) {
+  const pb::Plan &plan = host.plan();
+  const bool async = plan.config().update() == pb::ASYNC;
+  auto meta = ckpt.metadata.find("update");
+  if (meta != ckpt.metadata.end() && meta->second != (async ? "async" : "sync"))
+    return invalidArgument("the checkpoint was written by a run with " + meta->second +
+                           " updates; this plan uses " + (async ? "async" : "sync"));
+  for (int i = 0; i < plan.params_size(); ++i) {
+    const pb::Param &p = plan.params(i);
+    const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
+    uint8_t *weights = host.weights() + p.weight_offset();
+    if (!p.trainable()) {
+      std::vector<uint8_t> value(static_cast<size_t>(host.paramElements(i)) * dtypeSize(stored));
+      RP_RETURN_IF_ERROR(restoreTensor(ckpt.model, p.name(), stored, p.type(), value.data()));
+      RP_RETURN_IF_ERROR(kernels::cpu::cast(value.data(), stored, weights,
+                                            isFloat(stored) ? host.computeDType() : stored,
+                                            host.paramElements(i)));
+      continue;
+    }
+    const int64_t at = p.state_offset() / 4;
+    RP_RETURN_IF_ERROR(restoreTensor(ckpt.model, p.name(), DType::F32, p.type(), host.master() + at));
+    RP_RETURN_IF_ERROR(
+        restoreTensor(ckpt.optimizer, "m." + p.name(), DType::F32, p.type(), host.moment1() + at));
+    RP_RETURN_IF_ERROR(
+        restoreTensor(ckpt.optimizer, "v." + p.name(), DType::F32, p.type(), host.moment2() + at));
+    if (async)
+      RP_RETURN_IF_ERROR(restoreTensor(ckpt.optimizer, "weights." + p.name(), host.computeDType(),
+                                       p.type(), weights));
+    else
+      RP_RETURN_IF_ERROR(host.writeComputeWeights(i));
+  }
+  return okStatus();
+}
+
+double mean(const std::vector<float> &values) {
+  double sum = 0;
+  for (float v : values)
+    sum += static_cast<double>(v);
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+Status trainingError(int64_t step, const Status &status) {
+  return internal("training failed at step " + std::to_string(step + 1) + ": " +
+                  status.message());
+}
+
+} // namespace
+
+StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
+  if (options.steps < 1)
+    return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) + ")");
+  if (options.backend == "cuda")
+    return unimplemented("the CUDA backend is not part of this build yet (issue 9); use "
+                         "--backend cpu");
+  if (options.backend == "sim")
+    return unimplemented("the simulator backend is not built yet (issue 10); use --backend cpu");
+  if (options.backend != "cpu")
+    return invalidArgument("unknown --backend '" + options.backend + "' (expected cpu, cuda or sim)");
+  if (options.devices < 0)
+    return invalidArgument("--gpus must be at least 1");
+
+  RP_ASSIGN_OR_RETURN(LoadedPlan loaded, loadPlan(options.planPath, options.weightsPath));
+  const pb::Plan &plan = loaded.plan;
+  RP_ASSIGN_OR_RETURN(Feed feed, planFeed(plan));
+  RP_ASSIGN_OR_RETURN(TokenData data, readTokens(options.dataPath, options.dataFormat));
+  int64_t vocab = feed.tokens.vocabSize;
+  if (feed.labels && feed.labels->vocabSize < vocab)
+    vocab = feed.labels->vocabSize;
+  RP_RETURN_IF_ERROR(checkVocabulary(data, vocab));
+
+  std::optional<LoadedCheckpoint> ckpt;
+  uint64_t seed = options.seed.value_or(0);
+  if (!options.resumeDir.empty()) {
+    RP_ASSIGN_OR_RETURN(LoadedCheckpoint c, loadCheckpoint(options.resumeDir));
+    ckpt = std::move(c);
+    auto s = ckpt->metadata.find("seed");
+    if (!options.seed && s != ckpt->metadata.end())
+      seed = std::stoull(s->second);
+  }
+  const int64_t batch = feed.tokens.shape[0], seq = feed.tokens.shape[1];
+  RP_ASSIGN_OR_RETURN(BatchSampler sampler, BatchSampler::create(data, batch, seq, seed));
+  if (options.evalEvery > 0 && sampler.evalBatches() == 0)
+    return invalidArgument("--eval-every needs held-out data: " + options.dataPath + " holds " +
+                           std::to_string(data.tokens.size()) +
+                           " tokens, too few for a 10% evaluation split of windows of " +
+                           std::to_string(seq + 1) + " tokens");
+
+  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
+  if (ckpt)
+    RP_RETURN_IF_ERROR(restoreCheckpoint(host, *ckpt));
+  else
+    RP_RETURN_IF_ERROR(host.loadWeights(loaded.weights));
+  const int64_t firstStep = ckpt ? ckpt->step : 0;
+  ckpt.reset();
+
+  const int devices = options.devices > 0 ? options.devices
+                                          : static_cast<int>(plan.config().gpus());
+  TraceRecorder trace(!options.tracePath.empty());
+  CpuBackend backend(devices);
+  if (trace.enabled())
+    backend.setTrace(&trace);
+  ExecutorOptions exec;
+  exec.lr = options.lr.value_or(plan.config().optimizer().lr());
+  exec.warmup = options.warmup;
+  exec.firstStep = firstStep;
+  exec.trace = trace.enabled() ? &trace : nullptr;
+  Executor executor(host, backend, exec);
+  RP_RETURN_IF_ERROR(executor.start());
+
+  // Output files are opened only once every input has been checked.
+  if (!options.saveDir.empty())
+    RP_RETURN_IF_ERROR(checkCheckpointDir(options.saveDir));
+  std::optional<MetricsLog> log;
+  if (!options.logPath.empty()) {
+    RP_ASSIGN_OR_RETURN(MetricsLog l, MetricsLog::open(options.logPath));
+    log = std::move(l);
+  }
+
+  TrainSummary summary;
+  summary.firstStep = firstStep;
+  summary.devices = devices;
+  summary.tokensPerStep = plan.config().micro_batches() * batch * seq;
+  const int64_t M = plan.config().micro_batches();
+  const int64_t end = firstStep + options.steps;
+  std::optional<ProgressBar> bar;
+  if (options.progress)
+    bar.emplace(out, end, firstStep);
+
+  const Clock::time_point start = Clock::now();
+  Clock::time_point lastReport = start;
+  auto report = [&](int64_t step, std::optional<double> evalLoss) -> Status {
+    StatusOr<std::vector<float>> losses = executor.losses(step);
+    if (!losses.ok())
+      return trainingError(step, losses.status());
+    const double loss = mean(losses.value());
+    summary.losses.push_back(loss);
+    const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport).count();
+    lastReport = Clock::now();
+    const double elapsed = secondsSince(start);
+    const double tokensPerSecond =
+        elapsed > 0 ? static_cast<double>(summary.tokensPerStep) *
+                          static_cast<double>(summary.losses.size()) / elapsed
+                    : 0;
+    if (log) {
+      StepMetrics m{step + 1, loss, learningRate(exec.lr, exec.warmup, step),
+                    summary.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss};
+      RP_RETURN_IF_ERROR(log->write(m));
+    }
+    if (bar)
+      bar->update(step + 1, loss, tokensPerSecond);
+    return okStatus();
+  };
+  auto evaluate = [&]() -> StatusOr<double> {
+    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(4, sampler.evalBatches() / M));
+    std::vector<float> all;
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t m = 0; m < M; ++m) {
+        uint8_t *record = executor.record(0, m);
+        std::vector<uint8_t> unused(static_cast<size_t>(batch * seq) * 8);
+        RP_RETURN_IF_ERROR(sampler.fillEval(
+            (g * M + m) % sampler.evalBatches(), feed.tokens.dtype,
+            record + plan.host_buffers(feed.tokens.buffer).offset(),
+            feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
+                        : unused.data()));
+      }
+      RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor.evaluate());
+      all.insert(all.end(), losses.begin(), losses.end());
+    }
+    return mean(all);
+  };
+  auto save = [&](int64_t steps) -> Status {
+    RP_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointTensors> c, checkpointOf(host, steps, seed));
+    RP_RETURN_IF_ERROR(saveCheckpoint(options.saveDir, c->data));
+    summary.checkpointDir = options.saveDir;
+    if (bar)
+      bar->message("saved checkpoint of step " + std::to_string(steps) + " to " +
+                   options.saveDir);
+    return okStatus();
+  };
+
+  std::vector<uint8_t> unusedLabels(static_cast<size_t>(batch * seq) * 8);
+  auto nextBoundary = [&](int64_t step, int64_t every) {
+    return every > 0 ? (step / every + 1) * every : end;
+  };
+  for (int64_t step = firstStep; step < end;) {
+    const int64_t segmentEnd = std::min(
+        {end, nextBoundary(step, options.evalEvery), nextBoundary(step, options.saveEvery)});
+    for (int64_t k = step; k < segmentEnd; ++k) {
+      Status s = executor.waitInputsWritable(k);
+      for (int64_t m = 0; m < M && s.ok(); ++m) {
+        uint8_t *record = executor.record(k, m);
+        s = sampler.fillTrain(k, m, feed.tokens.dtype,
+                              record + plan.host_buffers(feed.tokens.buffer).offset(),
+                              feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
+                                          : unusedLabels.data());
+      }
+      if (s.ok())
+        s = executor.dispatch(k, segmentEnd);
+      if (!s.ok())
+        return trainingError(k, s);
+      if (k > step)
+        RP_RETURN_IF_ERROR(report(k - 1, std::nullopt));
+    }
+    if (Status s = executor.drain(); !s.ok())
+      return trainingError(segmentEnd - 1, s);
+    std::optional<double> evalLoss;
+    if (options.evalEvery > 0 && segmentEnd % options.evalEvery == 0) {
+      StatusOr<double> e = evaluate();
+      if (!e.ok())
+        return trainingError(segmentEnd - 1, e.status());
+      evalLoss = e.value();
+      summary.evalLoss = evalLoss;
+      if (bar)
+        bar->message("step " + std::to_string(segmentEnd) + ": eval loss " +
+                     std::to_string(*evalLoss));
+    }
+    RP_RETURN_IF_ERROR(report(segmentEnd - 1, evalLoss));
+    if (!options.saveDir.empty() &&
+        ((options.saveEvery > 0 && segmentEnd % options.saveEvery == 0) || segmentEnd == end))
+      if (Status s = save(segmentEnd); !s.ok())
+        return trainingError(segmentEnd - 1, s);
+    step = segmentEnd;
+  }
+  summary.seconds = secondsSince(start);
+  if (bar)
+    bar->finish();
+  if (trace.enabled()) {
+    if (Status s = trace.write(options.tracePath); !s.ok())
+      return internal("cannot write the trace: " + s.message());
+    summary.tracePath = options.tracePath;
+  }
+  return summary;
+}
+
+} // namespace rp::runtime

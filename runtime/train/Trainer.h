@@ -1,0 +1,66 @@
+//===- Trainer.h - A training run of a compiled plan (rp-run) ---*- C++ -*-===//
+//
+// Loads a plan and its weights (or a checkpoint), checks the data against the plan's inputs,
+// and trains for a number of steps through the executor (runtime/exec/Executor.h) on a
+// backend, with progress on a terminal, metrics as JSON lines, a Chrome trace, evaluation on
+// held-out windows, and crash-safe checkpoints that resume bit for bit.
+//
+// Step k (0-based, global: a resumed run continues the count) draws its M micro-batches from
+// the sampler at (seed, k, m) and uses learning rate learningRate(lr, warmup, k). The loss of
+// a step is the mean of its M micro-batch losses (each the model's mean over tokens), summed
+// in double in micro-batch order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_TRAIN_TRAINER_H
+#define RP_RUNTIME_TRAIN_TRAINER_H
+
+#include "runtime/core/Status.h"
+#include "runtime/data/TokenFile.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rp::runtime {
+
+struct TrainOptions {
+  std::string planPath;
+  std::string weightsPath; ///< Empty: the file the plan names, beside it.
+  std::string dataPath;
+  DataFormat dataFormat = DataFormat::Auto;
+  int64_t steps = 0;                 ///< Steps to run in this invocation (>= 1).
+  std::optional<double> lr;          ///< Peak learning rate; default: the plan's.
+  int64_t warmup = 0;                ///< Linear warmup steps.
+  std::string backend = "cpu";       ///< cpu | cuda | sim
+  int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
+  std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
+  std::string saveDir;               ///< Checkpoint directory ("" : none).
+  int64_t saveEvery = 0;             ///< Also save every K steps (0: only at the end).
+  std::string resumeDir;             ///< Resume from this checkpoint directory.
+  std::string logPath;               ///< Metrics as JSON lines ("" : none).
+  std::string tracePath;             ///< Chrome trace ("" : none).
+  int64_t evalEvery = 0;             ///< Evaluate every K steps (0: never).
+  bool progress = true;              ///< Progress bar / lines on `out`.
+};
+
+struct TrainSummary {
+  int64_t firstStep = 0;            ///< The first step run (0, or the checkpoint's step).
+  std::vector<double> losses;       ///< One per step run.
+  std::optional<double> evalLoss;   ///< The last evaluation's loss.
+  int64_t tokensPerStep = 0;
+  double seconds = 0;               ///< Wall time of the steps (excluding loading).
+  std::string checkpointDir;        ///< Where the last checkpoint went ("" : none).
+  std::string tracePath;
+  int devices = 0;
+};
+
+/// Runs `options`. Errors: InvalidArgument / NotFound / DataLoss / Unimplemented for bad
+/// input found before the first step (plan, weights, data, checkpoint, flags; nothing is
+/// written then), Internal for a failure during training (naming the step).
+StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_TRAIN_TRAINER_H

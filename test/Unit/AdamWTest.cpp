@@ -1,0 +1,197 @@
+//===- AdamWTest.cpp - AdamW, clipping, warmup, compute weights -----------===//
+//
+// runtime/optim/AdamW.h against a float64 reference of the same formula (tolerance 1e-6
+// relative), the exact float contract on a few elements, weight decay and bias correction
+// alone, thread independence (1 vs 4 OpenMP threads, identical bytes), sumOfSquares,
+// clipFactor, learningRate and the bf16 / f16 weight copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/optim/AdamW.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+std::vector<float> uniform(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> x(n);
+  for (float &v : x)
+    v = dist(rng);
+  return x;
+}
+
+/// The AdamW formula of the header in double (torch.optim.AdamW, single-tensor path).
+/// mAbs runs m's recurrence on |g|: the size of the terms m sums (they can cancel), which
+/// bounds m's float rounding error.
+void referenceStep(std::vector<double> &p, std::vector<double> &m, std::vector<double> &v,
+                   std::vector<double> &mAbs, const std::vector<float> &grad,
+                   const AdamWConfig &c, int64_t t, double gradScale) {
+  const double bc1 = 1 - std::pow(c.beta1, double(t)), bc2 = 1 - std::pow(c.beta2, double(t));
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double g = double(grad[i]) * gradScale;
+    p[i] *= 1 - c.lr * c.weightDecay;
+    m[i] = c.beta1 * m[i] + (1 - c.beta1) * g;
+    mAbs[i] = c.beta1 * mAbs[i] + (1 - c.beta1) * std::fabs(g);
+    v[i] = c.beta2 * v[i] + (1 - c.beta2) * g * g;
+    p[i] -= c.lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + c.eps);
+  }
+}
+
+const AdamWConfig kConfig{1e-3, 0.9, 0.95, 1e-8, 0.1};
+
+TEST(AdamWTest, MatchesFloat64ReferenceOverThreeSteps) {
+  const size_t n = 5000;
+  std::vector<float> p = uniform(n, 1), m(n, 0.f), v(n, 0.f);
+  std::vector<double> rp(p.begin(), p.end()), rm(n, 0.0), rv(n, 0.0), rmAbs(n, 0.0);
+  const float scale = 0.25f;
+  for (int64_t t = 1; t <= 3; ++t) {
+    std::vector<float> g = uniform(n, 100 + uint32_t(t), -2.f, 2.f);
+    adamwStep(p.data(), m.data(), v.data(), g.data(), int64_t(n), kConfig, t, scale);
+    referenceStep(rp, rm, rv, rmAbs, g, kConfig, t, scale);
+  }
+  // Float rounding of a few operations per step: 1e-6 relative to the value (for the weights
+  // at least lr, the size of one update; for m the size of the terms it sums).
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(p[i], rp[i], 1e-6 * std::max(std::fabs(rp[i]), kConfig.lr)) << i;
+    EXPECT_NEAR(m[i], rm[i], 1e-6 * rmAbs[i]) << i;
+    EXPECT_NEAR(v[i], rv[i], 1e-6 * std::fabs(rv[i]) + 1e-15) << i;
+  }
+}
+
+// The float contract of the header, written out for one element.
+TEST(AdamWTest, FollowsTheFloatContract) {
+  float p = 0.75f, m = 0.01f, v = 0.0004f;
+  const float g0 = -0.3f, scale = 0.5f;
+  const int64_t t = 4;
+  adamwStep(&p, &m, &v, &g0, 1, kConfig, t, scale);
+  const float decay = float(1 - kConfig.lr * kConfig.weightDecay);
+  const float stepSize = float(kConfig.lr / (1 - std::pow(kConfig.beta1, 4.0)));
+  const float bc2Sqrt = float(std::sqrt(1 - std::pow(kConfig.beta2, 4.0)));
+  volatile float g = g0 * scale; // volatile: each operation rounds, as in the contract
+  volatile float pp = 0.75f * decay;
+  volatile float a = float(kConfig.beta1) * 0.01f, b = float(1 - kConfig.beta1) * g;
+  volatile float mm = a + b;
+  volatile float gg = g * g;
+  volatile float c = float(kConfig.beta2) * 0.0004f, d = float(1 - kConfig.beta2) * gg;
+  volatile float vv = c + d;
+  volatile float root = std::sqrt(float(vv));
+  volatile float den = root / bc2Sqrt + float(kConfig.eps);
+  volatile float q = mm / den;
+  volatile float upd = stepSize * q;
+  volatile float expected = pp - upd;
+  EXPECT_EQ(m, float(mm));
+  EXPECT_EQ(v, float(vv));
+  EXPECT_EQ(p, float(expected));
+}
+
+TEST(AdamWTest, ZeroGradientOnlyDecays) {
+  std::vector<float> p = {1.f, -2.f, 0.5f, 0.f}, m(4, 0.f), v(4, 0.f), g(4, 0.f);
+  const std::vector<float> before = p;
+  const AdamWConfig c{0.01, 0.9, 0.999, 1e-8, 0.5};
+  adamwStep(p.data(), m.data(), v.data(), g.data(), 4, c, 1, 1.f);
+  const float decay = float(1 - 0.01 * 0.5);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(p[i], before[i] * decay);
+    EXPECT_EQ(m[i], 0.f);
+    EXPECT_EQ(v[i], 0.f);
+  }
+}
+
+// At t = 1 the bias corrections make m_hat = g and v_hat = g^2: the update is lr * sign(g).
+TEST(AdamWTest, BiasCorrectionAtStepOne) {
+  std::vector<float> p = {0.f, 1.f, -1.f}, m(3, 0.f), v(3, 0.f), g = {0.5f, -3.f, 1e-2f};
+  const AdamWConfig c{0.1, 0.9, 0.999, 1e-8, 0.0};
+  adamwStep(p.data(), m.data(), v.data(), g.data(), 3, c, 1, 1.f);
+  EXPECT_NEAR(p[0], -0.1f, 1e-6);
+  EXPECT_NEAR(p[1], 1.1f, 1e-6);
+  EXPECT_NEAR(p[2], -1.1f, 1e-5); // eps / |g| = 1e-6 of the step
+}
+
+TEST(AdamWTest, ThreadCountDoesNotChangeBytes) {
+  const size_t n = 1000003; // not a multiple of either block size
+  const std::vector<float> p0 = uniform(n, 5), g = uniform(n, 6);
+  const int saved = omp_get_max_threads();
+  std::vector<float> out[2][3];
+  double sums[2];
+  const int threads[2] = {1, 4};
+  for (int k = 0; k < 2; ++k) {
+    omp_set_num_threads(threads[k]);
+    std::vector<float> p = p0, m(n, 0.f), v(n, 0.f);
+    for (int64_t t = 1; t <= 2; ++t)
+      adamwStep(p.data(), m.data(), v.data(), g.data(), int64_t(n), kConfig, t, 0.5f);
+    out[k][0] = p;
+    out[k][1] = m;
+    out[k][2] = v;
+    sums[k] = sumOfSquares(g.data(), int64_t(n), 0.5f);
+  }
+  omp_set_num_threads(saved);
+  for (int j = 0; j < 3; ++j)
+    EXPECT_EQ(std::memcmp(out[0][j].data(), out[1][j].data(), n * sizeof(float)), 0) << j;
+  EXPECT_EQ(std::memcmp(&sums[0], &sums[1], sizeof(double)), 0);
+}
+
+TEST(AdamWTest, SumOfSquaresMatchesDoubleLoop) {
+  const size_t n = 200000;
+  const std::vector<float> g = uniform(n, 9);
+  double ref = 0;
+  for (float x : g) {
+    const double y = double(x * 0.125f);
+    ref += y * y;
+  }
+  EXPECT_NEAR(sumOfSquares(g.data(), int64_t(n), 0.125f), ref, 1e-12 * ref);
+  EXPECT_EQ(sumOfSquares(g.data(), 0, 1.f), 0.0);
+  const float three[3] = {1.f, -2.f, 3.f};
+  EXPECT_EQ(sumOfSquares(three, 3, 1.f), 14.0);
+}
+
+TEST(AdamWTest, ClipFactor) {
+  EXPECT_EQ(clipFactor(0.5, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(clipFactor(4.0, 1.0), 1.0 / (4.0 + 1e-6));
+  EXPECT_EQ(clipFactor(100.0, 0.0), 1.0);  // clipping off
+  EXPECT_EQ(clipFactor(100.0, -1.0), 1.0); // clipping off
+  EXPECT_EQ(clipFactor(std::numeric_limits<double>::infinity(), 1.0), 0.0);
+  EXPECT_TRUE(std::isnan(clipFactor(std::nan(""), 1.0)));
+}
+
+TEST(AdamWTest, LearningRateWarmup) {
+  EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 0), 0.25e-3);
+  EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 1), 0.5e-3);
+  EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 3), 1e-3);
+  EXPECT_EQ(learningRate(1e-3, 4, 4), 1e-3);
+  EXPECT_EQ(learningRate(1e-3, 4, 1000), 1e-3);
+  EXPECT_EQ(learningRate(1e-3, 0, 0), 1e-3);
+}
+
+TEST(AdamWTest, WriteComputeWeights) {
+  // 1 + 2^-8 and 1 + 3 * 2^-8 are bf16 ties (to even); 1 + 2^-8 + 2^-20 rounds up.
+  const float master[6] = {1.f, 1.00390625f, 1.01171875f, 1.f + 0x1p-8f + 0x1p-20f, -2.f, 0.f};
+  uint16_t bf16[6];
+  ASSERT_TRUE(writeComputeWeights(master, DType::BF16, bf16, 6).ok());
+  const uint16_t expectedBf16[6] = {0x3F80, 0x3F80, 0x3F82, 0x3F81, 0xC000, 0x0000};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(bf16[i], expectedBf16[i]) << i;
+  uint16_t f16[2];
+  ASSERT_TRUE(writeComputeWeights(master, DType::F16, f16, 2).ok());
+  EXPECT_EQ(f16[0], 0x3C00);
+  EXPECT_EQ(f16[1], 0x3C04); // 1 + 2^-8 is exact in f16 (10 fraction bits)
+  float f32[6];
+  ASSERT_TRUE(writeComputeWeights(master, DType::F32, f32, 6).ok());
+  EXPECT_EQ(std::memcmp(f32, master, sizeof(f32)), 0);
+  int64_t i64[1];
+  EXPECT_EQ(writeComputeWeights(master, DType::I64, i64, 1).code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(writeComputeWeights(master, DType::BF16, bf16, -1).code(),
+            StatusCode::InvalidArgument);
+}
+
+} // namespace
+} // namespace rp::runtime

@@ -1,0 +1,190 @@
+//===- BatchSamplerTest.cpp - causal-LM batches and the eval split --------===//
+//
+// runtime/data/BatchSampler.h on data holding 0, 1, ..., N-1, so a window's contents are its
+// start plus 0..seq: labels are tokens shifted by one, the draw is deterministic and follows
+// the documented formula, outputs in i32 and i64, the train / eval split, and the errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/data/BatchSampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+TokenData iota(int64_t n) {
+  TokenData d{"iota.bin", DataFormat::Tokens, 4, std::vector<uint32_t>(static_cast<size_t>(n))};
+  std::iota(d.tokens.begin(), d.tokens.end(), 0u);
+  return d;
+}
+
+/// The window starts of a filled batch (data is iota, so a row's first token is its start);
+/// checks each row is consecutive and labels are tokens shifted by one.
+std::vector<int64_t> rowStarts(const std::vector<int64_t> &tokens,
+                               const std::vector<int64_t> &labels, int64_t batch, int64_t seq) {
+  std::vector<int64_t> starts;
+  for (int64_t r = 0; r < batch; ++r) {
+    const int64_t s = tokens[static_cast<size_t>(r * seq)];
+    for (int64_t j = 0; j < seq; ++j) {
+      EXPECT_EQ(tokens[static_cast<size_t>(r * seq + j)], s + j);
+      EXPECT_EQ(labels[static_cast<size_t>(r * seq + j)], s + j + 1);
+    }
+    starts.push_back(s);
+  }
+  return starts;
+}
+
+TEST(BatchSamplerTest, LabelsAreTokensShiftedByOne) {
+  TokenData data = iota(1000);
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 4, 16, 42);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(s->trainTokens(), 900);
+  EXPECT_EQ(s->evalTokens(), 100);
+  std::vector<int64_t> tokens(64), labels(64);
+  for (int64_t step = 0; step < 20; ++step) {
+    ASSERT_TRUE(s->fillTrain(step, 1, DType::I64, tokens.data(), labels.data()).ok());
+    for (int64_t start : rowStarts(tokens, labels, 4, 16)) {
+      EXPECT_GE(start, 0);
+      EXPECT_LE(start + 16, 899); // the label of the last position is still a train token
+    }
+  }
+}
+
+// The draw is the formula of the header: a resumed run can recompute it.
+TEST(BatchSamplerTest, DrawFollowsTheDocumentedFormula) {
+  TokenData data = iota(5000);
+  const uint64_t seed = 1234;
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 3, 8, seed);
+  ASSERT_TRUE(s.ok());
+  std::vector<int64_t> tokens(24), labels(24);
+  ASSERT_TRUE(s->fillTrain(7, 2, DType::I64, tokens.data(), labels.data()).ok());
+  const uint64_t range = static_cast<uint64_t>(s->trainTokens() - 8);
+  for (uint64_t r = 0; r < 3; ++r) {
+    uint64_t h = splitmix64(splitmix64(splitmix64(splitmix64(seed) ^ 7u) ^ 2u) ^ r);
+    __extension__ typedef unsigned __int128 U128;
+    const auto start = static_cast<int64_t>((static_cast<U128>(h) * range) >> 64);
+    EXPECT_EQ(tokens[r * 8], start) << "row " << r;
+  }
+  // splitmix64 reference value (Vigna's splitmix64.c with state 0: first output).
+  EXPECT_EQ(splitmix64(0), 0xE220A8397B1DCDAFull);
+}
+
+TEST(BatchSamplerTest, Deterministic) {
+  TokenData data = iota(100000);
+  StatusOr<BatchSampler> a = BatchSampler::create(data, 8, 32, 7);
+  StatusOr<BatchSampler> b = BatchSampler::create(data, 8, 32, 7);
+  StatusOr<BatchSampler> c = BatchSampler::create(data, 8, 32, 8);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  std::vector<int64_t> t1(256), l1(256), t2(256), l2(256);
+  ASSERT_TRUE(a->fillTrain(5, 3, DType::I64, t1.data(), l1.data()).ok());
+  ASSERT_TRUE(b->fillTrain(5, 3, DType::I64, t2.data(), l2.data()).ok());
+  EXPECT_EQ(t1, t2);
+  EXPECT_EQ(l1, l2);
+  // Another step, micro-batch or seed draws other windows.
+  ASSERT_TRUE(a->fillTrain(6, 3, DType::I64, t2.data(), l2.data()).ok());
+  EXPECT_NE(t1, t2);
+  ASSERT_TRUE(a->fillTrain(5, 4, DType::I64, t2.data(), l2.data()).ok());
+  EXPECT_NE(t1, t2);
+  ASSERT_TRUE(c->fillTrain(5, 3, DType::I64, t2.data(), l2.data()).ok());
+  EXPECT_NE(t1, t2);
+  // Rows of one micro-batch differ.
+  std::vector<int64_t> starts = rowStarts(t1, l1, 8, 32);
+  EXPECT_GT(std::set<int64_t>(starts.begin(), starts.end()).size(), 1u);
+}
+
+TEST(BatchSamplerTest, I32AndI64Agree) {
+  TokenData data = iota(3000);
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 2, 10, 99);
+  ASSERT_TRUE(s.ok());
+  std::vector<int64_t> t64(20), l64(20);
+  std::vector<int32_t> t32(20), l32(20);
+  ASSERT_TRUE(s->fillTrain(3, 0, DType::I64, t64.data(), l64.data()).ok());
+  ASSERT_TRUE(s->fillTrain(3, 0, DType::I32, t32.data(), l32.data()).ok());
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(t32[i], t64[i]);
+    EXPECT_EQ(l32[i], l64[i]);
+  }
+  Status bad = s->fillTrain(3, 0, DType::F32, t32.data(), l32.data());
+  EXPECT_EQ(bad.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(s->fillTrain(-1, 0, DType::I32, t32.data(), l32.data()).code(),
+            StatusCode::InvalidArgument);
+  EXPECT_EQ(s->fillTrain(0, 0, DType::I32, nullptr, l32.data()).code(),
+            StatusCode::InvalidArgument);
+}
+
+TEST(BatchSamplerTest, ShortDataIsAnError) {
+  TokenData data = iota(8);
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 1, 8, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(s.status().message(), "iota.bin holds 8 tokens; one window of --seq 8 needs 9");
+  EXPECT_EQ(BatchSampler::create(data, 0, 4, 0).status().code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(BatchSampler::create(data, 1, 0, 0).status().code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(BatchSampler::create(data, 1, 4, 0, 1.0).status().code(),
+            StatusCode::InvalidArgument);
+}
+
+// Exactly one window: no eval split, the only window is [0, seq].
+TEST(BatchSamplerTest, OneWindowTrainsOnEverything) {
+  TokenData data = iota(9);
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 2, 8, 5);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(s->evalTokens(), 0);
+  EXPECT_EQ(s->evalBatches(), 0);
+  EXPECT_EQ(s->trainTokens(), 9);
+  std::vector<int32_t> t(16), l(16);
+  ASSERT_TRUE(s->fillTrain(0, 0, DType::I32, t.data(), l.data()).ok());
+  EXPECT_EQ(t[8], 0);
+  EXPECT_EQ(l[15], 8);
+  EXPECT_EQ(s->fillEval(0, DType::I32, t.data(), l.data()).code(), StatusCode::OutOfRange);
+}
+
+TEST(BatchSamplerTest, EvalSplitIsTheLastTenPercentAndDisjoint) {
+  const int64_t n = 10000, batch = 4, seq = 16;
+  TokenData data = iota(n);
+  StatusOr<BatchSampler> s = BatchSampler::create(data, batch, seq, 3);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->evalTokens(), 1000);
+  EXPECT_EQ(s->trainTokens(), 9000);
+  // (1000 - 1) / 16 = 62 windows: 15 full batches of 4.
+  ASSERT_EQ(s->evalBatches(), 15);
+  std::vector<int64_t> t(batch * seq), l(batch * seq);
+  int64_t expectedStart = 9000;
+  for (int64_t b = 0; b < s->evalBatches(); ++b) {
+    ASSERT_TRUE(s->fillEval(b, DType::I64, t.data(), l.data()).ok());
+    for (int64_t start : rowStarts(t, l, batch, seq)) {
+      EXPECT_EQ(start, expectedStart); // consecutive windows, overlapping by one token
+      EXPECT_GE(start, 9000);
+      EXPECT_LT(start + seq, n);
+      expectedStart += seq;
+    }
+  }
+  EXPECT_EQ(s->fillEval(15, DType::I64, t.data(), l.data()).code(), StatusCode::OutOfRange);
+  // Training windows never reach into the eval split.
+  for (int64_t step = 0; step < 200; ++step) {
+    ASSERT_TRUE(s->fillTrain(step, 0, DType::I64, t.data(), l.data()).ok());
+    for (int64_t start : rowStarts(t, l, batch, seq))
+      EXPECT_LT(start + seq, 9000);
+  }
+}
+
+// An eval part too small for one eval batch gives no split.
+TEST(BatchSamplerTest, NoSplitWhenEvalHoldsNoBatch) {
+  TokenData data = iota(200); // eval part: 20 tokens < 4 * 8 + 1
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 4, 8, 3);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->evalTokens(), 0);
+  EXPECT_EQ(s->trainTokens(), 200);
+  StatusOr<BatchSampler> none = BatchSampler::create(data, 1, 8, 3, 0.0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->evalBatches(), 0);
+}
+
+} // namespace
+} // namespace rp::runtime

@@ -1,0 +1,228 @@
+//===- TokenFileTest.cpp - llm.c token files and text as byte tokens ------===//
+//
+// runtime/data/TokenFile.h: round trips of both llm.c versions, a file built byte by byte from
+// the format description, every rejection of the reader (code and file name), text mode, the
+// Auto detection and checkVocabulary's message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/data/TokenFile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+class TokenFileTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "rp-tokens-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string path(const std::string &name) const { return (dir_ / name).string(); }
+  static void writeBytes(const std::string &p, const std::string &bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  /// An llm.c header (magic, version, count, then zeros) followed by `payload`.
+  static std::string header(int32_t magic, int32_t version, int32_t count) {
+    std::string h(1024, '\0');
+    const int32_t words[3] = {magic, version, count};
+    for (int w = 0; w < 3; ++w)
+      for (int i = 0; i < 4; ++i)
+        h[4 * w + i] = static_cast<char>((static_cast<uint32_t>(words[w]) >> (8 * i)) & 0xff);
+    return h;
+  }
+
+  /// Reads `bytes` written to `name` as a token file, expecting `code` and a message holding
+  /// the path and `text`.
+  void expectRejected(const std::string &name, const std::string &bytes, StatusCode code,
+                      const std::string &text) {
+    const std::string p = path(name);
+    writeBytes(p, bytes);
+    StatusOr<TokenData> d = readTokenFile(p);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), code) << d.status().toString();
+    EXPECT_NE(d.status().message().find(p), std::string::npos) << d.status().message();
+    EXPECT_NE(d.status().message().find(text), std::string::npos)
+        << "expected: " << text << "\nactual:   " << d.status().message();
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(TokenFileTest, FormatNames) {
+  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text}) {
+    StatusOr<DataFormat> parsed = parseDataFormat(dataFormatName(f));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, f);
+  }
+  StatusOr<DataFormat> bad = parseDataFormat("bin");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'bin'"), std::string::npos);
+}
+
+TEST_F(TokenFileTest, RoundTripUint16) {
+  const std::vector<uint32_t> tokens = {0, 1, 50256, 65535, 7};
+  const std::string p = path("u16.bin");
+  ASSERT_TRUE(writeTokenFile(p, tokens, 2).ok());
+  EXPECT_EQ(std::filesystem::file_size(p), 1024u + 2 * tokens.size());
+  StatusOr<TokenData> d = readTokenFile(p);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->path, p);
+  EXPECT_EQ(d->format, DataFormat::Tokens);
+  EXPECT_EQ(d->tokenBytes, 2);
+  EXPECT_EQ(d->tokens, tokens);
+}
+
+TEST_F(TokenFileTest, RoundTripUint32) {
+  std::vector<uint32_t> tokens = {128000, 0, 4294967295u, 3};
+  // Enough tokens to cross the reader's 1 MiB chunk.
+  for (uint32_t i = 0; i < 300000; ++i)
+    tokens.push_back(i * 2654435761u);
+  const std::string p = path("u32.bin");
+  ASSERT_TRUE(writeTokenFile(p, tokens, 4).ok());
+  StatusOr<TokenData> d = readTokens(p, DataFormat::Auto);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->format, DataFormat::Tokens);
+  EXPECT_EQ(d->tokenBytes, 4);
+  EXPECT_EQ(d->tokens, tokens);
+}
+
+// A file laid out by hand as llm.c's write_datafile does: little-endian header and tokens.
+TEST_F(TokenFileTest, ReadsHandBuiltFile) {
+  const std::string p = path("hand.bin");
+  writeBytes(p, header(20240520, 1, 3) + std::string("\x01\x00\x00\x01\xff\xff", 6));
+  StatusOr<TokenData> d = readTokenFile(p);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{1, 256, 65535}));
+}
+
+TEST_F(TokenFileTest, EmptyTokenFileIsValid) {
+  const std::string p = path("empty.bin");
+  ASSERT_TRUE(writeTokenFile(p, {}, 2).ok());
+  StatusOr<TokenData> d = readTokenFile(p);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_TRUE(d->tokens.empty());
+}
+
+TEST_F(TokenFileTest, RejectsBadMagic) {
+  expectRejected("magic.bin", header(12345, 1, 0), StatusCode::InvalidArgument,
+                 "not a token file");
+}
+
+TEST_F(TokenFileTest, RejectsUnknownVersion) {
+  expectRejected("version.bin", header(20240520, 3, 0), StatusCode::InvalidArgument,
+                 "unknown llm.c token file version 3");
+}
+
+TEST_F(TokenFileTest, RejectsShortHeader) {
+  expectRejected("short.bin", header(20240520, 1, 0).substr(0, 100), StatusCode::DataLoss,
+                 "is 100 bytes, shorter than the 1024-byte llm.c header");
+}
+
+TEST_F(TokenFileTest, RejectsTruncatedTokens) {
+  expectRejected("truncated.bin", header(20240520, 2, 4) + std::string(15, '\0'),
+                 StatusCode::DataLoss, "truncated");
+}
+
+TEST_F(TokenFileTest, RejectsCountMismatch) {
+  // More bytes than the count says.
+  expectRejected("long.bin", header(20240520, 1, 2) + std::string(6, '\0'), StatusCode::DataLoss,
+                 "the header says 2 tokens of 2 bytes (1028 bytes with the header) but the file "
+                 "is 1030 bytes");
+  // A huge count is rejected against the file size, before anything is allocated.
+  expectRejected("huge.bin", header(20240520, 2, 2147483647), StatusCode::DataLoss, "truncated");
+  expectRejected("negative.bin", header(20240520, 2, -5), StatusCode::DataLoss,
+                 "negative token count -5");
+}
+
+TEST_F(TokenFileTest, MissingFileIsNotFound) {
+  const std::string p = path("missing.bin");
+  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text}) {
+    StatusOr<TokenData> d = readTokens(p, f);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::NotFound) << dataFormatName(f);
+    EXPECT_NE(d.status().message().find(p), std::string::npos) << d.status().message();
+  }
+}
+
+TEST_F(TokenFileTest, TextIsByteTokens) {
+  const std::string p = path("tiny.txt");
+  writeBytes(p, std::string("Hi!\n\xff\x00", 6));
+  StatusOr<TokenData> d = readTokens(p, DataFormat::Auto);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->format, DataFormat::Text);
+  EXPECT_EQ(d->tokenBytes, 1);
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{'H', 'i', '!', '\n', 255, 0}));
+}
+
+TEST_F(TokenFileTest, EmptyTextIsAnError) {
+  const std::string p = path("empty.txt");
+  writeBytes(p, "");
+  StatusOr<TokenData> d = readTextFile(p);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::InvalidArgument);
+  EXPECT_NE(d.status().message().find(p), std::string::npos) << d.status().message();
+  EXPECT_NE(d.status().message().find("is empty"), std::string::npos) << d.status().message();
+}
+
+// Auto: the magic wins over the name; other files need --data-format text.
+TEST_F(TokenFileTest, AutoDetection) {
+  const std::string tokensNamedTxt = path("tokens.txt");
+  ASSERT_TRUE(writeTokenFile(tokensNamedTxt, {5, 6}, 2).ok());
+  StatusOr<TokenData> d = readTokens(tokensNamedTxt, DataFormat::Auto);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->format, DataFormat::Tokens);
+
+  const std::string raw = path("input.bin");
+  writeBytes(raw, "hello");
+  StatusOr<TokenData> bad = readTokens(raw, DataFormat::Auto);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            raw + ": not a token file (no llm.c header, magic 20240520); pass --data-format "
+                  "text to read raw text as byte tokens");
+  StatusOr<TokenData> text = readTokens(raw, DataFormat::Text);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->tokens.size(), 5u);
+}
+
+TEST_F(TokenFileTest, WriterChecksArguments) {
+  const std::string p = path("out.bin");
+  Status s = writeTokenFile(p, {1, 70000}, 2);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("token 70000 at position 1"), std::string::npos) << s.message();
+  EXPECT_EQ(writeTokenFile(p, {1}, 3).code(), StatusCode::InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(p));
+}
+
+TEST_F(TokenFileTest, CheckVocabulary) {
+  TokenData d{"data.bin", DataFormat::Tokens, 2, {1, 2, 47, 50001, 60000}};
+  EXPECT_TRUE(checkVocabulary(d, 60001).ok());
+  Status s = checkVocabulary(d, 48);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(s.message(),
+            "data.bin: token 50001 at position 3 is >= the model's vocabulary size 48");
+  d.format = DataFormat::Text;
+  d.tokens = {65, 200};
+  s = checkVocabulary(d, 128);
+  EXPECT_NE(s.message().find("token 200 at position 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("byte tokens"), std::string::npos) << s.message();
+  EXPECT_EQ(checkVocabulary(d, 0).code(), StatusCode::InvalidArgument);
+}
+
+} // namespace
+} // namespace rp::runtime

@@ -36,12 +36,15 @@ inline pb::TensorType tensorType(pb::DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
-inline pb::BufferRef ref(pb::BufferRef::Space space, int64_t index, pb::TensorType type,
-                         int64_t offset = 0) {
+/// A buffer reference; for WORKSPACE, `index` is the byte offset (the exporter's layout:
+/// workspace references carry `offset`, index 0).
+inline pb::BufferRef ref(pb::BufferRef::Space space, int64_t index, pb::TensorType type) {
   pb::BufferRef r;
   r.set_space(space);
-  r.set_index(index);
-  r.set_offset(offset);
+  if (space == pb::BufferRef::WORKSPACE)
+    r.set_offset(index);
+  else
+    r.set_index(index);
   *r.mutable_type() = std::move(type);
   return r;
 }

@@ -17,6 +17,7 @@
 #include "runtime/train/Trace.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -211,8 +212,13 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     RP_ASSIGN_OR_RETURN(LoadedCheckpoint c, loadCheckpoint(options.resumeDir));
     ckpt = std::move(c);
     auto s = ckpt->metadata.find("seed");
-    if (!options.seed && s != ckpt->metadata.end())
-      seed = std::stoull(s->second);
+    if (!options.seed && s != ckpt->metadata.end()) {
+      char *end = nullptr;
+      seed = std::strtoull(s->second.c_str(), &end, 10);
+      if (s->second.empty() || *end != '\0')
+        return invalidArgument(options.resumeDir + ": the checkpoint's seed '" + s->second +
+                               "' is not a number");
+    }
   }
   const int64_t batch = feed.tokens.shape[0], seq = feed.tokens.shape[1];
   RP_ASSIGN_OR_RETURN(BatchSampler sampler, BatchSampler::create(data, batch, seq, seed));

@@ -8,6 +8,8 @@
 
 #include "runtime/train/Checkpoint.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -25,28 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CheckpointTest : public ::testing::Test {
+class CheckpointTest : public rp::testing::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rp-ckpt-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-
-  std::string path(const std::string &name) const { return (root_ / name).string(); }
-
-  static void writeBytes(const std::string &p, const std::string &bytes) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
-  static std::string readBytes(const std::string &p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
   /// The names in directory `p`, sorted (empty when it does not exist).
   static std::vector<std::string> listDir(const std::string &p) {
     std::vector<std::string> names;
@@ -103,7 +85,7 @@ protected:
         << "expected: " << message << "\nactual:   " << ckpt.status().message();
   }
 
-  fs::path root_;
+  fs::path dir_;
   std::vector<float> w_, b_, mw_, vw_, mb_, vb_;
 };
 
@@ -363,13 +345,13 @@ TEST_F(CheckpointTest, CheckDirCreatesAndLeavesNothing) {
 TEST_F(CheckpointTest, CheckDirUnwritableLeavesNothing) {
   // Tests run as root, so permissions do not stop writes: go through a regular file instead.
   writeBytes(path("file"), "a regular file");
-  const std::vector<std::string> before = listDir(root_.string());
+  const std::vector<std::string> before = listDir(dir_.string());
   for (const std::string &dir : {path("file/sub"), path("file/sub/deeper"), path("file")}) {
     Status s = checkCheckpointDir(dir);
     ASSERT_FALSE(s.ok()) << dir;
     EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << s.toString();
     EXPECT_EQ(s.message().rfind("cannot write checkpoints to " + dir + ": ", 0), 0u) << s.message();
-    EXPECT_EQ(listDir(root_.string()), before);
+    EXPECT_EQ(listDir(dir_.string()), before);
     EXPECT_EQ(readBytes(path("file")), "a regular file");
   }
   Status s = checkCheckpointDir("");
@@ -391,7 +373,7 @@ TEST_F(CheckpointTest, CheckDirProbeFailureRemovesCreatedDirs) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << s.toString();
   EXPECT_NE(s.message().find("cannot create a file in it"), std::string::npos) << s.message();
-  EXPECT_TRUE(listDir(root_.string()).empty());
+  EXPECT_TRUE(listDir(dir_.string()).empty());
 }
 
 } // namespace

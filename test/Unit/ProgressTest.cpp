@@ -11,6 +11,8 @@
 #include "runtime/train/Progress.h"
 #include "runtime/train/MetricsLog.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -178,24 +180,7 @@ TEST_F(ProgressTest, DefaultModeOfAFileIsPlain) {
   EXPECT_FALSE(bar.tty());
 }
 
-class MetricsLogTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rp-metrics-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  std::string path(const std::string &name) const { return (root_ / name).string(); }
-  static std::string readBytes(const std::string &p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  fs::path root_;
-};
+class MetricsLogTest : public rp::testing::TempDirTest {};
 
 TEST_F(MetricsLogTest, LinesParseAndLossRoundTrips) {
   {

@@ -8,6 +8,8 @@
 
 #include "runtime/train/Trace.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,23 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-class TraceTest : public ::testing::Test {
+class TraceTest : public rp::testing::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "rp-trace-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  std::string path(const std::string &name) const { return (root_ / name).string(); }
-  static std::string readBytes(const std::string &p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-
   /// Records a fixed set of events (explicit times, out of order) into `trace`.
   static void recordFixed(TraceRecorder &trace) {
     int compute = trace.track("device 0 compute");
@@ -52,7 +39,6 @@ protected:
     trace.complete(compute, "F0", "compute", 10.0, 100.0, {{"micro_batch", "0"}, {"stage", "F0"}});
   }
 
-  fs::path root_;
 };
 
 TEST_F(TraceTest, WriteParsesWithThreadNamesAndSortedEvents) {

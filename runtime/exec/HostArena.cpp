@@ -5,6 +5,7 @@
 #include "kernels/cpu/Cast.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/ParamInit.h"
+#include "runtime/optim/AdamW.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <cstdlib>
@@ -53,8 +54,8 @@ int64_t HostArena::paramElements(int index) const {
 
 Status HostArena::writeComputeWeights(int index) {
   const rp::plan::Param &p = plan_->params(index);
-  return kernels::cpu::cast(master() + p.state_offset() / 4, DType::F32,
-                            weights() + p.weight_offset(), computeDType_, paramElements(index));
+  return rp::runtime::writeComputeWeights(master() + p.state_offset() / 4, computeDType_,
+                                          weights() + p.weight_offset(), paramElements(index));
 }
 
 Status HostArena::loadWeights(const SafetensorsFile &file) {

@@ -83,6 +83,17 @@ double learningRate(double lr, int64_t warmup, int64_t step) {
   return static_cast<double>(step + 1) / static_cast<double>(warmup) * lr;
 }
 
+void accumulateGradient(float *acc, const float *g, int64_t n, bool first) {
+  if (n <= 0)
+    return;
+  if (first) {
+    std::memcpy(acc, g, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = acc[i] + g[i];
+}
+
 Status writeComputeWeights(const float *master, DType dtype, void *dst, int64_t n) {
   if (n < 0)
     return invalidArgument("writeComputeWeights: negative element count " + std::to_string(n));

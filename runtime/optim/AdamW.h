@@ -69,6 +69,12 @@ double clipFactor(double globalNorm, double maxNorm);
 /// warmup <= 0: constant lr.
 double learningRate(double lr, int64_t warmup, int64_t step);
 
+/// Folds one micro-batch's fp32 gradient into the accumulator: acc = g when `first`
+/// (micro-batch 0), else acc[i] = acc[i] + g[i] in float, element by element. The rule the
+/// pipelined executor (the CPU backend's `accumulate`) and the non-pipelined reference
+/// (rp-ref --train) share, so their sums agree bit for bit. n <= 0 does nothing.
+void accumulateGradient(float *acc, const float *g, int64_t n, bool first);
+
 /// Writes n fp32 master values to `dst` as `dtype`: F32 copies the bytes; BF16 and F16 round to
 /// nearest even (kernels/cpu/Cast.h, the same conversion as the CUDA cast kernels).
 /// Errors: InvalidArgument for another dtype, n < 0, or a null pointer with n > 0.

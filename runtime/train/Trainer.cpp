@@ -293,18 +293,19 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
       bar->update(step + 1, loss, tokensPerSecond);
     return okStatus();
   };
+  // The labels of a plan without a labels input go here (the sampler always writes both).
+  std::vector<uint8_t> unusedLabels(static_cast<size_t>(batch * seq) * 8);
   auto evaluate = [&]() -> StatusOr<double> {
     const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(4, sampler.evalBatches() / M));
     std::vector<float> all;
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t m = 0; m < M; ++m) {
         uint8_t *record = executor.record(0, m);
-        std::vector<uint8_t> unused(static_cast<size_t>(batch * seq) * 8);
         RP_RETURN_IF_ERROR(sampler.fillEval(
             (g * M + m) % sampler.evalBatches(), feed.tokens.dtype,
             record + plan.host_buffers(feed.tokens.buffer).offset(),
             feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
-                        : unused.data()));
+                        : unusedLabels.data()));
       }
       RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor.evaluate());
       all.insert(all.end(), losses.begin(), losses.end());
@@ -321,7 +322,6 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     return okStatus();
   };
 
-  std::vector<uint8_t> unusedLabels(static_cast<size_t>(batch * seq) * 8);
   auto nextBoundary = [&](int64_t step, int64_t every) {
     return every > 0 ? (step / every + 1) * every : end;
   };

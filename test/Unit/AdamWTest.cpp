@@ -193,5 +193,18 @@ TEST(AdamWTest, WriteComputeWeights) {
             StatusCode::InvalidArgument);
 }
 
+TEST(AccumulateGradientTest, FirstCopiesThenAddsInFloat) {
+  std::vector<float> acc(3, 123.0f);
+  const float g0[3] = {1.0f, -2.5f, 1e-8f};
+  const float g1[3] = {0.5f, 2.5f, 1.0f};
+  accumulateGradient(acc.data(), g0, 3, /*first=*/true);
+  EXPECT_EQ(acc, (std::vector<float>{1.0f, -2.5f, 1e-8f}));
+  accumulateGradient(acc.data(), g1, 3, /*first=*/false);
+  // Float sums: 1e-8f + 1.0f rounds to 1.0f.
+  EXPECT_EQ(acc, (std::vector<float>{1.5f, 0.0f, 1.0f}));
+  accumulateGradient(acc.data(), g1, 0, /*first=*/true); // n = 0: untouched
+  EXPECT_EQ(acc[0], 1.5f);
+}
+
 } // namespace
 } // namespace rp::runtime

@@ -155,15 +155,10 @@ int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initia
         if (gradOf[i].empty())
           continue;
         Param &p = params.at(gradOf[i]);
-        HostTensor &g = (*results)[i];
-        if (mb == 0) {
-          p.acc = std::move(g);
-          continue;
-        }
-        float *acc = p.acc.data<float>();
-        const float *gf = g.data<float>();
-        for (int64_t e = 0; e < g.numElements(); ++e)
-          acc[e] = acc[e] + gf[e];
+        const HostTensor &g = (*results)[i];
+        if (mb == 0)
+          p.acc = HostTensor(DType::F32, g.shape());
+        rt::accumulateGradient(p.acc.data<float>(), g.data<float>(), g.numElements(), mb == 0);
       }
     }
     double sum = 0;

@@ -2,7 +2,7 @@
 
 #include "runtime/backends/cpu/CpuBackend.h"
 
-#include "kernels/cpu/Cast.h"
+#include "runtime/optim/AdamW.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/train/Trace.h"
@@ -212,12 +212,7 @@ void CpuBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elemen
              const uint8_t *g = memory(device) + src;
              if (dtype != DType::F32)
                return unimplemented("the CPU backend accumulates fp32 gradients only");
-             const auto *gf = reinterpret_cast<const float *>(g);
-             if (first)
-               std::memcpy(acc, gf, static_cast<size_t>(elements) * sizeof(float));
-             else
-               for (int64_t i = 0; i < elements; ++i)
-                 acc[i] = acc[i] + gf[i];
+             accumulateGradient(acc, reinterpret_cast<const float *>(g), elements, first);
              return okStatus();
            },
            std::move(label)});

@@ -44,6 +44,8 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
         lossStage_ = s;
         lossBuffer_ = step.download().buffer();
       }
+  for (const pb::HostBuffer &b : plan_.host_buffers()) // validated: sizes are known to fit
+    bufferBytes_.push_back(tensorTypeBytes(b.type(), b.name()).value());
   for (int p = 0; p < plan_.params_size(); ++p)
     if (plan_.params(p).trainable())
       trainableByName_.push_back(p);
@@ -198,7 +200,7 @@ void Executor::dispatchJob(int64_t job, int64_t step, int stage, Mode mode, Step
         backend_.wait(device, Queue::ActivationUpload,
                       ev.jobs[static_cast<size_t>(u.after_stage())].downloaded[static_cast<size_t>(m)]);
       backend_.copyToDevice(device, Queue::ActivationUpload, record + b.offset(),
-                            setOff + u.offset(), tensorTypeBytes(b.type(), b.name()).value(),
+                            setOff + u.offset(), bufferBytes_[static_cast<size_t>(u.buffer())],
                             mtag + " " + b.name());
     }
     Event uploaded = backend_.newEvent();
@@ -241,7 +243,7 @@ void Executor::dispatchJob(int64_t job, int64_t step, int stage, Mode mode, Step
       }
       const pb::HostBuffer &b = plan_.host_buffers(s.download().buffer());
       backend_.copyToHost(device, Queue::Download, setOff + s.download().offset(),
-                          record + b.offset(), tensorTypeBytes(b.type(), b.name()).value(),
+                          record + b.offset(), bufferBytes_[static_cast<size_t>(s.download().buffer())],
                           mtag + " " + b.name());
     }
     backend_.record(device, Queue::Download, je.downloaded[static_cast<size_t>(m)]);

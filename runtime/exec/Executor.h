@@ -139,6 +139,7 @@ private:
   int lossBuffer_ = -1;
   std::vector<bool> layerHasStep_;
   std::vector<int> trainableByName_; // trainable params sorted by name (the clip norm order)
+  std::vector<int64_t> bufferBytes_;  // bytes of each host buffer
 
   std::vector<DeviceState> devices_;
   std::set<int64_t> prefetched_; // jobs whose weights a previous job prefetched

@@ -26,6 +26,11 @@
 // Errors: a failing command (a kernel error) puts the backend in a failed state: later
 // commands are skipped, every wait returns, and hostWait()/finish() return the first error.
 //
+// Host work: the executor's optimizer thread reports each piece of host work it has just done
+// with hostWork() (AdamW of a layer, writing a layer's compute weights, the clipping norm).
+// Real backends ignore it; the simulator (runtime/backends/sim) advances the calling thread's
+// virtual clock by the modelled cost, so a later signal() is stamped after the work.
+//
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_EXEC_BACKEND_H
 #define RP_RUNTIME_EXEC_BACKEND_H
@@ -49,6 +54,13 @@ inline constexpr int kNumQueues = 4;
 
 /// "compute", "h2d activations", "h2d weights", "d2h".
 const char *queueName(Queue queue);
+
+/// Host work the executor reports to its backend (see the file comment).
+enum class HostTask {
+  AdamW,        ///< AdamW on the fp32 state of one layer's trainable params.
+  WriteWeights, ///< The master weights of one layer written into the compute weights.
+  GradNorm,     ///< The global gradient norm for clipping (every trainable param; layer -1).
+};
 
 /// An event of a backend (opaque; shared by the commands that record or wait on it).
 class BackendEvent {
@@ -104,6 +116,13 @@ public:
   /// Blocks until `event` is complete (see the file comment). Thread-safe. Errors: the
   /// backend's first error when it has failed (the event may never complete then).
   virtual Status hostWait(const Event &event) = 0;
+  /// The calling host thread has just done `task` for `layer` (-1: every layer) of iteration
+  /// `step`. Thread-safe. Default: nothing (real backends measure real time).
+  virtual void hostWork(HostTask task, int64_t step, int layer) {
+    (void)task;
+    (void)step;
+    (void)layer;
+  }
   /// Puts the backend in the failed state with `status` (the optimizer's errors), waking
   /// every waiter. Thread-safe; the first error wins.
   virtual void fail(Status status) = 0;

@@ -387,6 +387,7 @@ Status Executor::optimizerStep(int64_t step) {
     for (int p : plan_.layers(os.layer()).params())
       if (plan_.params(p).trainable())
         RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+    backend_.hostWork(HostTask::WriteWeights, step, os.layer());
     backend_.signal(ev.weightsWritten[static_cast<size_t>(os.layer())]);
     return okStatus();
   };
@@ -412,6 +413,7 @@ Status Executor::optimizerStep(int64_t step) {
     for (int p : trainableByName_)
       sum += sumOfSquares(host_.grads() + plan_.params(p).state_offset() / 4,
                           host_.paramElements(p), gradScale);
+    backend_.hostWork(HostTask::GradNorm, step, -1);
     gradScale = static_cast<float>(clipFactor(std::sqrt(sum), clip) /
                                    static_cast<double>(microBatches_));
   }
@@ -420,6 +422,7 @@ Status Executor::optimizerStep(int64_t step) {
         backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
     const double t0 = trace ? trace->nowUs() : 0;
     RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), gradScale));
+    backend_.hostWork(HostTask::AdamW, step, os.layer());
     backend_.signal(ev.gradsConsumed[static_cast<size_t>(os.layer())]);
     if (!async)
       RP_RETURN_IF_ERROR(writeWeights(os));

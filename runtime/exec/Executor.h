@@ -30,7 +30,9 @@
 //          library's "iteration k computes with W(k-2)", counting from 1.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
-// double) needs all of them.
+// double) needs all of them. Each piece of host work (the norm, a layer's AdamW, a layer's
+// compute-weight write) is reported with Backend::hostWork(), which the simulator charges to
+// the optimizer thread's virtual clock.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_EXEC_EXECUTOR_H

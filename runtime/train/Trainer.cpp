@@ -191,7 +191,8 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     return unimplemented("the CUDA backend is not part of this build yet (issue 9); use "
                          "--backend cpu");
   if (options.backend == "sim")
-    return unimplemented("the simulator backend is not built yet (issue 10); use --backend cpu");
+    return invalidArgument("the simulator backend does not train: rp-run --backend sim "
+                           "simulates the plan (runtime/train/Simulate.h)");
   if (options.backend != "cpu")
     return invalidArgument("unknown --backend '" + options.backend + "' (expected cpu, cuda or sim)");
   if (options.devices < 0)

@@ -33,7 +33,7 @@ struct TrainOptions {
   int64_t steps = 0;                 ///< Steps to run in this invocation (>= 1).
   std::optional<double> lr;          ///< Peak learning rate; default: the plan's.
   int64_t warmup = 0;                ///< Linear warmup steps.
-  std::string backend = "cpu";       ///< cpu | cuda | sim
+  std::string backend = "cpu";       ///< cpu | cuda (sim: Simulate.h, simulate())
   int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
   std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
   std::string saveDir;               ///< Checkpoint directory ("" : none).

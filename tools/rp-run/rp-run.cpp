@@ -5,18 +5,25 @@
 //          [--resume DIR] [--log FILE.jsonl] [--trace FILE.json] [--eval-every K]
 //          [--data-format auto|tokens|text] [--weights FILE.safetensors] [--no-progress]
 //   rp-run MODEL.rpplan --check [--weights FILE.safetensors]
+//   rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile FILE.json]
+//          [--target T] [--link-gbps X] [--host-uplink-gbps Y] [--optimizer-ms Z | --adamw-gbps W]
+//          [--trace FILE.json] [--gantt FILE.svg] [--compare]
+//   rp-run --backend sim --profile FILE.json --gpus N --micro-batches M [--update sync|async]
+//          [same options]
 //
 // Loads MODEL.rpplan and its initial weights (runtime/plan/PlanLoader.h) and trains with the
 // executor (runtime/train/Trainer.h). `--check` stops after loading and prints a summary.
-// Runtime world: no LLVM/MLIR.
+// `--backend sim` simulates the plan on N virtual GPUs, or a layer profile without a plan
+// (runtime/train/Simulate.h). Runtime world: no LLVM/MLIR.
 //
-// Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, flags; nothing is
-// written), 1 a failure during training.
+// Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, profile, flags; nothing
+// is written), 1 a failure during training or simulation.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Progress.h"
+#include "runtime/train/Simulate.h"
 #include "runtime/train/Trainer.h"
 
 #include <CLI/CLI.hpp>
@@ -37,14 +44,18 @@ int fail(const rp::runtime::Status &status) {
 } // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"rp-run: train with a compiled RoundPipe plan (rpc-compile -o MODEL.rpplan)"};
+  CLI::App app{"rp-run: train with a compiled RoundPipe plan (rpc-compile -o MODEL.rpplan), or "
+                "simulate it or a layer profile on N virtual GPUs (--backend sim)"};
   app.set_version_flag("--version", std::string("rp-run ") + RP_VERSION);
   rp::runtime::TrainOptions o;
   bool check = false, noProgress = false;
   double lr = 0;
   uint64_t seed = 0;
   std::string dataFormat = "auto";
-  app.add_option("plan", o.planPath, "The plan file (MODEL.rpplan)")->required();
+  rp::runtime::SimulateOptions sim;
+  double optimizerMs = 0, adamwGbps = 0;
+  app.add_option("plan", o.planPath,
+                 "The plan file (MODEL.rpplan); required except for --backend sim --profile");
   app.add_option("--weights", o.weightsPath,
                  "Initial weights (default: the safetensors file the plan names, beside it)");
   app.add_flag("--check", check, "Validate the plan and its weights, print a summary, and exit");
@@ -53,7 +64,8 @@ int main(int argc, char **argv) {
                  "tokens (--data-format text, or a .txt name)");
   app.add_option("--data-format", dataFormat, "auto | tokens | text")
       ->check(CLI::IsMember({"auto", "tokens", "text"}));
-  app.add_option("--steps", o.steps, "Training steps to run")->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps,
+                 "Training steps to run (--backend sim: iterations to simulate, default 3)")->check(CLI::PositiveNumber);
   auto *lrOption = app.add_option("--lr", lr, "Peak learning rate (default: the plan's)")
                        ->check(CLI::PositiveNumber);
   app.add_option("--warmup", o.warmup, "Linear learning-rate warmup steps")
@@ -61,17 +73,51 @@ int main(int argc, char **argv) {
   app.add_option("--backend", o.backend, "cpu | cuda | sim")
       ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 65536));
   auto *seedOption = app.add_option("--seed", seed, "Data sampling seed (default 0)");
   app.add_option("--save", o.saveDir, "Write a checkpoint to DIR at the end");
   app.add_option("--save-every", o.saveEvery, "Also write a checkpoint every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
   app.add_option("--log", o.logPath, "Write metrics as JSON lines to FILE");
-  app.add_option("--trace", o.tracePath, "Write a Chrome trace (Perfetto) of the run to FILE");
+  app.add_option("--trace", o.tracePath, "Write a Chrome trace (Perfetto) of the run (or the simulated run) to FILE");
   app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-progress", noProgress, "No progress bar or progress lines");
+  // --backend sim (runtime/train/Simulate.h, docs/SIMULATOR.md).
+  auto *simGroup = app.add_option_group("simulator", "--backend sim: a plan or a layer profile "
+                                                     "on N virtual GPUs (default --steps 3)");
+  std::vector<CLI::Option *> simOptions = {
+      simGroup->add_option("--profile", sim.profilePath,
+                           "Layer profile JSON (the partitioner's format): kernel times instead "
+                           "of the roofline; without a plan, simulate the profile alone"),
+      simGroup->add_option("--target", sim.target,
+                           "GPU: a target JSON file or name=..,peak_tflops=..,hbm_gbps=..,"
+                           "pcie_gbps=..,memory_bytes=.. (default: an RTX 4090, 165 TFLOP/s, "
+                           "1008 GB/s, 25 GB/s PCIe)"),
+      simGroup->add_option("--micro-batches", sim.microBatches,
+                           "Micro-batches per iteration (profile without a plan)")
+          ->check(CLI::PositiveNumber),
+      simGroup->add_option("--update", sim.update, "sync | async (profile without a plan; "
+                                                   "a plan fixes its own)")
+          ->check(CLI::IsMember({"sync", "async"})),
+      simGroup->add_option("--link-gbps", sim.linkGbps,
+                           "Host<->GPU link per GPU per direction, GB/s (default: the target's)")
+          ->check(CLI::PositiveNumber),
+      simGroup->add_option("--host-uplink-gbps", sim.hostUplinkGbps,
+                           "A host uplink all GPUs share, per direction, GB/s (default: none)")
+          ->check(CLI::PositiveNumber),
+      simGroup->add_option("--optimizer-ms", optimizerMs,
+                           "Host AdamW time per trainable layer, ms")
+          ->check(CLI::NonNegativeNumber),
+      simGroup->add_option("--adamw-gbps", adamwGbps,
+                           "Host AdamW throughput, GB/s of fp32 params (default 8)")
+          ->check(CLI::PositiveNumber),
+      simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
+      simGroup->add_flag("--compare", sim.compare,
+                         "Also compare with GPipe, 1F1B, interleaved 1F1B, Looped-BFS, ZB-H1 "
+                         "and Mobius on the same costs"),
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -79,6 +125,35 @@ int main(int argc, char **argv) {
     return code == 0 ? 0 : kBadInput;
   }
 
+  if (o.backend == "sim" && !check) {
+    for (const char *name : {"--save", "--save-every", "--resume", "--log", "--eval-every"})
+      if (app.get_option(name)->count()) {
+        std::fprintf(stderr, "rp-run: error: %s is not an option of --backend sim (it simulates, "
+                             "it does not train)\n", name);
+        return kBadInput;
+      }
+    sim.planPath = o.planPath;
+    sim.gpus = o.devices;
+    sim.steps = o.steps > 0 ? o.steps : 3;
+    sim.tracePath = o.tracePath;
+    if (app.get_option("--optimizer-ms")->count())
+      sim.optimizerMs = optimizerMs;
+    if (app.get_option("--adamw-gbps")->count())
+      sim.adamwGbps = adamwGbps;
+    rp::runtime::Status status = rp::runtime::simulate(sim, stdout);
+    return status.ok() ? 0 : fail(status);
+  }
+  for (CLI::Option *opt : simOptions)
+    if (opt->count()) {
+      std::fprintf(stderr, "rp-run: error: %s is an option of --backend sim\n",
+                   opt->get_name().c_str());
+      return kBadInput;
+    }
+  if (o.planPath.empty()) {
+    std::fprintf(stderr, "rp-run: error: a plan file (MODEL.rpplan) is required; only "
+                         "--backend sim --profile FILE runs without one\n");
+    return kBadInput;
+  }
   if (check) {
     rp::runtime::StatusOr<rp::runtime::LoadedPlan> loaded =
         rp::runtime::loadPlan(o.planPath, o.weightsPath);

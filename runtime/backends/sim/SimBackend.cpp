@@ -1,0 +1,836 @@
+//===- SimBackend.cpp - The executor's devices on a virtual clock ---------===//
+
+#include "runtime/backends/sim/SimBackend.h"
+
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/train/Trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <queue>
+#include <tuple>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+namespace part = rp::partition;
+using rp::sim::Lane;
+using rp::sim::Span;
+
+//===----------------------------------------------------------------------===//
+// Configuration
+//===----------------------------------------------------------------------===//
+
+part::TargetSpec defaultSimTarget() {
+  return part::makeTarget("rtx4090", 165, 1008, 25, uint64_t(24) << 30).value();
+}
+
+namespace {
+
+bool positiveFinite(double v) { return std::isfinite(v) && v > 0; }
+bool nonNegativeFinite(double v) { return std::isfinite(v) && v >= 0; }
+
+std::string formatNumber(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+const part::TargetSpec &targetOf(const SimConfig &c, const part::TargetSpec &fallback) {
+  return c.target.name.empty() ? fallback : c.target;
+}
+
+} // namespace
+
+Status validateSimConfig(const SimConfig &config) {
+  if (config.devices < 1)
+    return invalidArgument("the simulator needs at least 1 GPU (got " +
+                           std::to_string(config.devices) + ")");
+  const part::TargetSpec fallback = defaultSimTarget();
+  const part::TargetSpec &target = targetOf(config, fallback);
+  if (!nonNegativeFinite(config.linkGbps))
+    return invalidArgument("the link bandwidth must be a non-negative number of GB/s (got " +
+                           formatNumber(config.linkGbps) + ")");
+  if (!positiveFinite(config.linkGbps > 0 ? config.linkGbps : target.pcieGbps))
+    return invalidArgument("target '" + target.name + "' has no PCIe bandwidth (pcie_gbps)");
+  if (!nonNegativeFinite(config.hostUplinkGbps))
+    return invalidArgument("the host uplink bandwidth must be a non-negative number of GB/s "
+                           "(got " + formatNumber(config.hostUplinkGbps) + ")");
+  if (config.devicesPerUplink < 0)
+    return invalidArgument("devices per uplink must be >= 0 (got " +
+                           std::to_string(config.devicesPerUplink) + ")");
+  if (config.optimizerMs && !nonNegativeFinite(*config.optimizerMs))
+    return invalidArgument("the optimizer time must be a non-negative number of ms (got " +
+                           formatNumber(*config.optimizerMs) + ")");
+  if (!positiveFinite(config.adamwGbps))
+    return invalidArgument("the host AdamW throughput must be a positive number of GB/s (got " +
+                           formatNumber(config.adamwGbps) + ")");
+  if (!positiveFinite(config.hostCopyGbps))
+    return invalidArgument("the host copy throughput must be a positive number of GB/s (got " +
+                           formatNumber(config.hostCopyGbps) + ")");
+  if (!(config.computeEfficiency > 0 && config.computeEfficiency <= 1))
+    return invalidArgument("the compute efficiency must be in (0, 1] (got " +
+                           formatNumber(config.computeEfficiency) + ")");
+  if (config.profile)
+    return part::validateProfile(*config.profile, "the profile");
+  if (!positiveFinite(target.peakTflops) || !positiveFinite(target.hbmGbps))
+    return invalidArgument("the roofline cost model needs the target's peak_tflops and hbm_gbps "
+                           "(target '" + target.name + "' has " +
+                           formatNumber(target.peakTflops) + " TFLOP/s and " +
+                           formatNumber(target.hbmGbps) + " GB/s); give them or a --profile");
+  return okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// The recorded graph
+//===----------------------------------------------------------------------===//
+
+struct SimBackend::SimEvent final : BackendEvent {
+  explicit SimEvent(int64_t id) : id(id) {}
+  const int64_t id;
+  bool resolved = false;   // live: its time is determined by what was issued
+  std::vector<int> waiters; // live: queues blocked on it
+};
+
+struct SimBackend::Op {
+  enum Kind { Copy, Compute, Work, Record, Wait } kind = Compute;
+  std::shared_ptr<SimEvent> event; // Record, Wait
+  double ms = 0;                   // Compute, Work
+  double bytes = 0;                // Copy: bytes at the link's rate
+  std::string label;
+  std::string category;
+  int64_t step = 0;
+};
+
+struct SimBackend::QueueOps {
+  int device = -1; // -1: a host thread
+  Lane lane = Lane::Host;
+  std::vector<Op> ops;
+  size_t resolved = 0; // live: ops [0, resolved) are resolved
+  // Host queues: ops count when the last issue mark was recorded, and that mark.
+  size_t markedAt = 0;
+  std::shared_ptr<SimEvent> mark;
+  // Device queues: the last issue mark waited for.
+  int64_t waitedMark = -1;
+  size_t finishedAt = 0; // ops count when finish() last marked the queue
+  size_t traced = 0;     // ops whose spans went to the trace
+  int track = 0;
+};
+
+SimBackend::SimBackend(SimConfig config) : config_(std::move(config)) {
+  if (config_.target.name.empty())
+    config_.target = defaultSimTarget();
+  const int devices = std::max(config_.devices, 0);
+  for (int d = 0; d < devices; ++d)
+    for (int q = 0; q < kNumQueues; ++q) {
+      auto ops = std::make_unique<QueueOps>();
+      ops->device = d;
+      ops->lane = static_cast<Lane>(q);
+      queues_.push_back(std::move(ops));
+    }
+  deviceStage_.assign(static_cast<size_t>(devices), 0);
+}
+
+SimBackend::~SimBackend() = default;
+
+double SimBackend::copyMs(int64_t bytes) const {
+  const double link = config_.linkGbps > 0 ? config_.linkGbps : config_.target.pcieGbps;
+  return static_cast<double>(bytes) / (link * 1e6);
+}
+
+namespace {
+
+int64_t elementsOf(const pb::TensorType &t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape())
+    n *= d;
+  return n;
+}
+
+double bytesOf(const pb::TensorType &t) {
+  const std::optional<DType> dtype = fromPlanDType(t.dtype());
+  return static_cast<double>(elementsOf(t)) * static_cast<double>(dtype ? dtypeSize(*dtype) : 4);
+}
+
+/// Roofline time of one instruction, ms.
+double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target, double efficiency) {
+  if (ins.kernel() == "reshape")
+    return 0; // a view
+  double bytes = 0;
+  for (const pb::BufferRef &r : ins.operands())
+    bytes += bytesOf(r.type());
+  for (const pb::BufferRef &r : ins.results())
+    bytes += bytesOf(r.type());
+  double flops = 0;
+  if (ins.kernel() == "matmul" && ins.operands_size() == 2 && ins.results_size() == 1) {
+    const pb::TensorType &a = ins.operands(0).type();
+    const int64_t k = a.shape_size() > 0 ? a.shape(a.shape_size() - 1) : 1;
+    flops = 2.0 * static_cast<double>(elementsOf(ins.results(0).type())) * static_cast<double>(k);
+  } else if (ins.kernel() == "attention" && ins.operands_size() == 3) {
+    const pb::TensorType &q = ins.operands(0).type();
+    const pb::TensorType &k = ins.operands(1).type();
+    const pb::TensorType &v = ins.operands(2).type();
+    if (q.shape_size() >= 2 && k.shape_size() >= 2 && v.shape_size() >= 1) {
+      const double d = static_cast<double>(q.shape(q.shape_size() - 1));
+      const double dv = static_cast<double>(v.shape(v.shape_size() - 1));
+      const double sk = static_cast<double>(k.shape(k.shape_size() - 2));
+      const double rows = static_cast<double>(elementsOf(q)) / d; // B * Hq * S
+      flops = 2.0 * rows * sk * (d + dv);
+      auto causal = ins.attrs().find("causal");
+      if (causal != ins.attrs().end() && causal->second.b())
+        flops /= 2;
+    }
+  }
+  const double computeMs = flops / (target.peakTflops * efficiency * 1e9);
+  const double memoryMs = bytes / (target.hbmGbps * 1e6);
+  return std::max(computeMs, memoryMs);
+}
+
+} // namespace
+
+double rooflineMs(const pb::Function &function, const part::TargetSpec &target, double efficiency) {
+  double ms = 0;
+  for (const pb::Instruction &ins : function.body())
+    ms += instructionMs(ins, target, efficiency);
+  return ms;
+}
+
+namespace {
+
+/// The iteration in an executor label ("F0 s3 mb1 x" -> 3; "B1 s-1 ..." -> -1); 0 if none.
+int64_t stepOfLabel(const std::string &label) {
+  for (size_t i = label.find(" s"); i != std::string::npos; i = label.find(" s", i + 1)) {
+    size_t j = i + 2;
+    const bool negative = j < label.size() && label[j] == '-';
+    if (negative)
+      ++j;
+    if (j >= label.size() || !std::isdigit(static_cast<unsigned char>(label[j])))
+      continue;
+    int64_t v = 0;
+    while (j < label.size() && std::isdigit(static_cast<unsigned char>(label[j])))
+      v = v * 10 + (label[j++] - '0');
+    if (j == label.size() || label[j] == ' ')
+      return negative ? -v : v;
+  }
+  return 0;
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+const char *kindCategory(pb::StageKind kind) {
+  switch (kind) {
+  case pb::FORWARD:
+    return "forward";
+  case pb::FUSED_TAIL:
+    return "fused";
+  default:
+    return "backward";
+  }
+}
+
+} // namespace
+
+Status SimBackend::prepare(const pb::Plan &plan) {
+  RP_RETURN_IF_ERROR(validateSimConfig(config_));
+  plan_ = &plan;
+  const int L = plan.layers_size();
+  if (config_.profile && static_cast<int>(config_.profile->layers.size()) != L)
+    return invalidArgument("the profile has " + std::to_string(config_.profile->layers.size()) +
+                           " layers, the plan " + std::to_string(L) +
+                           " (a profile of another model?)");
+  // Which layer each function belongs to, and whether it is the layer's forward.
+  std::vector<std::pair<int, bool>> owner(static_cast<size_t>(plan.functions_size()), {-1, false});
+  for (int l = 0; l < L; ++l) {
+    owner[static_cast<size_t>(plan.layers(l).forward())] = {l, true};
+    owner[static_cast<size_t>(plan.layers(l).backward())] = {l, false};
+  }
+  std::vector<double> roofline(static_cast<size_t>(plan.functions_size()), 0);
+  if (!config_.profile)
+    for (int f = 0; f < plan.functions_size(); ++f)
+      roofline[static_cast<size_t>(f)] =
+          rooflineMs(plan.functions(f), config_.target, config_.computeEfficiency);
+
+  callMs_.clear();
+  for (int s = 0; s < plan.stages_size(); ++s) {
+    const pb::Stage &st = plan.stages(s);
+    std::vector<bool> forwardCalled(static_cast<size_t>(L), false);
+    for (const pb::Step &step : st.body())
+      if (step.has_call()) {
+        auto [l, fwd] = owner[static_cast<size_t>(step.call().function())];
+        if (l >= 0 && fwd)
+          forwardCalled[static_cast<size_t>(l)] = true;
+      }
+    for (const pb::Step &step : st.body()) {
+      if (!step.has_call())
+        continue;
+      const int f = step.call().function();
+      if (!config_.profile) {
+        callMs_[{s, f}] = roofline[static_cast<size_t>(f)];
+        continue;
+      }
+      auto [l, fwd] = owner[static_cast<size_t>(f)];
+      if (l < 0)
+        return invalidArgument("stage " + st.name() + " calls function '" +
+                               plan.functions(f).name() +
+                               "', which is no layer's forward or backward: the profile cannot "
+                               "cost it");
+      const part::LayerProfile &p = config_.profile->layers[static_cast<size_t>(l)];
+      const double forwardWork = st.kind() == pb::BACKWARD ? p.recomputeMs : p.fwdMs;
+      double ms;
+      if (fwd)
+        ms = forwardWork;
+      else
+        ms = p.bwdMs + (forwardCalled[static_cast<size_t>(l)] ? 0.0 : forwardWork);
+      callMs_[{s, f}] = ms;
+    }
+  }
+
+  layerTrainableBytes_.assign(static_cast<size_t>(L), 0);
+  layerComputeBytes_.assign(static_cast<size_t>(L), 0);
+  trainableBytes_ = 0;
+  const std::optional<DType> compute = fromPlanDType(plan.config().compute_dtype());
+  const int64_t computeSize = compute ? static_cast<int64_t>(dtypeSize(*compute)) : 4;
+  for (const pb::Param &p : plan.params()) {
+    if (!p.trainable() || p.layer() < 0 || p.layer() >= L)
+      continue;
+    const int64_t n = elementsOf(p.type());
+    layerTrainableBytes_[static_cast<size_t>(p.layer())] += 4 * n;
+    layerComputeBytes_[static_cast<size_t>(p.layer())] += computeSize * n;
+    trainableBytes_ += 4 * n;
+  }
+  hopBuffer_.clear();
+  for (const pb::HostBuffer &b : plan.host_buffers())
+    hopBuffer_.push_back(b.kind() == pb::ACTIVATION || b.kind() == pb::COTANGENT);
+  return okStatus();
+}
+
+double SimBackend::callMs(int stage, int function) const {
+  auto it = callMs_.find({stage, function});
+  return it == callMs_.end() ? 0.0 : it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Issuing (live pass)
+//===----------------------------------------------------------------------===//
+
+int SimBackend::hostQueue() {
+  const std::thread::id self = std::this_thread::get_id();
+  auto it = hostQueues_.find(self);
+  if (it != hostQueues_.end())
+    return it->second;
+  auto ops = std::make_unique<QueueOps>();
+  queues_.push_back(std::move(ops));
+  const int index = static_cast<int>(queues_.size()) - 1;
+  hostQueues_.emplace(self, index);
+  return index;
+}
+
+void SimBackend::resolve(int queue) {
+  std::vector<int> work{queue};
+  while (!work.empty()) {
+    QueueOps &q = *queues_[static_cast<size_t>(work.back())];
+    const int index = work.back();
+    work.pop_back();
+    while (q.resolved < q.ops.size()) {
+      Op &op = q.ops[q.resolved];
+      if (op.kind == Op::Wait && !op.event->resolved) {
+        op.event->waiters.push_back(index);
+        break;
+      }
+      if (op.kind == Op::Record && !op.event->resolved) {
+        op.event->resolved = true;
+        work.insert(work.end(), op.event->waiters.begin(), op.event->waiters.end());
+        op.event->waiters.clear();
+      }
+      ++q.resolved;
+    }
+  }
+  cv_.notify_all();
+}
+
+void SimBackend::push(int queue, Op op) {
+  queues_[static_cast<size_t>(queue)]->ops.push_back(std::move(op));
+  resolve(queue);
+}
+
+void SimBackend::issueDevice(int device, Queue queue, Op op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int index = device * kNumQueues + static_cast<int>(queue);
+  const int hostIndex = hostQueue();
+  QueueOps &host = *queues_[static_cast<size_t>(hostIndex)];
+  // Nothing issued after a host wait may start before it: the device queue waits for a mark
+  // recorded at the issuing thread's current position.
+  if (host.ops.size() > host.markedAt) {
+    host.mark = std::make_shared<SimEvent>(nextEvent_++);
+    Op rec;
+    rec.kind = Op::Record;
+    rec.event = host.mark;
+    host.ops.push_back(std::move(rec));
+    host.markedAt = host.ops.size();
+    resolve(hostIndex);
+  }
+  QueueOps &q = *queues_[static_cast<size_t>(index)];
+  if (host.mark && q.waitedMark != host.mark->id) {
+    Op w;
+    w.kind = Op::Wait;
+    w.event = host.mark;
+    q.ops.push_back(std::move(w));
+    q.waitedMark = host.mark->id;
+  }
+  push(index, std::move(op));
+}
+
+double SimBackend::hopBytes(const std::string &label, double bytes) const {
+  // With a profile's comm_ms, a boundary activation's copy costs half a hop (docs/SIMULATOR.md).
+  if (!config_.profile || !config_.profile->commMs || !plan_)
+    return bytes;
+  for (int b = 0; b < plan_->host_buffers_size(); ++b)
+    if (hopBuffer_[static_cast<size_t>(b)] && endsWith(label, " " + plan_->host_buffers(b).name())) {
+      const double link = config_.linkGbps > 0 ? config_.linkGbps : config_.target.pcieGbps;
+      return *config_.profile->commMs / 2 * link * 1e6;
+    }
+  return bytes;
+}
+
+void SimBackend::copyToDevice(int device, Queue queue, const void *, int64_t, int64_t bytes,
+                              std::string label) {
+  Op op;
+  op.kind = Op::Copy;
+  op.bytes = static_cast<double>(bytes);
+  if (queue == Queue::WeightUpload) {
+    op.category = "weights";
+  } else {
+    op.category = "activations";
+    op.bytes = hopBytes(label, op.bytes);
+  }
+  op.step = stepOfLabel(label);
+  op.label = std::move(label);
+  issueDevice(device, queue, std::move(op));
+}
+
+void SimBackend::copyToHost(int device, Queue queue, int64_t, void *, int64_t bytes,
+                            std::string label) {
+  Op op;
+  op.kind = Op::Copy;
+  op.bytes = static_cast<double>(bytes);
+  if (endsWith(label, " grads")) {
+    op.category = "gradients";
+  } else {
+    op.category = "activations";
+    op.bytes = hopBytes(label, op.bytes);
+  }
+  op.step = stepOfLabel(label);
+  op.label = std::move(label);
+  issueDevice(device, queue, std::move(op));
+}
+
+void SimBackend::call(int device, CallFrame frame, std::string label) {
+  Op op;
+  op.kind = Op::Compute;
+  op.ms = callMs(frame.stage, frame.function);
+  if (plan_ && frame.stage >= 0 && frame.stage < plan_->stages_size())
+    op.category = kindCategory(plan_->stages(frame.stage).kind());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    deviceStage_[static_cast<size_t>(device)] = frame.stage;
+  }
+  op.step = stepOfLabel(label);
+  op.label = std::move(label);
+  issueDevice(device, Queue::Compute, std::move(op));
+}
+
+void SimBackend::accumulate(int device, int64_t, int64_t, int64_t elements, DType dtype, bool,
+                            std::string label) {
+  Op op;
+  op.kind = Op::Compute;
+  if (!config_.profile)
+    op.ms = static_cast<double>(elements) * static_cast<double>(dtypeSize(dtype) + 8) /
+            (config_.target.hbmGbps * 1e6);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int stage = deviceStage_[static_cast<size_t>(device)];
+    op.category = plan_ && stage < plan_->stages_size()
+                      ? kindCategory(plan_->stages(stage).kind())
+                      : "backward";
+  }
+  op.step = stepOfLabel(label);
+  op.label = std::move(label);
+  issueDevice(device, Queue::Compute, std::move(op));
+}
+
+Event SimBackend::newEvent() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::make_shared<SimEvent>(nextEvent_++);
+}
+
+void SimBackend::record(int device, Queue queue, const Event &event) {
+  Op op;
+  op.kind = Op::Record;
+  op.event = std::static_pointer_cast<SimEvent>(event);
+  issueDevice(device, queue, std::move(op));
+}
+
+void SimBackend::wait(int device, Queue queue, const Event &event) {
+  Op op;
+  op.kind = Op::Wait;
+  op.event = std::static_pointer_cast<SimEvent>(event);
+  issueDevice(device, queue, std::move(op));
+}
+
+void SimBackend::signal(const Event &event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Op op;
+  op.kind = Op::Record;
+  op.event = std::static_pointer_cast<SimEvent>(event);
+  push(hostQueue(), std::move(op));
+}
+
+Status SimBackend::hostWait(const Event &event) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (failed_)
+    return status_;
+  auto e = std::static_pointer_cast<SimEvent>(event);
+  Op op;
+  op.kind = Op::Wait;
+  op.event = e;
+  push(hostQueue(), std::move(op));
+  cv_.wait(lock, [&] { return failed_ || e->resolved; });
+  return failed_ ? status_ : okStatus();
+}
+
+void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!plan_)
+    return;
+  Op op;
+  op.kind = Op::Work;
+  op.category = "optimizer";
+  op.step = step;
+  const std::string layerName =
+      layer >= 0 && layer < plan_->layers_size() ? plan_->layers(layer).name() : "all layers";
+  const size_t l = static_cast<size_t>(std::max(layer, 0));
+  switch (task) {
+  case HostTask::AdamW:
+    op.ms = config_.optimizerMs ? *config_.optimizerMs
+                                : static_cast<double>(layerTrainableBytes_[l]) /
+                                      (config_.adamwGbps * 1e6);
+    op.label = "s" + std::to_string(step) + " adamw " + layerName;
+    break;
+  case HostTask::WriteWeights:
+    op.ms = config_.optimizerMs ? 0.0
+                                : static_cast<double>(layerComputeBytes_[l]) /
+                                      (config_.hostCopyGbps * 1e6);
+    op.label = "s" + std::to_string(step) + " copy " + layerName;
+    break;
+  case HostTask::GradNorm:
+    op.ms = config_.optimizerMs ? 0.0
+                                : static_cast<double>(trainableBytes_) / (config_.hostCopyGbps * 1e6);
+    op.label = "s" + std::to_string(step) + " grad norm";
+    break;
+  }
+  push(hostQueue(), std::move(op));
+}
+
+void SimBackend::fail(Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_) {
+      failed_ = true;
+      status_ = std::move(status);
+    }
+  }
+  cv_.notify_all();
+}
+
+Status SimBackend::finish() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const size_t deviceQueues = static_cast<size_t>(config_.devices) * kNumQueues;
+  cv_.wait(lock, [&] {
+    if (failed_)
+      return true;
+    for (size_t i = 0; i < deviceQueues; ++i)
+      if (queues_[i]->resolved < queues_[i]->ops.size())
+        return false;
+    return true;
+  });
+  if (failed_)
+    return status_;
+  // The caller's clock moves to the end of everything issued so far.
+  const int host = hostQueue();
+  for (size_t i = 0; i < deviceQueues; ++i) {
+    QueueOps &q = *queues_[i];
+    if (q.ops.size() == q.finishedAt)
+      continue;
+    Op rec;
+    rec.kind = Op::Record;
+    rec.event = std::make_shared<SimEvent>(nextEvent_++);
+    Op w;
+    w.kind = Op::Wait;
+    w.event = rec.event;
+    q.ops.push_back(std::move(rec));
+    q.finishedAt = q.ops.size();
+    resolve(static_cast<int>(i));
+    push(host, std::move(w));
+  }
+  return okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Virtual time (discrete-event simulation of the recorded graph)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Action {
+  double time;
+  int phase; // 0: queue progress; 1: link arbitration (after every arrival at the same time)
+  uint64_t seq;
+  int type;
+  int index;
+  uint64_t version;
+  bool operator>(const Action &o) const {
+    return std::tie(time, phase, seq) > std::tie(o.time, o.phase, o.seq);
+  }
+};
+
+} // namespace
+
+rp::sim::Timeline SimBackend::timeline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int N = config_.devices;
+  const size_t numQueues = queues_.size();
+  const double linkRate = (config_.linkGbps > 0 ? config_.linkGbps : config_.target.pcieGbps) * 1e6;
+  const double uplinkRate = config_.hostUplinkGbps * 1e6; // bytes per ms; 0: none
+  const int perUplink = config_.devicesPerUplink > 0 ? config_.devicesPerUplink : N;
+
+  enum { Advance = 0, Complete = 1, CopyDone = 2, Arbitrate = 3 };
+  struct QueueState {
+    size_t next = 0;
+    bool running = false;
+    double start = 0;
+  };
+  struct Link {
+    int active = -1; // queue index of the copy in flight
+    std::vector<std::pair<double, int>> waiting; // (ready time, queue)
+    double remaining = 0, rate = 0, last = 0;
+    uint64_t version = 0;
+    int group = -1; // uplink group (index into groups), -1: none
+  };
+  std::vector<QueueState> qs(numQueues);
+  std::vector<double> evTime(static_cast<size_t>(nextEvent_), 0);
+  std::vector<char> evDone(static_cast<size_t>(nextEvent_), 0);
+  std::vector<std::vector<int>> evWaiters(static_cast<size_t>(nextEvent_));
+  // Links: device d's H2D is 2d, its D2H 2d + 1.
+  std::vector<Link> links(static_cast<size_t>(2 * N));
+  const int numGroups = (N + perUplink - 1) / perUplink;
+  std::vector<std::vector<int>> groups(static_cast<size_t>(2 * numGroups)); // active links
+  if (uplinkRate > 0)
+    for (int d = 0; d < N; ++d)
+      for (int dir = 0; dir < 2; ++dir)
+        links[static_cast<size_t>(2 * d + dir)].group = 2 * (d / perUplink) + dir;
+
+  std::priority_queue<Action, std::vector<Action>, std::greater<Action>> heap;
+  uint64_t seq = 0;
+  auto schedule = [&](double t, int phase, int type, int index, uint64_t version = 0) {
+    heap.push(Action{t, phase, seq++, type, index, version});
+  };
+  auto linkOf = [&](int q) {
+    const QueueOps &ops = *queues_[static_cast<size_t>(q)];
+    return 2 * ops.device + (ops.lane == Lane::Download ? 1 : 0);
+  };
+
+  struct Done {
+    int queue;
+    size_t op;
+    double start, end;
+  };
+  std::vector<Done> done;
+
+  auto rescheduleGroup = [&](int g, double now) {
+    std::vector<int> &active = groups[static_cast<size_t>(g)];
+    const double rate =
+        std::min(linkRate, uplinkRate / static_cast<double>(std::max<size_t>(active.size(), 1)));
+    for (int li : active) {
+      Link &link = links[static_cast<size_t>(li)];
+      link.remaining = std::max(0.0, link.remaining - link.rate * (now - link.last));
+      link.last = now;
+      link.rate = rate;
+      ++link.version;
+      schedule(now + link.remaining / link.rate, 0, CopyDone, li, link.version);
+    }
+  };
+
+  std::function<void(int, double)> advance = [&](int q, double now) {
+    QueueState &s = qs[static_cast<size_t>(q)];
+    const std::vector<Op> &ops = queues_[static_cast<size_t>(q)]->ops;
+    if (s.running)
+      return;
+    while (s.next < ops.size()) {
+      const Op &op = ops[s.next];
+      switch (op.kind) {
+      case Op::Wait: {
+        const size_t id = static_cast<size_t>(op.event->id);
+        if (!evDone[id]) {
+          evWaiters[id].push_back(q);
+          return;
+        }
+        ++s.next;
+        continue;
+      }
+      case Op::Record: {
+        const size_t id = static_cast<size_t>(op.event->id);
+        if (!evDone[id]) {
+          evDone[id] = 1;
+          evTime[id] = now;
+          for (int w : evWaiters[id])
+            schedule(now, 0, Advance, w);
+          evWaiters[id].clear();
+        }
+        ++s.next;
+        continue;
+      }
+      case Op::Compute:
+      case Op::Work:
+        s.running = true;
+        s.start = now;
+        schedule(now + op.ms, 0, Complete, q);
+        return;
+      case Op::Copy: {
+        s.running = true;
+        const int li = linkOf(q);
+        links[static_cast<size_t>(li)].waiting.push_back({now, q});
+        schedule(now, 1, Arbitrate, li);
+        return;
+      }
+      }
+    }
+  };
+
+  for (size_t q = 0; q < numQueues; ++q)
+    schedule(0, 0, Advance, static_cast<int>(q));
+  while (!heap.empty()) {
+    const Action a = heap.top();
+    heap.pop();
+    const double now = a.time;
+    switch (a.type) {
+    case Advance:
+      advance(a.index, now);
+      break;
+    case Complete: {
+      QueueState &s = qs[static_cast<size_t>(a.index)];
+      done.push_back({a.index, s.next, s.start, now});
+      ++s.next;
+      s.running = false;
+      advance(a.index, now);
+      break;
+    }
+    case Arbitrate: {
+      Link &link = links[static_cast<size_t>(a.index)];
+      if (link.active >= 0 || link.waiting.empty())
+        break;
+      // First come, first served; at equal times activations before weights.
+      auto best = std::min_element(link.waiting.begin(), link.waiting.end(),
+                                   [&](const auto &x, const auto &y) {
+                                     return std::make_pair(x.first, x.second) <
+                                            std::make_pair(y.first, y.second);
+                                   });
+      const int q = best->second;
+      link.waiting.erase(best);
+      QueueState &s = qs[static_cast<size_t>(q)];
+      s.start = now;
+      link.active = q;
+      link.remaining = queues_[static_cast<size_t>(q)]->ops[s.next].bytes;
+      link.last = now;
+      ++link.version;
+      if (link.group >= 0) {
+        groups[static_cast<size_t>(link.group)].push_back(a.index);
+        rescheduleGroup(link.group, now);
+      } else {
+        link.rate = linkRate;
+        schedule(now + link.remaining / link.rate, 0, CopyDone, a.index, link.version);
+      }
+      break;
+    }
+    case CopyDone: {
+      Link &link = links[static_cast<size_t>(a.index)];
+      if (a.version != link.version || link.active < 0)
+        break;
+      const int q = link.active;
+      link.active = -1;
+      ++link.version;
+      if (link.group >= 0) {
+        std::vector<int> &active = groups[static_cast<size_t>(link.group)];
+        active.erase(std::find(active.begin(), active.end(), a.index));
+        rescheduleGroup(link.group, now);
+      }
+      QueueState &s = qs[static_cast<size_t>(q)];
+      done.push_back({q, s.next, s.start, now});
+      ++s.next;
+      s.running = false;
+      advance(q, now);
+      schedule(now, 1, Arbitrate, a.index);
+      break;
+    }
+    }
+  }
+
+  rp::sim::Timeline out;
+  out.schedule = std::string("roundpipe-") +
+                 (plan_ && plan_->config().update() == pb::ASYNC ? "async" : "sync");
+  out.numDevices = N;
+  std::sort(done.begin(), done.end(), [&](const Done &a, const Done &b) {
+    const QueueOps &qa = *queues_[static_cast<size_t>(a.queue)];
+    const QueueOps &qb = *queues_[static_cast<size_t>(b.queue)];
+    return std::make_tuple(static_cast<int>(qa.lane), qa.device, a.start, a.queue, a.op) <
+           std::make_tuple(static_cast<int>(qb.lane), qb.device, b.start, b.queue, b.op);
+  });
+  for (const Done &d : done) {
+    QueueOps &q = *queues_[static_cast<size_t>(d.queue)];
+    const Op &op = q.ops[d.op];
+    Span span;
+    span.device = q.device;
+    span.lane = q.lane;
+    span.startMs = d.start;
+    span.endMs = d.end;
+    span.label = op.label;
+    span.category = op.category;
+    span.step = static_cast<int>(op.step);
+    out.spans.push_back(span);
+  }
+
+  if (trace_ && trace_->enabled()) {
+    // Each queue's spans once, in queue order (later calls add the spans of later commands).
+    std::vector<std::vector<const Done *>> byQueue(numQueues);
+    for (const Done &d : done)
+      byQueue[static_cast<size_t>(d.queue)].push_back(&d);
+    for (size_t i = 0; i < numQueues; ++i) {
+      QueueOps &q = *queues_[i];
+      if (byQueue[i].empty())
+        continue;
+      if (q.track == 0)
+        q.track = trace_->track(q.device < 0 ? std::string("host optimizer")
+                                             : "gpu" + std::to_string(q.device) + " " +
+                                                   queueName(static_cast<Queue>(q.lane)));
+      std::sort(byQueue[i].begin(), byQueue[i].end(),
+                [](const Done *a, const Done *b) { return a->op < b->op; });
+      size_t last = q.traced;
+      for (const Done *d : byQueue[i]) {
+        if (d->op < q.traced)
+          continue;
+        const Op &op = q.ops[d->op];
+        trace_->complete(q.track, op.label, op.category, d->start * 1000,
+                         (d->end - d->start) * 1000, {{"step", std::to_string(op.step)}});
+        last = d->op + 1;
+      }
+      q.traced = last;
+    }
+  }
+  return out;
+}
+
+} // namespace rp::runtime

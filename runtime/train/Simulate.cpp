@@ -1,0 +1,424 @@
+//===- Simulate.cpp - rp-run --backend sim --------------------------------===//
+
+#include "runtime/train/Simulate.h"
+
+#include "compiler/partition/Profile.h"
+#include "runtime/backends/sim/SimBackend.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/exec/HostArena.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanInputs.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/sim/Compare.h"
+#include "runtime/sim/Timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+namespace part = rp::partition;
+namespace sim = rp::sim;
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+/// Milliseconds with 3 significant decimals at least ("0.00123 ms", "12.346 ms").
+std::string ms(double v) {
+  char buf[64];
+  if (v != 0 && std::fabs(v) < 0.1)
+    std::snprintf(buf, sizeof(buf), "%.3g ms", v);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3f ms", v);
+  return buf;
+}
+
+/// A target file (JSON) when `spec` names an existing file or ends in .json, else the flag form.
+StatusOr<part::TargetSpec> resolveTarget(const std::string &spec) {
+  if (spec.empty())
+    return defaultSimTarget();
+  std::error_code ec;
+  if (std::filesystem::exists(spec, ec) ||
+      (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0))
+    return part::loadTarget(spec);
+  return part::parseTargetFlag(spec);
+}
+
+/// The spans of `t` clipped to [begin, end], shifted to start at 0 (for window statistics).
+sim::Timeline window(const sim::Timeline &t, double begin, double end) {
+  sim::Timeline out;
+  out.schedule = t.schedule;
+  out.numDevices = t.numDevices;
+  for (const sim::Span &s : t.spans) {
+    const double a = std::max(s.startMs, begin), b = std::min(s.endMs, end);
+    if (b <= a)
+      continue;
+    sim::Span c = s;
+    c.startMs = a - begin;
+    c.endMs = b - begin;
+    c.step = 0;
+    out.spans.push_back(std::move(c));
+  }
+  // A zero-length marker at the window's end so that the makespan is the window.
+  if (end > begin) {
+    sim::Span marker;
+    marker.device = 0;
+    marker.lane = sim::Lane::Compute;
+    marker.startMs = marker.endMs = end - begin;
+    marker.category = "marker";
+    out.spans.push_back(marker);
+  }
+  return out;
+}
+
+/// Per-device busy/idle and the totals of `stats`, as a table.
+void printStats(std::FILE *out, const sim::TimelineStats &stats, const char *what) {
+  std::fprintf(out, "%-8s %14s %14s %8s %22s\n", "device", "busy", "idle", "busy %",
+               "exposed transfer");
+  for (size_t d = 0; d < stats.devices.size(); ++d) {
+    const sim::DeviceStats &s = stats.devices[d];
+    const double span = s.computeBusyMs + s.computeIdleMs;
+    std::fprintf(out, "%-8s %14s %14s %8s %22s\n", ("gpu" + std::to_string(d)).c_str(),
+                 ms(s.computeBusyMs).c_str(), ms(s.computeIdleMs).c_str(),
+                 fixed(span > 0 ? 100.0 * s.computeBusyMs / span : 0, 1).c_str(),
+                 ms(s.exposedTransferMs).c_str());
+  }
+  std::fprintf(out, "rp-run: %s: bubble %s%%, exposed transfer %s%%\n", what,
+               fixed(stats.bubblePercent, 1).c_str(), fixed(stats.exposedTransferPercent, 1).c_str());
+}
+
+Status writeOutputs(const sim::Timeline &timeline, const SimulateOptions &o, std::FILE *out) {
+  if (!o.tracePath.empty()) {
+    RP_RETURN_IF_ERROR(sim::writeChromeTrace(timeline, o.tracePath));
+    std::fprintf(out, "rp-run: trace: %s (open in https://ui.perfetto.dev)\n", o.tracePath.c_str());
+  }
+  if (!o.ganttPath.empty()) {
+    RP_RETURN_IF_ERROR(sim::writeSvgGantt(timeline, o.ganttPath));
+    std::fprintf(out, "rp-run: gantt: %s\n", o.ganttPath.c_str());
+  }
+  return okStatus();
+}
+
+Status checkCommon(const SimulateOptions &o) {
+  if (o.steps < 1)
+    return invalidArgument("--steps must be at least 1 (got " + std::to_string(o.steps) + ")");
+  if (o.gpus < 0)
+    return invalidArgument("--gpus must be at least 1 (got " + std::to_string(o.gpus) + ")");
+  if (o.microBatches < 0)
+    return invalidArgument("--micro-batches must be at least 1 (got " +
+                           std::to_string(o.microBatches) + ")");
+  if (!o.update.empty() && o.update != "sync" && o.update != "async")
+    return invalidArgument("--update must be sync or async (got '" + o.update + "')");
+  if (o.optimizerMs && o.adamwGbps)
+    return invalidArgument("give --optimizer-ms or --adamw-gbps, not both");
+  if (!o.tracePath.empty() && o.tracePath == o.ganttPath)
+    return invalidArgument("--trace and --gantt name the same file '" + o.tracePath + "'");
+  return okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Profile mode
+//===----------------------------------------------------------------------===//
+
+/// Host AdamW ms per layer for the schedule simulator: --optimizer-ms, else the mean over the
+/// profile's layers of their fp32 master bytes (2 x trainable_bytes, the library's 16-bit
+/// gradients) / the AdamW throughput.
+double profileOptimizerMs(const part::Profile &profile, const SimulateOptions &o) {
+  if (o.optimizerMs)
+    return *o.optimizerMs;
+  const double gbps = o.adamwGbps.value_or(SimConfig().adamwGbps);
+  double bytes = 0;
+  for (const part::LayerProfile &l : profile.layers)
+    bytes += 2.0 * static_cast<double>(l.trainableBytes);
+  return profile.layers.empty() ? 0 : bytes / (gbps * 1e6) / static_cast<double>(profile.layers.size());
+}
+
+Status simulateProfile(const SimulateOptions &o, std::FILE *out) {
+  if (o.profilePath.empty())
+    return invalidArgument("rp-run --backend sim needs a plan (MODEL.rpplan) or a --profile "
+                           "FILE.json");
+  if (o.gpus == 0)
+    return invalidArgument("without a plan, --gpus N is required (the pool to simulate)");
+  if (o.microBatches == 0)
+    return invalidArgument("without a plan, --micro-batches M is required (micro-batches per "
+                           "iteration)");
+  RP_ASSIGN_OR_RETURN(part::Profile profile, part::loadProfile(o.profilePath));
+  RP_ASSIGN_OR_RETURN(part::TargetSpec target, resolveTarget(o.target));
+  if (o.adamwGbps && !(*o.adamwGbps > 0 && std::isfinite(*o.adamwGbps)))
+    return invalidArgument("--adamw-gbps must be a positive number");
+  sim::CompareOptions opts;
+  opts.gpus = o.gpus;
+  opts.microBatches = static_cast<int>(o.microBatches);
+  opts.linkGbps = o.linkGbps > 0 ? o.linkGbps : target.pcieGbps;
+  opts.hostUplinkGbps = o.hostUplinkGbps;
+  opts.optimizerMsPerLayer = profileOptimizerMs(profile, o);
+  opts.gpuMemoryBytes = target.memoryBytes;
+  const std::string mode = o.update.empty() ? "sync" : o.update;
+  const std::string name = "roundpipe-" + mode;
+
+  std::vector<sim::ScheduleResult> all;
+  sim::ScheduleResult result;
+  if (o.compare) {
+    RP_ASSIGN_OR_RETURN(all, sim::compareSchedules(profile, opts));
+    for (const sim::ScheduleResult &r : all)
+      if (r.name == name)
+        result = r;
+  } else {
+    RP_ASSIGN_OR_RETURN(result, sim::simulateSchedule(name, profile, opts));
+  }
+  std::fprintf(out,
+               "rp-run: simulated %s on %d GPUs, %d micro-batches, profile %s (%zu layers)\n"
+               "rp-run: link %s GB/s per direction%s, host optimizer %s per layer\n",
+               name.c_str(), o.gpus, opts.microBatches, o.profilePath.c_str(),
+               profile.layers.size(), fixed(opts.linkGbps, 1).c_str(),
+               o.hostUplinkGbps > 0
+                   ? (", shared host uplink " + fixed(o.hostUplinkGbps, 1) + " GB/s").c_str()
+                   : "",
+               ms(opts.optimizerMsPerLayer).c_str());
+  std::fprintf(out, "rp-run: stages: %s\n", result.description.c_str());
+  std::fprintf(out, "rp-run: step time %s (one iteration, makespan %s)\n", ms(result.stepMs).c_str(),
+               ms(result.stats.makespanMs).c_str());
+  printStats(out, result.stats, "iteration");
+  if (mode == "async")
+    std::fprintf(out, "rp-run: steady state (fill and drain overlapped): bubble %s%%\n",
+                 fixed(result.bubblePercent, 1).c_str());
+  if (o.compare)
+    std::fputs(sim::formatCompareTable(all).c_str(), out);
+  return writeOutputs(result.timeline, o, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Plan mode
+//===----------------------------------------------------------------------===//
+
+/// A per-layer profile of `plan` with the costs the simulator backend uses: the given profile,
+/// or the roofline of each layer's functions (fwd_ms = forward function; bwd_ms = backward
+/// function - fwd_ms, since the backward function recomputes its layer's forward, and the fused
+/// tail function for the last layer), compute-dtype weights, fp32 gradients (what the plan
+/// downloads) and the forward function's results as the layer's activation.
+part::Profile planProfile(const pb::Plan &plan, const SimConfig &config) {
+  if (config.profile)
+    return *config.profile;
+  part::Profile p;
+  const std::optional<DType> compute = fromPlanDType(plan.config().compute_dtype());
+  const uint64_t computeSize = compute ? dtypeSize(*compute) : 4;
+  for (int l = 0; l < plan.layers_size(); ++l) {
+    const pb::Layer &layer = plan.layers(l);
+    part::LayerProfile lp;
+    lp.name = layer.name();
+    lp.fwdMs = rooflineMs(plan.functions(layer.forward()), config.target, config.computeEfficiency);
+    lp.bwdMs = std::max(0.0, rooflineMs(plan.functions(layer.backward()), config.target,
+                                        config.computeEfficiency) -
+                                 lp.fwdMs);
+    lp.recomputeMs = lp.fwdMs;
+    for (int pi : layer.params()) {
+      const pb::Param &param = plan.params(pi);
+      uint64_t n = 1;
+      for (int64_t d : param.type().shape())
+        n *= static_cast<uint64_t>(d);
+      lp.paramBytes += n * computeSize;
+      if (param.trainable())
+        lp.trainableBytes += 4 * n;
+    }
+    for (const pb::TensorType &t : plan.functions(layer.forward()).results())
+      if (isPlanFloat(t.dtype()))
+        lp.actBytes += static_cast<uint64_t>(tensorTypeBytes(t, "activation").valueOr(0));
+    p.layers.push_back(lp);
+  }
+  return p;
+}
+
+/// End of the last device span of each step.
+std::map<int, double> stepEnds(const sim::Timeline &t) {
+  std::map<int, double> ends;
+  for (const sim::Span &s : t.spans)
+    if (s.device >= 0 && s.step >= 0)
+      ends[s.step] = std::max(ends[s.step], s.endMs);
+  return ends;
+}
+
+Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
+  RP_ASSIGN_OR_RETURN(pb::Plan plan, readPlanFile(o.planPath));
+  if (Status valid = validatePlan(plan); !valid.ok())
+    return Status(valid.code(), o.planPath + ": " + valid.message());
+  const pb::Config &cfg = plan.config();
+  const std::string planMode = cfg.update() == pb::ASYNC ? "async" : "sync";
+  if (!o.update.empty() && o.update != planMode)
+    return invalidArgument("--update " + o.update + ": the plan was compiled for " + planMode +
+                           " updates (recompile with rpc-compile --update " + o.update + ")");
+  if (o.microBatches != 0 && o.microBatches != cfg.micro_batches())
+    return invalidArgument("--micro-batches " + std::to_string(o.microBatches) +
+                           ": the plan was compiled for " + std::to_string(cfg.micro_batches()) +
+                           " (recompile with rpc-compile --micro-batches, or simulate a profile "
+                           "without a plan)");
+
+  SimConfig config;
+  config.devices = o.gpus > 0 ? o.gpus : static_cast<int>(cfg.gpus());
+  if (!o.profilePath.empty()) {
+    RP_ASSIGN_OR_RETURN(part::Profile profile, part::loadProfile(o.profilePath));
+    config.profile = std::move(profile);
+  }
+  RP_ASSIGN_OR_RETURN(config.target, resolveTarget(o.target));
+  config.linkGbps = o.linkGbps;
+  config.hostUplinkGbps = o.hostUplinkGbps;
+  config.optimizerMs = o.optimizerMs;
+  if (o.adamwGbps)
+    config.adamwGbps = *o.adamwGbps;
+  RP_RETURN_IF_ERROR(validateSimConfig(config));
+  if (config.profile && static_cast<int>(config.profile->layers.size()) != plan.layers_size())
+    return invalidArgument(o.profilePath + ": the profile has " +
+                           std::to_string(config.profile->layers.size()) + " layers, the plan " +
+                           std::to_string(plan.layers_size()) + " (a profile of another model?)");
+
+  // The comparison's inputs are checked before anything runs or is written.
+  sim::CompareOptions copts;
+  part::Profile profile;
+  if (o.compare) {
+    profile = planProfile(plan, config);
+    copts.gpus = config.devices;
+    copts.microBatches = static_cast<int>(cfg.micro_batches());
+    copts.linkGbps = config.linkGbps > 0 ? config.linkGbps : config.target.pcieGbps;
+    copts.hostUplinkGbps = config.hostUplinkGbps;
+    copts.gpuMemoryBytes = config.target.memoryBytes;
+    copts.roundMicroBatches = copts.microBatches; // one job per stage over all M (the executor)
+    double adamwMs = 0;
+    int layers = 0;
+    for (const pb::Layer &layer : plan.layers()) {
+      double bytes = 0;
+      for (int pi : layer.params())
+        if (plan.params(pi).trainable())
+          bytes += 4.0 * static_cast<double>(tensorTypeElements(plan.params(pi).type(), "param").valueOr(0));
+      adamwMs += config.optimizerMs ? (bytes > 0 ? *config.optimizerMs : 0)
+                                    : bytes / (config.adamwGbps * 1e6);
+      ++layers;
+    }
+    copts.optimizerMsPerLayer = layers ? adamwMs / layers : 0;
+    for (const pb::Stage &st : plan.stages())
+      (st.kind() == pb::FORWARD ? copts.roundPipeForward : copts.roundPipeBackward)
+          .push_back(st.end() - st.begin());
+  }
+
+  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
+  SimBackend backend(config);
+  ExecutorOptions exec;
+  exec.lr = cfg.optimizer().lr();
+  Executor executor(host, backend, exec);
+  RP_RETURN_IF_ERROR(executor.start());
+
+  std::vector<sim::ScheduleResult> results;
+  if (o.compare) {
+    StatusOr<std::vector<sim::ScheduleResult>> r = sim::compareSchedules(profile, copts);
+    if (!r.ok())
+      return Status(r.status().code(), "--compare: " + r.status().message());
+    results = std::move(r).value();
+  }
+
+  auto failed = [](int64_t step, const Status &s) {
+    return internal("the simulated run failed at step " + std::to_string(step + 1) + ": " +
+                    s.message());
+  };
+  for (int64_t k = 0; k < o.steps; ++k) {
+    Status s = executor.waitInputsWritable(k);
+    if (s.ok())
+      s = executor.dispatch(k, o.steps);
+    if (s.ok() && k > 0)
+      s = executor.losses(k - 1).status();
+    if (!s.ok())
+      return failed(k, s);
+  }
+  if (Status s = executor.drain(); !s.ok())
+    return failed(o.steps - 1, s);
+  sim::Timeline timeline = backend.timeline();
+
+  const std::map<int, double> ends = stepEnds(timeline);
+  const int last = static_cast<int>(o.steps - 1);
+  const double end = ends.count(last) ? ends.at(last) : 0;
+  const double begin = last > 0 && ends.count(last - 1) ? ends.at(last - 1) : 0;
+  const double stepMs = end - begin;
+  const sim::TimelineStats whole = sim::computeStats(timeline);
+  const sim::TimelineStats steady = sim::computeStats(window(timeline, begin, end));
+
+  int64_t tokens = 0;
+  for (const PlanInput &in : analyzeInputs(plan))
+    if (in.role == InputRole::Tokens && in.shape.size() == 2) {
+      tokens = in.shape[0] * in.shape[1] * cfg.micro_batches();
+      break;
+    }
+  const double link = config.linkGbps > 0 ? config.linkGbps : config.target.pcieGbps;
+  std::fprintf(out,
+               "rp-run: simulated %s: %d stages, %lld micro-batches, %s updates, %lld steps on %d "
+               "virtual GPUs\n",
+               o.planPath.c_str(), plan.stages_size(), static_cast<long long>(cfg.micro_batches()),
+               planMode.c_str(), static_cast<long long>(o.steps), config.devices);
+  std::fprintf(out, "rp-run: costs: %s; target %s (%s TFLOP/s, %s GB/s HBM); link %s GB/s per "
+                    "direction%s\n",
+               config.profile ? ("profile " + o.profilePath).c_str()
+                              : "roofline of the plan's instructions",
+               config.target.name.c_str(), fixed(config.target.peakTflops, 0).c_str(),
+               fixed(config.target.hbmGbps, 0).c_str(), fixed(link, 1).c_str(),
+               config.hostUplinkGbps > 0
+                   ? (", shared host uplink " + fixed(config.hostUplinkGbps, 1) + " GB/s").c_str()
+                   : "");
+  std::fprintf(out, "rp-run: step time %s (steady state: step %d ends %s after step %d)%s\n",
+               ms(stepMs).c_str(), last + 1, ms(stepMs).c_str(), last,
+               tokens > 0 && stepMs > 0
+                   ? (", " + fixed(static_cast<double>(tokens) / (stepMs / 1000), 0) + " tokens/s")
+                         .c_str()
+                   : "");
+  printStats(out, steady, ("step " + std::to_string(last + 1)).c_str());
+  std::fprintf(out, "rp-run: whole run (%lld steps): makespan %s, bubble %s%%, exposed transfer "
+                    "%s%%, host optimizer busy %s\n",
+               static_cast<long long>(o.steps), ms(whole.makespanMs).c_str(),
+               fixed(whole.bubblePercent, 1).c_str(), fixed(whole.exposedTransferPercent, 1).c_str(),
+               ms(whole.hostBusyMs).c_str());
+
+  if (o.compare) {
+    sim::ScheduleResult mine;
+    mine.name = "executor-" + planMode;
+    mine.description = "the compiled plan run by the executor (steady-state step)";
+    mine.stats = steady;
+    mine.stepMs = stepMs;
+    mine.bubblePercent = steady.bubblePercent;
+    const sim::ScheduleResult *analytic = nullptr;
+    for (const sim::ScheduleResult &r : results)
+      if (r.name == "roundpipe-" + planMode)
+        analytic = &r;
+    results.push_back(mine);
+    std::fputs(sim::formatCompareTable(results).c_str(), out);
+    if (analytic && std::fabs(analytic->stepMs - stepMs) > 0.01 * std::max(stepMs, 1e-9))
+      std::fprintf(out,
+                   "rp-run: executor-%s (%s) differs from roundpipe-%s (%s), the schedule model "
+                   "of the same partition and costs: the executor runs the plan's own commands "
+                   "(the backward functions of stage-grain plans recompute their layer's forward "
+                   "once more; the weight prefetch shares each GPU's upload link with the "
+                   "activations; the first N jobs upload their weights unprefetched; the host "
+                   "optimizer, %s per step here, runs as the executor orders it: sync steps wait "
+                   "for it, async steps wait for the previous step's) and its step is measured "
+                   "in steady state, after %lld steps\n",
+                   planMode.c_str(), ms(stepMs).c_str(), planMode.c_str(),
+                   ms(analytic->stepMs).c_str(),
+                   ms(whole.hostBusyMs / static_cast<double>(o.steps)).c_str(),
+                   static_cast<long long>(o.steps));
+  }
+  return writeOutputs(timeline, o, out);
+}
+
+} // namespace
+
+Status simulate(const SimulateOptions &options, std::FILE *out) {
+  RP_RETURN_IF_ERROR(checkCommon(options));
+  if (options.planPath.empty())
+    return simulateProfile(options, out);
+  return simulatePlan(options, out);
+}
+
+} // namespace rp::runtime

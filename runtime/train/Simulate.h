@@ -1,0 +1,63 @@
+//===- Simulate.h - rp-run --backend sim: a plan or a profile on N virtual GPUs -*- C++ -*-===//
+//
+// What `rp-run --backend sim` does (issue 10; docs/SIMULATOR.md, "The simulator backend"):
+//
+//  plan mode      rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile F]
+//                 The executor (runtime/exec/Executor.h) runs K iterations of the compiled plan
+//                 on the simulator backend (runtime/backends/sim/SimBackend.h): the same dispatch,
+//                 events and transfer order as a real run, on a virtual clock. No weights file
+//                 and no data are needed (the input records stay zero; no kernel reads them).
+//  profile mode   rp-run --backend sim --profile F --gpus N --micro-batches M [--update U]
+//                 No plan: the schedule simulator (runtime/sim/Compare.h) replays RoundPipe on
+//                 the layer profile, as the published measurements are given.
+//
+// Both print the step time, per-device busy and idle time, the bubble and the exposed transfer
+// share (runtime/sim/Timeline.h, computeStats), and can write the Chrome trace and an SVG Gantt
+// chart of the simulated run. `--compare` adds the table of the baseline schedules on the same
+// costs (formatCompareTable); in plan mode it includes the executor-driven RoundPipe row.
+//
+// Plan mode's step time is the steady state: the end of iteration K's last device command minus
+// the end of iteration K-1's (K = 1: the end of the only one); its per-device numbers, bubble
+// and exposed transfer are measured in that window [end of K-1, end of K].
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_TRAIN_SIMULATE_H
+#define RP_RUNTIME_TRAIN_SIMULATE_H
+
+#include "runtime/core/Status.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace rp::runtime {
+
+struct SimulateOptions {
+  std::string planPath;      ///< The plan; empty: profile mode (needs profilePath).
+  std::string profilePath;   ///< Layer profile JSON (compiler/partition/Profile.h); optional
+                             ///< with a plan (default: the roofline of its instructions).
+  std::string target;        ///< A target JSON file or the flag form "name=..,pcie_gbps=..";
+                             ///< empty: an RTX 4090 (defaultSimTarget()).
+  int gpus = 0;              ///< N; 0: the plan's (required in profile mode).
+  int64_t microBatches = 0;  ///< M; required in profile mode; with a plan: its M or 0.
+  std::string update;        ///< "sync" | "async"; with a plan: its mode or empty. Default sync.
+  int64_t steps = 3;         ///< Iterations the executor runs (plan mode), >= 1.
+  double linkGbps = 0;       ///< Per device per direction, GB/s; 0: the target's pcie_gbps.
+  double hostUplinkGbps = 0; ///< Shared host uplink per direction, GB/s; 0: none.
+  std::optional<double> optimizerMs; ///< Host AdamW ms per trainable layer.
+  std::optional<double> adamwGbps;   ///< Host AdamW throughput (default 8 GB/s of fp32 params).
+  bool compare = false;      ///< Also print the comparison with the baseline schedules.
+  std::string tracePath;     ///< Chrome trace of the simulated run ("": none).
+  std::string ganttPath;     ///< SVG Gantt chart of the simulated run ("": none).
+};
+
+/// Runs the simulation of `options` and prints its report to `out`. Errors: InvalidArgument /
+/// NotFound / DataLoss for bad input (plan, profile, target, flags: checked before anything is
+/// written), Unavailable when an output file cannot be written, Internal for a failure of the
+/// simulated run.
+Status simulate(const SimulateOptions &options, std::FILE *out);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_TRAIN_SIMULATE_H

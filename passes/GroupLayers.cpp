@@ -305,6 +305,13 @@ void Grouper::assignParts() {
       placement[load.getResult()] = p;
       continue;
     }
+    // Constants are free wherever their name puts them: each layer that uses one gets its own
+    // copy (exporters share one folded rotary table between all blocks, scoped to the first).
+    if (isa<graph::ConstantOp>(op)) {
+      for (Value r : op->getResults())
+        placement[r] = Placement();
+      continue;
+    }
     int part = -1;
     bool prefixParam = false, tailParam = false, sideParam = false;
     if (auto s = opScope.find(op); s != opScope.end())

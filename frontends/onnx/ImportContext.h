@@ -33,11 +33,12 @@ struct OpEntry {
 };
 
 /// Handler tables, one per op family (OpsElementwise.cpp, OpsShape.cpp, OpsNN.cpp,
-/// OpsGenerators.cpp).
+/// OpsGenerators.cpp, OpsFoldOnly.cpp).
 llvm::ArrayRef<OpEntry> elementwiseOps();
 llvm::ArrayRef<OpEntry> shapeOps();
 llvm::ArrayRef<OpEntry> nnOps();
 llvm::ArrayRef<OpEntry> generatorOps();
+llvm::ArrayRef<OpEntry> foldOnlyOps();
 
 /// The operands, attributes and results of the node being imported.
 class NodeContext {
@@ -50,6 +51,8 @@ public:
   const ::onnx::NodeProto &node;
   int64_t opset;
   llvm::StringMap<Value> &values;
+  /// ONNX sequence values (SplitToSequence), by name; null when the caller keeps none.
+  llvm::StringMap<SmallVector<Value>> *sequences = nullptr;
   Location loc;
   /// The node's name, or `<op_type>_<index>` for unnamed nodes.
   std::string name;
@@ -68,6 +71,10 @@ public:
   int numOutputs() const { return node.output_size(); }
   bool outputUsed(int i) const;
   void setOutput(int i, Value v);
+  /// The elements of sequence input `i` (fails with a message when it is not a sequence).
+  FailureOr<SmallVector<Value>> sequenceInput(int i);
+  /// Defines output `i` as a sequence of tensors.
+  void setSequenceOutput(int i, SmallVector<Value> elements);
 
   // ---- attributes ----
   const ::onnx::AttributeProto *attr(llvm::StringRef name) const;
@@ -99,6 +106,11 @@ public:
 
 /// Converts a host tensor to an elements attribute of the matching MLIR type.
 DenseElementsAttr toAttr(MLIRContext *ctx, const ::rp::runtime::HostTensor &tensor);
+
+/// `tensor` with float64 elements rounded to float32 (other dtypes unchanged). The graph dialect
+/// computes in f32/f16/bf16; exporters emit f64 constants for scalars only (TorchScript's
+/// attention scale, cast to float right after), so constants are narrowed once, on import.
+::rp::runtime::HostTensor narrowF64(::rp::runtime::HostTensor tensor);
 
 } // namespace mlir::rp::onnx
 

@@ -55,6 +55,19 @@ RankedTensorType NodeContext::inputType(int i) {
   return it == values.end() ? RankedTensorType() : cast<RankedTensorType>(it->second.getType());
 }
 
+FailureOr<SmallVector<Value>> NodeContext::sequenceInput(int i) {
+  if (!hasInput(i))
+    return fail("missing input " + llvm::Twine(i) + " of '" + node.op_type() + "'");
+  if (!sequences || !sequences->count(node.input(i)))
+    return fail("input '" + node.input(i) + "' is not a sequence defined before its use");
+  return sequences->lookup(node.input(i));
+}
+
+void NodeContext::setSequenceOutput(int i, SmallVector<Value> elements) {
+  if (sequences && i < node.output_size() && !node.output(i).empty())
+    (*sequences)[node.output(i)] = std::move(elements);
+}
+
 bool NodeContext::outputUsed(int i) const { return i < node.output_size() && !node.output(i).empty(); }
 
 void NodeContext::setOutput(int i, Value v) {
@@ -180,6 +193,16 @@ FailureOr<Type> NodeContext::elementType(int onnxType) {
   }
 }
 
+HostTensor narrowF64(HostTensor tensor) {
+  if (tensor.dtype() != DType::F64)
+    return tensor;
+  HostTensor out(DType::F32, tensor.shape());
+  const double *in = tensor.data<double>();
+  for (int64_t k = 0; k < tensor.numElements(); ++k)
+    out.data<float>()[k] = static_cast<float>(in[k]);
+  return out;
+}
+
 DenseElementsAttr toAttr(MLIRContext *ctx, const HostTensor &tensor) {
   Type element;
   switch (tensor.dtype()) {
@@ -224,7 +247,7 @@ namespace {
 const llvm::StringMap<SmallVector<OpEntry>> &opTable() {
   static const llvm::StringMap<SmallVector<OpEntry>> table = [] {
     llvm::StringMap<SmallVector<OpEntry>> t;
-    for (auto family : {elementwiseOps(), shapeOps(), nnOps(), generatorOps()})
+    for (auto family : {elementwiseOps(), shapeOps(), nnOps(), generatorOps(), foldOnlyOps()})
       for (const OpEntry &e : family)
         t[e.opType].push_back(e);
     for (auto &kv : t)
@@ -296,6 +319,7 @@ private:
   Location fileLoc;
   int64_t opset = 0;
   llvm::StringMap<Value> values;
+  llvm::StringMap<SmallVector<Value>> sequences;
   /// Initializers by name (the graph inputs they shadow are not function arguments).
   llvm::StringMap<const ::onnx::TensorProto *> initializers;
   /// Initializers imported as constants (integer tensors, float scalars).
@@ -359,6 +383,17 @@ FailureOr<RankedTensorType> Importer::valueType(const ::onnx::ValueInfoProto &in
 
 LogicalResult Importer::importInitializers(ModuleOp module) {
   OpBuilder::InsertionGuard guard(builder);
+  // Module buffers (rotary inv_freq, ...) are listed by the exporter in the model's metadata
+  // "rp.buffers" (comma-separated initializer names; examples/export/export_model.py): they
+  // are fixed values, not parameters, so they become constants and fold.
+  llvm::StringSet<> buffers;
+  for (const auto &prop : model.proto->metadata_props())
+    if (prop.key() == "rp.buffers") {
+      SmallVector<StringRef> names;
+      StringRef(prop.value()).split(names, ',', -1, /*KeepEmpty=*/false);
+      for (StringRef n : names)
+        buffers.insert(n.trim());
+    }
   for (const auto &init : model.proto->graph().initializer()) {
     initializers[init.name()] = &init;
     NodeContext types(builder, ::onnx::NodeProto::default_instance(), opset, values, fileLoc, "");
@@ -370,9 +405,9 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
                    init.data_type() == ::onnx::TensorProto::BFLOAT16;
     int64_t count = graph::numElements(shape);
     // Weights are floating-point tensors of more than one element: they become params
-    // (trainable). Integer tensors and float scalars (exporters lift epsilons and scales into
-    // initializers) are constants, so that shape computations fold.
-    if (isFloat && count > 1) {
+    // (trainable). Integer tensors, float scalars (exporters lift epsilons and scales into
+    // initializers) and listed buffers are constants, so that shape computations fold.
+    if (isFloat && count > 1 && !buffers.contains(init.name())) {
       FailureOr<Type> element = types.elementType(init.data_type());
       if (failed(element))
         return failure();
@@ -387,10 +422,7 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
     llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);
     if (!tensor)
       return emitError(fileLoc) << llvm::toString(tensor.takeError());
-    if (tensor->dtype() == DType::F64)
-      return emitError(fileLoc) << "initializer '" << init.name()
-                                << "': unsupported element type 'DOUBLE'";
-    constantInits[init.name()] = toAttr(&ctx, *tensor);
+    constantInits[init.name()] = toAttr(&ctx, narrowF64(std::move(*tensor)));
   }
   return success();
 }
@@ -509,12 +541,14 @@ OwningOpRef<ModuleOp> Importer::run() {
     CreatedOps created;
     builder.setListener(&created);
     NodeContext nc(builder, node, opset, values, loc, nodeName(node, index));
+    nc.sequences = &sequences;
     LogicalResult ok = handler(nc);
     builder.setListener(nullptr);
     if (failed(ok))
       return nullptr;
     for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty() && !values.count(node.output(i))) {
+      if (!node.output(i).empty() && !values.count(node.output(i)) &&
+          !sequences.count(node.output(i))) {
         emitError(loc) << "output " << i << " of '" << node.op_type()
                        << "' is not supported at node '" << nodeName(node, index) << "'";
         return nullptr;

@@ -141,23 +141,27 @@ LogicalResult identity(NodeContext &c) {
   return success();
 }
 
-/// Dropout in inference mode is the identity; training-mode dropout is rejected.
+/// Dropout in inference mode, or in training mode with a constant ratio of 0 (what exporters
+/// emit for a model trained with dropout disabled, e.g. TorchScript's TrainingMode.TRAINING), is
+/// the identity; training-mode dropout with a non-zero or unknown ratio is rejected.
 LogicalResult dropout(NodeContext &c) {
   FailureOr<Value> x = c.input(0);
   if (failed(x))
     return failure();
+  double ratio = 0.5; // the default of opsets 12+
+  if (c.hasInput(1)) {
+    FailureOr<double> r = c.constScalar(1, "ratio");
+    if (failed(r))
+      return failure();
+    ratio = *r;
+  }
   if (c.hasInput(2)) {
     FailureOr<double> training = c.constScalar(2, "training_mode");
     if (failed(training))
       return failure();
-    if (*training != 0.0)
-      return c.fail("training-mode Dropout is not supported yet; export with model.eval() or "
-                    "dropout disabled");
-  }
-  if (c.hasInput(1)) {
-    FailureOr<double> ratio = c.constScalar(1, "ratio");
-    if (failed(ratio))
-      return failure();
+    if (*training != 0.0 && ratio != 0.0)
+      return c.fail("training-mode Dropout (ratio " + std::to_string(ratio) +
+                    ") is not supported yet; export with model.eval() or dropout disabled");
   }
   c.setOutput(0, *x);
   if (c.outputUsed(1)) {

@@ -16,9 +16,7 @@ LogicalResult constant(NodeContext &c) {
     llvm::Expected<::rp::runtime::HostTensor> t = readTensor(a->t(), "");
     if (!t)
       return c.fail("Constant: " + llvm::toString(t.takeError()));
-    if (t->dtype() == ::rp::runtime::DType::F64)
-      return c.fail("Constant of element type 'DOUBLE' is not supported");
-    c.setOutput(0, c.constant(toAttr(ctx, *t)));
+    c.setOutput(0, c.constant(toAttr(ctx, narrowF64(std::move(*t)))));
     return success();
   }
   if (const auto *a = c.attr("value_float")) {
@@ -59,9 +57,7 @@ LogicalResult constantOfShape(NodeContext &c) {
       return c.fail("ConstantOfShape: " + llvm::toString(t.takeError()));
     if (t->numElements() != 1)
       return c.fail("ConstantOfShape value must have one element");
-    if (t->dtype() == ::rp::runtime::DType::F64)
-      return c.fail("ConstantOfShape of element type 'DOUBLE' is not supported");
-    fill = toAttr(c.b.getContext(), *t);
+    fill = toAttr(c.b.getContext(), narrowF64(std::move(*t)));
   } else {
     fill = DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getF32Type()), 0.0f);
   }

@@ -410,7 +410,74 @@ LogicalResult size(NodeContext &c) {
   return success();
 }
 
+/// SplitToSequence(x[, split]) (ONNX SplitToSequence-11): pieces along `axis` of the sizes
+/// `split` gives (a scalar: equal chunks, the last one smaller; a 1-D tensor: the sizes), or of
+/// size 1 without `split`, squeezed unless keepdims. The pieces are kept as a sequence for
+/// SequenceAt.
+LogicalResult splitToSequence(NodeContext &c) {
+  FailureOr<Value> x = c.input(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> in = c.inputType(0).getShape();
+  FailureOr<int64_t> ax = c.axis(c.attrInt("axis", 0), in.size());
+  if (failed(ax))
+    return failure();
+  int64_t dim = in[*ax];
+  SmallVector<int64_t> sizes;
+  bool squeeze = false;
+  if (c.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> s = c.constInts(1, "split");
+    if (failed(s))
+      return failure();
+    if (c.inputType(1).getRank() == 0) {
+      int64_t chunk = (*s)[0];
+      if (chunk <= 0)
+        return c.fail("SplitToSequence with a chunk size of " + llvm::Twine(chunk));
+      for (int64_t left = dim; left > 0; left -= chunk)
+        sizes.push_back(std::min(chunk, left));
+    } else {
+      sizes = *s;
+    }
+  } else {
+    sizes.assign(dim, 1);
+    squeeze = c.attrInt("keepdims", 1) == 0;
+  }
+  auto shapes = graph::splitShapes(in, *ax, sizes);
+  if (!shapes)
+    return c.fail(llvm::toString(shapes.takeError()));
+  auto op = graph::SplitOp::create(c.b, c.loc, *x, c.b.getI64IntegerAttr(*ax),
+                                   c.b.getDenseI64ArrayAttr(sizes));
+  SmallVector<Value> pieces(op.getResults().begin(), op.getResults().end());
+  if (squeeze) {
+    SmallVector<int64_t> shape(in.begin(), in.end());
+    shape.erase(shape.begin() + *ax);
+    for (Value &p : pieces)
+      p = c.reshape(p, shape);
+  }
+  c.setSequenceOutput(0, std::move(pieces));
+  return success();
+}
+
+/// SequenceAt(sequence, position) with a constant position (negative: from the end).
+LogicalResult sequenceAt(NodeContext &c) {
+  FailureOr<SmallVector<Value>> seq = c.sequenceInput(0);
+  if (failed(seq))
+    return failure();
+  FailureOr<double> position = c.constScalar(1, "position");
+  if (failed(position))
+    return failure();
+  int64_t n = static_cast<int64_t>(seq->size());
+  int64_t p = static_cast<int64_t>(*position);
+  if (p < -n || p >= n)
+    return c.fail("SequenceAt position " + llvm::Twine(p) + " is out of range for a sequence of " +
+                  llvm::Twine(n));
+  c.setOutput(0, (*seq)[p < 0 ? p + n : p]);
+  return success();
+}
+
 const OpEntry kOps[] = {
+    {"SplitToSequence", 11, splitToSequence},
+    {"SequenceAt", 11, sequenceAt},
     {"Reshape", 13, reshape},     {"Reshape", 14, reshape},     {"Reshape", 19, reshape},
     {"Reshape", 21, reshape},     {"Reshape", 23, reshape},     {"Flatten", 13, flatten},
     {"Flatten", 21, flatten},     {"Flatten", 23, flatten},     {"Squeeze", 13, squeeze},

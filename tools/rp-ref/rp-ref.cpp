@@ -2,6 +2,7 @@
 //
 //   rp-ref MODEL.onnx --inputs DIR --out DIR [--dim NAME=N]... [--input-shape NAME=AxB]...
 //          [--f64] [--grads] [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
+//   rp-ref MODEL.onnx --reference SIDECAR.safetensors [--loss-rtol 1e-4] [--grad-rtol 1e-3]
 //   rp-ref MODEL.onnx --train --data FILE --steps N --micro-batches M [--update sync|async]
 //          [--lr X --warmup W --weight-decay X --grad-clip X --seed S] [--log F.jsonl] [--save DIR]
 //
@@ -12,13 +13,15 @@
 // floating-point op in double precision (outputs keep their declared types). --grads builds
 // the training function (rp-autodiff) and writes `loss.pb` and `grad_<param>.pb` for every
 // trainable param instead (characters other than [A-Za-z0-9._-] in names become '_').
-// --train runs the non-pipelined training reference (tools/rp-ref/RefTrain.h): the whole
+// --reference compares the loss and every gradient on a PyTorch sidecar's batch (RefCheck.h;
+// exit 1 outside the tolerances). --train runs the non-pipelined training reference (tools/rp-ref/RefTrain.h): the whole
 // model's forward and backward per micro-batch, fp32 accumulation, the runtime's AdamW, and
 // the metrics and checkpoint files rp-run writes, so the two compare bit for bit.
 // Exit codes: 0 success, 2 bad input, 1 internal error.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RefCheck.h"
 #include "RefTrain.h"
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline.h"
@@ -75,6 +78,14 @@ int main(int argc, char **argv) {
   app.add_option("--input-shape", shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
   app.add_flag("--f64", f64, "Compute floating-point ops in double precision");
   app.add_flag("--grads", grads, "Write the loss and every trainable param's gradient");
+  mlir::rp::RefCheckOptions check;
+  app.add_option("--reference", check.sidecarPath,
+                 "Compare loss and gradients on the batch of a PyTorch sidecar (safetensors)");
+  app.add_option("--loss-rtol", check.lossRtol, "--reference: loss relative tolerance")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--grad-rtol", check.gradRtol,
+                 "--reference: gradient tolerance (max |diff| / max |reference| per param)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--lora-rank", training.loraRank, "Add LoRA adapters of this rank (0: none)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--lora-alpha", training.loraAlpha, "LoRA alpha (updates scaled by alpha/rank)");
@@ -112,7 +123,10 @@ int main(int argc, char **argv) {
 
   if (train && ref.dataPath.empty())
     return fail("--train needs --data FILE");
-  if (!train && (inputsDir.empty() || outDir.empty()))
+  bool reference = !check.sidecarPath.empty();
+  if (reference && (train || !inputsDir.empty() || !outDir.empty()))
+    return fail("--reference compares on the sidecar's batch: no --train, --inputs or --out");
+  if (!train && !reference && (inputsDir.empty() || outDir.empty()))
     return fail("--inputs DIR and --out DIR are required (or --train)");
   ref.async = update == "async";
   ref.dataFormat = ::rp::runtime::parseDataFormat(dataFormat).value();
@@ -137,6 +151,7 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
   if (!module)
     return kBadInput;
+  grads = grads || reference;
   training.differentiate = grads && !train;
   if (train) {
     // The graph rpc-compile lowers: parameter transformations, fusion, then one whole-model
@@ -158,6 +173,10 @@ int main(int argc, char **argv) {
       return kBadInput;
   }
   auto func = module->lookupSymbol<func::FuncOp>(grads ? "train_step" : options.functionName);
+  if (reference) {
+    mlir::rp::onnx::InitializerTable initializers(*model);
+    return mlir::rp::checkAgainstReference(func, initializers, check);
+  }
 
   // Inputs: one file per function argument, in the order of the graph inputs.
   std::vector<HostTensor> inputs;

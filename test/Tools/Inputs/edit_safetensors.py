@@ -2,6 +2,8 @@
 
   edit_safetensors.py drop IN OUT NAME      without tensor NAME
   edit_safetensors.py reshape IN OUT NAME   tensor NAME flattened to one dimension
+  edit_safetensors.py perturb IN OUT NAME   float32 tensor NAME with 1% of its largest
+                                            magnitude added to its first element
 """
 import json
 import struct
@@ -21,6 +23,11 @@ def main():
         for d in header[name]["shape"]:
             count *= d
         header[name]["shape"] = [count]
+    elif mode == "perturb":
+        begin, end = header[name]["data_offsets"]
+        values = struct.unpack("<%df" % ((end - begin) // 4), body[begin:end])
+        delta = 0.01 * max(abs(v) for v in values) or 1.0
+        body = body[:begin] + struct.pack("<f", values[0] + delta) + body[begin + 4 :]
     else:
         sys.exit("unknown mode " + mode)
     text = json.dumps(header, separators=(",", ":")).encode()

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Prepare the example corpus: English text from Debian's `fortunes` package as byte tokens.
+
+    python3 examples/data/prepare_corpus.py OUT.bin [--source DIR] [--min-bytes N]
+
+Reads every fortune database in DIR (default /usr/share/games/fortunes, installed by
+scripts/install-deps.sh: the `fortunes` and `fortunes-min` packages, about 2.5 MB of text; the
+`.dat` index files and symlinks are skipped), splits it into fortunes at the `%` separator
+lines, and writes the llm.c token-file format rp-run reads (runtime/data/TokenFile.h): a
+256 x int32 header (magic 20240520, version 1 = uint16 tokens, token count) followed by the
+tokens. The vocabulary is examples/qwen3-tiny's: one token per UTF-8 byte (0-255) and
+<|endoftext|> = 256 after each fortune. Deterministic: files in sorted order. Fails (exit 2)
+when the corpus has fewer than --min-bytes bytes (default 1,000,000).
+"""
+import argparse
+import os
+import struct
+import sys
+
+MAGIC, VERSION, HEADER_INTS = 20240520, 1, 256
+END_OF_TEXT = 256
+
+
+def fortunes(path):
+    with open(path, "rb") as f:
+        text = f.read()
+    for chunk in text.replace(b"\r\n", b"\n").split(b"\n%\n"):
+        chunk = chunk.strip(b"\n%")
+        if chunk.strip():
+            yield chunk
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("out", help="token file to write")
+    p.add_argument("--source", default="/usr/share/games/fortunes")
+    p.add_argument("--min-bytes", type=int, default=1_000_000)
+    args = p.parse_args()
+    if not os.path.isdir(args.source):
+        print(f"prepare_corpus: error: {args.source} is not a directory (install the Debian "
+              "package 'fortunes': scripts/install-deps.sh does)", file=sys.stderr)
+        return 2
+    tokens = bytearray()
+    files = count = 0
+    for name in sorted(os.listdir(args.source)):
+        path = os.path.join(args.source, name)
+        if name.endswith((".dat", ".u8")) or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        files += 1
+        for fortune in fortunes(path):
+            for b in fortune:
+                tokens += struct.pack("<H", b)
+            tokens += struct.pack("<H", END_OF_TEXT)
+            count += 1
+    ntokens = len(tokens) // 2
+    if ntokens - count < args.min_bytes:
+        print(f"prepare_corpus: error: only {ntokens - count} bytes of text in {args.source} "
+              f"(need {args.min_bytes})", file=sys.stderr)
+        return 2
+    header = struct.pack("<3i", MAGIC, VERSION, ntokens) + bytes(4 * (HEADER_INTS - 3))
+    tmp = args.out + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(header)
+        f.write(tokens)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, args.out)
+    print(f"prepare_corpus: {args.out}: {ntokens} tokens ({count} fortunes from {files} files)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

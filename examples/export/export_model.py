@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Export a Hugging Face causal LM's training graph to ONNX, with a PyTorch reference sidecar.
+
+    python examples/export/export_model.py --arch qwen3 --exporter dynamo --out DIR
+        [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N]
+
+The model is built from a config with random weights (torch.manual_seed(seed)); nothing is
+downloaded. The exported graph is the training graph rpc compiles:
+
+    inputs   input_ids  int64 [batch, seq]   token ids
+             labels     int64 [batch, seq]   the next token of each position (pre-shifted:
+                                             labels[b, t] = token t + 1 of the window), the
+                                             contract of rp-run's data loader
+    output   loss       float32 []           mean cross-entropy over batch * seq positions
+
+Hugging Face's own loss (`labels=` argument) shifts inside the model and ignores index -100;
+we compute the same mean cross-entropy on the base model's logits from pre-shifted labels, so
+that the graph needs no slicing of the sequence and every position counts.
+
+Parameter names are Hugging Face's state-dict names (model.layers.0.self_attn.q_proj.weight,
+lm_head.weight, ...), so checkpoints load back into transformers. Buffers (rotary inv_freq,
+GPT-2's causal mask) are not parameters: their names are written into the ONNX model's
+metadata under "rp.buffers" (comma-separated): the importer makes them constants.
+
+Writes into DIR:
+    model.onnx                  one file (no external data)
+    reference.safetensors       the PyTorch reference on one seeded batch:
+                                  input.input_ids, input.labels  (int64, the batch)
+                                  loss                           (float32, shape [])
+                                  grad.<param>                   (float32, every parameter)
+                                metadata: arch, exporter, torch, transformers, onnx opset
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+import transformers
+from safetensors.torch import save_file
+
+# Byte-level vocabulary: 256 byte tokens, then specials (examples/data/prepare_corpus.py).
+BYTE_VOCAB = 256
+SPECIALS = ["<|endoftext|>", "<|pad|>", "<|im_start|>", "<|im_end|>",
+            "<|reserved_0|>", "<|reserved_1|>", "<|reserved_2|>", "<|reserved_3|>"]
+VOCAB = BYTE_VOCAB + len(SPECIALS)
+
+SIZES = {
+    # hidden, layers, heads, kv heads, intermediate
+    "test": (32, 2, 4, 2, 64),     # the committed test exports (test/Frontends/onnx/Inputs/exports)
+    "tiny": (128, 4, 4, 2, 384),   # examples/qwen3-tiny
+    "small": (256, 6, 8, 4, 768),
+}
+
+
+def build(arch, size):
+    hidden, layers, heads, kv_heads, inter = SIZES[size]
+    common = dict(vocab_size=VOCAB, tie_word_embeddings=False, bos_token_id=BYTE_VOCAB,
+                  eos_token_id=BYTE_VOCAB, pad_token_id=BYTE_VOCAB + 1)
+    if arch == "qwen3":
+        config = transformers.Qwen3Config(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
+            max_position_embeddings=1024, rope_theta=10000.0, **common)
+        model = transformers.Qwen3ForCausalLM(config)
+    elif arch == "llama":
+        config = transformers.LlamaConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter,
+            max_position_embeddings=1024, rope_theta=10000.0, **common)
+        model = transformers.LlamaForCausalLM(config)
+    elif arch == "gpt2":
+        config = transformers.GPT2Config(
+            n_embd=hidden, n_layer=layers, n_head=heads, n_inner=4 * hidden, n_positions=1024,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **common)
+        model = transformers.GPT2LMHeadModel(config)
+    else:
+        raise SystemExit(f"unknown --arch {arch}")
+    return model
+
+
+class TrainingGraph(torch.nn.Module):
+    """forward(input_ids, labels) -> mean cross-entropy; the causal LM's children are adopted
+    so that parameter names stay Hugging Face's."""
+
+    def __init__(self, lm, explicit_mask=False):
+        super().__init__()
+        self.base_name = lm.base_model_prefix  # "model" (Qwen3, Llama) or "transformer" (GPT-2)
+        self.explicit_mask = explicit_mask
+        for name, child in lm.named_children():
+            self.add_module(name, child)
+
+    def forward(self, input_ids, labels):
+        # The TorchScript exporter cannot trace transformers' packed-sequence detection
+        # (aten::diff), which runs when no attention mask is given: give it all ones.
+        mask = torch.ones_like(input_ids) if self.explicit_mask else None
+        hidden = getattr(self, self.base_name)(input_ids=input_ids, attention_mask=mask,
+                                               use_cache=False)
+        logits = self.lm_head(hidden.last_hidden_state)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--arch", required=True, choices=["qwen3", "llama", "gpt2"])
+    p.add_argument("--exporter", required=True, choices=["dynamo", "torchscript"])
+    p.add_argument("--out", required=True, help="output directory (created)")
+    p.add_argument("--size", default="tiny", choices=sorted(SIZES))
+    p.add_argument("--batch", type=int, default=4, help="micro-batch size")
+    p.add_argument("--seq", type=int, default=64, help="sequence length")
+    p.add_argument("--dynamic", action="store_true",
+                   help="symbolic batch and seq dims (bind them with rpc-compile --dim)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--opset", type=int, default=None, help="ONNX opset (exporter default)")
+    args = p.parse_args()
+
+    torch.manual_seed(args.seed)
+    lm = build(args.arch, args.size).float()
+    lm.config._attn_implementation = "sdpa"
+    graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript").train()
+
+    gen = torch.Generator().manual_seed(args.seed + 1)
+    window = torch.randint(0, BYTE_VOCAB, (args.batch, args.seq + 1), generator=gen)
+    input_ids, labels = window[:, :-1].contiguous(), window[:, 1:].contiguous()
+
+    os.makedirs(args.out, exist_ok=True)
+    onnx_path = os.path.join(args.out, "model.onnx")
+    kwargs = dict(input_names=["input_ids", "labels"], output_names=["loss"])
+    if args.opset is not None:
+        kwargs["opset_version"] = args.opset
+    if args.exporter == "dynamo":
+        if args.dynamic:
+            b, s = torch.export.Dim("batch"), torch.export.Dim("seq", max=1024)
+            kwargs["dynamic_shapes"] = {"input_ids": {0: b, 1: s}, "labels": {0: b, 1: s}}
+        # optimize=False: the optimizer folds Transpose(weight) into new initializers
+        # ("val_107"), which would hide the parameters' names.
+        program = torch.onnx.export(graph, (input_ids, labels), dynamo=True, optimize=False,
+                                    external_data=False, **kwargs)
+        program.save(onnx_path, external_data=False)
+    else:
+        if args.dynamic:
+            axes = {0: "batch", 1: "seq"}
+            kwargs["dynamic_axes"] = {"input_ids": axes, "labels": axes}
+        torch.onnx.export(graph, (input_ids, labels), onnx_path, dynamo=False,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, **kwargs)
+
+    import onnx  # after the export: the exporter imports its own pinned onnx
+
+    model = onnx.load(onnx_path)
+    params = dict(graph.named_parameters())
+    buffers = [n for n, _ in graph.named_buffers()]
+    inits = {i.name for i in model.graph.initializer}
+    missing = sorted(n for n in params if n not in inits)
+    if missing:
+        raise SystemExit(f"export: parameters without an initializer of the same name: {missing}")
+    buffer_inits = sorted(n for n in inits if n in buffers)
+    # The dynamo exporter annotates every node with its Python stack trace and FX node (about
+    # half of a small model's file): drop those; node names and the namespace stay.
+    for node in model.graph.node:
+        keep = [(p.key, p.value) for p in node.metadata_props if p.key == "namespace"]
+        del node.metadata_props[:]
+        for key, value in keep:
+            node.metadata_props.add(key=key, value=value)
+    meta = {p.key: p for p in model.metadata_props}
+    if buffer_inits:
+        entry = meta.get("rp.buffers") or model.metadata_props.add()
+        entry.key, entry.value = "rp.buffers", ",".join(buffer_inits)
+    onnx.save(model, onnx_path)
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+    loss = graph(input_ids, labels)
+    loss.backward()
+    sidecar = {"input.input_ids": input_ids, "input.labels": labels,
+               "loss": loss.detach().reshape(())}
+    for name, param in params.items():
+        sidecar["grad." + name] = param.grad.detach().contiguous()
+    metadata = {"arch": args.arch, "exporter": args.exporter, "torch": torch.__version__,
+                "transformers": transformers.__version__, "opset": str(opset),
+                "size": args.size, "batch": str(args.batch), "seq": str(args.seq),
+                "dynamic": str(args.dynamic).lower(), "seed": str(args.seed),
+                "buffers": ",".join(buffer_inits)}
+    save_file(sidecar, os.path.join(args.out, "reference.safetensors"), metadata=metadata)
+    size = os.path.getsize(onnx_path)
+    print(json.dumps({"onnx": onnx_path, "bytes": size, "opset": opset, "loss": loss.item(),
+                      "params": len(params), "buffers": buffer_inits}))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

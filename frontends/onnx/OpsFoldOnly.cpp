@@ -1,0 +1,203 @@
+//===- OpsFoldOnly.cpp - ONNX ops imported only on constant inputs ---------===//
+//
+// Cos, Sin, CumSum and GatherND appear in exported causal LMs only where the inputs are known at compile
+// time once the dimensions are bound: the rotary embedding tables (cos/sin of inv_freq x
+// positions, with `rp.buffers` making inv_freq a constant) and Hugging Face's position-id and
+// packed-sequence bookkeeping (CumSum over a mask of ones, GatherND into it). The importer computes them here, in
+// float64 and rounded to the result type once, and emits a graph.constant; on a non-constant
+// input it fails with a message naming the op, since the graph dialect has no such op (no
+// kernel, no VJP).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/Eval/Evaluator.h"
+#include "frontends/onnx/ImportContext.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rp;
+using namespace mlir::rp::onnx;
+using ::rp::runtime::DType;
+using ::rp::runtime::HostTensor;
+
+namespace {
+
+/// The constant value of input `i` as an f64 tensor, or a failure naming why.
+FailureOr<HostTensor> constantInput(NodeContext &c, int i) {
+  FailureOr<Value> v = c.input(i);
+  if (failed(v))
+    return failure();
+  std::optional<DenseElementsAttr> attr = NodeContext::constantOf(*v);
+  if (!attr)
+    return c.fail("'" + c.node.op_type() +
+                  "' is supported only on compile-time constant inputs (rotary tables, "
+                  "position ids); input " + std::to_string(i) +
+                  " depends on the model's inputs or trainable parameters");
+  HostTensor t = graph::tensorFromAttr(*attr, graph::EvalPrecision::F64);
+  if (t.dtype() == DType::F64)
+    return t;
+  // Integer and boolean constants keep their storage dtype: widen them to f64 (exact for the
+  // indices and counts these ops see, |v| < 2^53).
+  HostTensor wide(DType::F64, t.shape());
+  for (int64_t k = 0; k < t.numElements(); ++k) {
+    double v = 0;
+    switch (t.dtype()) {
+    case DType::I64: v = static_cast<double>(t.data<int64_t>()[k]); break;
+    case DType::I32: v = t.data<int32_t>()[k]; break;
+    case DType::I1: v = t.data<uint8_t>()[k] != 0; break;
+    default:
+      return c.fail("'" + c.node.op_type() + "' of element type " +
+                    ::rp::runtime::dtypeName(t.dtype()) + " is not supported");
+    }
+    wide.data<double>()[k] = v;
+  }
+  return wide;
+}
+
+/// Emits `values` (f64, in row-major order) as a constant of `type` (f32 or i64).
+Value emit(NodeContext &c, RankedTensorType type, const HostTensor &values) {
+  HostTensor out(isa<IntegerType>(type.getElementType()) ? DType::I64 : DType::F32,
+                 std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
+  const double *in = values.data<double>();
+  for (int64_t k = 0; k < out.numElements(); ++k) {
+    if (out.dtype() == DType::I64)
+      out.data<int64_t>()[k] = static_cast<int64_t>(in[k]);
+    else
+      out.data<float>()[k] = static_cast<float>(in[k]);
+  }
+  return c.constant(toAttr(c.b.getContext(), out));
+}
+
+template <double (*Fn)(double)>
+LogicalResult trig(NodeContext &c) {
+  FailureOr<HostTensor> x = constantInput(c, 0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = c.inputType(0);
+  if (!type.getElementType().isF32())
+    return c.fail("'" + c.node.op_type() + "' of a non-f32 tensor is not supported");
+  double *p = x->data<double>();
+  for (int64_t k = 0; k < x->numElements(); ++k)
+    p[k] = Fn(p[k]);
+  c.setOutput(0, emit(c, type, *x));
+  return success();
+}
+
+double cosFn(double v) { return std::cos(v); }
+double sinFn(double v) { return std::sin(v); }
+
+/// CumSum(x, axis) with the `exclusive` and `reverse` attributes (ONNX CumSum-14).
+LogicalResult cumSum(NodeContext &c) {
+  FailureOr<HostTensor> x = constantInput(c, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<double> axisValue = c.constScalar(1, "axis");
+  if (failed(axisValue))
+    return failure();
+  RankedTensorType type = c.inputType(0);
+  Type element = type.getElementType();
+  if (!element.isF32() && !element.isInteger(64))
+    return c.fail("CumSum of this element type is not supported (f32, i64)");
+  FailureOr<int64_t> axis = c.axis(static_cast<int64_t>(*axisValue), type.getRank());
+  if (failed(axis))
+    return failure();
+  bool exclusive = c.attrInt("exclusive", 0) != 0;
+  bool reverse = c.attrInt("reverse", 0) != 0;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t outer = 1, inner = 1, n = shape[*axis];
+  for (int64_t d = 0; d < *axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = *axis + 1; d < type.getRank(); ++d)
+    inner *= shape[d];
+  double *p = x->data<double>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double sum = 0;
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t k = reverse ? n - 1 - step : step;
+        double &v = p[(o * n + k) * inner + i];
+        double value = v;
+        v = exclusive ? sum : sum + value;
+        sum += value;
+      }
+    }
+  c.setOutput(0, emit(c, type, *x));
+  return success();
+}
+
+/// GatherND(data, indices) with `batch_dims` (ONNX GatherND-13): out[b..., i...] =
+/// data[b..., indices[b..., i..., :]...], negative indices counted from the end.
+LogicalResult gatherND(NodeContext &c) {
+  FailureOr<HostTensor> data = constantInput(c, 0);
+  if (failed(data))
+    return failure();
+  FailureOr<HostTensor> indices = constantInput(c, 1);
+  if (failed(indices))
+    return failure();
+  RankedTensorType dataType = c.inputType(0);
+  Type element = dataType.getElementType();
+  if (!element.isF32() && !element.isInteger(64))
+    return c.fail("GatherND of this element type is not supported (f32, i64)");
+  ArrayRef<int64_t> ds = dataType.getShape();
+  ArrayRef<int64_t> is = c.inputType(1).getShape();
+  int64_t b = c.attrInt("batch_dims", 0);
+  int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size());
+  if (q < 1 || b < 0 || b >= std::min(r, q))
+    return c.fail("GatherND: batch_dims must be in [0, min(rank(data), rank(indices)))");
+  int64_t k = is.back();
+  if (k < 1 || b + k > r)
+    return c.fail("GatherND: indices.shape[-1] must be in [1, rank(data) - batch_dims]");
+  for (int64_t d = 0; d < b; ++d)
+    if (ds[d] != is[d])
+      return c.fail("GatherND: the batch dimensions of data and indices differ");
+  // Result shape: indices.shape[:-1] + data.shape[b + k:].
+  SmallVector<int64_t> shape(is.begin(), is.end() - 1);
+  shape.append(ds.begin() + b + k, ds.end());
+  int64_t batches = 1, tuples = 1, slice = 1;
+  for (int64_t d = 0; d < b; ++d)
+    batches *= ds[d];
+  for (int64_t d = b; d < q - 1; ++d)
+    tuples *= is[d];
+  for (int64_t d = b + k; d < r; ++d)
+    slice *= ds[d];
+  int64_t batchStride = 1; // elements of data per batch entry
+  for (int64_t d = b; d < r; ++d)
+    batchStride *= ds[d];
+  HostTensor out(::rp::runtime::DType::F64, std::vector<int64_t>(shape.begin(), shape.end()));
+  const double *src = data->data<double>();
+  const double *idx = indices->data<double>();
+  double *dst = out.data<double>();
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t t = 0; t < tuples; ++t) {
+      const double *tuple = idx + (bi * tuples + t) * k;
+      int64_t offset = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t dim = ds[b + j];
+        int64_t v = static_cast<int64_t>(tuple[j]);
+        if (v < 0)
+          v += dim;
+        if (v < 0 || v >= dim)
+          return c.fail("GatherND: index " + std::to_string(static_cast<int64_t>(tuple[j])) +
+                        " is out of range for a dimension of size " + std::to_string(dim));
+        offset = offset * dim + v;
+      }
+      std::copy_n(src + bi * batchStride + offset * slice, slice,
+                  dst + (bi * tuples + t) * slice);
+    }
+  c.setOutput(0, emit(c, RankedTensorType::get(shape, element), out));
+  return success();
+}
+
+const OpEntry kOps[] = {
+    {"Cos", 7, trig<cosFn>},
+    {"Sin", 7, trig<sinFn>},
+    {"CumSum", 11, cumSum},
+    {"CumSum", 14, cumSum},
+    {"GatherND", 13, gatherND},
+};
+
+} // namespace
+
+llvm::ArrayRef<OpEntry> mlir::rp::onnx::foldOnlyOps() { return kOps; }

@@ -1,0 +1,45 @@
+//===- RefCheck.h - rp-ref --reference: compare with a PyTorch sidecar ----===//
+//
+// The exporters' oracle (issue 8): examples/export/export_model.py writes, next to each ONNX
+// training graph, a safetensors sidecar computed by PyTorch on one seeded batch:
+//
+//   input.<graph input name>   the batch (e.g. input.input_ids, input.labels; int64)
+//   loss                       float32, shape [] (or [1])
+//   grad.<param name>          float32, the gradient of every parameter (torch.autograd)
+//
+// rp-ref runs the training function (@train_step from rp-autodiff) on that batch with the
+// reference interpreter (f32) and compares:
+//   loss   |loss - loss_ref| / |loss_ref|                              <= lossRtol
+//   grads  max_i |g_i - g_ref_i| / max_i |g_ref_i|  for every param   <= gradRtol
+// The gradient error is normalised by the tensor's largest reference magnitude (elementwise
+// relative errors are meaningless where a gradient is near zero). Every trainable param must
+// have a reference gradient and every reference gradient a trainable param.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_TOOLS_RP_REF_REFCHECK_H
+#define RP_TOOLS_RP_REF_REFCHECK_H
+
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace mlir::rp {
+
+struct RefCheckOptions {
+  std::string sidecarPath;
+  double lossRtol = 1e-4;
+  double gradRtol = 1e-3;
+};
+
+/// Runs `trainStep` on the sidecar's batch and compares loss and gradients (see the file
+/// comment); prints a report on stdout. Returns the process exit code: 0 within tolerance,
+/// 1 outside it (the worst params named on stderr), 2 bad input (a missing or malformed
+/// sidecar, a missing input, a shape or dtype mismatch, a param without a reference gradient).
+int checkAgainstReference(func::FuncOp trainStep, const onnx::InitializerTable &initializers,
+                          const RefCheckOptions &options);
+
+} // namespace mlir::rp
+
+#endif // RP_TOOLS_RP_REF_REFCHECK_H

@@ -13,6 +13,7 @@ tokens. The vocabulary is examples/qwen3-tiny's: one token per UTF-8 byte (0-255
 when the corpus has fewer than --min-bytes bytes (default 1,000,000).
 """
 import argparse
+import array
 import os
 import struct
 import sys
@@ -40,7 +41,7 @@ def main():
         print(f"prepare_corpus: error: {args.source} is not a directory (install the Debian "
               "package 'fortunes': scripts/install-deps.sh does)", file=sys.stderr)
         return 2
-    tokens = bytearray()
+    tokens = array.array("H")  # uint16
     files = count = 0
     for name in sorted(os.listdir(args.source)):
         path = os.path.join(args.source, name)
@@ -48,11 +49,12 @@ def main():
             continue
         files += 1
         for fortune in fortunes(path):
-            for b in fortune:
-                tokens += struct.pack("<H", b)
-            tokens += struct.pack("<H", END_OF_TEXT)
+            tokens.extend(fortune)
+            tokens.append(END_OF_TEXT)
             count += 1
-    ntokens = len(tokens) // 2
+    if sys.byteorder == "big":
+        tokens.byteswap()  # the file is little-endian
+    ntokens = len(tokens)
     if ntokens - count < args.min_bytes:
         print(f"prepare_corpus: error: only {ntokens - count} bytes of text in {args.source} "
               f"(need {args.min_bytes})", file=sys.stderr)
@@ -61,7 +63,7 @@ def main():
     tmp = args.out + ".tmp"
     with open(tmp, "wb") as f:
         f.write(header)
-        f.write(tokens)
+        f.write(tokens.tobytes())
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, args.out)

@@ -13,6 +13,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
 #include "frontends/onnx/ImportContext.h"
+#include "kernels/cpu/Cast.h"
 #include "runtime/core/ParamInit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -197,9 +198,7 @@ HostTensor narrowF64(HostTensor tensor) {
   if (tensor.dtype() != DType::F64)
     return tensor;
   HostTensor out(DType::F32, tensor.shape());
-  const double *in = tensor.data<double>();
-  for (int64_t k = 0; k < tensor.numElements(); ++k)
-    out.data<float>()[k] = static_cast<float>(in[k]);
+  (void)::rp::kernels::cpu::cast(tensor, out); // same shape: cannot fail; rounds to nearest even
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "dialects/Graph/Eval/Evaluator.h"
 #include "frontends/onnx/ImportContext.h"
+#include "kernels/cpu/Cast.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,38 +36,25 @@ FailureOr<HostTensor> constantInput(NodeContext &c, int i) {
                   "' is supported only on compile-time constant inputs (rotary tables, "
                   "position ids); input " + std::to_string(i) +
                   " depends on the model's inputs or trainable parameters");
+  // Float constants come in f64 storage; integer and boolean ones keep theirs: widen them (exact
+  // for the indices and counts these ops see, |v| < 2^53).
   HostTensor t = graph::tensorFromAttr(*attr, graph::EvalPrecision::F64);
   if (t.dtype() == DType::F64)
     return t;
-  // Integer and boolean constants keep their storage dtype: widen them to f64 (exact for the
-  // indices and counts these ops see, |v| < 2^53).
   HostTensor wide(DType::F64, t.shape());
-  for (int64_t k = 0; k < t.numElements(); ++k) {
-    double v = 0;
-    switch (t.dtype()) {
-    case DType::I64: v = static_cast<double>(t.data<int64_t>()[k]); break;
-    case DType::I32: v = t.data<int32_t>()[k]; break;
-    case DType::I1: v = t.data<uint8_t>()[k] != 0; break;
-    default:
-      return c.fail("'" + c.node.op_type() + "' of element type " +
-                    ::rp::runtime::dtypeName(t.dtype()) + " is not supported");
-    }
-    wide.data<double>()[k] = v;
-  }
+  ::rp::runtime::Status s = ::rp::kernels::cpu::cast(t, wide);
+  if (!s.ok())
+    return c.fail(s.message());
   return wide;
 }
 
-/// Emits `values` (f64, in row-major order) as a constant of `type` (f32 or i64).
+/// Emits `values` (f64, in row-major order) as a constant of `type` (f32 or i64), converted as
+/// graph.cast converts (kernels/cpu/Cast.h).
 Value emit(NodeContext &c, RankedTensorType type, const HostTensor &values) {
   HostTensor out(isa<IntegerType>(type.getElementType()) ? DType::I64 : DType::F32,
                  std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
-  const double *in = values.data<double>();
-  for (int64_t k = 0; k < out.numElements(); ++k) {
-    if (out.dtype() == DType::I64)
-      out.data<int64_t>()[k] = static_cast<int64_t>(in[k]);
-    else
-      out.data<float>()[k] = static_cast<float>(in[k]);
-  }
+  // Same shape and valid dtypes: the cast cannot fail.
+  (void)::rp::kernels::cpu::cast(values, out);
   return c.constant(toAttr(c.b.getContext(), out));
 }
 

@@ -281,6 +281,25 @@ LogicalResult slice(NodeContext &c) {
   return success();
 }
 
+/// Sizes of pieces of `chunk` along a dimension of `dim`, the last one smaller (Split-18's
+/// num_outputs, SplitToSequence's scalar split).
+SmallVector<int64_t> chunkSizes(int64_t dim, int64_t chunk) {
+  SmallVector<int64_t> sizes;
+  for (int64_t left = dim; left > 0; left -= chunk)
+    sizes.push_back(std::min(chunk, left));
+  return sizes;
+}
+
+/// graph.split of `x` along `axis` into `sizes` (checked against the shape).
+FailureOr<graph::SplitOp> createSplit(NodeContext &c, Value x, int64_t axis,
+                                      ArrayRef<int64_t> sizes) {
+  auto shapes = graph::splitShapes(cast<RankedTensorType>(x.getType()).getShape(), axis, sizes);
+  if (!shapes)
+    return c.fail(llvm::toString(shapes.takeError()));
+  return graph::SplitOp::create(c.b, c.loc, x, c.b.getI64IntegerAttr(axis),
+                                c.b.getDenseI64ArrayAttr(sizes));
+}
+
 LogicalResult split(NodeContext &c) {
   FailureOr<Value> x = c.input(0);
   if (failed(x))
@@ -304,9 +323,7 @@ LogicalResult split(NodeContext &c) {
       return c.fail("Split into " + llvm::Twine(parts) + " outputs");
     if (c.attr("num_outputs")) {
       // Opset 18: chunks of ceil(dim / parts), the last one smaller.
-      int64_t chunk = (dim + parts - 1) / parts;
-      for (int64_t left = dim; left > 0; left -= chunk)
-        sizes.push_back(std::min(chunk, left));
+      sizes = chunkSizes(dim, (dim + parts - 1) / parts);
     } else {
       if (dim % parts != 0)
         return c.fail("Split of dimension " + llvm::Twine(dim) + " into " + llvm::Twine(parts) +
@@ -317,13 +334,11 @@ LogicalResult split(NodeContext &c) {
   if (static_cast<int>(sizes.size()) != c.numOutputs())
     return c.fail("Split makes " + llvm::Twine(sizes.size()) + " pieces for " +
                   llvm::Twine(c.numOutputs()) + " outputs");
-  auto shapes = graph::splitShapes(in, *ax, sizes);
-  if (!shapes)
-    return c.fail(llvm::toString(shapes.takeError()));
-  auto op = graph::SplitOp::create(c.b, c.loc, *x, c.b.getI64IntegerAttr(*ax),
-                                   c.b.getDenseI64ArrayAttr(sizes));
+  FailureOr<graph::SplitOp> op = createSplit(c, *x, *ax, sizes);
+  if (failed(op))
+    return failure();
   for (int i = 0; i < c.numOutputs(); ++i)
-    c.setOutput(i, op.getResult(i));
+    c.setOutput(i, op->getResult(i));
   return success();
 }
 
@@ -433,8 +448,7 @@ LogicalResult splitToSequence(NodeContext &c) {
       int64_t chunk = (*s)[0];
       if (chunk <= 0)
         return c.fail("SplitToSequence with a chunk size of " + llvm::Twine(chunk));
-      for (int64_t left = dim; left > 0; left -= chunk)
-        sizes.push_back(std::min(chunk, left));
+      sizes = chunkSizes(dim, chunk);
     } else {
       sizes = *s;
     }
@@ -442,12 +456,10 @@ LogicalResult splitToSequence(NodeContext &c) {
     sizes.assign(dim, 1);
     squeeze = c.attrInt("keepdims", 1) == 0;
   }
-  auto shapes = graph::splitShapes(in, *ax, sizes);
-  if (!shapes)
-    return c.fail(llvm::toString(shapes.takeError()));
-  auto op = graph::SplitOp::create(c.b, c.loc, *x, c.b.getI64IntegerAttr(*ax),
-                                   c.b.getDenseI64ArrayAttr(sizes));
-  SmallVector<Value> pieces(op.getResults().begin(), op.getResults().end());
+  FailureOr<graph::SplitOp> op = createSplit(c, *x, *ax, sizes);
+  if (failed(op))
+    return failure();
+  SmallVector<Value> pieces(op->getResults().begin(), op->getResults().end());
   if (squeeze) {
     SmallVector<int64_t> shape(in.begin(), in.end());
     shape.erase(shape.begin() + *ax);

@@ -397,36 +397,28 @@ double SimBackend::hopBytes(const std::string &label, double bytes) const {
   return bytes;
 }
 
-void SimBackend::copyToDevice(int device, Queue queue, const void *, int64_t, int64_t bytes,
-                              std::string label) {
+void SimBackend::issueCopy(int device, Queue queue, int64_t bytes, std::string label,
+                           const char *category) {
   Op op;
   op.kind = Op::Copy;
-  op.bytes = static_cast<double>(bytes);
-  if (queue == Queue::WeightUpload) {
-    op.category = "weights";
-  } else {
-    op.category = "activations";
-    op.bytes = hopBytes(label, op.bytes);
-  }
+  op.category = category;
+  op.bytes = op.category == "activations" ? hopBytes(label, static_cast<double>(bytes))
+                                          : static_cast<double>(bytes);
   op.step = stepOfLabel(label);
   op.label = std::move(label);
   issueDevice(device, queue, std::move(op));
 }
 
+void SimBackend::copyToDevice(int device, Queue queue, const void *, int64_t, int64_t bytes,
+                              std::string label) {
+  issueCopy(device, queue, bytes, std::move(label),
+            queue == Queue::WeightUpload ? "weights" : "activations");
+}
+
 void SimBackend::copyToHost(int device, Queue queue, int64_t, void *, int64_t bytes,
                             std::string label) {
-  Op op;
-  op.kind = Op::Copy;
-  op.bytes = static_cast<double>(bytes);
-  if (endsWith(label, " grads")) {
-    op.category = "gradients";
-  } else {
-    op.category = "activations";
-    op.bytes = hopBytes(label, op.bytes);
-  }
-  op.step = stepOfLabel(label);
-  op.label = std::move(label);
-  issueDevice(device, queue, std::move(op));
+  const char *category = endsWith(label, " grads") ? "gradients" : "activations";
+  issueCopy(device, queue, bytes, std::move(label), category);
 }
 
 void SimBackend::call(int device, CallFrame frame, std::string label) {

@@ -154,6 +154,9 @@ private:
   /// The bytes a copy labelled `label` is charged: half a hop for a boundary activation when the
   /// profile gives comm_ms, else `bytes`.
   double hopBytes(const std::string &label, double bytes) const;
+  /// Issues a copy of `bytes` on (device, queue) with span `category` ("weights",
+  /// "activations", "gradients"); activations are charged hopBytes().
+  void issueCopy(int device, Queue queue, int64_t bytes, std::string label, const char *category);
   void resolve(int queue); // live pass from `queue`, lock held
   double copyMs(int64_t bytes) const;
 

@@ -15,6 +15,8 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata python3-onnx
   # runtime libraries
   libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libopenblas-dev
+  # the sanitizer + fuzz build (build-fuzz/: clang with libFuzzer, ASan, UBSan, OpenMP)
+  clang-22 libclang-rt-22-dev libomp-22-dev
   # the main job's English corpus (examples/data/prepare_corpus.py)
   fortunes fortunes-min
 )

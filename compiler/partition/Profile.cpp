@@ -162,21 +162,6 @@ StatusOr<json> parseJsonObject(std::string_view text, std::string_view source) {
 
 } // namespace
 
-std::string formatBytes(uint64_t bytes) {
-  static const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024)
-    return std::to_string(bytes) + " B";
-  double v = static_cast<double>(bytes) / 1024.0;
-  int u = 0;
-  while (v >= 1024.0 && u < 3) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
-  return buf;
-}
-
 Status validateProfile(const Profile &profile, std::string_view source) {
   if (profile.layers.empty())
     return invalidArgument(where(source) + "no layers (a profile needs at least the tail layer)");

@@ -51,6 +51,7 @@
 #ifndef RP_COMPILER_PARTITION_PROFILE_H
 #define RP_COMPILER_PARTITION_PROFILE_H
 
+#include "runtime/core/FormatBytes.h"
 #include "runtime/core/Status.h"
 
 #include <cstdint>
@@ -121,8 +122,8 @@ StatusOr<TargetSpec> loadTarget(const std::string &path);
 /// [,hbm_gbps=..]" (same fields and checks as the JSON form; numbers in C locale notation).
 StatusOr<TargetSpec> parseTargetFlag(std::string_view flag);
 
-/// "1.5 GiB", "300.0 MiB", "12.0 KiB", "17 B" (binary units, one decimal): for messages.
-std::string formatBytes(uint64_t bytes);
+/// "1.5 GiB", "300.0 MiB", "12.0 KiB", "17 B" (runtime/core/FormatBytes.h).
+using ::rp::runtime::formatBytes;
 
 } // namespace rp::partition
 

@@ -18,9 +18,18 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <cstdio>
 #include <optional>
+#include <string>
 
 namespace mlir::rp::onnx {
+
+/// A number for messages: "%g" ("0", "1e+30", "0.5").
+inline std::string formatScalar(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 class NodeContext;
 using Handler = LogicalResult (*)(NodeContext &);
@@ -90,6 +99,9 @@ public:
   FailureOr<SmallVector<int64_t>> constInts(int i, llvm::StringRef what);
   /// Input `i` as a float scalar; it must be a known constant.
   FailureOr<double> constScalar(int i, llvm::StringRef what);
+  /// Input `i` as an integer scalar constant (constScalar, then an exact integer of magnitude
+  /// at most 2^53); fails with a message otherwise.
+  FailureOr<int64_t> constInt(int i, llvm::StringRef what);
 
   // ---- helpers ----
   /// Normalises an ONNX axis in [-rank, rank) to [0, rank).

@@ -16,6 +16,8 @@
 #include "kernels/cpu/Cast.h"
 #include "runtime/core/ParamInit.h"
 
+#include "onnx/defs/schema.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
@@ -24,6 +26,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <cmath>
 
 using ::rp::runtime::DType;
 using ::rp::runtime::HostTensor;
@@ -139,6 +142,19 @@ FailureOr<double> NodeContext::constScalar(int i, llvm::StringRef what) {
   if (c->getElementType().isInteger(1))
     return *c->getValues<bool>().begin() ? 1.0 : 0.0;
   return static_cast<double>((*c->getValues<APInt>().begin()).getSExtValue());
+}
+
+FailureOr<int64_t> NodeContext::constInt(int i, llvm::StringRef what) {
+  FailureOr<double> v = constScalar(i, what);
+  if (failed(v))
+    return failure();
+  // Integers up to 2^53 convert exactly both ways; anything else (a fraction, an infinity,
+  // NaN, a huge value) would make the cast to int64 undefined (found by fuzzing).
+  constexpr double kExact = 9007199254740992.0; // 2^53
+  if (!(std::fabs(*v) <= kExact) || *v != std::trunc(*v))
+    return fail("'" + node.op_type() + "' needs its " + what +
+                " input as an integer of magnitude at most 2^53, not " + formatScalar(*v));
+  return static_cast<int64_t>(*v);
 }
 
 FailureOr<int64_t> NodeContext::axis(int64_t value, int64_t rank, llvm::StringRef what) {
@@ -268,6 +284,46 @@ Handler lookup(llvm::StringRef opType, int64_t opset) {
   return h;
 }
 
+/// ONNX's type constraints that our op builders rely on: inputs bound to the same type
+/// parameter of the op's schema (e.g. both "T" of MatMul, every input of a variadic Concat)
+/// must have the same element type. The graph ops infer their result types from their
+/// operands and cannot build mixed ones, so the importer refuses them with a message first
+/// (found by fuzzing: test/fuzz-corpus/onnx/). Optional inputs that are absent are skipped.
+LogicalResult checkTypeConstraints(const ::onnx::NodeProto &node, int64_t opset,
+                                   const llvm::StringMap<Value> &values, Location loc,
+                                   llvm::StringRef nodeName) {
+  const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(opset), ::onnx::ONNX_DOMAIN);
+  if (!schema)
+    return success();
+  const auto &formals = schema->inputs();
+  llvm::StringMap<std::pair<int, Type>> bound; // type parameter -> (first input, element type)
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (formals.empty())
+      break;
+    const ::onnx::OpSchema::FormalParameter &formal =
+        formals[std::min<size_t>(static_cast<size_t>(i), formals.size() - 1)];
+    if (static_cast<size_t>(i) >= formals.size() &&
+        (formal.GetOption() != ::onnx::OpSchema::Variadic || !formal.GetIsHomogeneous()))
+      break;
+    auto it = values.find(node.input(i));
+    if (node.input(i).empty() || it == values.end())
+      continue;
+    auto type = dyn_cast<RankedTensorType>(it->second.getType());
+    if (!type)
+      continue;
+    auto [entry, inserted] =
+        bound.try_emplace(formal.GetTypeStr(), std::make_pair(i, type.getElementType()));
+    if (!inserted && entry->second.second != type.getElementType())
+      return emitError(loc) << "inputs " << entry->second.first << " and " << i << " of '"
+                            << node.op_type() << "' at node '" << nodeName
+                            << "' must have the same element type (" << formal.GetTypeStr()
+                            << "), not " << entry->second.second << " and "
+                            << type.getElementType();
+  }
+  return success();
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, int>> supportedOps() {
@@ -355,6 +411,8 @@ FailureOr<RankedTensorType> Importer::valueType(const ::onnx::ValueInfoProto &in
     if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(shape.size()))
       return emitError(fileLoc) << "--input-shape " << name << " has rank " << shape.size()
                                 << ", the model declares rank " << tt.shape().dim_size();
+    if (!graph::isSupportedShape(shape))
+      return emitError(fileLoc) << "--input-shape " << name << " has more than 2^48 elements";
     return RankedTensorType::get(shape, *element);
   }
   if (!tt.has_shape())
@@ -377,6 +435,8 @@ FailureOr<RankedTensorType> Importer::valueType(const ::onnx::ValueInfoProto &in
     return emitError(fileLoc) << "graph value '" << name << "' has an unknown dimension: pass "
                               << "--input-shape " << name << "=AxBx...";
   }
+  if (!graph::isSupportedShape(shape))
+    return emitError(fileLoc) << "graph value '" << name << "' has more than 2^48 elements";
   return RankedTensorType::get(shape, *element);
 }
 
@@ -537,6 +597,8 @@ OwningOpRef<ModuleOp> Importer::run() {
                      << ") at node '" << nodeName(node, index) << "'";
       return nullptr;
     }
+    if (failed(checkTypeConstraints(node, opset, values, loc, nodeName(node, index))))
+      return nullptr;
     CreatedOps created;
     builder.setListener(&created);
     NodeContext nc(builder, node, opset, values, loc, nodeName(node, index));
@@ -552,6 +614,20 @@ OwningOpRef<ModuleOp> Importer::run() {
                        << "' is not supported at node '" << nodeName(node, index) << "'";
         return nullptr;
       }
+    // Every value the importer creates has a supported shape, so later size arithmetic
+    // (here, in the passes and in the plan) cannot overflow.
+    for (int i = 0; i < node.output_size(); ++i) {
+      auto it = values.find(node.output(i));
+      if (it == values.end())
+        continue;
+      auto type = dyn_cast<RankedTensorType>(it->second.getType());
+      if (type && !graph::isSupportedShape(type.getShape())) {
+        emitError(loc) << "output " << i << " of '" << node.op_type() << "' at node '"
+                       << nodeName(node, index) << "' has shape " << type
+                       << ", more than 2^48 elements";
+        return nullptr;
+      }
+    }
     foldConstants(created.ops, node);
   }
 

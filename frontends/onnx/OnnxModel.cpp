@@ -3,6 +3,8 @@
 #include "frontends/onnx/OnnxModel.h"
 
 #include "runtime/core/AtomicFile.h"
+#include "runtime/core/FormatBytes.h"
+#include "runtime/core/SystemMemory.h"
 
 #include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
@@ -14,6 +16,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -46,6 +49,52 @@ bool parseBinary(Message &message, llvm::StringRef bytes) {
   return message.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
 }
 
+/// The bytes the initializers' dims declare, and the largest initializer.
+struct InitializerBytes {
+  uint64_t total = 0, largest = 0;
+  std::string largestName;
+};
+
+InitializerBytes initializerBytes(const ::onnx::GraphProto &graph) {
+  InitializerBytes out;
+  for (const ::onnx::TensorProto &t : graph.initializer()) {
+    llvm::Expected<DType> dtype = dtypeFromOnnx(t.data_type());
+    if (!dtype) {
+      llvm::consumeError(dtype.takeError()); // readTensor reports it, naming the tensor
+      continue;
+    }
+    // Saturating: each factor is clamped so that a hostile shape cannot wrap around.
+    constexpr uint64_t kCap = uint64_t(1) << 62;
+    uint64_t bytes = ::rp::runtime::dtypeSize(*dtype);
+    for (int64_t d : t.dims())
+      bytes = d <= 0 ? 0 : (static_cast<uint64_t>(d) >= kCap / std::max<uint64_t>(bytes, 1)
+                                ? kCap
+                                : bytes * static_cast<uint64_t>(d));
+    out.total = std::min(kCap, out.total + bytes);
+    if (bytes > out.largest) {
+      out.largest = bytes;
+      out.largestName = t.name();
+    }
+  }
+  return out;
+}
+
+/// Refuses a model whose initializers declare more bytes than the machine has (before any
+/// tensor is read): the sizes come from the dims, not from the data present.
+llvm::Error checkFitsInMemory(const ::onnx::ModelProto &proto, llvm::StringRef name) {
+  const uint64_t limit = ::rp::runtime::physicalMemoryBytes();
+  if (limit == 0)
+    return llvm::Error::success();
+  InitializerBytes sizes = initializerBytes(proto.graph());
+  if (sizes.total <= limit)
+    return llvm::Error::success();
+  using ::rp::runtime::formatBytes;
+  return fail("{0}: the model's initializers need {1} (the largest, '{2}', {3}); this machine "
+              "has {4}",
+              name, formatBytes(sizes.total), sizes.largestName, formatBytes(sizes.largest),
+              formatBytes(limit));
+}
+
 } // namespace
 
 llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, llvm::StringRef name) {
@@ -60,6 +109,31 @@ llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, llvm::StringRef 
     return fail("{0}: not a valid ONNX model (malformed or truncated protobuf)", name);
   if (!model.proto->has_graph())
     return fail("{0}: the model has no graph", name);
+  if (llvm::Error e = checkFitsInMemory(*model.proto, name))
+    return std::move(e);
+  return model;
+}
+
+llvm::Expected<OnnxModel> parseOnnxText(llvm::StringRef text, llvm::StringRef name) {
+  OnnxModel model;
+  model.proto = std::make_unique<::onnx::ModelProto>();
+  model.path = name.str();
+  model.directory = llvm::sys::path::parent_path(name).str();
+  // OnnxParser reads a NUL-terminated string: a copy guarantees the terminator.
+  const std::string terminated = text.str();
+  ::onnx::Common::Status status;
+  // ONNX's parser reports most errors as a Status but lets std::stoll & co. throw on
+  // malformed numbers (found by fuzzing: test/fuzz-corpus/onnxtext/).
+  try {
+    ::onnx::OnnxParser parser(terminated.c_str());
+    status = parser.Parse(*model.proto);
+  } catch (const std::exception &e) {
+    return fail("{0}: cannot parse ONNX text: malformed literal ({1})", name, e.what());
+  }
+  if (!status.IsOK())
+    return fail("{0}: cannot parse ONNX text: {1}", name, status.ErrorMessage());
+  if (llvm::Error e = checkFitsInMemory(*model.proto, name))
+    return std::move(e);
   return model;
 }
 
@@ -68,17 +142,8 @@ llvm::Expected<OnnxModel> loadOnnxModel(llvm::StringRef path) {
                                             /*RequiresNullTerminator=*/true);
   if (!buffer)
     return fail("{0}: cannot read the model: {1}", path, buffer.getError().message());
-  if (path.ends_with(".onnxtext")) {
-    OnnxModel model;
-    model.proto = std::make_unique<::onnx::ModelProto>();
-    model.path = path.str();
-    model.directory = llvm::sys::path::parent_path(path).str();
-    ::onnx::OnnxParser parser((*buffer)->getBufferStart());
-    ::onnx::Common::Status status = parser.Parse(*model.proto);
-    if (!status.IsOK())
-      return fail("{0}: cannot parse ONNX text: {1}", path, status.ErrorMessage());
-    return model;
-  }
+  if (path.ends_with(".onnxtext"))
+    return parseOnnxText((*buffer)->getBuffer(), path);
   llvm::Expected<OnnxModel> model = parseOnnxModel((*buffer)->getBuffer(), path);
   if (model)
     model->directory = llvm::sys::path::parent_path(path).str();
@@ -174,6 +239,19 @@ llvm::Expected<ExternalRange> locateExternal(const ::onnx::TensorProto &tensor,
   if (std::error_code ec = llvm::sys::fs::file_size(full, fileSize))
     return fail("tensor '{0}': missing external data file '{1}': {2}", tensor.name(),
                 full.str(), ec.message());
+  // A symbolic link inside the directory may still point outside it: compare real paths.
+  llvm::SmallString<256> realFile, realDir;
+  if (llvm::sys::fs::real_path(full, realFile) ||
+      llvm::sys::fs::real_path(directory.empty() ? "." : directory, realDir))
+    return fail("tensor '{0}': cannot resolve external data file '{1}'", tensor.name(),
+                full.str());
+  if (!llvm::StringRef(realFile).starts_with((realDir + "/").str()))
+    return fail("tensor '{0}': external data location '{1}' resolves to '{2}', outside the "
+                "model's directory",
+                tensor.name(), location, realFile.str());
+  if (!llvm::sys::fs::is_regular_file(realFile))
+    return fail("tensor '{0}': external data '{1}' is not a regular file", tensor.name(),
+                full.str());
   if (length < 0)
     length = static_cast<int64_t>(expectedBytes);
   if (static_cast<uint64_t>(length) != expectedBytes)

@@ -42,6 +42,10 @@ struct OnnxModel {
   OnnxModel &operator=(OnnxModel &&);
 };
 
+/// Parses ONNX text (onnx::OnnxParser syntax) from memory; `name` is used in messages and
+/// gives the directory external data is resolved against.
+llvm::Expected<OnnxModel> parseOnnxText(llvm::StringRef text, llvm::StringRef name);
+
 /// Loads `path`: `.onnxtext` files are parsed as ONNX text, anything else as a binary
 /// ModelProto. Fails on unreadable, truncated or malformed files.
 llvm::Expected<OnnxModel> loadOnnxModel(llvm::StringRef path);

@@ -81,14 +81,14 @@ LogicalResult cumSum(NodeContext &c) {
   FailureOr<HostTensor> x = constantInput(c, 0);
   if (failed(x))
     return failure();
-  FailureOr<double> axisValue = c.constScalar(1, "axis");
+  FailureOr<int64_t> axisValue = c.constInt(1, "axis");
   if (failed(axisValue))
     return failure();
   RankedTensorType type = c.inputType(0);
   Type element = type.getElementType();
   if (!element.isF32() && !element.isInteger(64))
     return c.fail("CumSum of this element type is not supported (f32, i64)");
-  FailureOr<int64_t> axis = c.axis(static_cast<int64_t>(*axisValue), type.getRank());
+  FailureOr<int64_t> axis = c.axis(*axisValue, type.getRank());
   if (failed(axis))
     return failure();
   bool exclusive = c.attrInt("exclusive", 0) != 0;

@@ -1,5 +1,6 @@
 //===- OpsGenerators.cpp - ONNX Constant, ConstantOfShape, Range, Trilu ---===//
 
+#include "dialects/Graph/IR/ShapeInference.h"
 #include "frontends/onnx/ImportContext.h"
 
 #include <cmath>
@@ -76,14 +77,22 @@ LogicalResult range(NodeContext &c) {
   Type element = c.inputType(0).getElementType();
   if (*delta == 0.0)
     return c.fail("Range with delta 0");
-  int64_t count = std::max<int64_t>(
-      static_cast<int64_t>(std::ceil((*limit - *start) / *delta)), 0);
+  // The length in double first: a NaN, infinite or huge one may not reach the int64 cast.
+  const double length = std::ceil((*limit - *start) / *delta);
+  if (!(length <= static_cast<double>(graph::kMaxElements)))
+    return c.fail("Range from " + formatScalar(*start) + " to " + formatScalar(*limit) + " by " +
+                  formatScalar(*delta) + " has more than 2^48 elements");
+  const int64_t count = length > 0 ? static_cast<int64_t>(length) : 0;
   auto type = RankedTensorType::get({count}, element);
   Attribute s, l, d;
   if (isa<IntegerType>(element)) {
-    s = c.b.getI64IntegerAttr(static_cast<int64_t>(*start));
-    l = c.b.getI64IntegerAttr(static_cast<int64_t>(*limit));
-    d = c.b.getI64IntegerAttr(static_cast<int64_t>(*delta));
+    FailureOr<int64_t> si = c.constInt(0, "start"), li = c.constInt(1, "limit"),
+                       di = c.constInt(2, "delta");
+    if (failed(si) || failed(li) || failed(di))
+      return failure();
+    s = c.b.getI64IntegerAttr(*si);
+    l = c.b.getI64IntegerAttr(*li);
+    d = c.b.getI64IntegerAttr(*di);
   } else {
     s = c.b.getF64FloatAttr(*start);
     l = c.b.getF64FloatAttr(*limit);
@@ -101,10 +110,10 @@ LogicalResult trilu(NodeContext &c) {
     return c.fail("Trilu input must have rank >= 2");
   int64_t k = 0;
   if (c.hasInput(1)) {
-    FailureOr<double> kv = c.constScalar(1, "k");
+    FailureOr<int64_t> kv = c.constInt(1, "k");
     if (failed(kv))
       return failure();
-    k = static_cast<int64_t>(*kv);
+    k = *kv;
   }
   bool upper = c.attrInt("upper", 1) != 0;
   c.setOutput(0, graph::TriluOp::create(c.b, c.loc, *x, c.b.getI64IntegerAttr(k),

@@ -44,7 +44,8 @@ LogicalResult reshape(NodeContext &c) {
     }
     if (d < 0)
       return c.fail("Reshape shape " + shapeText(*target) + " has a negative dimension");
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known) || known > graph::kMaxElements)
+      return c.fail("Reshape shape " + shapeText(*target) + " has too many elements");
   }
   int64_t count = graph::numElements(in);
   if (inferred >= 0) {
@@ -475,11 +476,11 @@ LogicalResult sequenceAt(NodeContext &c) {
   FailureOr<SmallVector<Value>> seq = c.sequenceInput(0);
   if (failed(seq))
     return failure();
-  FailureOr<double> position = c.constScalar(1, "position");
+  FailureOr<int64_t> position = c.constInt(1, "position");
   if (failed(position))
     return failure();
   int64_t n = static_cast<int64_t>(seq->size());
-  int64_t p = static_cast<int64_t>(*position);
+  int64_t p = *position;
   if (p < -n || p >= n)
     return c.fail("SequenceAt position " + llvm::Twine(p) + " is out of range for a sequence of " +
                   llvm::Twine(n));

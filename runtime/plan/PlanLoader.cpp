@@ -2,6 +2,7 @@
 
 #include "runtime/plan/PlanLoader.h"
 
+#include "runtime/core/FormatBytes.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/Weights.h"
@@ -16,17 +17,6 @@ namespace {
 std::string directoryOf(const std::string &path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
-
-std::string formatBytes(int64_t bytes) {
-  char text[32];
-  if (bytes >= (int64_t(1) << 30))
-    std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(int64_t(1) << 30));
-  else if (bytes >= (int64_t(1) << 20))
-    std::snprintf(text, sizeof text, "%.1f MiB", bytes / double(int64_t(1) << 20));
-  else
-    std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
-  return text;
 }
 
 } // namespace

@@ -329,7 +329,9 @@ StatusOr<LoadedCheckpoint> loadCheckpoint(const std::string &dir) {
   json manifest;
   try {
     manifest = json::parse(text);
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) {
+    // parse_error, and out_of_range for a number too large for any JSON number type (found
+    // by fuzzing: test/fuzz-corpus/checkpoint/).
     return dataLoss("checkpoint file '" + manifestPath + "' is not valid JSON: " + e.what());
   }
   const std::string where = "checkpoint file '" + manifestPath + "'";

@@ -8,6 +8,7 @@
 #include "runtime/exec/HostArena.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanInputs.h"
+#include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/sim/Compare.h"
 #include "runtime/sim/Timeline.h"
@@ -307,6 +308,8 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
           .push_back(st.end() - st.begin());
   }
 
+  // The simulated devices hold no memory; the host arena is real (the executor runs AdamW).
+  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, 0));
   RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
   SimBackend backend(config);
   ExecutorOptions exec;

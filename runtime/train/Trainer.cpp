@@ -7,6 +7,7 @@
 #include "runtime/data/BatchSampler.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
+#include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/optim/AdamW.h"
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanLoader.h"
@@ -229,6 +230,10 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
                            " tokens, too few for a 10% evaluation split of windows of " +
                            std::to_string(seq + 1) + " tokens");
 
+  const int devices = options.devices > 0 ? options.devices
+                                          : static_cast<int>(plan.config().gpus());
+  // The CPU backend keeps each worker's device arena in host memory too.
+  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, devices));
   RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
   if (ckpt)
     RP_RETURN_IF_ERROR(restoreCheckpoint(host, *ckpt));
@@ -237,8 +242,6 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   const int64_t firstStep = ckpt ? ckpt->step : 0;
   ckpt.reset();
 
-  const int devices = options.devices > 0 ? options.devices
-                                          : static_cast<int>(plan.config().gpus());
   TraceRecorder trace(!options.tracePath.empty());
   CpuBackend backend(devices);
   if (trace.enabled())

@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <limits>
 
 using llvm::ArrayRef;
 using llvm::Error;
@@ -34,8 +35,17 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 int64_t numElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
   return n;
+}
+
+bool isSupportedShape(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxElements)
+      return false;
+  return true;
 }
 
 Expected<Shape> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {

@@ -74,8 +74,15 @@ llvm::Expected<Shape> crossEntropyShape(llvm::ArrayRef<int64_t> logits,
 llvm::Error checkNormParam(llvm::ArrayRef<int64_t> input, int64_t axis,
                            llvm::ArrayRef<int64_t> param, llvm::StringRef name);
 
-/// Number of elements of a static shape.
+/// Number of elements of a static shape; saturates at INT64_MAX instead of overflowing (a
+/// hostile model can declare any dims).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// The most elements a tensor of rpc may have (2^48, the plan's byte limit, kMaxPlanBytes).
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+/// Whether every dim of `shape` is >= 0 and it has at most kMaxElements elements.
+bool isSupportedShape(llvm::ArrayRef<int64_t> shape);
 
 } // namespace mlir::rp::graph
 

@@ -7,6 +7,8 @@ usage: make_models.py OUT_DIR
   garbage.onnx         bytes that are no protobuf
   missing-data.onnx    external data pointing at a file that does not exist
   escape.onnx          external data location '../outside.bin'
+  absolute.onnx        external data location '/etc/hostname' (an absolute path)
+  symlink.onnx         external data 'link.bin', a symbolic link to a file outside the directory
   short-data.onnx      external data whose length does not match the shape
 """
 import os
@@ -50,9 +52,20 @@ def main():
         f.write(b"\xff\xff\xff\xff this is not a protobuf \x00\x01")
     for name, loc, length in [("missing-data", "nowhere.bin", None),
                               ("escape", "../outside.bin", None),
+                              ("absolute", "/etc/hostname", None),
+                              ("symlink", "link.bin", None),
                               ("short-data", "weights.bin", 8)]:
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
             f.write(model_with_external(loc, length).SerializeToString())
+    # link.bin -> a 24-byte file outside the model's directory (the shape's size, so that only
+    # the location check can refuse it).
+    outside = os.path.join(os.path.dirname(os.path.abspath(out)), os.path.basename(out) + "-outside.bin")
+    with open(outside, "wb") as f:
+        f.write(b"\0" * 24)
+    link = os.path.join(out, "link.bin")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(outside, link)
     # Inputs for rp-ref: x = ones.
     os.makedirs(os.path.join(out, "inputs"), exist_ok=True)
     x = numpy_helper.from_array(np.ones((2, 3), dtype=np.float32), "x")

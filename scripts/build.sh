@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds rpc into $RP_BUILD_DIR (default: build/), with ccache and Ninja.
 # Extra arguments go to the CMake configure step (e.g. -DRP_ENABLE_COMPILER=OFF);
-# RP_BUILD_TARGET builds one target instead of all (scripts/build-fuzz.sh: rp-fuzzers).
+# RP_BUILD_TARGET builds the targets it names instead of all (scripts/build-fuzz.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RP_BUILD_DIR:-$root/build}"
@@ -19,4 +19,5 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${RP_BUILD_TYPE:-Relea
   { cat "$build.configure.log"; echo "build: configure failed" >&2; exit 1; }
 grep -E "^-- rpc:" "$build.configure.log" || true
 echo "build: compiling with $jobs jobs"
-cmake --build "$build" -j "$jobs" ${RP_BUILD_TARGET:+--target "$RP_BUILD_TARGET"}
+# shellcheck disable=SC2086 # RP_BUILD_TARGET may name several targets
+cmake --build "$build" -j "$jobs" ${RP_BUILD_TARGET:+--target $RP_BUILD_TARGET}

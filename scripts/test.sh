@@ -2,7 +2,8 @@
 # Runs every test of rpc: installs what is missing, builds (compiler + runtime), runs ctest
 # (lit + FileCheck, GoogleTest, docs check), then proves that the runtime world builds and
 # passes its tests alone, without LLVM/MLIR (-DRP_ENABLE_COMPILER=OFF), and finally replays the
-# fuzz regression corpus through the fuzz targets built with ASan + UBSan (scripts/build-fuzz.sh).
+# fuzz regression corpus through the fuzz targets and runs the unit tests, both built with
+# clang, ASan and UBSan (scripts/build-fuzz.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -21,6 +22,6 @@ if grep -qE "llvm-22|libMLIR|libLLVM" "$root/build-runtime/build.ninja"; then
 fi
 ctest --test-dir "$root/build-runtime" --output-on-failure -j "$(nproc)"
 
-echo "test: sanitizer build (clang, ASan + UBSan, libFuzzer) replaying test/fuzz-corpus/"
+echo "test: sanitizer build (clang, ASan + UBSan): fuzz regression corpus and unit tests"
 RP_BUILD_DIR="$root/build-fuzz" bash scripts/build-fuzz.sh
-ctest --test-dir "$root/build-fuzz" -L fuzz --output-on-failure -j "$(nproc)"
+ctest --test-dir "$root/build-fuzz" -L 'fuzz|unit' --output-on-failure -j "$(nproc)"

@@ -235,23 +235,28 @@ llvm::Expected<ExternalRange> locateExternal(const ::onnx::TensorProto &tensor,
                 tensor.name(), location);
   llvm::SmallString<256> full(directory);
   llvm::sys::path::append(full, native);
-  uint64_t fileSize = 0;
-  if (std::error_code ec = llvm::sys::fs::file_size(full, fileSize))
+  // A symbolic link inside the directory may still point outside it: compare real paths
+  // (before anything else is looked at through the link).
+  llvm::SmallString<256> realFile, realDir;
+  if (std::error_code ec = llvm::sys::fs::real_path(full, realFile))
     return fail("tensor '{0}': missing external data file '{1}': {2}", tensor.name(),
                 full.str(), ec.message());
-  // A symbolic link inside the directory may still point outside it: compare real paths.
-  llvm::SmallString<256> realFile, realDir;
-  if (llvm::sys::fs::real_path(full, realFile) ||
-      llvm::sys::fs::real_path(directory.empty() ? "." : directory, realDir))
-    return fail("tensor '{0}': cannot resolve external data file '{1}'", tensor.name(),
-                full.str());
-  if (!llvm::StringRef(realFile).starts_with((realDir + "/").str()))
+  if (std::error_code ec = llvm::sys::fs::real_path(directory.empty() ? "." : directory, realDir))
+    return fail("tensor '{0}': cannot resolve the model's directory '{1}': {2}", tensor.name(),
+                directory, ec.message());
+  if (!realDir.ends_with("/"))
+    realDir += "/";
+  if (!llvm::StringRef(realFile).starts_with(realDir))
     return fail("tensor '{0}': external data location '{1}' resolves to '{2}', outside the "
                 "model's directory",
                 tensor.name(), location, realFile.str());
+  uint64_t fileSize = 0;
   if (!llvm::sys::fs::is_regular_file(realFile))
     return fail("tensor '{0}': external data '{1}' is not a regular file", tensor.name(),
                 full.str());
+  if (std::error_code ec = llvm::sys::fs::file_size(realFile, fileSize))
+    return fail("tensor '{0}': cannot read external data file '{1}': {2}", tensor.name(),
+                full.str(), ec.message());
   if (length < 0)
     length = static_cast<int64_t>(expectedBytes);
   if (static_cast<uint64_t>(length) != expectedBytes)
@@ -260,7 +265,8 @@ llvm::Expected<ExternalRange> locateExternal(const ::onnx::TensorProto &tensor,
   if (static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > fileSize)
     return fail("tensor '{0}': external data [{1}, {2}) runs past the end of '{3}' ({4} bytes)",
                 tensor.name(), offset, offset + length, full.str(), fileSize);
-  return ExternalRange{full.str().str(), offset, length};
+  // Read through the resolved path: a link swapped after the check changes nothing.
+  return ExternalRange{realFile.str().str(), offset, length};
 }
 
 /// Reads the external data of `tensor` after validating it.

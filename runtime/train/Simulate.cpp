@@ -17,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace rp::runtime {
@@ -391,13 +392,15 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
     mine.stats = steady;
     mine.stepMs = stepMs;
     mine.bubblePercent = steady.bubblePercent;
-    const sim::ScheduleResult *analytic = nullptr;
+    // The analytic row's step time by value: the push_back below may move `results`
+    // (a pointer into it was read after the move; found by ASan, docs/FUZZING.md).
+    std::optional<double> analyticMs;
     for (const sim::ScheduleResult &r : results)
       if (r.name == "roundpipe-" + planMode)
-        analytic = &r;
+        analyticMs = r.stepMs;
     results.push_back(mine);
     std::fputs(sim::formatCompareTable(results).c_str(), out);
-    if (analytic && std::fabs(analytic->stepMs - stepMs) > 0.01 * std::max(stepMs, 1e-9))
+    if (analyticMs && std::fabs(*analyticMs - stepMs) > 0.01 * std::max(stepMs, 1e-9))
       std::fprintf(out,
                    "rp-run: executor-%s (%s) differs from roundpipe-%s (%s), the schedule model "
                    "of the same partition and costs: the executor runs the plan's own commands "
@@ -408,7 +411,7 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
                    "for it, async steps wait for the previous step's) and its step is measured "
                    "in steady state, after %lld steps\n",
                    planMode.c_str(), ms(stepMs).c_str(), planMode.c_str(),
-                   ms(analytic->stepMs).c_str(),
+                   ms(*analyticMs).c_str(),
                    ms(whole.hostBusyMs / static_cast<double>(o.steps)).c_str(),
                    static_cast<long long>(o.steps));
   }

@@ -9,6 +9,8 @@ usage: make_models.py OUT_DIR
   escape.onnx          external data location '../outside.bin'
   absolute.onnx        external data location '/etc/hostname' (an absolute path)
   symlink.onnx         external data 'link.bin', a symbolic link to a file outside the directory
+  inner-link.onnx      external data 'sub/inner.bin', a symbolic link to ../weights.bin (inside:
+                       accepted)
   short-data.onnx      external data whose length does not match the shape
 """
 import os
@@ -66,6 +68,13 @@ def main():
     if os.path.lexists(link):
         os.remove(link)
     os.symlink(outside, link)
+    os.makedirs(os.path.join(out, "sub"), exist_ok=True)
+    inner = os.path.join(out, "sub", "inner.bin")
+    if os.path.lexists(inner):
+        os.remove(inner)
+    os.symlink("../weights.bin", inner)
+    with open(os.path.join(out, "inner-link.onnx"), "wb") as f:
+        f.write(model_with_external("sub/inner.bin").SerializeToString())
     # Inputs for rp-ref: x = ones.
     os.makedirs(os.path.join(out, "inputs"), exist_ok=True)
     x = numpy_helper.from_array(np.ones((2, 3), dtype=np.float32), "x")

@@ -6,6 +6,7 @@
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/ParamInit.h"
 #include "runtime/optim/AdamW.h"
+#include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <cstdlib>
@@ -20,11 +21,10 @@ constexpr int64_t kPage = 4096;
 void HostArena::Free::operator()(uint8_t *p) const { std::free(p); }
 
 StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
-  const rp::plan::HostArena &h = plan.host_arena();
   HostArena arena;
   arena.plan_ = &plan;
   arena.computeDType_ = fromPlanDType(plan.config().compute_dtype()).value_or(DType::F32);
-  const int64_t bytes = h.weights() + 4 * h.state() + 2 * h.activations();
+  const int64_t bytes = static_cast<int64_t>(hostArenaBytes(plan));
   arena.bytes_ = bytes;
   const int64_t rounded = (bytes + kPage - 1) / kPage * kPage;
   if (rounded > 0) {

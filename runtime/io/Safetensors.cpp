@@ -10,6 +10,7 @@
 
 #include "runtime/core/AtomicFile.h"
 #include "runtime/core/HostTensor.h"
+#include "runtime/io/JsonNumbers.h"
 
 #include <nlohmann/json.hpp>
 
@@ -103,16 +104,6 @@ struct FdCloser {
   }
 };
 
-/// A JSON non-negative integer that fits int64, or nullopt.
-std::optional<int64_t> asNonNegative(const json &v) {
-  if (!v.is_number_unsigned())
-    return std::nullopt;
-  uint64_t u = v.get<uint64_t>();
-  if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return std::nullopt;
-  return static_cast<int64_t>(u);
-}
-
 /// One tensor entry of a header, validated against the data buffer size.
 StatusOr<SafetensorsTensorView> parseTensorEntry(const std::string &where, const std::string &name,
                                                  const json &entry, uint64_t dataSize) {
@@ -135,14 +126,14 @@ StatusOr<SafetensorsTensorView> parseTensorEntry(const std::string &where, const
     return invalidArgument(what + ": " + dtype.status().message());
   t.dtype = *dtype;
   for (const json &d : *shapeIt) {
-    std::optional<int64_t> dim = asNonNegative(d);
+    std::optional<int64_t> dim = jsonNonNegativeInt(d);
     if (!dim)
       return invalidArgument(what + ": shape " + shapeIt->dump() +
                              " has a dimension that is not a non-negative integer: " + d.dump());
     t.shape.push_back(*dim);
   }
-  std::optional<int64_t> begin = asNonNegative((*offsetsIt)[0]);
-  std::optional<int64_t> end = asNonNegative((*offsetsIt)[1]);
+  std::optional<int64_t> begin = jsonNonNegativeInt((*offsetsIt)[0]);
+  std::optional<int64_t> end = jsonNonNegativeInt((*offsetsIt)[1]);
   if (!begin || !end || *begin > *end)
     return invalidArgument(what + ": data_offsets " + offsetsIt->dump() +
                            " must be non-negative integers with begin <= end");

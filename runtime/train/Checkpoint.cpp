@@ -10,6 +10,7 @@
 #include "runtime/train/Checkpoint.h"
 
 #include "runtime/core/AtomicFile.h"
+#include "runtime/io/JsonNumbers.h"
 
 #include <nlohmann/json.hpp>
 
@@ -201,16 +202,6 @@ bool readWholeFile(const std::string &path, std::string &out) {
   return true;
 }
 
-/// A JSON non-negative integer that fits int64, or nullopt.
-std::optional<int64_t> asNonNegative(const json &v) {
-  if (!v.is_number_unsigned())
-    return std::nullopt;
-  uint64_t u = v.get<uint64_t>();
-  if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return std::nullopt;
-  return static_cast<int64_t>(u);
-}
-
 /// Reads one tensor file named by checkpoint.json; a missing file is data loss.
 StatusOr<SafetensorsFile> readTensorFile(const std::string &dir, const std::string &manifest,
                                          const char *role, const std::string &name) {
@@ -354,7 +345,7 @@ StatusOr<LoadedCheckpoint> loadCheckpoint(const std::string &dir) {
 
   LoadedCheckpoint ckpt;
   const json *step = field("step");
-  std::optional<int64_t> stepValue = step ? asNonNegative(*step) : std::nullopt;
+  std::optional<int64_t> stepValue = step ? jsonNonNegativeInt(*step) : std::nullopt;
   if (!stepValue)
     return invalidArgument(where + ": \"step\" is " + (step ? step->dump() : "missing") +
                            ", expected a non-negative integer");

@@ -4,6 +4,7 @@
 
 #include "runtime/optim/AdamW.h"
 #include "runtime/core/HostTensor.h"
+#include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/train/Trace.h"
 
@@ -70,7 +71,7 @@ Status CpuBackend::prepare(const pb::Plan &plan) {
   }
   const pb::DeviceArena &a = plan.device_arena();
   workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
-  const int64_t bytes = workspaceOffset_ + a.workspace();
+  const int64_t bytes = static_cast<int64_t>(deviceArenaBytes(plan));
   const int64_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
   for (int d = 0; d < numDevices_; ++d) {
     void *p = rounded ? std::aligned_alloc(kArenaAlignment, static_cast<size_t>(rounded)) : nullptr;

@@ -4,6 +4,7 @@
 
 #include "runtime/core/FormatBytes.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/Weights.h"
 
@@ -70,8 +71,9 @@ std::string describePlan(const LoadedPlan &loaded) {
                 p.config().update() == rp::plan::SYNC ? "sync" : "async");
   out += line;
   const auto &h = p.host_arena();
-  std::snprintf(line, sizeof line, "  host arena: %s (weights %s, 4 x state %s, activations %s)\n",
-                formatBytes(h.weights() + 4 * h.state() + h.activations()).c_str(),
+  std::snprintf(line, sizeof line,
+                "  host arena: %s (weights %s, 4 x state %s, 2 x activations %s)\n",
+                formatBytes(hostArenaBytes(p)).c_str(),
                 formatBytes(h.weights()).c_str(), formatBytes(h.state()).c_str(),
                 formatBytes(h.activations()).c_str());
   out += line;
@@ -79,8 +81,7 @@ std::string describePlan(const LoadedPlan &loaded) {
   std::snprintf(line, sizeof line,
                 "  device arena: %s (constants %s, 2 x slot %s, 2 x activations %s, "
                 "workspace %s)\n",
-                formatBytes(d.constants() + 2 * d.slot() + 2 * d.activations() + d.workspace())
-                    .c_str(),
+                formatBytes(deviceArenaBytes(p)).c_str(),
                 formatBytes(d.constants()).c_str(), formatBytes(d.slot()).c_str(),
                 formatBytes(d.activations()).c_str(), formatBytes(d.workspace()).c_str());
   out += line;

@@ -35,8 +35,8 @@ echo "main: rpc-compile --emit=stages (2 workers, 4 micro-batches)"
 "$bin/rpc-compile" "$model" --gpus 2 --micro-batches 4 --update sync --emit=stages
 "$bin/rpc-compile" "$model" --gpus 2 --micro-batches 4 --update sync -o "$work/model.rpplan"
 
-# The CPU backend: the CUDA backend (issue 9) is not built yet.
-backend=cpu
+# The CPU backend by default; RP_BACKEND=cuda trains on the GPU(s) (docs/CUDA.md).
+backend="${RP_BACKEND:-cpu}"
 echo "main: rp-run: $steps steps on the $backend backend (2 workers)"
 "$bin/rp-run" "$work/model.rpplan" --data "$work/fortunes.bin" --steps "$steps" --lr 2e-3 \
   --warmup 30 --backend "$backend" --eval-every 100 --save "$work/checkpoint" \

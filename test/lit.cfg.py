@@ -23,3 +23,9 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # binary models and tensors.
 import sys
 config.substitutions.append(("%python", sys.executable))
+
+# "cuda": this build has the CUDA backend (RP_ENABLE_CUDA); "gpu": an NVIDIA device is visible.
+if config.rp_enable_cuda:
+    config.available_features.add("cuda")
+if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("gpu")

@@ -7,6 +7,7 @@
 #ifndef RP_KERNELS_CPU_CROSSENTROPY_H
 #define RP_KERNELS_CPU_CROSSENTROPY_H
 
+#include "kernels/OpKinds.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
 
@@ -14,10 +15,7 @@
 
 namespace rp::kernels::cpu {
 
-/// How the per-position losses combine: Mean divides the sum by the number of
-/// positions whose label is not ignore_index (NaN when there is none, as
-/// PyTorch); Sum adds them (0 when every label is ignored).
-enum class LossReduction { Mean, Sum };
+using LossReduction = ::rp::kernels::LossReduction; ///< kernels/OpKinds.h
 
 /// loss[n, d...] = logsumexp_c(logits[n, :, d...]) - logits[n, labels[n, d...], d...]
 /// for every position whose label is not `ignoreIndex`, reduced to the 0-D out.

@@ -9,6 +9,7 @@
 #ifndef RP_KERNELS_CPU_REDUCE_H
 #define RP_KERNELS_CPU_REDUCE_H
 
+#include "kernels/OpKinds.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
 
@@ -17,15 +18,7 @@
 
 namespace rp::kernels::cpu {
 
-/// Sum: f32 and f64 accumulate in double (f32 rounds once at the end);
-///   integers accumulate in int64 (wrapping) and wrap to i32 when stored.
-/// Mean: Sum / count. Integers: the int64 sum divided by the count with
-///   truncation toward zero (ONNX Runtime; PyTorch has no integer mean).
-/// Max: NaN propagates (PyTorch, numpy). Over an empty set: -inf for floats,
-///   the dtype's minimum for integers (ONNX ReduceMax, opset 18).
-/// An empty Sum is 0; an empty float Mean is NaN (0/0); an empty integer
-/// Mean is an InvalidArgument error.
-enum class ReduceKind { Sum, Mean, Max };
+using ReduceKind = ::rp::kernels::ReduceKind; ///< kernels/OpKinds.h
 
 /// out = reduce(x) over `axes` (non-empty, strictly increasing, each in
 /// [0, rank): graph's normalised form). x is f32, f64, i64 or i32; out has

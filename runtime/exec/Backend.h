@@ -78,6 +78,30 @@ struct CallFrame {
   std::vector<int64_t> results;   ///< Device-arena offsets of the results.
 };
 
+/// The device-arena byte offset of buffer `ref` in a call of `frame`: an argument or result
+/// (the frame's offsets), the function's workspace (from `workspaceOffset`), a param (in the
+/// job's weight slot) or a constant. -1 for a reference of no known space (the plan validator
+/// rejects those).
+inline int64_t bufferOffset(const rp::plan::Plan &plan, const CallFrame &frame,
+                            int64_t workspaceOffset, const rp::plan::BufferRef &ref) {
+  namespace pb = rp::plan;
+  switch (ref.space()) {
+  case pb::BufferRef::ARG:
+    return frame.args[static_cast<size_t>(ref.index())];
+  case pb::BufferRef::RESULT:
+    return frame.results[static_cast<size_t>(ref.index())];
+  case pb::BufferRef::WORKSPACE:
+    return workspaceOffset + ref.offset();
+  case pb::BufferRef::PARAM:
+    return frame.slotOffset + (plan.params(static_cast<int>(ref.index())).weight_offset() -
+                               plan.stages(frame.stage).weight_offset());
+  case pb::BufferRef::CONSTANT:
+    return plan.constants(static_cast<int>(ref.index())).offset();
+  default:
+    return -1;
+  }
+}
+
 /// A device pool. Methods are called by one dispatching thread, except hostWait() and signal(),
 /// which the optimizer thread also calls.
 class Backend {
@@ -93,6 +117,15 @@ public:
   /// Errors: InvalidArgument for a plan the backend cannot run (naming why),
   /// ResourceExhausted when an arena does not fit.
   virtual Status prepare(const rp::plan::Plan &plan) = 0;
+
+  /// The host memory the copies read and write (the executor's host arena, `bytes` from
+  /// `base`), announced once after prepare(). The CUDA backend page-locks it so that copies
+  /// are asynchronous DMA. Errors: the backend's (a registration failure). Default: nothing.
+  virtual Status registerHostMemory(void *base, int64_t bytes) {
+    (void)base;
+    (void)bytes;
+    return okStatus();
+  }
 
   /// Queue `queue` of `device` copies `bytes` from host `src` to device offset `dst`.
   virtual void copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
@@ -129,6 +162,10 @@ public:
 
   /// Blocks until every queue of every device is idle. Errors: the first error.
   virtual Status finish() = 0;
+
+  /// Device memory in use after prepare() (bytes; the most over the devices), or -1 when the
+  /// backend has no such measure (cpu, sim).
+  virtual int64_t deviceMemoryBytes() const { return -1; }
 
   /// Where the backend records its commands' spans (null: no trace). Set before prepare().
   virtual void setTrace(TraceRecorder *trace) = 0;

@@ -69,6 +69,7 @@ Status Executor::start() {
   if (lossStage_ < 0)
     return invalidArgument("the plan has no stage that downloads the loss");
   RP_RETURN_IF_ERROR(backend_.prepare(plan_));
+  RP_RETURN_IF_ERROR(backend_.registerHostMemory(host_.weights(), host_.bytes()));
   if (options_.trace)
     optimizerTrack_ = options_.trace->track("host optimizer");
   optimizer_ = std::thread([this] { optimizerLoop(); });

@@ -51,6 +51,8 @@ Status MetricsLog::write(const StepMetrics &m) {
   j["tokens_per_s"] = number(m.tokensPerSecond);
   if (m.evalLoss)
     j["eval_loss"] = number(*m.evalLoss);
+  if (m.gpuMemoryBytes)
+    j["gpu_mem_peak_bytes"] = *m.gpuMemoryBytes;
   return writeLine(j.dump());
 }
 

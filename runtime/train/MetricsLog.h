@@ -37,6 +37,9 @@ struct StepMetrics {
   double stepSeconds = 0.0;       ///< Wall-clock seconds of the step.
   double tokensPerSecond = 0.0;   ///< tokens / stepSeconds.
   std::optional<double> evalLoss; ///< Mean eval loss, when an evaluation ran after the step.
+  /// GPU memory in use (bytes; the most over the GPUs; cudaMemGetInfo after the arenas are
+  /// allocated: the CUDA backend allocates nothing later), for --backend cuda only.
+  std::optional<int64_t> gpuMemoryBytes;
 };
 
 /// An open metrics file. Movable, not copyable, not thread-safe (one writer).

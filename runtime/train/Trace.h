@@ -41,6 +41,13 @@
 
 namespace rp::runtime {
 
+/// The trace arguments of a copy of `bytes` bytes ({"bytes": "<n>"}), none for bytes < 0.
+inline std::vector<std::pair<std::string, std::string>> copyArgs(int64_t bytes) {
+  if (bytes < 0)
+    return {};
+  return {{"bytes", std::to_string(bytes)}};
+}
+
 /// Thread-safe recorder of complete events ("ph":"X") on named tracks. Every method may be
 /// called from any thread. A disabled recorder records nothing: every call is a cheap no-op
 /// (no lock, no allocation), track() returns 0 and write() writes no file.

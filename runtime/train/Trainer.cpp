@@ -4,6 +4,9 @@
 
 #include "kernels/cpu/Cast.h"
 #include "runtime/backends/cpu/CpuBackend.h"
+#if RP_HAVE_CUDA
+#include "runtime/backends/cuda/CudaBackend.h"
+#endif
 #include "runtime/data/BatchSampler.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
@@ -185,16 +188,45 @@ Status trainingError(int64_t step, const Status &status) {
 
 } // namespace
 
+StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::string &backend) {
+  int64_t instructions = 0;
+  for (const pb::Function &f : plan.functions()) {
+    if (backend == "cpu") {
+      if (plan.config().compute_dtype() != pb::F32)
+        return invalidArgument("the CPU backend runs fp32 plans; this plan computes in " +
+                               std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
+                               " (compile with --dtype fp32)");
+      RP_RETURN_IF_ERROR(decodeFunction(f));
+    } else if (backend == "cuda") {
+#if RP_HAVE_CUDA
+      RP_RETURN_IF_ERROR(decodeCudaFunction(f));
+#else
+      return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
+                           "time, or -DRP_ENABLE_CUDA=OFF)");
+#endif
+    } else {
+      return invalidArgument("--check decodes plans for the cpu and cuda backends, not '" +
+                             backend + "'");
+    }
+    instructions += f.body_size();
+  }
+  return backend + ": " + std::to_string(instructions) + " instructions in " +
+         std::to_string(plan.functions_size()) + " functions decode for the " +
+         (backend == "cuda" ? "GPU" : "CPU") + " kernels";
+}
+
 StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   if (options.steps < 1)
     return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) + ")");
+#if !RP_HAVE_CUDA
   if (options.backend == "cuda")
-    return unimplemented("the CUDA backend is not part of this build yet (issue 9); use "
-                         "--backend cpu");
+    return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
+                         "time, or -DRP_ENABLE_CUDA=OFF); use --backend cpu");
+#endif
   if (options.backend == "sim")
     return invalidArgument("the simulator backend does not train: rp-run --backend sim "
                            "simulates the plan (runtime/train/Simulate.h)");
-  if (options.backend != "cpu")
+  if (options.backend != "cpu" && options.backend != "cuda")
     return invalidArgument("unknown --backend '" + options.backend + "' (expected cpu, cuda or sim)");
   if (options.devices < 0)
     return invalidArgument("--gpus must be at least 1");
@@ -233,7 +265,8 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   const int devices = options.devices > 0 ? options.devices
                                           : static_cast<int>(plan.config().gpus());
   // The CPU backend keeps each worker's device arena in host memory too.
-  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, devices));
+  const bool onGpu = options.backend == "cuda";
+  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, onGpu ? 0 : devices));
   RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
   if (ckpt)
     RP_RETURN_IF_ERROR(restoreCheckpoint(host, *ckpt));
@@ -243,7 +276,20 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   ckpt.reset();
 
   TraceRecorder trace(!options.tracePath.empty());
-  CpuBackend backend(devices);
+  std::unique_ptr<Backend> backendOwner;
+#if RP_HAVE_CUDA
+  if (onGpu) {
+    RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu, CudaBackend::create(devices));
+    RP_ASSIGN_OR_RETURN(CudaDevices gpus, queryCudaDevices());
+    if (options.progress)
+      std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
+                   devices, gpus.count, gpus.count, gpus.names[0].c_str());
+    backendOwner = std::move(gpu);
+  }
+#endif
+  if (!backendOwner)
+    backendOwner = std::make_unique<CpuBackend>(devices);
+  Backend &backend = *backendOwner;
   if (trace.enabled())
     backend.setTrace(&trace);
   ExecutorOptions exec;
@@ -290,7 +336,9 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
                     : 0;
     if (log) {
       StepMetrics m{step + 1, loss, learningRate(exec.lr, exec.warmup, step),
-                    summary.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss};
+                    summary.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt};
+      if (backend.deviceMemoryBytes() >= 0)
+        m.gpuMemoryBytes = backend.deviceMemoryBytes();
       RP_RETURN_IF_ERROR(log->write(m));
     }
     if (bar)

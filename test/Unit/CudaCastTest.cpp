@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/Cast.cuh"
 #include "runtime/core/Float16.h"
+#include "test/Unit/CudaTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -24,39 +25,8 @@
 namespace rp::kernels::cuda {
 namespace {
 
-#define ASSERT_CUDA_OK(expr)                                                                       \
-  do {                                                                                             \
-    const cudaError_t rp_err_ = (expr);                                                            \
-    ASSERT_EQ(rp_err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(rp_err_);               \
-  } while (0)
-
-bool haveDevice() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-/// A device allocation of `bytes` bytes (cudaMalloc: 256-byte aligned).
-class DeviceBuffer {
-public:
-  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) { status_ = cudaMalloc(&ptr_, bytes); }
-  ~DeviceBuffer() {
-    if (ptr_)
-      cudaFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  cudaError_t status() const { return status_; }
-  template <typename T>
-  T *as() const {
-    return static_cast<T *>(ptr_);
-  }
-  size_t bytes() const { return bytes_; }
-
-private:
-  void *ptr_ = nullptr;
-  size_t bytes_;
-  cudaError_t status_;
-};
+using test::DeviceBuffer;
+using test::haveDevice;
 
 /// Random binary32 bit patterns with NaNs, infinities, zeros, subnormals and
 /// exact f16/bf16 ties mixed in.

@@ -10,11 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExecutorTestUtil.h"
 #include "PlanTestUtil.h"
 
 #include "runtime/backends/cpu/CpuBackend.h"
-#include "runtime/exec/Executor.h"
-#include "runtime/exec/HostArena.h"
 
 #include <gtest/gtest.h>
 
@@ -27,58 +26,11 @@ namespace {
 
 namespace pb = rp::plan;
 
-struct RunResult {
-  std::vector<float> losses;
-  std::vector<uint8_t> master;
-};
+using rp::testing::RunResult;
 
 RunResult train(const pb::Plan &plan, int devices, int64_t steps, double lr = 1e-2) {
-  RunResult run;
-  StatusOr<HostArena> arena = HostArena::create(plan);
-  EXPECT_TRUE(arena.ok()) << arena.status().toString();
-  HostArena &host = arena.value();
-  for (int p = 0; p < plan.params_size(); ++p) {
-    const pb::Param &param = plan.params(p);
-    std::vector<float> value(static_cast<size_t>(host.paramElements(p)));
-    for (size_t i = 0; i < value.size(); ++i)
-      value[i] = 0.5f * std::sin(static_cast<float>(i + 7 * static_cast<size_t>(p)));
-    std::memcpy(host.weights() + param.weight_offset(), value.data(), value.size() * 4);
-    if (param.trainable())
-      std::memcpy(host.master() + param.state_offset() / 4, value.data(), value.size() * 4);
-  }
   CpuBackend backend(devices);
-  ExecutorOptions options;
-  options.lr = lr;
-  Executor executor(host, backend, options);
-  Status started = executor.start();
-  EXPECT_TRUE(started.ok()) << started.toString();
-  const int64_t M = plan.config().micro_batches();
-  auto collect = [&](int64_t step) {
-    StatusOr<std::vector<float>> l = executor.losses(step);
-    ASSERT_TRUE(l.ok()) << l.status().toString();
-    run.losses.insert(run.losses.end(), l.value().begin(), l.value().end());
-  };
-  for (int64_t k = 0; k < steps; ++k) {
-    EXPECT_TRUE(executor.waitInputsWritable(k).ok());
-    for (int64_t m = 0; m < M; ++m) {
-      uint8_t *record = executor.record(k, m);
-      float x[8];
-      for (int i = 0; i < 8; ++i)
-        x[i] = std::cos(static_cast<float>(i + 3 * m + 11 * k));
-      int64_t labels[2] = {(k + m) % 8, (3 * k + m + 1) % 8};
-      std::memcpy(record + plan.host_buffers(0).offset(), x, sizeof(x));
-      std::memcpy(record + plan.host_buffers(1).offset(), labels, sizeof(labels));
-    }
-    EXPECT_TRUE(executor.dispatch(k, steps).ok());
-    if (k > 0)
-      collect(k - 1);
-  }
-  Status drained = executor.drain();
-  EXPECT_TRUE(drained.ok()) << drained.toString();
-  collect(steps - 1);
-  const uint8_t *master = reinterpret_cast<const uint8_t *>(host.master());
-  run.master.assign(master, master + plan.host_arena().state());
-  return run;
+  return rp::testing::trainTestPlan(plan, backend, steps, lr);
 }
 
 class ExecutorTest : public ::testing::TestWithParam<pb::UpdateMode> {};

@@ -160,6 +160,13 @@ int main(int argc, char **argv) {
     if (!loaded.ok())
       return fail(loaded.status());
     std::fputs(rp::runtime::describePlan(loaded.value()).c_str(), stdout);
+    if (app.get_option("--backend")->count() && o.backend != "sim") {
+      rp::runtime::StatusOr<std::string> decoded =
+          rp::runtime::checkPlanForBackend(loaded.value().plan, o.backend);
+      if (!decoded.ok())
+        return fail(decoded.status());
+      std::printf("%s\n", decoded.value().c_str());
+    }
     std::printf("rp-run: %s is valid\n", o.planPath.c_str());
     return 0;
   }

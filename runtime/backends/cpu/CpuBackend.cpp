@@ -120,7 +120,7 @@ void CpuBackend::worker(int device, int queue) {
       status = command.run();
       if (trace_ && !command.label.empty())
         trace_->complete(q.track, command.label, queueName(static_cast<Queue>(queue)), start,
-                         trace_->nowUs() - start);
+                         trace_->nowUs() - start, copyArgs(command.bytes));
     }
     lock.lock();
     q.busy = false;
@@ -138,7 +138,7 @@ void CpuBackend::copyToDevice(int device, Queue queue, const void *src, int64_t 
                             std::memcpy(memory(device) + dst, src, static_cast<size_t>(bytes));
                             return okStatus();
                           },
-                          std::move(label)});
+                          std::move(label), bytes});
 }
 
 void CpuBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
@@ -147,7 +147,7 @@ void CpuBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, int
                             std::memcpy(dst, memory(device) + src, static_cast<size_t>(bytes));
                             return okStatus();
                           },
-                          std::move(label)});
+                          std::move(label), bytes});
 }
 
 void CpuBackend::call(int device, CallFrame frame, std::string label) {
@@ -157,24 +157,10 @@ void CpuBackend::call(int device, CallFrame frame, std::string label) {
 }
 
 Status CpuBackend::runCall(int device, const CallFrame &frame) {
-  const pb::Stage &stage = plan_->stages(frame.stage);
   uint8_t *base = memory(device);
   auto address = [&](const pb::BufferRef &ref) -> uint8_t * {
-    switch (ref.space()) {
-    case pb::BufferRef::ARG:
-      return base + frame.args[static_cast<size_t>(ref.index())];
-    case pb::BufferRef::RESULT:
-      return base + frame.results[static_cast<size_t>(ref.index())];
-    case pb::BufferRef::WORKSPACE:
-      return base + workspaceOffset_ + ref.offset();
-    case pb::BufferRef::PARAM:
-      return base + frame.slotOffset +
-             (plan_->params(static_cast<int>(ref.index())).weight_offset() - stage.weight_offset());
-    case pb::BufferRef::CONSTANT:
-      return base + plan_->constants(static_cast<int>(ref.index())).offset();
-    default:
-      return nullptr;
-    }
+    const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
+    return offset < 0 ? nullptr : base + offset;
   };
   auto view = [&](const pb::BufferRef &ref) {
     std::vector<int64_t> shape(ref.type().shape().begin(), ref.type().shape().end());

@@ -54,6 +54,7 @@ private:
   struct Command {
     std::function<Status()> run;
     std::string label; // empty: not traced (waits, records)
+    int64_t bytes = -1; // copies: bytes moved (a trace argument)
   };
   struct QueueState {
     std::deque<Command> commands;

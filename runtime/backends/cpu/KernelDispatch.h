@@ -30,6 +30,7 @@
 #include "runtime/core/DType.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
+#include "runtime/exec/InstructionDecoder.h"
 
 #include <cstdint>
 #include <functional>
@@ -72,10 +73,7 @@ public:
   const std::string &location() const { return location_; }
 
   /// A tensor type of the instruction: what run() expects of each operand and result.
-  struct TensorSig {
-    DType dtype;
-    std::vector<int64_t> shape;
-  };
+  using TensorSig = runtime::TensorSig;
   const std::vector<TensorSig> &operandTypes() const { return operandTypes_; }
   const std::vector<TensorSig> &resultTypes() const { return resultTypes_; }
 

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The CUDA benchmark (issue 9), one command on the GPU machine (one device `run` of at most
+# 10 minutes): PyTorch baseline, inputs, rp-run on pools of 1, 2 and 4 logical workers of the
+# one GPU, summary table.
+#
+#   bench/run_gpu.sh RP_RUN PLANS_DIR [WORK_DIR]
+#
+#   RP_RUN     the rp-run binary built with the CUDA backend (RP_ENABLE_CUDA=ON)
+#   PLANS_DIR  bench/export_qwen3_1p7b.sh's plans/ folder (pN/model.rpplan, params.json,
+#              model.json), compiled where MLIR is; carried to the GPU machine
+#   WORK_DIR   scratch for the 8.1 GB of weights and the logs (default /tmp/rpbench)
+#
+# Environment (defaults): POOLS ("1 2 4"), STEPS (6: rp-run steps per pool), SKIP (2: warmup
+# steps left out of the numbers), BASELINE_STEPS (8), BASELINE_WARMUP (2), BASELINE_ARGS
+# (extra torch_baseline.py flags, e.g. "--checkpointing on"), NUM_TOKENS (16777216),
+# PEAK_TFLOPS (989: H100 SXM / H200 dense bf16), PYTHON (python3), RP_LD_LIBRARY_PATH
+# (prepended to LD_LIBRARY_PATH for rp-run), BACKEND (cuda; cpu runs the harness itself on
+# fp32 plans without a GPU: bench/README.md), OUT (where results go; the device tool sets it;
+# default WORK_DIR/out). Time limits in seconds: T_BASELINE (150), T_INPUTS (90), T_RUN (100
+# per pool), DEADLINE (560: no phase starts, or runs, past this many seconds from the start;
+# what is left is reported as skipped).
+#
+# Every phase runs under `timeout`; a phase that fails or times out is reported and the next
+# one runs. nvidia-smi samples the GPU's used memory every 200 ms during each phase (the
+# device-wide peak, CUDA context included). Results in OUT: summary.txt (the table, the
+# phase status, the machine), summary.json (every number), bench-logs.tar.gz (metrics, traces,
+# logs, nvidia-smi samples). Exit status 0 when every phase succeeded, 1 otherwise.
+set -euo pipefail
+if [[ $# -lt 2 ]]; then sed -n '2,27p' "$0"; exit 2; fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+rprun="$(realpath "$1")"
+plans="$(realpath "$2")"
+work="${3:-/tmp/rpbench}"
+mkdir -p "$work"
+work="$(realpath "$work")"
+out="${OUT:-$work/out}"
+mkdir -p "$out"
+py="${PYTHON:-python3}"
+pools="${POOLS:-1 2 4}"
+steps="${STEPS:-6}" skip="${SKIP:-2}"
+peak="${PEAK_TFLOPS:-989}"
+deadline="${DEADLINE:-560}"
+start=$SECONDS
+status_lines=()
+failed=0
+
+log() { echo "run_gpu: [$((SECONDS - start))s] $*" | tee -a "$work/run_gpu.log"; }
+
+# phase NAME LIMIT_S CMD...: runs CMD under timeout (clipped to the deadline), with nvidia-smi
+# sampling the GPU memory into $work/NAME.smi; records ok / failed (rc) / timeout / skipped.
+phase() {
+  local name="$1" limit="$2"
+  shift 2
+  local left=$((deadline - (SECONDS - start)))
+  if ((left < 15)); then
+    status_lines+=("$name: skipped (deadline ${deadline}s reached)")
+    log "$name: skipped (deadline)"
+    failed=1
+    return 0
+  fi
+  ((limit > left)) && limit=$left
+  log "$name: start (limit ${limit}s): $*"
+  local smi_pid=""
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 \
+      >"$work/$name.smi" 2>/dev/null &
+    smi_pid=$!
+  fi
+  local t0=$SECONDS rc=0
+  timeout -k 10 "$limit" "$@" >"$work/$name.log" 2>&1 || rc=$?
+  [[ -n "$smi_pid" ]] && { kill "$smi_pid" 2>/dev/null || true; wait "$smi_pid" 2>/dev/null || true; }
+  local took=$((SECONDS - t0)) peak_mib=""
+  [[ -s "$work/$name.smi" ]] && peak_mib=$(sort -n "$work/$name.smi" | tail -n 1 | tr -d ' ')
+  local what="ok"
+  if ((rc == 124 || rc == 137)); then what="timeout after ${limit}s"; failed=1
+  elif ((rc != 0)); then what="failed (exit $rc)"; failed=1; fi
+  status_lines+=("$name: $what, ${took}s${peak_mib:+, nvidia-smi peak ${peak_mib} MiB}")
+  log "$name: $what in ${took}s${peak_mib:+ (nvidia-smi peak ${peak_mib} MiB)}; last lines:"
+  tail -n 5 "$work/$name.log" | sed 's/^/    /' | tee -a "$work/run_gpu.log"
+  return 0
+}
+
+# The machine, for the record.
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "host: $(uname -srm), $(nproc) cores, $(free -g | awk '/^Mem:/{print $2}') GiB"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv,noheader
+  "$py" -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' 2>&1 || true
+  echo "rp-run: $rprun ($(LD_LIBRARY_PATH="${RP_LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$rprun" --version 2>&1 | head -n 1))"
+  echo "plans: $plans; pools: $pools; steps: $steps (skip $skip)"
+  tr -d '\n ' <"$plans/model.json" 2>/dev/null; echo
+} >"$work/machine.txt" 2>&1 || true
+cat "$work/machine.txt"
+
+# 1. The PyTorch baseline first: it needs nothing from rp.
+# shellcheck disable=SC2086
+phase baseline "${T_BASELINE:-150}" env PYTHONUNBUFFERED=1 "$py" "$here/torch_baseline.py" \
+  --model-json "$plans/model.json" --steps "${BASELINE_STEPS:-8}" \
+  --warmup "${BASELINE_WARMUP:-2}" --peak-tflops "$peak" --json-out "$work/baseline.json" \
+  ${BASELINE_ARGS:-}
+
+# 2. Inputs: weights for the plan's params, tokens; then rp-run --check on the first plan.
+first_pool="${pools%% *}"
+# shellcheck disable=SC2016  # the script's own $0..$7, expanded by the inner bash
+phase inputs "${T_INPUTS:-90}" bash -c '
+  set -euo pipefail
+  "$0" "$1/make_inputs.py" --params "$2/params.json" --weights "$3/weights.safetensors" \
+    --tokens "$3/tokens.bin" --num-tokens "$4"
+  LD_LIBRARY_PATH="$6" "$5" "$2/p$7/model.rpplan" --check --weights "$3/weights.safetensors"
+' "$py" "$here" "$plans" "$work" "${NUM_TOKENS:-16777216}" "$rprun" \
+  "${RP_LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$first_pool"
+
+# 3. rp-run on the CUDA backend, one pool after the other.
+runs=()
+for n in $pools; do
+  if [[ ! -s "$work/weights.safetensors" ]]; then
+    status_lines+=("rp-p$n: skipped (no weights: the inputs phase failed)"); failed=1; continue
+  fi
+  rm -f "$work/p$n.metrics.jsonl" "$work/p$n.trace.json"
+  phase "rp-p$n" "${T_RUN:-100}" env \
+    LD_LIBRARY_PATH="${RP_LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$rprun" "$plans/p$n/model.rpplan" --weights "$work/weights.safetensors" \
+    --data "$work/tokens.bin" --steps "$steps" --backend "${BACKEND:-cuda}" --gpus "$n" --no-progress \
+    --log "$work/p$n.metrics.jsonl" --trace "$work/p$n.trace.json"
+  if [[ -s "$work/p$n.metrics.jsonl" ]]; then
+    trace=""; [[ -s "$work/p$n.trace.json" ]] && trace="$work/p$n.trace.json"
+    runs+=(--run "rp-${BACKEND:-cuda} p$n:$work/p$n.metrics.jsonl:$trace:$work/rp-p$n.smi")
+  fi
+done
+
+# 4. The table.
+sum_args=(--model-json "$plans/model.json" --peak-tflops "$peak" --skip "$skip"
+          --json-out "$work/summary.json")
+[[ -s "$work/baseline.json" ]] && sum_args+=(--baseline "$work/baseline.json:$work/baseline.smi")
+"$py" "$here/summarize.py" "${sum_args[@]}" "${runs[@]}" >"$work/table.txt" 2>&1 || failed=1
+{
+  echo "== CUDA benchmark (bench/run_gpu.sh), $(date -u +%FT%TZ)"
+  cat "$work/machine.txt"
+  echo
+  cat "$work/table.txt"
+  echo
+  echo "phases:"
+  printf '  %s\n' "${status_lines[@]}"
+  echo "total: $((SECONDS - start)) s"
+} >"$work/summary.txt"
+cat "$work/summary.txt"
+
+# 5. Results back (the device tool returns at most 8 files of 16 MiB from OUT).
+cp "$work/summary.txt" "$out/summary.txt"
+[[ -f "$work/summary.json" ]] && cp "$work/summary.json" "$out/summary.json"
+logs=()
+for f in "$work"/*.log "$work"/*.jsonl "$work"/*.json "$work"/*.smi "$work"/machine.txt \
+         "$work"/table.txt; do
+  [[ -f "$f" && "$f" != "$work/summary.json" ]] && logs+=("$(basename "$f")")
+done
+if ((${#logs[@]})); then
+  (cd "$work" && tar czf "$out/bench-logs.tar.gz" -- "${logs[@]}") || true
+fi
+ls -la "$out"
+exit "$failed"

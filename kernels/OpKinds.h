@@ -1,0 +1,69 @@
+//===- OpKinds.h - The kinds of the elementwise, reduction and loss ops -*- C++ -*-===//
+//
+// The op kinds shared by the CPU reference kernels (kernels/cpu) and the GPU kernels
+// (kernels/cuda), so that both backends map the plan's kernel ids onto one enum
+// (runtime/exec/InstructionDecoder.h). The semantics below are the CPU reference kernels';
+// each kernel family documents the dtypes it takes and any deviation (kernels/cuda/*.h).
+// Plain C++17, no dependency.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_OPKINDS_H
+#define RP_KERNELS_OPKINDS_H
+
+namespace rp::kernels {
+
+/// Unary ops. Formulas (ONNX / torch.nn.functional):
+///   Sqrt sqrt(x); Reciprocal 1/x; Exp, Log, Tanh, Erf as libm;
+///   Sigmoid 1/(1+exp(-x)), evaluated as exp(x)/(1+exp(x)) for x < 0 so that
+///     no exp overflows; Silu x*sigmoid(x);
+///   GeluExact 0.5 x (1 + erf(x / sqrt(2)));
+///   GeluTanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
+///   Neg -x (integers wrap: -INT_MIN = INT_MIN); Relu max(x, 0) (NaN stays
+///     NaN, as PyTorch); LogicalNot !x.
+enum class UnaryKind {
+  Sqrt,
+  Reciprocal,
+  Exp,
+  Log,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Silu,
+  Neg,
+  Relu,
+  GeluExact,
+  GeluTanh,
+  LogicalNot
+};
+
+/// Binary ops with numpy/ONNX broadcasting (trailing dimensions aligned, a 1
+/// stretches); `a` and `b` have the same dtype.
+///   Add, Sub, Mul, Div, Pow: f32, f64, i64, i32; out has the inputs' dtype.
+///     Integer Div truncates toward zero (C++, ONNX; INT_MIN / -1 wraps to
+///     INT_MIN) and a zero divisor is an InvalidArgument error. Float Pow is
+///     std::pow; integer Pow is exact repeated squaring (wrapping), and a
+///     negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise
+///     (PyTorch's integer pow).
+///   And, Or: i1 -> i1.
+///   Eq, Lt, Le, Gt, Ge: f32, f64, i64, i32, i1 -> i1 (IEEE: every
+///     comparison with a NaN is false).
+enum class BinaryKind { Add, Sub, Mul, Div, Pow, And, Or, Eq, Lt, Le, Gt, Ge };
+
+/// Sum: f32 and f64 accumulate in double (f32 rounds once at the end);
+///   integers accumulate in int64 (wrapping) and wrap to i32 when stored.
+/// Mean: Sum / count. Integers: the int64 sum divided by the count with
+///   truncation toward zero (ONNX Runtime; PyTorch has no integer mean).
+/// Max: NaN propagates (PyTorch, numpy). Over an empty set: -inf for floats,
+///   the dtype's minimum for integers (ONNX ReduceMax, opset 18).
+/// An empty Sum is 0; an empty float Mean is NaN (0/0); an empty integer
+/// Mean is an InvalidArgument error.
+enum class ReduceKind { Sum, Mean, Max };
+
+/// How the per-position losses combine: Mean divides the sum by the number of
+/// positions whose label is not ignore_index (NaN when there is none, as
+/// PyTorch); Sum adds them (0 when every label is ignored).
+enum class LossReduction { Mean, Sum };
+
+} // namespace rp::kernels
+
+#endif // RP_KERNELS_OPKINDS_H

@@ -1,0 +1,92 @@
+//===- Elementwise.h - Elementwise graph ops on the GPU ---------*- C++ -*-===//
+//
+// The GPU kernels of the elementwise `graph` ops: unary math, binary arithmetic / logic /
+// comparison with numpy broadcasting, `where`, `cast`, and the backend's gradient
+// accumulation. Semantics are those of the CPU reference kernels (kernels/cpu/Elementwise.h,
+// kernels/cpu/Cast.h), with these GPU choices:
+//   - f32 (and f64) elements compute in double and round once when stored, as the CPU does:
+//     + - * / sqrt and comparisons match the CPU bit for bit; exp, log, tanh, erf, pow use
+//     CUDA's double libm (<= 2 ulp in double), so after rounding to f32 they match the CPU in
+//     all but rare halfway cases. f16 and bf16 compute in float.
+//   - integer division by zero writes 0 (a kernel cannot return an error; the CPU kernel
+//     reports InvalidArgument). Integer arithmetic wraps, as on the CPU.
+// Types: unary float ops take f32, f16, bf16, f64; neg and relu also i64, i32; logical_not
+// i1. Binary arithmetic takes f32, f16, bf16, f64, i64, i32; logic i1; comparisons any of
+// those (result i1). `where`: cond i1, values any dtype.
+//
+// Each op is planned once on the host (plan*: checks dtypes and shapes as the CPU kernels do,
+// returns InvalidArgument naming the op, the expected and the actual; builds the strided
+// iteration space, kernels/cuda/Strided.h) and launched many times (launch*: enqueues one
+// grid-stride kernel on `stream`, returns cudaGetLastError(), never synchronizes). The
+// per-element bodies are RP_HD functions (ElementwiseOps.h), run on the host by the tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CUDA_ELEMENTWISE_H
+#define RP_KERNELS_CUDA_ELEMENTWISE_H
+
+#include "kernels/OpKinds.h"
+#include "kernels/cuda/Strided.h"
+
+#include <cuda_runtime.h>
+
+namespace rp::kernels::cuda {
+
+/// The op kinds (kernels/OpKinds.h), shared with the CPU kernels.
+using UnaryOp = ::rp::kernels::UnaryKind;
+using BinaryOp = ::rp::kernels::BinaryKind;
+
+/// True for Eq .. Ge (result i1).
+inline bool isComparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+struct UnaryPlan {
+  UnaryOp op;
+  runtime::DType dtype;
+  StridedIter<2> iter; ///< tensors: x, out
+};
+struct BinaryPlan {
+  BinaryOp op;
+  runtime::DType dtype; ///< the operands' dtype (the result is i1 for comparisons and logic)
+  StridedIter<3> iter;  ///< tensors: a, b, out
+};
+struct WherePlan {
+  runtime::DType dtype; ///< the values' and the result's dtype
+  StridedIter<4> iter;  ///< tensors: cond, onTrue, onFalse, out
+};
+struct CastPlan {
+  runtime::DType from, to;
+  int64_t n;
+};
+
+/// out = op(x); out has x's shape and dtype.
+runtime::StatusOr<UnaryPlan> planUnary(UnaryOp op, runtime::DType dtype, const Shape &x,
+                                       const Shape &out);
+/// out = a op b with numpy broadcasting; out's shape is the broadcast.
+runtime::StatusOr<BinaryPlan> planBinary(BinaryOp op, runtime::DType dtype, const Shape &a,
+                                         const Shape &b, const Shape &out);
+/// out = cond ? onTrue : onFalse, the three shapes broadcast to out's.
+runtime::StatusOr<WherePlan> planWhere(runtime::DType dtype, const Shape &cond,
+                                       const Shape &onTrue, const Shape &onFalse,
+                                       const Shape &out);
+/// out = cast(x) for `n` elements (same shape). Float -> int truncates toward zero (values
+/// out of range: unspecified, as static_cast), any -> i1 is x != 0, i1 -> any is 0 or 1,
+/// float -> float rounds to nearest even (kernels/cpu/Cast.h).
+runtime::StatusOr<CastPlan> planCast(runtime::DType from, runtime::DType to, const Shape &x,
+                                     const Shape &out);
+
+cudaError_t launchUnary(const UnaryPlan &plan, const void *x, void *out, cudaStream_t stream);
+cudaError_t launchBinary(const BinaryPlan &plan, const void *a, const void *b, void *out,
+                         cudaStream_t stream);
+cudaError_t launchWhere(const WherePlan &plan, const void *cond, const void *onTrue,
+                        const void *onFalse, void *out, cudaStream_t stream);
+cudaError_t launchCast(const CastPlan &plan, const void *x, void *out, cudaStream_t stream);
+
+/// The backend's gradient accumulation (runtime/exec/Backend.h `accumulate`): `n` values of
+/// `dtype` (f32, f16, bf16) at `src` are converted to fp32 and copied into (`first`) or added
+/// to (`acc[i] = acc[i] + g[i]` in fp32) the fp32 values at `acc`. Errors:
+/// cudaErrorInvalidValue for another dtype or n < 0.
+cudaError_t launchAccumulate(runtime::DType dtype, const void *src, float *acc, int64_t n,
+                             bool first, cudaStream_t stream);
+
+} // namespace rp::kernels::cuda
+
+#endif // RP_KERNELS_CUDA_ELEMENTWISE_H

@@ -1,0 +1,214 @@
+//===- Fused.cu - Fused transformer-block ops on the GPU ------------------===//
+//
+// Plans (host checks and geometry) and launchers of swiglu, rope and attention; the
+// per-element and per-row bodies live in Fused.h (shared with the host tests). See Fused.h
+// for shapes, numerics and algorithms.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cuda/Fused.h"
+
+#include "kernels/cuda/Launch.cuh"
+
+#include <string>
+
+namespace rp::kernels::cuda {
+
+using runtime::DType;
+using runtime::invalidArgument;
+using runtime::Status;
+using runtime::StatusOr;
+
+namespace {
+
+//===--- checks (the CPU kernels' messages) -------------------------------===//
+
+/// InvalidArgument unless `from` broadcasts to `to` (numpy rules), as the CPU's
+/// checkBroadcastsTo.
+Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to) {
+  bool ok = from.size() <= to.size();
+  const size_t lead = ok ? to.size() - from.size() : 0;
+  for (size_t d = 0; ok && d < from.size(); ++d)
+    ok = from[d] == 1 || from[d] == to[lead + d];
+  if (ok)
+    return runtime::okStatus();
+  return invalidArgument(std::string(op) + ": " + what + " of shape " + shapeText(from) +
+                         " does not broadcast to " + shapeText(to));
+}
+
+//===--- kernels ----------------------------------------------------------===//
+
+template <DType D>
+__global__ void swigluKernel(SwigluPlan plan, const void *gate, const void *up, void *out) {
+  for (int64_t i = gridThread(); i < plan.numel; i += gridStride())
+    swigluAt<D>(plan, gate, up, out, i);
+}
+
+template <DType D>
+__global__ void ropeKernel(RopePlan plan, const void *x, const void *cos, const void *sin,
+                           void *out) {
+  for (int64_t i = gridThread(); i < plan.numel; i += gridStride())
+    ropeAt<D>(plan, x, cos, sin, out, i);
+}
+
+/// attentionRow's block on the device: forEach strides over the block's threads (index t
+/// on thread t % blockDim.x), sync is __syncthreads(). The host branch (never taken: the
+/// kernel is device code) runs serially like SerialBlock.
+struct ThreadBlock {
+  template <typename Fn>
+  RP_HD void forEach(int64_t n, Fn &&fn) const {
+#if defined(__CUDA_ARCH__)
+    for (int64_t t = threadIdx.x; t < n; t += blockDim.x)
+      fn(t);
+#else
+    for (int64_t t = 0; t < n; ++t)
+      fn(t);
+#endif
+  }
+  RP_HD void sync() const {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
+/// Most blocks of one attention launch; larger row counts loop (grid-stride over rows).
+constexpr int64_t kAttentionMaxBlocks = int64_t(1) << 20;
+
+template <DType D>
+__global__ void __launch_bounds__(kAttentionTile)
+    attentionKernel(AttentionPlan plan, const void *q, const void *k, const void *v, void *out) {
+  using C = typename DTypeTraits<D>::Compute;
+  extern __shared__ __align__(16) unsigned char attentionScratch[];
+  C *scratch = reinterpret_cast<C *>(attentionScratch);
+  const ThreadBlock block;
+  for (int64_t row = blockIdx.x; row < plan.rows; row += gridDim.x)
+    attentionRow<D>(plan, q, k, v, out, row, block, scratch);
+}
+
+} // namespace
+
+//===--- swiglu -----------------------------------------------------------===//
+
+StatusOr<SwigluPlan> planSwiglu(DType dtype, const Shape &gate, const Shape &up,
+                                const Shape &out) {
+  RP_RETURN_IF_ERROR(checkFloatDType("swiglu", "gate", dtype));
+  RP_RETURN_IF_ERROR(checkShapeIs("swiglu", "up", dtype, up, gate));
+  RP_RETURN_IF_ERROR(checkShapeIs("swiglu", "out", dtype, out, gate));
+  SwigluPlan plan;
+  plan.dtype = dtype;
+  plan.numel = numElements(gate);
+  return plan;
+}
+
+cudaError_t launchSwiglu(const SwigluPlan &plan, const void *gate, const void *up, void *out,
+                         cudaStream_t stream) {
+  if (plan.numel == 0)
+    return cudaSuccess;
+  if (!usablePointers(runtime::dtypeSize(plan.dtype), gate, up, static_cast<const void *>(out)))
+    return cudaErrorInvalidValue;
+  if (!visitFloatDType(plan.dtype, [&](auto tag) {
+        swigluKernel<decltype(tag)::value>
+            <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, gate, up, out);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+//===--- rope -------------------------------------------------------------===//
+
+StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const Shape &sin,
+                            const Shape &out) {
+  const char *op = "rope";
+  RP_RETURN_IF_ERROR(checkFloatDType(op, "x", dtype));
+  if (x.empty() || x.back() % 2 != 0)
+    return invalidArgument("rope: x is " + shapeText(x) +
+                           ", expected rank >= 1 with an even last dimension");
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "sin", dtype, sin, cos));
+  if (cos.empty() || cos.back() != x.back())
+    return invalidArgument("rope: cos is " + shapeText(cos) + ", expected a last dimension of " +
+                           std::to_string(x.back()));
+  RP_RETURN_IF_ERROR(checkBroadcastsTo(op, "cos", cos, x));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
+  RopePlan plan;
+  plan.dtype = dtype;
+  plan.numel = numElements(x);
+  plan.dim = x.back();
+  plan.half = plan.dim / 2;
+  // Rows: x's leading dimensions; cos/sin rows at their broadcast strides.
+  const Shape lead(x.begin(), x.end() - 1);
+  Shape strides = broadcastStrides(cos, x);
+  strides.pop_back();
+  RP_ASSIGN_OR_RETURN(plan.rows, makeIter<1>(op, lead, {strides}));
+  return plan;
+}
+
+cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, const void *sin,
+                       void *out, cudaStream_t stream) {
+  if (plan.numel == 0)
+    return cudaSuccess;
+  if (!usablePointers(runtime::dtypeSize(plan.dtype), x, cos, sin, static_cast<const void *>(out)))
+    return cudaErrorInvalidValue;
+  if (!visitFloatDType(plan.dtype, [&](auto tag) {
+        ropeKernel<decltype(tag)::value>
+            <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, x, cos, sin, out);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+//===--- attention --------------------------------------------------------===//
+
+StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &k, const Shape &v,
+                                      double scale, bool causal, const Shape &out) {
+  const char *op = "attention";
+  RP_RETURN_IF_ERROR(checkFloatDType(op, "q", dtype));
+  if (q.size() != 4)
+    return invalidArgument("attention: q is " + shapeText(q) + ", expected [B, Hq, S, D]");
+  if (k.size() != 4 || k[0] != q[0] || k[2] != q[2] || k[3] != q[3] || k[1] == 0 ||
+      q[1] % k[1] != 0)
+    return invalidArgument("attention: k is " + shapeText(k) + ", expected [" +
+                           std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
+                           std::to_string(q[3]) + "] with Hkv dividing " + std::to_string(q[1]));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
+  if (q[3] > kMaxAttentionHeadDim)
+    return invalidArgument("attention: head dimension " + std::to_string(q[3]) +
+                           " exceeds the GPU kernel's limit of " +
+                           std::to_string(kMaxAttentionHeadDim));
+  AttentionPlan plan;
+  plan.dtype = dtype;
+  plan.batch = q[0];
+  plan.heads = q[1];
+  plan.kvHeads = k[1];
+  plan.groups = q[1] / k[1];
+  plan.seq = q[2];
+  plan.dim = q[3];
+  plan.rows = q[0] * q[1] * q[2];
+  plan.scale = scale;
+  plan.causal = causal;
+  plan.tile = kAttentionTile;
+  const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
+  plan.scratchBytes = static_cast<size_t>(2 * plan.dim + 2 * plan.tile) * computeBytes;
+  return plan;
+}
+
+cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k,
+                            const void *v, void *out, cudaStream_t stream) {
+  if (plan.rows == 0 || plan.dim == 0)
+    return cudaSuccess; // out is empty
+  if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionHeadDim)
+    return cudaErrorInvalidValue; // not a plan from planAttention
+  if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)))
+    return cudaErrorInvalidValue;
+  const auto blocks = static_cast<unsigned>(plan.rows < kAttentionMaxBlocks ? plan.rows
+                                                                            : kAttentionMaxBlocks);
+  if (!visitFloatDType(plan.dtype, [&](auto tag) {
+        attentionKernel<decltype(tag)::value>
+            <<<blocks, kAttentionTile, plan.scratchBytes, stream>>>(plan, q, k, v, out);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+} // namespace rp::kernels::cuda

@@ -1,0 +1,189 @@
+//===- Generators.cu - graph.range and graph.trilu on the GPU -------------===//
+//
+// Plans (the CPU kernels' checks) and launchers of range and trilu; the per-element bodies
+// live in Generators.h (shared with the host tests).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cuda/Generators.h"
+
+#include "kernels/cuda/Launch.cuh"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace rp::kernels::cuda {
+
+using runtime::DType;
+using runtime::invalidArgument;
+using runtime::Status;
+using runtime::StatusOr;
+
+namespace {
+
+bool isIndexDType(DType d) { return d == DType::I64 || d == DType::I32; }
+
+/// The CPU's checkRangeOut: an integer dtype (integerOnly) or any but i1, and rank 1.
+Status checkRangeOut(DType dtype, const Shape &out, bool integerOnly) {
+  const bool ok = integerOnly ? isIndexDType(dtype) : dtype != DType::I1;
+  if (!ok)
+    return invalidArgument(std::string("range: out has dtype ") + runtime::dtypeName(dtype) +
+                           ", expected " +
+                           (integerOnly ? "i64 or i32" : "f32, f64, f16, bf16, i64 or i32"));
+  if (out.size() != 1)
+    return invalidArgument(std::string("range: out is ") + runtime::dtypeName(dtype) +
+                           shapeText(out) + ", expected a 1-D tensor");
+  return runtime::okStatus();
+}
+
+Status lengthMismatch(DType dtype, const Shape &out, const std::string &length,
+                      const std::string &args) {
+  return invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
+                         runtime::dtypeName(dtype) + shapeText(out));
+}
+
+template <DType D>
+__global__ void rangeKernel(RangePlan plan, void *out) {
+  for (int64_t i = gridThread(); i < plan.n; i += gridStride())
+    rangeAt<D>(plan, out, i);
+}
+
+template <typename E>
+__global__ void triluKernel(TriluPlan plan, const void *x, void *out) {
+  for (int64_t e = gridThread(); e < plan.numel; e += gridStride())
+    triluAt<E>(plan, x, out, e);
+}
+
+} // namespace
+
+//===--- range ------------------------------------------------------------===//
+
+StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double delta,
+                              const Shape &out) {
+  RP_RETURN_IF_ERROR(checkRangeOut(dtype, out, /*integerOnly=*/false));
+  const std::string args = "start " + std::to_string(start) + ", limit " + std::to_string(limit) +
+                           ", delta " + std::to_string(delta);
+  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta) || delta == 0)
+    return invalidArgument("range: expected finite arguments and a non-zero delta, got " + args);
+  if (isIndexDType(dtype)) {
+    constexpr double kLimit = 0x1p63;
+    for (double v : {start, limit, delta})
+      if (v != std::trunc(v) || v >= kLimit || v < -kLimit)
+        return invalidArgument(std::string("range: an integer out (") +
+                               runtime::dtypeName(dtype) + shapeText(out) +
+                               ") needs integral int64 arguments, got " + args);
+    return planRangeInt(dtype, static_cast<int64_t>(start), static_cast<int64_t>(limit),
+                        static_cast<int64_t>(delta), out);
+  }
+  const double length = std::fmax(std::ceil((limit - start) / delta), 0.0);
+  if (length != static_cast<double>(out[0]))
+    return lengthMismatch(dtype, out,
+                          length < 0x1p63 ? std::to_string(static_cast<int64_t>(length))
+                                          : std::string("more than 2^63"),
+                          args);
+  RangePlan plan;
+  plan.dtype = dtype;
+  plan.n = out[0];
+  plan.start = start;
+  plan.delta = delta;
+  return plan;
+}
+
+StatusOr<RangePlan> planRangeInt(DType dtype, int64_t start, int64_t limit, int64_t delta,
+                                 const Shape &out) {
+  RP_RETURN_IF_ERROR(checkRangeOut(dtype, out, /*integerOnly=*/true));
+  if (delta == 0)
+    return invalidArgument("range: expected a non-zero delta");
+  // ceil((limit - start) / delta) exactly, in 128 bits (the CPU's rangeInt).
+  const __int128 span = static_cast<__int128>(limit) - start;
+  __int128 q = span / delta;
+  if (q * delta != span && ((span > 0) == (delta > 0)))
+    ++q;
+  const __int128 length = q > 0 ? q : 0;
+  if (length != out[0])
+    return lengthMismatch(dtype, out, std::to_string(static_cast<int64_t>(length)),
+                          "start " + std::to_string(start) + ", limit " + std::to_string(limit) +
+                              ", delta " + std::to_string(delta));
+  const int64_t n = out[0];
+  if (n > 0) {
+    const __int128 last = static_cast<__int128>(start) + static_cast<__int128>(n - 1) * delta;
+    const bool i32 = dtype == DType::I32;
+    const __int128 lo =
+        i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+    const __int128 hi =
+        i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+    if (start < lo || start > hi || last < lo || last > hi)
+      return invalidArgument("range: start " + std::to_string(start) + " + i * delta " +
+                             std::to_string(delta) + " for i < " + std::to_string(n) +
+                             " overflows " + runtime::dtypeName(dtype));
+  }
+  RangePlan plan;
+  plan.dtype = dtype;
+  plan.n = n;
+  plan.istart = start;
+  plan.idelta = delta;
+  plan.start = static_cast<double>(start);
+  plan.delta = static_cast<double>(delta);
+  return plan;
+}
+
+cudaError_t launchRange(const RangePlan &plan, void *out, cudaStream_t stream) {
+  if (plan.n == 0)
+    return cudaSuccess;
+  if (plan.dtype == DType::I1 || !usablePointer(out, runtime::dtypeSize(plan.dtype)))
+    return cudaErrorInvalidValue;
+  visitDType(plan.dtype, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    if constexpr (D != DType::I1)
+      rangeKernel<D><<<gridFor(plan.n), kBlockSize, 0, stream>>>(plan, out);
+  });
+  return cudaGetLastError();
+}
+
+//===--- trilu ------------------------------------------------------------===//
+
+StatusOr<TriluPlan> planTrilu(DType dtype, const Shape &x, int64_t k, bool upper,
+                              const Shape &out) {
+  if (x.size() < 2)
+    return invalidArgument(std::string("trilu: expected x of rank >= 2, got ") +
+                           runtime::dtypeName(dtype) + shapeText(x));
+  if (out != x)
+    return invalidArgument(std::string("trilu: out is ") + runtime::dtypeName(dtype) +
+                           shapeText(out) + ", expected " + runtime::dtypeName(dtype) +
+                           shapeText(x));
+  TriluPlan plan;
+  plan.dtype = dtype;
+  plan.numel = numElements(x);
+  plan.rows = x[x.size() - 2];
+  plan.cols = x[x.size() - 1];
+  plan.k = k;
+  plan.upper = upper;
+  return plan;
+}
+
+cudaError_t launchTrilu(const TriluPlan &plan, const void *x, void *out, cudaStream_t stream) {
+  if (plan.numel == 0)
+    return cudaSuccess;
+  const size_t bytes = runtime::dtypeSize(plan.dtype);
+  if (!usablePointer(x, bytes) || !usablePointer(out, bytes))
+    return cudaErrorInvalidValue;
+  const unsigned blocks = gridFor(plan.numel);
+  switch (bytes) {
+  case 1:
+    triluKernel<uint8_t><<<blocks, kBlockSize, 0, stream>>>(plan, x, out);
+    break;
+  case 2:
+    triluKernel<uint16_t><<<blocks, kBlockSize, 0, stream>>>(plan, x, out);
+    break;
+  case 4:
+    triluKernel<uint32_t><<<blocks, kBlockSize, 0, stream>>>(plan, x, out);
+    break;
+  default:
+    triluKernel<uint64_t><<<blocks, kBlockSize, 0, stream>>>(plan, x, out);
+    break;
+  }
+  return cudaGetLastError();
+}
+
+} // namespace rp::kernels::cuda

@@ -1,0 +1,104 @@
+//===- Norm.cu - Layer and RMS normalisation on the GPU -------------------===//
+//
+// normKernel: per row, layer_norm's mean (normSumPartial + rowAllReduce), the sum of
+// squared deviations (normSquarePartial + rowAllReduce), then every thread of the row
+// writes its elements (normWrite). Three reads of the row (two for rms_norm), from L1/L2
+// after the first for the row sizes of transformer hidden states.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cuda/Norm.h"
+
+#include "kernels/cuda/RowReduce.cuh"
+
+#include <string>
+
+namespace rp::kernels::cuda {
+
+using runtime::DType;
+using runtime::invalidArgument;
+
+namespace {
+
+template <DType D, RowMode M>
+__global__ void __launch_bounds__(kMaxThreadsPerRow)
+    normKernel(const NormPlan p, const void *__restrict__ x, const void *__restrict__ scale,
+               const void *__restrict__ bias, void *__restrict__ out) {
+  using C = NormCompute<D>;
+  __shared__ C shared[kWarpSize];
+  forEachRow<M>(p.rows, [&](int64_t row, int lane, int threads) {
+    C mean = C(0);
+    if (!p.rms) {
+      const C sum =
+          rowAllReduce<M>(normSumPartial<D>(p, x, row, lane, threads), SumOp{}, C(0), shared);
+      mean = normMean<D>(p, sum);
+    }
+    const C squares = rowAllReduce<M>(normSquarePartial<D>(p, x, row, lane, threads, mean), SumOp{},
+                                      C(0), shared);
+    normWrite<D>(p, x, scale, bias, out, row, lane, threads, mean, normStdev<D>(p, squares));
+  });
+}
+
+template <DType D>
+void enqueue(const NormPlan &p, const void *x, const void *scale, const void *bias, void *out,
+             cudaStream_t stream) {
+  launchRows(
+      p.rows, p.threadsPerRow, stream,
+      [](auto mode) { return normKernel<D, decltype(mode)::value>; }, p, x, scale, bias, out);
+}
+
+runtime::StatusOr<NormPlan> planNorm(const char *opName, bool rms, DType dtype, const Shape &x,
+                                     const Shape &scale, const Shape *bias, int64_t axis,
+                                     double epsilon, const Shape &out) {
+  const std::string op = opName;
+  const std::string type = runtime::dtypeName(dtype);
+  if (!rowFloatDType(dtype))
+    return invalidArgument(op + ": x has dtype " + type + ", expected f32, f16, bf16 or f64");
+  RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "x", x));
+  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(x.size())));
+  const Shape paramShape(x.begin() + axis, x.end());
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "scale", dtype, scale, paramShape));
+  if (bias)
+    RP_RETURN_IF_ERROR(checkShapeIs(op, "bias", dtype, *bias, paramShape));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
+  NormPlan plan;
+  plan.dtype = dtype;
+  plan.rms = rms;
+  plan.hasBias = bias != nullptr;
+  plan.cols = numElements(paramShape);
+  plan.rows = plan.cols == 0 ? 0 : numElements(x) / plan.cols;
+  plan.epsilon = epsilon;
+  plan.threadsPerRow = threadsPerRowFor(plan.rows, plan.cols, true);
+  return plan;
+}
+
+} // namespace
+
+runtime::StatusOr<NormPlan> planLayerNorm(DType dtype, const Shape &x, const Shape &scale,
+                                          const Shape *bias, int64_t axis, double epsilon,
+                                          const Shape &out) {
+  return planNorm("layer_norm", false, dtype, x, scale, bias, axis, epsilon, out);
+}
+
+runtime::StatusOr<NormPlan> planRmsNorm(DType dtype, const Shape &x, const Shape &scale,
+                                        int64_t axis, double epsilon, const Shape &out) {
+  return planNorm("rms_norm", true, dtype, x, scale, nullptr, axis, epsilon, out);
+}
+
+cudaError_t launchNorm(const NormPlan &plan, const void *x, const void *scale, const void *bias,
+                       void *out, cudaStream_t stream) {
+  if (!rowFloatDType(plan.dtype) || !validThreadsPerRow(plan.threadsPerRow) || plan.rows < 0 ||
+      plan.cols < 0 || (plan.rms && plan.hasBias))
+    return cudaErrorInvalidValue;
+  if (plan.rows == 0)
+    return cudaSuccess;
+  const size_t size = runtime::dtypeSize(plan.dtype);
+  if (!usablePointer(x, size) || !usablePointer(scale, size) || !usablePointer(out, size) ||
+      (plan.hasBias ? !usablePointer(bias, size) : bias != nullptr))
+    return cudaErrorInvalidValue;
+  visitFloatDType(plan.dtype,
+                  [&](auto d) { enqueue<decltype(d)::value>(plan, x, scale, bias, out, stream); });
+  return cudaGetLastError();
+}
+
+} // namespace rp::kernels::cuda

@@ -1,0 +1,148 @@
+//===- Reduce.cu - Reductions (graph.reduce_*) on the GPU -----------------===//
+//
+// planReduce splits x's dimensions into the kept group (one output each) and the reduced
+// group (the row of an output), each coalesced by makeIter, and picks the threads per row;
+// reduceKernel folds each row with reducePartial (Reduce.h), combines the partials with
+// rowAllReduce (RowReduce.cuh) and lets the row's lane 0 store the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cuda/Reduce.h"
+
+#include "kernels/cuda/RowReduce.cuh"
+#include "runtime/core/HostTensor.h"
+
+#include <string>
+
+namespace rp::kernels::cuda {
+
+using runtime::DType;
+using runtime::invalidArgument;
+
+namespace {
+
+template <DType D, RowMode M>
+__global__ void __launch_bounds__(kMaxThreadsPerRow)
+    reduceKernel(const ReducePlan p, const void *__restrict__ x, void *__restrict__ out) {
+  using A = ReduceAccum<D>;
+  __shared__ A shared[kWarpSize];
+  forEachRow<M>(p.rows, [&](int64_t row, int lane, int threads) {
+    A acc = reducePartial<D>(p, x, row, lane, threads);
+    acc = rowAllReduce<M>(acc, ReduceCombine<D>{p.kind}, reduceIdentity<D>(p.kind), shared);
+    if (lane == 0)
+      reduceStore<D>(p, out, row, acc);
+  });
+}
+
+template <DType D>
+void enqueue(const ReducePlan &p, const void *x, void *out, cudaStream_t stream) {
+  launchRows(
+      p.rows, p.threadsPerRow, stream,
+      [](auto mode) { return reduceKernel<D, decltype(mode)::value>; }, p, x, out);
+}
+
+bool gpuReduceDType(DType d) {
+  return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64 ||
+         d == DType::I64 || d == DType::I32;
+}
+
+} // namespace
+
+const char *reduceOpName(ReduceKind kind) {
+  switch (kind) {
+  case ReduceKind::Sum:
+    return "reduce_sum";
+  case ReduceKind::Mean:
+    return "reduce_mean";
+  case ReduceKind::Max:
+    return "reduce_max";
+  }
+  return "reduce";
+}
+
+runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Shape &x,
+                                         const std::vector<int64_t> &axes, bool keepdims,
+                                         const Shape &out) {
+  const std::string op = reduceOpName(kind);
+  if (!gpuReduceDType(dtype))
+    return invalidArgument(op + ": x has dtype " + runtime::dtypeName(dtype) +
+                           ", expected f32, f16, bf16, f64, i64 or i32");
+  RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "x", x));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (axes.empty())
+    return invalidArgument(op + ": expected at least one axis");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    RP_RETURN_IF_ERROR(checkAxisInRange(op, axes[i], rank));
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return invalidArgument(op + ": expected strictly increasing axes, got " +
+                             runtime::formatShape(axes));
+  }
+  const Shape strides = contiguousStrides(x);
+  Shape resultShape, keptShape, keptStrides, reducedShape, reducedStrides;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (next < axes.size() && axes[next] == d) {
+      ++next;
+      reducedShape.push_back(x[d]);
+      reducedStrides.push_back(strides[d]);
+      if (keepdims)
+        resultShape.push_back(1);
+    } else {
+      keptShape.push_back(x[d]);
+      keptStrides.push_back(strides[d]);
+      resultShape.push_back(x[d]);
+    }
+  }
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, resultShape));
+  ReducePlan plan;
+  plan.kind = kind;
+  plan.dtype = dtype;
+  plan.rows = numElements(keptShape);
+  plan.count = numElements(reducedShape);
+  if (plan.rows == 0)
+    return plan;
+  if (plan.count == 0 && kind == ReduceKind::Mean && !runtime::isFloat(dtype))
+    return invalidArgument(op + ": the integer mean of an empty set is undefined (x " +
+                           runtime::dtypeName(dtype) + runtime::formatShape(x) + ", axes " +
+                           runtime::formatShape(axes) + ")");
+  RP_ASSIGN_OR_RETURN(plan.kept, makeIter<1>(op.c_str(), keptShape, {keptStrides}));
+  RP_ASSIGN_OR_RETURN(plan.reduced, makeIter<1>(op.c_str(), reducedShape, {reducedStrides}));
+  const bool unitStride =
+      plan.reduced.rank == 0 || plan.reduced.strides[0][plan.reduced.rank - 1] == 1;
+  plan.threadsPerRow = threadsPerRowFor(plan.rows, plan.count, unitStride);
+  return plan;
+}
+
+cudaError_t launchReduce(const ReducePlan &plan, const void *x, void *out, cudaStream_t stream) {
+  if (!gpuReduceDType(plan.dtype) || !validThreadsPerRow(plan.threadsPerRow) || plan.rows < 0 ||
+      plan.count < 0)
+    return cudaErrorInvalidValue;
+  if (plan.rows == 0)
+    return cudaSuccess;
+  const size_t size = runtime::dtypeSize(plan.dtype);
+  if ((plan.count > 0 && !usablePointer(x, size)) || !usablePointer(out, size))
+    return cudaErrorInvalidValue;
+  switch (plan.dtype) {
+  case DType::F32:
+    enqueue<DType::F32>(plan, x, out, stream);
+    break;
+  case DType::F16:
+    enqueue<DType::F16>(plan, x, out, stream);
+    break;
+  case DType::BF16:
+    enqueue<DType::BF16>(plan, x, out, stream);
+    break;
+  case DType::F64:
+    enqueue<DType::F64>(plan, x, out, stream);
+    break;
+  case DType::I64:
+    enqueue<DType::I64>(plan, x, out, stream);
+    break;
+  default:
+    enqueue<DType::I32>(plan, x, out, stream);
+    break;
+  }
+  return cudaGetLastError();
+}
+
+} // namespace rp::kernels::cuda

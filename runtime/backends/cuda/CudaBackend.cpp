@@ -1,0 +1,488 @@
+//===- CudaBackend.cpp - The executor's devices as CUDA GPUs --------------===//
+
+#include "runtime/backends/cuda/CudaBackend.h"
+
+#include "kernels/cuda/Elementwise.h"
+#include "kernels/cuda/Gemm.h"
+#include "runtime/core/FormatBytes.h"
+#include "runtime/plan/PlanMemoryCheck.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/train/Trace.h"
+
+#include <algorithm>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+namespace {
+
+/// An event: recorded on a stream (a CUDA event, created on the recording GPU at the first
+/// record) or signalled from the host. Flags guarded by CudaBackend::mutex_.
+struct CudaEvent final : BackendEvent {
+  cudaEvent_t event = nullptr;
+  bool recorded = false;
+  bool signalled = false;
+  ~CudaEvent() override {
+    if (event)
+      cudaEventDestroy(event);
+  }
+};
+
+CudaEvent &cudaEventOf(const Event &e) { return static_cast<CudaEvent &>(*e); }
+
+Status cudaStatus(cudaError_t error, const std::string &what) {
+  if (error == cudaSuccess)
+    return okStatus();
+  return internal(what + ": " + cudaErrorText(error));
+}
+
+/// Device allocations are rounded to this (cudaMalloc aligns to 256 bytes; the arena's
+/// offsets are aligned by the plan).
+constexpr int64_t kAlign = 256;
+constexpr int64_t roundUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+} // namespace
+
+StatusOr<CudaDevices> queryCudaDevices() {
+  CudaDevices d;
+  const cudaError_t e = cudaGetDeviceCount(&d.count);
+  if (e != cudaSuccess || d.count == 0)
+    return unavailable("no CUDA device: " + (e != cudaSuccess ? cudaErrorText(e)
+                                                              : std::string("0 devices")));
+  for (int g = 0; g < d.count; ++g) {
+    cudaDeviceProp prop{};
+    RP_RETURN_IF_ERROR(cudaStatus(cudaGetDeviceProperties(&prop, g),
+                                  "cudaGetDeviceProperties(" + std::to_string(g) + ")"));
+    d.names.emplace_back(prop.name);
+    d.memoryBytes.push_back(static_cast<int64_t>(prop.totalGlobalMem));
+  }
+  return d;
+}
+
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int workers) {
+  RP_ASSIGN_OR_RETURN(CudaDevices devices, queryCudaDevices());
+  return std::unique_ptr<CudaBackend>(new CudaBackend(workers < 1 ? 1 : workers, devices.count));
+}
+
+CudaBackend::CudaBackend(int workers, int gpus) : numWorkers_(workers), numGpus_(gpus) {
+  queues_.resize(static_cast<size_t>(numWorkers_ * kNumQueues));
+  workers_.resize(static_cast<size_t>(numWorkers_));
+  for (int w = 0; w < numWorkers_; ++w)
+    workers_[static_cast<size_t>(w)].gpu = gpuOf(w);
+}
+
+CudaBackend::~CudaBackend() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    failed_ = true; // releases waits on events that will never complete; skips the rest
+  }
+  cv_.notify_all();
+  for (QueueState &q : queues_)
+    if (q.thread.joinable())
+      q.thread.join();
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    QueueState &q = queues_[i];
+    if (q.stream) {
+      cudaSetDevice(workers_[i / kNumQueues].gpu);
+      cudaStreamSynchronize(q.stream);
+      cudaStreamDestroy(q.stream);
+    }
+  }
+  for (const Span &s : spans_) {
+    cudaEventDestroy(s.start);
+    cudaEventDestroy(s.end);
+  }
+  for (size_t g = 0; g < timeBase_.size(); ++g)
+    if (timeBase_[g])
+      cudaEventDestroy(timeBase_[g]);
+  for (Worker &w : workers_) {
+    cudaSetDevice(w.gpu);
+    w.gemm.reset();
+    if (w.arena)
+      cudaFree(w.arena);
+    if (w.scratch)
+      cudaFree(w.scratch);
+  }
+  if (registered_)
+    cudaHostUnregister(registered_);
+}
+
+int64_t CudaBackend::deviceBytes(int w) const {
+  const Worker &k = workers_[static_cast<size_t>(w)];
+  return k.arenaBytes + k.scratchBytes;
+}
+
+Status CudaBackend::prepare(const pb::Plan &plan) {
+  plan_ = &plan;
+  functions_.clear();
+  int64_t scratch = 0;
+  for (const pb::Function &f : plan.functions()) {
+    RP_ASSIGN_OR_RETURN(std::vector<CudaInstr> body, decodeCudaFunction(f));
+    for (const CudaInstr &i : body)
+      scratch = std::max(scratch, i.kernel.scratchBytes());
+    functions_.push_back(std::move(body));
+  }
+  const pb::DeviceArena &a = plan.device_arena();
+  workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
+  const int64_t arenaBytes = static_cast<int64_t>(deviceArenaBytes(plan));
+
+  int lowest = 0, highest = 0; // numerically: greatest = lowest priority
+  for (int w = 0; w < numWorkers_; ++w) {
+    Worker &k = workers_[static_cast<size_t>(w)];
+    const std::string who = "CUDA worker " + std::to_string(w) + " (GPU " +
+                            std::to_string(k.gpu) + ")";
+    RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(k.gpu), who + ": cudaSetDevice"));
+    RP_RETURN_IF_ERROR(cudaStatus(cudaDeviceGetStreamPriorityRange(&lowest, &highest),
+                                  who + ": cudaDeviceGetStreamPriorityRange"));
+    size_t freeBytes = 0, totalBytes = 0;
+    RP_RETURN_IF_ERROR(cudaStatus(cudaMemGetInfo(&freeBytes, &totalBytes), who + ": cudaMemGetInfo"));
+    const int64_t want = roundUp(arenaBytes) + roundUp(scratch);
+    if (want > static_cast<int64_t>(freeBytes))
+      return resourceExhausted(who + ": the device arena (" + formatBytes(arenaBytes) +
+                               ") and kernel scratch (" + formatBytes(scratch) +
+                               ") need " + formatBytes(want) + " but the GPU has " +
+                               formatBytes(static_cast<int64_t>(freeBytes)) + " free of " +
+                               formatBytes(static_cast<int64_t>(totalBytes)));
+    void *p = nullptr;
+    if (arenaBytes > 0) {
+      const cudaError_t e = cudaMalloc(&p, static_cast<size_t>(roundUp(arenaBytes)));
+      if (e != cudaSuccess)
+        return resourceExhausted(who + ": cannot allocate the device arena of " +
+                                 formatBytes(arenaBytes) + ": " + cudaErrorText(e));
+      k.arena = static_cast<uint8_t *>(p);
+      RP_RETURN_IF_ERROR(cudaStatus(cudaMemset(k.arena, 0, static_cast<size_t>(arenaBytes)),
+                                    who + ": cudaMemset"));
+    }
+    k.arenaBytes = arenaBytes;
+    if (scratch > 0) {
+      const cudaError_t e = cudaMalloc(&p, static_cast<size_t>(roundUp(scratch)));
+      if (e != cudaSuccess)
+        return resourceExhausted(who + ": cannot allocate " + formatBytes(scratch) +
+                                 " of kernel scratch: " + cudaErrorText(e));
+      k.scratch = static_cast<uint8_t *>(p);
+    }
+    k.scratchBytes = scratch;
+    for (const pb::Constant &c : plan.constants())
+      if (!c.data().empty())
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpy(k.arena + c.offset(), c.data().data(),
+                                                 c.data().size(), cudaMemcpyHostToDevice),
+                                      who + ": uploading the constant at offset " + std::to_string(c.offset())));
+    RP_ASSIGN_OR_RETURN(k.gemm, kernels::cuda::GemmRunner::create());
+    // Priorities: activation uploads (the critical path) first, weight uploads last.
+    const int priority[kNumQueues] = {/*Compute*/ std::min(highest + 1, lowest),
+                                      /*ActivationUpload*/ highest,
+                                      /*WeightUpload*/ lowest,
+                                      /*Download*/ std::min(highest + 1, lowest)};
+    for (int q = 0; q < kNumQueues; ++q) {
+      QueueState &qs = queues_[static_cast<size_t>(w * kNumQueues + q)];
+      RP_RETURN_IF_ERROR(cudaStatus(
+          cudaStreamCreateWithPriority(&qs.stream, cudaStreamNonBlocking, priority[q]),
+          who + ": cudaStreamCreateWithPriority"));
+    }
+  }
+  if (trace_) {
+    timeBase_.assign(static_cast<size_t>(numGpus_), nullptr);
+    timeBaseUs_.assign(static_cast<size_t>(numGpus_), 0);
+    for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
+      RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(g), "cudaSetDevice"));
+      RP_RETURN_IF_ERROR(cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]),
+                                    "cudaEventCreate"));
+      RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]),
+                                    "cudaEventRecord"));
+      RP_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(timeBase_[static_cast<size_t>(g)]),
+                                    "cudaEventSynchronize"));
+      timeBaseUs_[static_cast<size_t>(g)] = trace_->nowUs();
+    }
+    for (int w = 0; w < numWorkers_; ++w)
+      for (int q = 0; q < kNumQueues; ++q)
+        queues_[static_cast<size_t>(w * kNumQueues + q)].track = trace_->track(
+            "cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
+  }
+  for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
+    size_t freeBytes = 0, totalBytes = 0;
+    if (cudaSetDevice(g) == cudaSuccess && cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
+      usedBytes_ = std::max(usedBytes_, static_cast<int64_t>(totalBytes - freeBytes));
+  }
+  for (int w = 0; w < numWorkers_; ++w)
+    for (int q = 0; q < kNumQueues; ++q)
+      queues_[static_cast<size_t>(w * kNumQueues + q)].thread =
+          std::thread([this, w, q] { feeder(w, q); });
+  return okStatus();
+}
+
+Status CudaBackend::registerHostMemory(void *base, int64_t bytes) {
+  if (!base || bytes <= 0 || registered_)
+    return okStatus();
+  const cudaError_t e = cudaHostRegister(base, static_cast<size_t>(bytes), cudaHostRegisterPortable);
+  if (e != cudaSuccess)
+    return resourceExhausted("cannot page-lock the host arena (" + formatBytes(bytes) +
+                             ") with cudaHostRegister: " + cudaErrorText(e) +
+                             " (check `ulimit -l`)");
+  registered_ = base;
+  return okStatus();
+}
+
+void CudaBackend::enqueue(int device, Queue queue, Command command) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queues_[static_cast<size_t>(device * kNumQueues + static_cast<int>(queue))].commands.push_back(
+        std::move(command));
+  }
+  cv_.notify_all();
+}
+
+void CudaBackend::setFailed(Status status) {
+  // mutex_ held by the caller.
+  if (!failed_) {
+    failed_ = true;
+    status_ = std::move(status);
+  }
+}
+
+void CudaBackend::feeder(int device, int queue) {
+  QueueState &q = queues_[static_cast<size_t>(device * kNumQueues + queue)];
+  const int gpu = workers_[static_cast<size_t>(device)].gpu;
+  const cudaError_t set = cudaSetDevice(gpu);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (set != cudaSuccess)
+    setFailed(cudaStatus(set, "cudaSetDevice(" + std::to_string(gpu) + ")"));
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !q.commands.empty(); });
+    if (q.commands.empty())
+      return; // stopping
+    Command command = std::move(q.commands.front());
+    q.commands.pop_front();
+    q.busy = true;
+    const bool skip = failed_;
+    lock.unlock();
+    Status status;
+    if (!skip) {
+      const bool timed = trace_ && !command.label.empty();
+      cudaEvent_t start = nullptr, end = nullptr;
+      if (timed && (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess ||
+                    cudaEventRecord(start, q.stream) != cudaSuccess))
+        status = internal("cannot create the trace events of '" + command.label + "'");
+      if (status.ok())
+        status = command.run(q.stream);
+      if (timed && status.ok()) {
+        const cudaError_t e = cudaEventRecord(end, q.stream);
+        std::lock_guard<std::mutex> spanLock(mutex_);
+        if (e == cudaSuccess)
+          spans_.push_back(Span{q.track, command.label, queueName(static_cast<Queue>(queue)),
+                                start, end, gpu, command.bytes});
+      } else if (timed) {
+        if (start)
+          cudaEventDestroy(start);
+        if (end)
+          cudaEventDestroy(end);
+      }
+      if (!status.ok() && !command.label.empty())
+        status = Status(status.code(), command.label + ": " + status.message());
+    }
+    lock.lock();
+    q.busy = false;
+    if (!status.ok())
+      setFailed(std::move(status));
+    cv_.notify_all();
+  }
+}
+
+void CudaBackend::copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
+                               std::string label) {
+  enqueue(device, queue,
+          {[this, device, src, dst, bytes](cudaStream_t stream) {
+             return cudaStatus(cudaMemcpyAsync(workers_[static_cast<size_t>(device)].arena + dst,
+                                               src, static_cast<size_t>(bytes),
+                                               cudaMemcpyHostToDevice, stream),
+                               "cudaMemcpyAsync host to device");
+           },
+           std::move(label), bytes});
+}
+
+void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
+                             std::string label) {
+  enqueue(device, queue,
+          {[this, device, src, dst, bytes](cudaStream_t stream) {
+             return cudaStatus(cudaMemcpyAsync(dst,
+                                               workers_[static_cast<size_t>(device)].arena + src,
+                                               static_cast<size_t>(bytes),
+                                               cudaMemcpyDeviceToHost, stream),
+                               "cudaMemcpyAsync device to host");
+           },
+           std::move(label), bytes});
+}
+
+void CudaBackend::call(int device, CallFrame frame, std::string label) {
+  enqueue(device, Queue::Compute,
+          {[this, device, frame = std::move(frame)](cudaStream_t stream) {
+             return runCall(device, frame, stream);
+           },
+           std::move(label)});
+}
+
+Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t stream) {
+  Worker &k = workers_[static_cast<size_t>(device)];
+  uint8_t *base = k.arena;
+  auto address = [&](const pb::BufferRef &ref) -> uint8_t * {
+    const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
+    return offset < 0 ? nullptr : base + offset;
+  };
+  CudaContext ctx{stream, k.gemm.get(), k.scratch};
+  const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(frame.function)];
+  std::vector<const void *> in;
+  std::vector<void *> out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    in.clear();
+    out.clear();
+    for (const pb::BufferRef &r : body[i].operands)
+      in.push_back(address(r));
+    for (const pb::BufferRef &r : body[i].results)
+      out.push_back(address(r));
+    Status s = body[i].kernel.launch(in, out, ctx);
+    if (!s.ok())
+      return Status(s.code(), "function '" + plan_->functions(frame.function).name() +
+                                  "', instruction " + std::to_string(i) + ": " + s.message());
+  }
+  return okStatus();
+}
+
+void CudaBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype,
+                             bool first, std::string label) {
+  enqueue(device, Queue::Compute,
+          {[this, device, dst, src, elements, dtype, first](cudaStream_t stream) {
+             uint8_t *arena = workers_[static_cast<size_t>(device)].arena;
+             return cudaStatus(kernels::cuda::launchAccumulate(
+                                   dtype, arena + src, reinterpret_cast<float *>(arena + dst),
+                                   elements, first, stream),
+                               std::string("gradient accumulation (") + dtypeName(dtype) + ")");
+           },
+           std::move(label)});
+}
+
+Event CudaBackend::newEvent() { return std::make_shared<CudaEvent>(); }
+
+void CudaBackend::record(int device, Queue queue, const Event &event) {
+  enqueue(device, queue, {[this, event](cudaStream_t stream) -> Status {
+                            CudaEvent &e = cudaEventOf(event);
+                            if (!e.event)
+                              RP_RETURN_IF_ERROR(cudaStatus(
+                                  cudaEventCreateWithFlags(&e.event, cudaEventDisableTiming),
+                                  "cudaEventCreateWithFlags"));
+                            RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(e.event, stream),
+                                                          "cudaEventRecord"));
+                            {
+                              std::lock_guard<std::mutex> lock(mutex_);
+                              e.recorded = true;
+                            }
+                            cv_.notify_all();
+                            return okStatus();
+                          },
+                          ""});
+}
+
+void CudaBackend::wait(int device, Queue queue, const Event &event) {
+  enqueue(device, queue, {[this, event](cudaStream_t stream) -> Status {
+                            CudaEvent &e = cudaEventOf(event);
+                            {
+                              std::unique_lock<std::mutex> lock(mutex_);
+                              cv_.wait(lock, [&] { return e.recorded || e.signalled || failed_; });
+                              if (!e.recorded)
+                                return okStatus(); // host-signalled, or failed (skipped)
+                            }
+                            return cudaStatus(cudaStreamWaitEvent(stream, e.event, 0),
+                                              "cudaStreamWaitEvent");
+                          },
+                          ""});
+}
+
+void CudaBackend::signal(const Event &event) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cudaEventOf(event).signalled = true;
+  }
+  cv_.notify_all();
+}
+
+Status CudaBackend::hostWait(const Event &event) {
+  CudaEvent &e = cudaEventOf(event);
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return e.recorded || e.signalled || failed_; });
+    if (failed_)
+      return status_;
+    if (!e.recorded)
+      return okStatus();
+  }
+  const cudaError_t err = cudaEventSynchronize(e.event);
+  if (err != cudaSuccess) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    setFailed(cudaStatus(err, "a GPU command failed"));
+    cv_.notify_all();
+    return status_;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_ ? status_ : okStatus();
+}
+
+void CudaBackend::fail(Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    setFailed(std::move(status));
+  }
+  cv_.notify_all();
+}
+
+Status CudaBackend::resolveSpans() {
+  std::vector<Span> spans;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    spans.swap(spans_);
+  }
+  for (const Span &s : spans) {
+    float startMs = 0, endMs = 0;
+    const cudaEvent_t base = timeBase_[static_cast<size_t>(s.gpu)];
+    if (cudaEventElapsedTime(&startMs, base, s.start) == cudaSuccess &&
+        cudaEventElapsedTime(&endMs, base, s.end) == cudaSuccess)
+      trace_->complete(s.track, s.name, s.category,
+                       timeBaseUs_[static_cast<size_t>(s.gpu)] + 1e3 * startMs,
+                       1e3 * static_cast<double>(endMs - startMs), copyArgs(s.bytes));
+    cudaEventDestroy(s.start);
+    cudaEventDestroy(s.end);
+  }
+  return okStatus();
+}
+
+Status CudaBackend::finish() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] {
+      if (failed_)
+        return true;
+      for (const QueueState &q : queues_)
+        if (q.busy || !q.commands.empty())
+          return false;
+      return true;
+    });
+    if (failed_)
+      return status_;
+  }
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    const int gpu = workers_[i / kNumQueues].gpu;
+    cudaError_t e = cudaSetDevice(gpu);
+    if (e == cudaSuccess)
+      e = cudaStreamSynchronize(queues_[i].stream);
+    if (e != cudaSuccess) {
+      fail(cudaStatus(e, "GPU " + std::to_string(gpu) + " " +
+                             queueName(static_cast<Queue>(i % kNumQueues))));
+      std::lock_guard<std::mutex> lock(mutex_);
+      return status_;
+    }
+  }
+  if (trace_)
+    RP_RETURN_IF_ERROR(resolveSpans());
+  return okStatus();
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,163 @@
+//===- CudaBackend.h - The executor's devices as CUDA GPUs ------*- C++ -*-===//
+//
+// The CUDA backend (runtime/exec/Backend.h; paper §4, reference/roundpipe.md §3): N logical
+// workers, worker w on visible GPU w mod P (P = cudaGetDeviceCount), so a pool of 2 or 4
+// workers runs on one GPU with the same protocol (the issue's "logical devices"). Each worker
+// has
+//   - a static device arena (cudaMalloc) laid out as the plan's DeviceArena, the constants
+//     uploaded once, plus the scratch its kernels need (cross-entropy row losses);
+//   - four CUDA streams, one per queue, created with priorities: activation uploads highest,
+//     then compute and downloads, weight uploads lowest (cudaDeviceGetStreamPriorityRange);
+//     the executor itself issues each weight chunk behind one activation upload (prefetch);
+//   - a cuBLASLt runner (kernels/cuda/Gemm.h) used by the compute queue only.
+// The host arena is page-locked with cudaHostRegister (registerHostMemory), so every copy is
+// an asynchronous DMA.
+//
+// Queues: each (worker, queue) has a host feeder thread that takes the executor's commands in
+// order and submits them to its stream; submitting never waits for the GPU. A wait on an event
+// recorded by another queue blocks only that feeder until the record has been submitted, then
+// becomes cudaStreamWaitEvent (cross-device when the queues are on different GPUs); a wait on
+// a host-signalled event (the optimizer's) blocks the feeder until signal(). hostWait()
+// blocks until the record is submitted, then cudaEventSynchronize. So the GPU sees exactly the
+// executor's event graph, and no host thread spins.
+//
+// Errors: a CUDA error from any call or kernel (surfacing at the next call or synchronize on
+// that device) puts the backend in the failed state (Backend.h): commands are skipped, waits
+// return, hostWait()/finish() return the first error with the CUDA error name and the
+// command's label.
+//
+// Trace: with a TraceRecorder, every labelled command is bracketed by two timing events on its
+// stream; finish() converts them to spans on "cuda<w> <queue>" tracks (GPU time, aligned to
+// the host clock at prepare()).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_BACKENDS_CUDA_CUDABACKEND_H
+#define RP_RUNTIME_BACKENDS_CUDA_CUDABACKEND_H
+
+#include "runtime/backends/cuda/CudaKernel.h"
+#include "runtime/exec/Backend.h"
+
+#include <cuda_runtime.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rp::kernels::cuda {
+class GemmRunner;
+}
+
+namespace rp::runtime {
+
+/// The GPUs this process sees: count and names. Errors: Unavailable when the CUDA runtime
+/// finds no device (the message carries cudaGetDeviceCount's error).
+struct CudaDevices {
+  int count = 0;
+  std::vector<std::string> names;
+  std::vector<int64_t> memoryBytes;
+};
+StatusOr<CudaDevices> queryCudaDevices();
+
+class CudaBackend final : public Backend {
+public:
+  /// A pool of `workers` (>= 1) logical devices on the visible GPUs. Errors: Unavailable
+  /// without a GPU.
+  static StatusOr<std::unique_ptr<CudaBackend>> create(int workers);
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  int numDevices() const override { return numWorkers_; }
+  /// Decodes every function (CudaKernel), allocates the arenas and streams, uploads the
+  /// constants. Errors: InvalidArgument for an instruction the GPU kernels do not take;
+  /// ResourceExhausted naming the worker, GPU and sizes when an arena does not fit.
+  Status prepare(const rp::plan::Plan &plan) override;
+  Status registerHostMemory(void *base, int64_t bytes) override;
+  void copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
+                    std::string label) override;
+  void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
+                  std::string label) override;
+  void call(int device, CallFrame frame, std::string label) override;
+  void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,
+                  std::string label) override;
+  Event newEvent() override;
+  void record(int device, Queue queue, const Event &event) override;
+  void wait(int device, Queue queue, const Event &event) override;
+  void signal(const Event &event) override;
+  Status hostWait(const Event &event) override;
+  void fail(Status status) override;
+  Status finish() override;
+  void setTrace(TraceRecorder *trace) override { trace_ = trace; }
+  /// cudaMemGetInfo's used bytes (total - free, every process) on the busiest GPU, read at the
+  /// end of prepare(); the backend allocates nothing afterwards.
+  int64_t deviceMemoryBytes() const override { return usedBytes_; }
+
+  /// Device memory of worker `w` (arena + scratch), bytes; valid after prepare().
+  int64_t deviceBytes(int w) const;
+  /// The GPU of worker `w`.
+  int gpuOf(int w) const { return w % numGpus_; }
+
+private:
+  struct Command {
+    /// Submits the work to `stream` (runs on the queue's feeder thread, its GPU current).
+    std::function<Status(cudaStream_t stream)> run;
+    std::string label; // empty: not traced (waits, records)
+    int64_t bytes = -1; // copies: bytes moved (a trace argument)
+  };
+  struct QueueState {
+    std::deque<Command> commands;
+    bool busy = false;
+    int track = -1;
+    cudaStream_t stream = nullptr;
+    std::thread thread;
+  };
+  struct Worker {
+    int gpu = 0;
+    uint8_t *arena = nullptr;
+    uint8_t *scratch = nullptr;
+    int64_t arenaBytes = 0, scratchBytes = 0;
+    std::unique_ptr<kernels::cuda::GemmRunner> gemm;
+  };
+  struct Span {
+    int track;
+    std::string name, category;
+    cudaEvent_t start, end;
+    int gpu;
+    int64_t bytes;
+  };
+
+  CudaBackend(int workers, int gpus);
+  void enqueue(int device, Queue queue, Command command);
+  void feeder(int device, int queue);
+  Status runCall(int device, const CallFrame &frame, cudaStream_t stream);
+  Status resolveSpans();
+  void setFailed(Status status);
+
+  int numWorkers_;
+  int numGpus_;
+  const rp::plan::Plan *plan_ = nullptr;
+  TraceRecorder *trace_ = nullptr;
+  std::vector<std::vector<CudaInstr>> functions_;
+  std::vector<Worker> workers_;
+  int64_t workspaceOffset_ = 0;
+  void *registered_ = nullptr;
+  int64_t usedBytes_ = -1;
+  std::vector<cudaEvent_t> timeBase_; // per GPU (trace)
+  std::vector<double> timeBaseUs_;
+
+  std::mutex mutex_; // guards queues, events, status, spans
+  std::condition_variable cv_;
+  std::vector<QueueState> queues_; // device * kNumQueues + queue
+  std::vector<Span> spans_;
+  Status status_;
+  bool failed_ = false;
+  bool stopping_ = false;
+};
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_BACKENDS_CUDA_CUDABACKEND_H

@@ -1,0 +1,531 @@
+//===- CudaKernel.cpp - Plan instructions onto the CUDA kernels -----------===//
+//
+// One table entry per kernel id: the dtype rule (checked by the shared decoder) and a builder
+// that runs the family's planner on the instruction's shapes and attributes and returns the
+// bound launch. The attribute handling follows runtime/backends/cpu/KernelDispatch.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/backends/cuda/CudaKernel.h"
+
+#include "kernels/Registry.h"
+#include "kernels/cpu/KernelSupport.h"
+#include "kernels/cuda/CrossEntropy.h"
+#include "kernels/cuda/Elementwise.h"
+#include "kernels/cuda/Fused.h"
+#include "kernels/cuda/Gather.h"
+#include "kernels/cuda/Gemm.h"
+#include "kernels/cuda/Generators.h"
+#include "kernels/cuda/Layout.h"
+#include "kernels/cuda/Norm.h"
+#include "kernels/cuda/Reduce.h"
+#include "kernels/cuda/Softmax.h"
+
+#include <initializer_list>
+#include <memory>
+#include <unordered_map>
+
+namespace rp::runtime {
+namespace {
+
+namespace kc = ::rp::kernels::cuda;
+namespace pb = ::rp::plan;
+using decode::Decoder;
+using decode::DTypeRule;
+using decode::typeText;
+using Body = CudaKernel::Body;
+using Operands = std::vector<const void *>;
+using Results = std::vector<void *>;
+
+constexpr FloatPolicy kCudaFloats{true, "", "f32, f16 or bf16"};
+
+/// A decoded launch and the device scratch it needs.
+struct Built {
+  Body body;
+  int64_t scratchBytes = 0;
+};
+using Builder = std::function<StatusOr<Built>(const Decoder &)>;
+
+struct CudaImpl {
+  std::string_view id;
+  DTypeRule rule;
+  Builder build;
+};
+
+Status launched(cudaError_t e) {
+  if (e == cudaSuccess)
+    return okStatus();
+  return internal("launch failed: " + cudaErrorText(e));
+}
+
+const std::vector<int64_t> &shapeOf(const Decoder &d, bool result, size_t j) {
+  return result ? d.results()[j].shape : d.operands()[j].shape;
+}
+int elementBytes(const Decoder &d) { return static_cast<int>(dtypeSize(d.results()[0].dtype)); }
+
+Builder unaryBuilder(kc::UnaryOp op) {
+  return [op](const Decoder &d) -> StatusOr<Built> {
+    RP_ASSIGN_OR_RETURN(kc::UnaryPlan plan, kc::planUnary(op, d.operands()[0].dtype,
+                                                          shapeOf(d, false, 0),
+                                                          shapeOf(d, true, 0)));
+    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
+      return launched(kc::launchUnary(plan, in[0], out[0], ctx.stream));
+    }};
+  };
+}
+
+Builder binaryBuilder(kc::BinaryOp op) {
+  return [op](const Decoder &d) -> StatusOr<Built> {
+    RP_ASSIGN_OR_RETURN(kc::BinaryPlan plan,
+                        kc::planBinary(op, d.operands()[0].dtype, shapeOf(d, false, 0),
+                                       shapeOf(d, false, 1), shapeOf(d, true, 0)));
+    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
+      return launched(kc::launchBinary(plan, in[0], in[1], out[0], ctx.stream));
+    }};
+  };
+}
+
+/// A body running several strided copies in order.
+Body copiesBody(std::vector<kc::CopyPlan> plans, bool operandsArePieces) {
+  return [plans = std::move(plans), operandsArePieces](const Operands &in, const Results &out,
+                                                       const CudaContext &ctx) -> Status {
+    for (size_t j = 0; j < plans.size(); ++j) {
+      const void *src = operandsArePieces ? in[j] : in[0];
+      void *dst = operandsArePieces ? out[0] : out[j];
+      RP_RETURN_IF_ERROR(launched(kc::launchCopy(plans[j], src, dst, ctx.stream)));
+    }
+    return okStatus();
+  };
+}
+
+/// A body copying operand 0's bytes into result 0 (reshape, copy).
+Built bytesCopy(const Decoder &d) {
+  const int64_t bytes =
+      kc::numElements(shapeOf(d, false, 0)) * static_cast<int64_t>(dtypeSize(d.operands()[0].dtype));
+  return Built{[bytes](const Operands &in, const Results &out, const CudaContext &ctx) {
+    if (bytes == 0 || in[0] == out[0])
+      return okStatus();
+    return launched(cudaMemcpyAsync(out[0], in[0], static_cast<size_t>(bytes),
+                                    cudaMemcpyDeviceToDevice, ctx.stream));
+  }};
+}
+
+Builder reduceBuilder(kc::ReduceKind kind) {
+  return [kind](const Decoder &d) -> StatusOr<Built> {
+    RP_ASSIGN_OR_RETURN(kc::ReducePlan plan,
+                        kc::planReduce(kind, d.operands()[0].dtype, shapeOf(d, false, 0),
+                                       d.ints("axes"), d.flag("keepdims"), shapeOf(d, true, 0)));
+    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
+      return launched(kc::launchReduce(plan, in[0], out[0], ctx.stream));
+    }};
+  };
+}
+
+Builder softmaxBuilder(bool log) {
+  return [log](const Decoder &d) -> StatusOr<Built> {
+    RP_ASSIGN_OR_RETURN(kc::SoftmaxPlan plan,
+                        kc::planSoftmax(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                        d.i64("axis"), log, shapeOf(d, true, 0)));
+    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
+      return launched(kc::launchSoftmax(plan, in[0], out[0], ctx.stream));
+    }};
+  };
+}
+
+std::vector<CudaImpl> buildImpls() {
+  using U = kc::UnaryOp;
+  using B = kc::BinaryOp;
+  using R = DTypeRule;
+  std::vector<CudaImpl> t;
+  // Elementwise unary.
+  for (auto [id, op] : decode::floatUnaryIds())
+    t.push_back({id, R::Float, unaryBuilder(op)});
+  t.push_back({"neg", R::Numeric, unaryBuilder(U::Neg)});
+  t.push_back({"relu", R::Numeric, unaryBuilder(U::Relu)});
+  t.push_back({"logical_not", R::Bool, unaryBuilder(U::LogicalNot)});
+  t.push_back({"gelu", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(U op, decode::geluKind(d));
+                 return unaryBuilder(op)(d);
+               }});
+  // Elementwise binary.
+  for (auto [id, op] : decode::arithmeticIds())
+    t.push_back({id, R::Numeric, binaryBuilder(op)});
+  t.push_back({"logical_and", R::Bool, binaryBuilder(B::And)});
+  t.push_back({"logical_or", R::Bool, binaryBuilder(B::Or)});
+  t.push_back({"compare", R::Compare, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(B op, decode::comparePredicate(d));
+                 return binaryBuilder(op)(d);
+               }});
+  t.push_back({"where", R::Where, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::WherePlan plan,
+                                     kc::planWhere(d.results()[0].dtype, shapeOf(d, false, 0),
+                                                   shapeOf(d, false, 1), shapeOf(d, false, 2),
+                                                   shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchWhere(plan, in[0], in[1], in[2], out[0], ctx.stream));
+                 }};
+               }});
+  t.push_back({"cast", R::Cast, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::CastPlan plan,
+                                     kc::planCast(d.operands()[0].dtype, d.results()[0].dtype,
+                                                  shapeOf(d, false, 0), shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchCast(plan, in[0], out[0], ctx.stream));
+                 }};
+               }});
+  // Contractions.
+  t.push_back({"matmul", R::Numeric, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::MatMulPlan plan,
+                                     kc::planMatMul(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                    shapeOf(d, false, 1), shapeOf(d, true, 0)));
+                 auto shared = std::make_shared<const kc::MatMulPlan>(std::move(plan));
+                 return Built{[shared](const Operands &in, const Results &out,
+                                       const CudaContext &ctx) -> Status {
+                   if (!ctx.gemm)
+                     return internal("no cuBLASLt runner on this worker");
+                   return ctx.gemm->run(*shared, in[0], in[1], out[0], ctx.stream);
+                 }};
+               }});
+  // Reductions and normalisations.
+  t.push_back({"reduce_sum", R::Numeric, reduceBuilder(kc::ReduceKind::Sum)});
+  t.push_back({"reduce_mean", R::Numeric, reduceBuilder(kc::ReduceKind::Mean)});
+  t.push_back({"reduce_max", R::Numeric, reduceBuilder(kc::ReduceKind::Max)});
+  t.push_back({"softmax", R::Float, softmaxBuilder(/*log=*/false)});
+  t.push_back({"log_softmax", R::Float, softmaxBuilder(/*log=*/true)});
+  t.push_back({"layer_norm", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+                 const bool hasBias = d.operands().size() > 2;
+                 RP_ASSIGN_OR_RETURN(kc::NormPlan plan,
+                                     kc::planLayerNorm(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                       shapeOf(d, false, 1),
+                                                       hasBias ? &shapeOf(d, false, 2) : nullptr,
+                                                       d.i64("axis"), d.f64("epsilon"),
+                                                       shapeOf(d, true, 0)));
+                 return Built{[plan, hasBias](const Operands &in, const Results &out,
+                                              const CudaContext &ctx) {
+                   return launched(kc::launchNorm(plan, in[0], in[1], hasBias ? in[2] : nullptr,
+                                                  out[0], ctx.stream));
+                 }};
+               }});
+  t.push_back({"rms_norm", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::NormPlan plan,
+                                     kc::planRmsNorm(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                     shapeOf(d, false, 1), d.i64("axis"),
+                                                     d.f64("epsilon"), shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchNorm(plan, in[0], in[1], nullptr, out[0], ctx.stream));
+                 }};
+               }});
+  t.push_back({"cross_entropy", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
+                 RP_ASSIGN_OR_RETURN(kc::CrossEntropyPlan plan,
+                                     kc::planCrossEntropy(d.operands()[0].dtype,
+                                                          shapeOf(d, false, 0),
+                                                          d.operands()[1].dtype,
+                                                          shapeOf(d, false, 1),
+                                                          d.i64("ignore_index"), reduction,
+                                                          shapeOf(d, true, 0)));
+                 const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) -> Status {
+                   if (plan.scratchBytes > 0 && !ctx.scratch)
+                     return internal("cross_entropy needs device scratch; none was allocated");
+                   return launched(kc::launchCrossEntropy(plan, in[0], in[1], out[0], ctx.scratch,
+                                                          ctx.stream));
+                 },
+                              scratch};
+               }});
+  // Shape ops (data movement).
+  t.push_back({"reshape", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 if (kc::numElements(shapeOf(d, false, 0)) != kc::numElements(shapeOf(d, true, 0)))
+                   return d.fail("result 0 is " + typeText(d.results()[0]) +
+                                 "; a reshape keeps the element count of " +
+                                 typeText(d.operands()[0]));
+                 return bytesCopy(d);
+               }});
+  t.push_back({"copy", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 if (d.results()[0].shape != d.operands()[0].shape)
+                   return d.fail("result 0 is " + typeText(d.results()[0]) +
+                                 "; a copy has its operand's type (" + typeText(d.operands()[0]) +
+                                 ")");
+                 return bytesCopy(d);
+               }});
+  t.push_back({"transpose", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planTranspose(elementBytes(d), shapeOf(d, false, 0),
+                                                       d.ints("permutation"), shapeOf(d, true, 0)));
+                 return Built{copiesBody({plan}, false)};
+               }});
+  t.push_back({"expand", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planExpand(elementBytes(d), shapeOf(d, false, 0),
+                                                    shapeOf(d, true, 0)));
+                 return Built{copiesBody({plan}, false)};
+               }});
+  t.push_back({"concat", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 std::vector<kc::Shape> inputs;
+                 for (const TensorSig &s : d.operands())
+                   inputs.push_back(s.shape);
+                 RP_ASSIGN_OR_RETURN(std::vector<kc::CopyPlan> plans,
+                                     kc::planConcat(elementBytes(d), inputs, d.i64("axis"),
+                                                    shapeOf(d, true, 0)));
+                 return Built{copiesBody(std::move(plans), true)};
+               }});
+  t.push_back({"split", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_RETURN_IF_ERROR(decode::checkSplitSizes(d));
+                 const int64_t axis = d.i64("axis");
+                 std::vector<kc::Shape> outs;
+                 for (const TensorSig &s : d.results())
+                   outs.push_back(s.shape);
+                 RP_ASSIGN_OR_RETURN(std::vector<kc::CopyPlan> plans,
+                                     kc::planSplit(elementBytes(d), shapeOf(d, false, 0), axis, outs));
+                 return Built{copiesBody(std::move(plans), false)};
+               }});
+  t.push_back({"slice", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+                 RP_ASSIGN_OR_RETURN(kernels::cpu::detail::SliceGeometry g,
+                                     kernels::cpu::detail::sliceGeometry(
+                                         "slice", shapeOf(d, false, 0), s.axes, s.starts, s.ends,
+                                         s.steps));
+                 if (g.shape != shapeOf(d, true, 0))
+                   return d.fail("result 0 is " + typeText(d.results()[0]) + "; the slice is " +
+                                 kc::shapeText(g.shape));
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planStridedCopy("slice", elementBytes(d), g.shape,
+                                                         g.strides, g.base,
+                                                         kc::contiguousStrides(g.shape), 0));
+                 return Built{copiesBody({plan}, false)};
+               }});
+  t.push_back({"slice_scatter", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 // out = zeros of out's shape with the update written into the slice.
+                 RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+                 const kc::Shape &outShape = shapeOf(d, true, 0);
+                 RP_ASSIGN_OR_RETURN(kernels::cpu::detail::SliceGeometry g,
+                                     kernels::cpu::detail::sliceGeometry(
+                                         "slice_scatter", outShape, s.axes, s.starts, s.ends,
+                                         s.steps));
+                 if (g.shape != shapeOf(d, false, 0))
+                   return d.fail("operand 0 is " + typeText(d.operands()[0]) +
+                                 "; the slice of the result is " + kc::shapeText(g.shape));
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planStridedCopy("slice_scatter", elementBytes(d), g.shape,
+                                                         kc::contiguousStrides(g.shape), 0,
+                                                         g.strides, g.base));
+                 const int64_t bytes =
+                     kc::numElements(outShape) * static_cast<int64_t>(elementBytes(d));
+                 return Built{[plan, bytes](const Operands &in, const Results &out,
+                                            const CudaContext &ctx) -> Status {
+                   RP_RETURN_IF_ERROR(launched(
+                       cudaMemsetAsync(out[0], 0, static_cast<size_t>(bytes), ctx.stream)));
+                   return launched(kc::launchCopy(plan, in[0], out[0], ctx.stream));
+                 }};
+               }});
+  // Gathers and scatters. Indices are not checked on the GPU (reading an error word back would
+  // synchronise the stream): an out-of-range index gathers zeros and scatters nothing. The
+  // token ids, the only indices that come from data, are checked against the vocabulary when
+  // rp-run loads the data file.
+  t.push_back({"gather", R::Indexed, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::GatherPlan plan,
+                                     kc::planGather(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                    d.operands()[1].dtype, shapeOf(d, false, 1),
+                                                    d.i64("axis"), shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(
+                       kc::launchGather(plan, in[0], in[1], out[0], nullptr, ctx.stream));
+                 }};
+               }});
+  t.push_back({"gather_elements", R::Indexed, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::GatherElementsPlan plan,
+                                     kc::planGatherElements(
+                                         d.operands()[0].dtype, shapeOf(d, false, 0),
+                                         d.operands()[1].dtype, shapeOf(d, false, 1),
+                                         d.i64("axis"), shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(
+                       kc::launchGatherElements(plan, in[0], in[1], out[0], nullptr, ctx.stream));
+                 }};
+               }});
+  t.push_back({"scatter_add", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::ScatterAddPlan plan,
+                                     kc::planScatterAdd(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                        d.operands()[1].dtype, shapeOf(d, false, 1),
+                                                        d.i64("axis"), shapeOf(d, true, 0)));
+                 const int64_t scratch = static_cast<int64_t>(plan.workspaceBytes);
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) -> Status {
+                   if (plan.workspaceBytes > 0 && !ctx.scratch)
+                     return internal("scatter_add needs device scratch; none was allocated");
+                   return launched(kc::launchScatterAdd(plan, in[0], in[1], out[0], ctx.scratch,
+                                                        nullptr, ctx.stream));
+                 },
+                              scratch};
+               }});
+  t.push_back({"scatter_elements_add", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::ScatterElementsAddPlan plan,
+                                     kc::planScatterElementsAdd(
+                                         d.operands()[0].dtype, shapeOf(d, false, 0),
+                                         d.operands()[1].dtype, shapeOf(d, false, 1),
+                                         d.i64("axis"), shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchScatterElementsAdd(plan, in[0], in[1], out[0],
+                                                                nullptr, ctx.stream));
+                 }};
+               }});
+  // Generators (graph.range: an integer result has integer bounds, computed exactly).
+  t.push_back({"range", R::Range, [](const Decoder &d) -> StatusOr<Built> {
+                 const pb::Attribute &start = d.attr("start"), &limit = d.attr("limit"),
+                                     &delta = d.attr("delta");
+                 const DType dtype = d.results()[0].dtype;
+                 kc::RangePlan plan;
+                 if (dtype == DType::I64 || dtype == DType::I32) {
+                   RP_RETURN_IF_ERROR(decode::checkIntegerRangeBounds(d));
+                   RP_ASSIGN_OR_RETURN(plan, kc::planRangeInt(dtype, start.i(), limit.i(),
+                                                              delta.i(), shapeOf(d, true, 0)));
+                 } else {
+                   RP_ASSIGN_OR_RETURN(plan, kc::planRange(dtype, decode::rangeBound(start),
+                                                           decode::rangeBound(limit),
+                                                           decode::rangeBound(delta),
+                                                           shapeOf(d, true, 0)));
+                 }
+                 return Built{[plan](const Operands &, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchRange(plan, out[0], ctx.stream));
+                 }};
+               }});
+  t.push_back({"trilu", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::TriluPlan plan,
+                                     kc::planTrilu(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                   d.i64("k"), d.flag("upper"),
+                                                   shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchTrilu(plan, in[0], out[0], ctx.stream));
+                 }};
+               }});
+  // Fused transformer ops.
+  t.push_back({"swiglu", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::SwigluPlan plan,
+                                     kc::planSwiglu(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                    shapeOf(d, false, 1), shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(kc::launchSwiglu(plan, in[0], in[1], out[0], ctx.stream));
+                 }};
+               }});
+  t.push_back({"rope", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::RopePlan plan,
+                                     kc::planRope(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                  shapeOf(d, false, 1), shapeOf(d, false, 2),
+                                                  shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(
+                       kc::launchRope(plan, in[0], in[1], in[2], out[0], ctx.stream));
+                 }};
+               }});
+  t.push_back({"attention", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
+                                     kc::planAttention(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                       shapeOf(d, false, 1), shapeOf(d, false, 2),
+                                                       d.f64("scale"), d.flag("causal"),
+                                                       shapeOf(d, true, 0)));
+                 return Built{[plan](const Operands &in, const Results &out,
+                                     const CudaContext &ctx) {
+                   return launched(
+                       kc::launchAttention(plan, in[0], in[1], in[2], out[0], ctx.stream));
+                 }};
+               }});
+  return t;
+}
+
+const CudaImpl *findImpl(std::string_view id) {
+  static const std::vector<CudaImpl> impls = buildImpls();
+  static const std::unordered_map<std::string_view, const CudaImpl *> index = [] {
+    std::unordered_map<std::string_view, const CudaImpl *> m;
+    for (const CudaImpl &impl : impls)
+      m.emplace(impl.id, &impl);
+    return m;
+  }();
+  auto it = index.find(id);
+  return it == index.end() ? nullptr : it->second;
+}
+
+} // namespace
+
+std::string cudaErrorText(cudaError_t error) {
+  return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
+}
+
+StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
+  CudaKernel k;
+  k.id_ = instruction.kernel();
+  k.location_ = instruction.location();
+  k.where_ = "kernel '" + k.id_ + "' at " +
+             (k.location_.empty() ? std::string("<unknown location>") : k.location_);
+  const kernels::KernelInfo *info = kernels::findKernel(k.id_);
+  if (!info)
+    return invalidArgument(k.where_ + ": unknown kernel id (not in the kernel registry, "
+                                      "kernels/Registry.h)");
+  const CudaImpl *impl = findImpl(k.id_);
+  if (!impl)
+    return invalidArgument(k.where_ + ": the CUDA backend has no implementation of this kernel");
+  Decoder d(instruction, *info, k.where_, kCudaFloats);
+  if (!info->acceptsOperands(instruction.operands_size()) ||
+      !info->acceptsResults(instruction.results_size()))
+    return d.fail("has " + std::to_string(instruction.operands_size()) + " operands and " +
+                  std::to_string(instruction.results_size()) +
+                  " results, which the kernel registry does not accept");
+  RP_RETURN_IF_ERROR(d.decodeTypes());
+  RP_RETURN_IF_ERROR(d.checkAttributes());
+  RP_RETURN_IF_ERROR(d.checkDTypes(impl->rule));
+  StatusOr<Built> built = impl->build(d);
+  if (!built.ok()) {
+    const std::string &m = built.status().message();
+    // Planner messages name the op but not the instruction: add the location.
+    if (m.rfind(k.where_, 0) == 0)
+      return built.status();
+    return Status(built.status().code(), k.where_ + ": " + m);
+  }
+  k.body_ = std::move(built.value().body);
+  k.scratchBytes_ = built.value().scratchBytes;
+  k.operandTypes_ = std::move(d.operands());
+  k.resultTypes_ = std::move(d.results());
+  return k;
+}
+
+Status CudaKernel::launch(const std::vector<const void *> &operands,
+                          const std::vector<void *> &results, const CudaContext &ctx) const {
+  if (operands.size() != operandTypes_.size() || results.size() != resultTypes_.size())
+    return invalidArgument(where_ + ": called with " + std::to_string(operands.size()) +
+                           " operands and " + std::to_string(results.size()) +
+                           " results; the instruction has " + std::to_string(operandTypes_.size()) +
+                           " and " + std::to_string(resultTypes_.size()));
+  Status status = body_(operands, results, ctx);
+  if (!status.ok())
+    return Status(status.code(), where_ + ": " + status.message());
+  return okStatus();
+}
+
+StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const pb::Function &function) {
+  std::vector<CudaInstr> body;
+  body.reserve(static_cast<size_t>(function.body_size()));
+  for (int k = 0; k < function.body_size(); ++k) {
+    const pb::Instruction &ins = function.body(k);
+    StatusOr<CudaKernel> kernel = CudaKernel::decode(ins);
+    if (!kernel.ok())
+      return Status(kernel.status().code(), "function '" + function.name() + "' instruction " +
+                                                std::to_string(k) + ": " +
+                                                kernel.status().message());
+    body.push_back(CudaInstr{std::move(kernel).value(),
+                             {ins.operands().begin(), ins.operands().end()},
+                             {ins.results().begin(), ins.results().end()}});
+  }
+  return body;
+}
+
+} // namespace rp::runtime

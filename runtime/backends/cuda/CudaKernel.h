@@ -1,0 +1,97 @@
+//===- CudaKernel.h - Plan instructions onto the CUDA kernels ---*- C++ -*-===//
+//
+// The CUDA backend runs a plan function as a list of instructions (runtime/plan/plan.proto),
+// each naming a kernel of the registry (kernels/Registry.h) by id. CudaKernel decodes one
+// instruction once, when the plan is loaded: the shared checks (runtime/exec/InstructionDecoder.h:
+// types, attributes, the dtype rule; f32, f16 and bf16 float tensors), then the kernel
+// family's planner (kernels/cuda/*.h), which checks the shapes as the CPU kernels do and
+// computes the launch geometry. Running it is one or a few kernel launches on a stream: no
+// string, map or shape work in the training loop. Decoding needs no GPU (tests decode whole
+// plans on a machine without one).
+//
+// Kernel ids and their GPU families: unary/binary/compare/where/cast -> Elementwise; matmul ->
+// Gemm (cuBLASLt); reduce_* -> Reduce; softmax/log_softmax -> Softmax; rms_norm/layer_norm ->
+// Norm; cross_entropy -> CrossEntropy; reshape/copy -> cudaMemcpyAsync; transpose/expand/
+// concat/slice/split/slice_scatter -> Layout (strided copies); gather/gather_elements/
+// scatter_add/scatter_elements_add -> Gather; range/trilu -> Generators; swiglu/rope/attention
+// -> Fused.
+//
+// Runtime world: no LLVM/MLIR. Host C++ (compiled by the C++ compiler, not nvcc).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_BACKENDS_CUDA_CUDAKERNEL_H
+#define RP_RUNTIME_BACKENDS_CUDA_CUDAKERNEL_H
+
+#include "runtime/core/Status.h"
+#include "runtime/exec/InstructionDecoder.h"
+#include "runtime/plan/plan.pb.h"
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rp::kernels::cuda {
+class GemmRunner;
+}
+
+namespace rp::runtime {
+
+/// What a running instruction gets from its worker.
+struct CudaContext {
+  cudaStream_t stream = nullptr;
+  kernels::cuda::GemmRunner *gemm = nullptr; ///< the worker's cuBLASLt runner
+  void *scratch = nullptr;                   ///< device scratch of scratchBytes() (or more)
+};
+
+/// A plan instruction decoded for the GPU. Copyable.
+class CudaKernel {
+public:
+  /// Decodes `instruction`. Errors (InvalidArgument "kernel '<id>' at <location>: <what>"):
+  /// an id not in the registry or without a GPU implementation; counts, attributes or dtypes
+  /// the registry or the kernel does not accept; shapes the kernel's planner rejects.
+  static StatusOr<CudaKernel> decode(const rp::plan::Instruction &instruction);
+
+  /// Enqueues the kernel on ctx.stream: `operands` and `results` are device pointers to
+  /// tensors of exactly the instruction's types, in its order. Errors: Internal naming the
+  /// kernel, its location and the CUDA or cuBLASLt error of a failed launch (asynchronous
+  /// kernel faults surface later, at a synchronisation).
+  Status launch(const std::vector<const void *> &operands, const std::vector<void *> &results,
+                const CudaContext &ctx) const;
+
+  const std::string &id() const { return id_; }
+  const std::string &location() const { return location_; }
+  /// Device scratch the kernel needs while it runs (bytes; 0 for most).
+  int64_t scratchBytes() const { return scratchBytes_; }
+  const std::vector<TensorSig> &operandTypes() const { return operandTypes_; }
+  const std::vector<TensorSig> &resultTypes() const { return resultTypes_; }
+
+  using Body = std::function<Status(const std::vector<const void *> &operands,
+                                    const std::vector<void *> &results, const CudaContext &ctx)>;
+
+private:
+  CudaKernel() = default;
+
+  std::string id_, location_, where_;
+  std::vector<TensorSig> operandTypes_, resultTypes_;
+  int64_t scratchBytes_ = 0;
+  Body body_;
+};
+
+/// An instruction with its buffer references (resolved to device addresses per call).
+struct CudaInstr {
+  CudaKernel kernel;
+  std::vector<rp::plan::BufferRef> operands, results;
+};
+
+/// Decodes every instruction of `function`, in order. Errors: the first decode error,
+/// prefixed with "function '<name>' instruction <k>: ".
+StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const rp::plan::Function &function);
+
+/// "cudaErrorInvalidValue: invalid argument".
+std::string cudaErrorText(cudaError_t error);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_BACKENDS_CUDA_CUDAKERNEL_H

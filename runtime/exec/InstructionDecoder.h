@@ -1,0 +1,403 @@
+//===- InstructionDecoder.h - Checks a plan instruction for a backend -*- C++ -*-===//
+//
+// The part of decoding a plan instruction (runtime/plan/plan.proto `Instruction`) that every
+// backend shares: the operand and result types, the attributes against the kernel registry
+// (kernels/Registry.h; required, kinds, no unknown names), enum keywords, and the dtype rule of
+// the kernel. The CPU backend (runtime/backends/cpu/KernelDispatch.cpp) runs fp32 only; the
+// CUDA backend (runtime/backends/cuda/CudaKernel.cpp) also takes f16 and bf16 for the float
+// kernels: FloatPolicy says which. Messages start with the decoder's `where` prefix
+// ("kernel '<id>' at <location>").
+//
+// Runtime world: no LLVM/MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_EXEC_INSTRUCTIONDECODER_H
+#define RP_RUNTIME_EXEC_INSTRUCTIONDECODER_H
+
+#include "kernels/OpKinds.h"
+#include "kernels/Registry.h"
+#include "runtime/core/DType.h"
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/plan/plan.pb.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rp::runtime {
+
+/// A tensor type of an instruction: its dtype and shape.
+struct TensorSig {
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// Which float dtypes a backend's kernels take.
+struct FloatPolicy {
+  bool halfFloats = false;  ///< f16 and bf16 accepted wherever f32 is
+  const char *fp32Only = ""; ///< when not: why (appended to "operand j is bf16[..]: ")
+  const char *fp32Takes = "f32"; ///< when not: what a float kernel takes, for messages
+};
+
+namespace decode {
+
+namespace pb = ::rp::plan;
+using ::rp::kernels::AttrKind;
+using ::rp::kernels::AttrSpec;
+using ::rp::kernels::KernelInfo;
+
+inline std::string typeText(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + formatShape(shape);
+}
+inline std::string typeText(const TensorSig &t) { return typeText(t.dtype, t.shape); }
+
+/// What a plan attribute holds, for messages.
+inline const char *attrValueName(pb::Attribute::ValueCase c) {
+  switch (c) {
+  case pb::Attribute::kI:
+    return "an int";
+  case pb::Attribute::kF:
+    return "a float";
+  case pb::Attribute::kS:
+    return "a string";
+  case pb::Attribute::kInts:
+    return "ints";
+  case pb::Attribute::kB:
+    return "a bool";
+  case pb::Attribute::VALUE_NOT_SET:
+    break;
+  }
+  return "no value";
+}
+
+inline bool attrKindMatches(AttrKind kind, pb::Attribute::ValueCase c) {
+  switch (kind) {
+  case AttrKind::Int:
+    return c == pb::Attribute::kI;
+  case AttrKind::Float:
+    return c == pb::Attribute::kF;
+  case AttrKind::String:
+    return c == pb::Attribute::kS;
+  case AttrKind::Ints:
+    return c == pb::Attribute::kInts;
+  case AttrKind::Bool:
+    return c == pb::Attribute::kB;
+  case AttrKind::IntOrFloat:
+    return c == pb::Attribute::kI || c == pb::Attribute::kF;
+  }
+  return false;
+}
+
+/// The dtypes a kernel takes, checked when decoding (the kernels check shapes when they run).
+enum class DTypeRule {
+  Same,         ///< every operand and result has one dtype (data movement: any dtype)
+  Float,        ///< every operand and result is f32
+  Numeric,      ///< every operand and result has one dtype, f32, i64 or i32 (not i1)
+  Bool,         ///< every operand and result is i1
+  Compare,      ///< the operands have one dtype; the result is i1
+  Where,        ///< operand 0 is i1; operands 1, 2 and the result have one dtype
+  Cast,         ///< any dtypes
+  Indexed,      ///< operand 0 and the result have one dtype; operand 1 (indices) is i64 or i32
+  FloatIndexed, ///< as Indexed with operand 0 and the result f32 (scatters, cross_entropy)
+  Range,        ///< the result is f32, i64 or i32
+};
+
+/// The instruction being decoded: its types and checked attributes, and the message prefix.
+class Decoder {
+public:
+  Decoder(const pb::Instruction &ins, const KernelInfo &info, std::string where,
+          FloatPolicy floats)
+      : ins_(ins), info_(info), where_(std::move(where)), floats_(floats) {}
+
+  Status fail(const std::string &what) const { return invalidArgument(where_ + ": " + what); }
+
+  const pb::Instruction &instruction() const { return ins_; }
+  const KernelInfo &info() const { return info_; }
+  std::vector<TensorSig> &operands() { return operands_; }
+  std::vector<TensorSig> &results() { return results_; }
+  const std::vector<TensorSig> &operands() const { return operands_; }
+  const std::vector<TensorSig> &results() const { return results_; }
+
+  /// Converts the operand and result types; f16/bf16 are rejected here.
+  Status decodeTypes() {
+    auto convert = [&](const pb::BufferRef &ref, const std::string &what,
+                       std::vector<TensorSig> &out) -> Status {
+      std::optional<DType> dtype = fromPlanDType(ref.type().dtype());
+      std::vector<int64_t> shape(ref.type().shape().begin(), ref.type().shape().end());
+      if (!dtype)
+        return fail(what + " has an unknown dtype (" + std::to_string(ref.type().dtype()) +
+                    "); expected f32, i64, i32 or i1");
+      if (!floats_.halfFloats && (*dtype == DType::F16 || *dtype == DType::BF16))
+        return fail(what + " is " + typeText(*dtype, shape) + ": " + floats_.fp32Only);
+      for (int64_t d : shape)
+        if (d < 0)
+          return fail(what + " has a negative dimension: " + formatShape(shape));
+      out.push_back(TensorSig{*dtype, std::move(shape)});
+      return okStatus();
+    };
+    for (int j = 0; j < ins_.operands_size(); ++j)
+      RP_RETURN_IF_ERROR(convert(ins_.operands(j), "operand " + std::to_string(j), operands_));
+    for (int j = 0; j < ins_.results_size(); ++j)
+      RP_RETURN_IF_ERROR(convert(ins_.results(j), "result " + std::to_string(j), results_));
+    return okStatus();
+  }
+
+  /// Every required attribute present, every present one of the registry's kind, no unknown
+  /// names (the plan validator's rules, repeated so that decode stands alone).
+  Status checkAttributes() const {
+    for (const AttrSpec &spec : info_.attrs) {
+      auto it = ins_.attrs().find(std::string(spec.name));
+      if (it == ins_.attrs().end()) {
+        if (spec.required)
+          return fail("missing required attribute '" + std::string(spec.name) + "' (" +
+                      kernels::attrKindName(spec.kind) + ")");
+        continue;
+      }
+      if (!attrKindMatches(spec.kind, it->second.value_case()))
+        return fail("attribute '" + std::string(spec.name) + "' holds " +
+                    attrValueName(it->second.value_case()) + ", expected " +
+                    kernels::attrKindName(spec.kind));
+    }
+    std::vector<std::string> names;
+    for (const auto &entry : ins_.attrs())
+      names.push_back(entry.first);
+    std::sort(names.begin(), names.end()); // report the same name whatever the map order
+    for (const std::string &name : names)
+      if (!info_.findAttr(name)) {
+        std::string takes;
+        for (const AttrSpec &spec : info_.attrs)
+          takes += (takes.empty() ? "" : ", ") + std::string(spec.name);
+        return fail("unknown attribute '" + name + "' (the kernel takes " +
+                    (takes.empty() ? std::string("none") : takes) + ")");
+      }
+    return okStatus();
+  }
+
+  // Attribute getters; checkAttributes has run, so required attributes exist with their kind.
+  const pb::Attribute &attr(std::string_view name) const {
+    return ins_.attrs().at(std::string(name));
+  }
+  int64_t i64(std::string_view name) const { return attr(name).i(); }
+  double f64(std::string_view name) const { return attr(name).f(); }
+  std::vector<int64_t> ints(std::string_view name) const {
+    const auto &v = attr(name).ints().values();
+    return std::vector<int64_t>(v.begin(), v.end());
+  }
+  /// An optional bool (a UnitAttr): absent = false.
+  bool flag(std::string_view name) const {
+    auto it = ins_.attrs().find(std::string(name));
+    return it != ins_.attrs().end() && it->second.b();
+  }
+  /// An enum keyword, looked up in `keywords`.
+  template <typename E>
+  StatusOr<E> keyword(std::string_view name,
+                      std::initializer_list<std::pair<std::string_view, E>> keywords) const {
+    const std::string &text = attr(name).s();
+    std::string known;
+    for (const auto &[word, value] : keywords) {
+      if (text == word)
+        return value;
+      known += (known.empty() ? "" : ", ") + std::string(word);
+    }
+    return fail("attribute '" + std::string(name) + "' is '" + text + "'; expected one of " +
+                known);
+  }
+
+  /// Checks the operand and result dtypes against `rule`.
+  Status checkDTypes(DTypeRule rule) const {
+    auto item = [&](bool result, size_t j) {
+      const TensorSig &t = result ? results_[j] : operands_[j];
+      return std::string(result ? "result " : "operand ") + std::to_string(j) + " is " +
+             typeText(t);
+    };
+    // Every operand in [first, ...) and result has operand first's dtype (or result 0's when
+    // there is no such operand).
+    auto allSame = [&](size_t first) -> Status {
+      const DType want = first < operands_.size() ? operands_[first].dtype : results_[0].dtype;
+      for (size_t j = first; j < operands_.size(); ++j)
+        if (operands_[j].dtype != want)
+          return fail(item(false, j) + "; expected " + dtypeName(want) + " like operand " +
+                      std::to_string(first));
+      for (size_t j = 0; j < results_.size(); ++j)
+        if (results_[j].dtype != want)
+          return fail(item(true, j) + "; expected " + dtypeName(want) + " like operand " +
+                      std::to_string(first));
+      return okStatus();
+    };
+    auto every = [&](DType want, const char *why) -> Status {
+      for (size_t j = 0; j < operands_.size(); ++j)
+        if (operands_[j].dtype != want)
+          return fail(item(false, j) + "; the kernel takes " + why);
+      for (size_t j = 0; j < results_.size(); ++j)
+        if (results_[j].dtype != want)
+          return fail(item(true, j) + "; the kernel takes " + why);
+      return okStatus();
+    };
+    auto indices = [&](size_t j) -> Status {
+      if (operands_[j].dtype != DType::I64 && operands_[j].dtype != DType::I32)
+        return fail(item(false, j) + "; the kernel takes i64 or i32 indices");
+      return okStatus();
+    };
+    switch (rule) {
+    case DTypeRule::Same:
+      return allSame(0);
+    case DTypeRule::Float:
+      if (!floats_.halfFloats)
+        return every(DType::F32, floats_.fp32Takes);
+      RP_RETURN_IF_ERROR(allSame(0));
+      if (!isFloat16Or32(results_[0].dtype))
+        return fail(item(true, 0) + "; the kernel takes f32, f16 or bf16");
+      return okStatus();
+    case DTypeRule::Numeric:
+      RP_RETURN_IF_ERROR(allSame(0));
+      if (results_[0].dtype == DType::I1)
+        return fail(item(true, 0) + "; the kernel takes f32, i64 or i32");
+      return okStatus();
+    case DTypeRule::Bool:
+      return every(DType::I1, "i1");
+    case DTypeRule::Compare:
+      if (operands_[1].dtype != operands_[0].dtype)
+        return fail(item(false, 1) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      if (results_[0].dtype != DType::I1)
+        return fail(item(true, 0) + "; a comparison makes i1");
+      return okStatus();
+    case DTypeRule::Where:
+      if (operands_[0].dtype != DType::I1)
+        return fail(item(false, 0) + "; the condition is i1");
+      return allSame(1);
+    case DTypeRule::Cast:
+      return okStatus();
+    case DTypeRule::Indexed:
+    case DTypeRule::FloatIndexed:
+      RP_RETURN_IF_ERROR(indices(1));
+      if (rule == DTypeRule::FloatIndexed &&
+          (floats_.halfFloats ? !isFloat16Or32(operands_[0].dtype)
+                              : operands_[0].dtype != DType::F32))
+        return fail(item(false, 0) + "; the kernel takes " +
+                    (floats_.halfFloats ? "f32, f16 or bf16" : floats_.fp32Takes));
+      if (results_[0].dtype != operands_[0].dtype)
+        return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      return okStatus();
+    case DTypeRule::Range:
+      if (results_[0].dtype != DType::F32 && results_[0].dtype != DType::I64 &&
+          results_[0].dtype != DType::I32)
+        return fail(item(true, 0) + "; the kernel makes f32, i64 or i32");
+      return okStatus();
+    }
+    return okStatus();
+  }
+
+private:
+  const pb::Instruction &ins_;
+  const KernelInfo &info_;
+  std::string where_;
+  FloatPolicy floats_;
+  std::vector<TensorSig> operands_, results_;
+
+  static bool isFloat16Or32(DType d) {
+    return d == DType::F32 || d == DType::F16 || d == DType::BF16;
+  }
+};
+
+
+//===--- what both backends read from the same attributes -------------------===//
+
+/// The unary kernel ids of the float-only elementwise ops ("sqrt" .. "silu") and their kinds.
+inline const std::vector<std::pair<std::string_view, kernels::UnaryKind>> &floatUnaryIds() {
+  using U = kernels::UnaryKind;
+  static const std::vector<std::pair<std::string_view, U>> ids = {
+      {"sqrt", U::Sqrt}, {"reciprocal", U::Reciprocal}, {"exp", U::Exp},
+      {"log", U::Log},   {"tanh", U::Tanh},             {"sigmoid", U::Sigmoid},
+      {"erf", U::Erf},   {"silu", U::Silu}};
+  return ids;
+}
+
+/// The arithmetic binary kernel ids ("add" .. "pow") and their kinds.
+inline const std::vector<std::pair<std::string_view, kernels::BinaryKind>> &arithmeticIds() {
+  using B = kernels::BinaryKind;
+  static const std::vector<std::pair<std::string_view, B>> ids = {
+      {"add", B::Add}, {"sub", B::Sub}, {"mul", B::Mul}, {"div", B::Div}, {"pow", B::Pow}};
+  return ids;
+}
+
+/// graph.gelu's `approximate` keyword.
+inline StatusOr<kernels::UnaryKind> geluKind(const Decoder &d) {
+  using U = kernels::UnaryKind;
+  return d.keyword<U>("approximate", {{"exact", U::GeluExact}, {"tanh", U::GeluTanh}});
+}
+
+/// graph.compare's `predicate` keyword.
+inline StatusOr<kernels::BinaryKind> comparePredicate(const Decoder &d) {
+  using B = kernels::BinaryKind;
+  return d.keyword<B>("predicate",
+                      {{"eq", B::Eq}, {"lt", B::Lt}, {"le", B::Le}, {"gt", B::Gt}, {"ge", B::Ge}});
+}
+
+/// graph.cross_entropy's `reduction` keyword.
+inline StatusOr<kernels::LossReduction> lossReduction(const Decoder &d) {
+  using L = kernels::LossReduction;
+  return d.keyword<L>("reduction", {{"mean", L::Mean}, {"sum", L::Sum}});
+}
+
+/// Slice bounds (graph.slice, graph.slice_scatter): axes, starts, ends, steps of one length.
+struct SliceAttrs {
+  std::vector<int64_t> axes, starts, ends, steps;
+};
+inline StatusOr<SliceAttrs> sliceAttrs(const Decoder &d) {
+  SliceAttrs s{d.ints("axes"), d.ints("starts"), d.ints("ends"), d.ints("steps")};
+  if (s.starts.size() != s.axes.size() || s.ends.size() != s.axes.size() ||
+      s.steps.size() != s.axes.size())
+    return d.fail("attributes 'axes', 'starts', 'ends' and 'steps' have " +
+                  std::to_string(s.axes.size()) + ", " + std::to_string(s.starts.size()) + ", " +
+                  std::to_string(s.ends.size()) + " and " + std::to_string(s.steps.size()) +
+                  " entries; expected one length");
+  return s;
+}
+
+/// graph.split: the `sizes` attribute has one entry per result, each the result's extent
+/// along `axis` (the kernels take the pieces' sizes from the results).
+inline Status checkSplitSizes(const Decoder &d) {
+  const int64_t axis = d.i64("axis");
+  const std::vector<int64_t> sizes = d.ints("sizes");
+  if (sizes.size() != d.results().size())
+    return d.fail("attribute 'sizes' has " + std::to_string(sizes.size()) +
+                  " entries; expected one per result (" + std::to_string(d.results().size()) +
+                  ")");
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    const std::vector<int64_t> &shape = d.results()[j].shape;
+    if (axis >= 0 && axis < static_cast<int64_t>(shape.size()) &&
+        shape[static_cast<size_t>(axis)] != sizes[j])
+      return d.fail("result " + std::to_string(j) + " is " + typeText(d.results()[j]) +
+                    "; attribute 'sizes' gives " + std::to_string(sizes[j]) + " along axis " +
+                    std::to_string(axis));
+  }
+  return okStatus();
+}
+
+/// graph.range (Ops.cpp RangeOp::verify): an integer result needs int start, limit and delta.
+inline Status checkIntegerRangeBounds(const Decoder &d) {
+  for (const char *name : {"start", "limit", "delta"})
+    if (d.attr(name).value_case() != pb::Attribute::kI)
+      return d.fail("attribute '" + std::string(name) + "' holds " +
+                    attrValueName(d.attr(name).value_case()) + "; an integer result (" +
+                    typeText(d.results()[0]) + ") needs int start, limit and delta");
+  return okStatus();
+}
+
+/// A graph.range bound as a double (an int or a float attribute).
+inline double rangeBound(const pb::Attribute &a) {
+  return a.value_case() == pb::Attribute::kI ? static_cast<double>(a.i()) : a.f();
+}
+
+} // namespace decode
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_EXEC_INSTRUCTIONDECODER_H

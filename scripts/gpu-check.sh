@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The GPU checks of the CUDA backend (issue 9), run on a machine with a GPU over the stage that
+# scripts/gpu-prepare.sh packed (no build there: the GPU machine has no LLVM, protobuf or
+# OpenBLAS development files):
+#   1. every CUDA unit test binary (kernels against the CPU references; the executor on the
+#      CUDA backend against the CPU backend; logical pools);
+#   2. five fp32 training steps of the example on the CUDA backend vs the CPU backend: losses
+#      within 1e-5 relative;
+#   3. logical pools of 1, 2 and 4 workers on one GPU: identical losses (fp32, 5 steps);
+#   4. 100 bf16 steps vs 100 fp32 steps on the GPU: the bf16 loss within 2% of the fp32 loss at
+#      every step.
+# Usage: bash gpu-check.sh STAGE.tar.xz OUTDIR. Prints one PASS/FAIL line per check, writes
+# the logs to OUTDIR, exits 1 if any check failed.
+set -uo pipefail
+tarball="$1"
+out="${2:-/tmp/rp-gpu-out}"
+mkdir -p "$out"
+work=/tmp/rp-gpu
+rm -rf "$work" && mkdir -p "$work" && tar -C "$work" -xJf "$tarball" || exit 1
+S="$work/stage"
+cudalibs=$(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(":".join(os.path.join(p, "nvidia", d, "lib") for d in ("cublas", "cuda_runtime")))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="$S/lib:/usr/local/cuda/lib64:${cudalibs}:${LD_LIBRARY_PATH:-}"
+log="$out/gpu-check.log"
+: >"$log"
+failed=0
+result() { # name rc
+  if [[ "$2" == 0 ]]; then echo "PASS $1" | tee -a "$log"; else echo "FAIL $1 (rc=$2)" | tee -a "$log"; failed=1; fi
+}
+nvidia-smi -L | tee -a "$log"
+
+# 1. Unit tests.
+for t in "$S"/bin/rp-cuda-*; do
+  name=$(basename "$t")
+  timeout 300 "$t" --gtest_brief=1 >"$work/$name.log" 2>&1
+  rc=$?
+  { echo "== $name (rc=$rc)"; tail -n 40 "$work/$name.log"; } >>"$log"
+  grep -E "tests? (ran|skipped|PASSED|FAILED)|^\[  (FAILED|SKIPPED|PASSED)" "$work/$name.log" | tail -n 6
+  result "$name" "$rc"
+done
+
+run() { # label plan backend workers steps extra...
+  local label=$1 plan=$2 backend=$3 workers=$4 steps=$5
+  shift 5
+  timeout 300 "$S/bin/rp-run" "$S/plans/$plan" --data "$S/fortunes.bin" --steps "$steps" \
+    --lr 2e-3 --warmup 10 --backend "$backend" --gpus "$workers" --no-progress \
+    --log "$work/$label.jsonl" "$@" >>"$log" 2>&1
+}
+compare() { # a.jsonl b.jsonl rtol  -> rc 0 when every step's loss agrees
+  python3 - "$1" "$2" "$3" <<'PY' | tee -a "$log"
+import json, sys
+def losses(p):
+    return [json.loads(l)["loss"] for l in open(p) if '"loss"' in l]
+a, b, tol = losses(sys.argv[1]), losses(sys.argv[2]), float(sys.argv[3])
+worst = max(abs(x - y) / abs(y) for x, y in zip(a, b)) if a and len(a) == len(b) else float("inf")
+print(f"  {sys.argv[1].split('/')[-1]} vs {sys.argv[2].split('/')[-1]}: {len(a)} steps, "
+      f"worst relative difference {worst:.3g} (tolerance {tol:g})")
+sys.exit(0 if worst <= tol else 1)
+PY
+}
+
+# 2. fp32: CUDA vs CPU.
+run cpu-fp32 qwen3-tiny-fp32.rpplan cpu 2 5
+run cuda-fp32-2 qwen3-tiny-fp32.rpplan cuda 2 5 --trace "$out/trace-cuda-fp32.json"
+rc=$?
+if [[ $rc == 0 ]]; then compare "$work/cuda-fp32-2.jsonl" "$work/cpu-fp32.jsonl" 1e-5; rc=$?; fi
+result "fp32 5 steps, CUDA vs CPU backend" "$rc"
+
+# 3. Logical pools.
+rc=0
+for n in 1 4; do
+  run "cuda-fp32-$n" qwen3-tiny-fp32.rpplan cuda "$n" 5 || rc=1
+  [[ $rc == 0 ]] && { compare "$work/cuda-fp32-$n.jsonl" "$work/cuda-fp32-2.jsonl" 0 || rc=1; }
+done
+result "logical pools 1, 2, 4 on one GPU give identical losses" "$rc"
+
+# 4. bf16 vs fp32 over 100 steps.
+run cuda-fp32-100 qwen3-tiny-fp32.rpplan cuda 2 100 && run cuda-bf16-100 qwen3-tiny-bf16.rpplan cuda 2 100
+rc=$?
+if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-100.jsonl" "$work/cuda-fp32-100.jsonl" 0.02; rc=$?; fi
+result "bf16 loss within 2% of fp32 over 100 steps" "$rc"
+cp "$work"/*.jsonl "$out/" 2>/dev/null
+(cd "$out" && tar -czf metrics.tar.gz ./*.jsonl && rm -f ./*.jsonl)
+exit "$failed"

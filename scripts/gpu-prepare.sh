@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Prepares the GPU checks of the CUDA backend (issue 9) on a machine without a GPU: builds the
+# runtime world for Hopper (rp-run and the CUDA unit tests; protobuf static, no LLVM/MLIR),
+# compiles the example plans with rpc-compile, writes the data, and packs everything the GPU
+# machine needs, with the shared libraries it may lack (OpenBLAS), into
+# gpu-stage/stage.tar.xz (git-ignored; under the device tool's 64 MiB carry limit).
+#
+#   bash scripts/gpu-prepare.sh                 # then, on the GPU machine (carry gpu-stage):
+#   bash scripts/gpu-check.sh gpu-stage/stage.tar.xz "$OUT"
+#
+# RP_CUDA_ARCHS (default 90) picks the GPU architectures; needs build/bin/rpc-compile (run
+# scripts/build.sh first).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+build="$root/build-gpu"
+stage="$root/gpu-stage/stage"
+rpc="$root/build/bin/rpc-compile"
+[[ -x "$rpc" ]] || { echo "gpu-prepare: $rpc not found; run scripts/build.sh first" >&2; exit 1; }
+
+RP_BUILD_DIR="$build" RP_BUILD_TARGET="rp-run rp-unit-tests" bash scripts/build.sh \
+  -DRP_ENABLE_COMPILER=OFF -DRP_STATIC_PROTOBUF=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${RP_CUDA_ARCHS:-90}"
+
+rm -rf "$root/gpu-stage"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/plans"
+cp "$build/bin/rp-run" "$stage/bin/"
+for t in "$build"/test/Unit/rp-cuda-*; do
+  [[ -x "$t" && -f "$t" ]] && cp "$t" "$stage/bin/"
+done
+# Shared libraries outside glibc/libstdc++ and CUDA that the binaries load.
+for lib in $(ldd "$stage"/bin/* | awk '/=>/ {print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libstdc++*|libgcc_s*|ld-linux*) ;;
+    libcuda*|libcublas*|libcudart*|libnvrtc*) ;; # the GPU machine's CUDA 13
+    *) cp -L "$lib" "$stage/lib/" ;;
+  esac
+done
+
+model="$root/examples/qwen3-tiny/model.onnx"
+for dtype in fp32 bf16; do
+  "$rpc" "$model" --gpus 2 --micro-batches 4 --update sync --dtype "$dtype" \
+    -o "$stage/plans/qwen3-tiny-$dtype.rpplan"
+done
+/usr/bin/python3 "$root/examples/data/prepare_corpus.py" "$stage/fortunes.bin"
+cp "$root/scripts/gpu-check.sh" "$stage/"
+
+tar -C "$root/gpu-stage" -cJf "$root/gpu-stage/stage.tar.xz" stage
+rm -rf "$stage"
+size=$(stat -c %s "$root/gpu-stage/stage.tar.xz")
+echo "gpu-prepare: gpu-stage/stage.tar.xz ($((size / 1048576)) MiB)"
+if ((size > 60 * 1048576)); then
+  echo "gpu-prepare: the stage is over 60 MiB; the device tool carries at most 64 MiB" >&2
+  exit 1
+fi

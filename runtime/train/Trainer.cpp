@@ -6,6 +6,7 @@
 #include "runtime/backends/cpu/CpuBackend.h"
 #if RP_HAVE_CUDA
 #include "runtime/backends/cuda/CudaBackend.h"
+#include "runtime/backends/cuda/CudaHostKernels.h"
 #endif
 #include "runtime/data/BatchSampler.h"
 #include "runtime/exec/Executor.h"
@@ -230,6 +231,16 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     return invalidArgument("unknown --backend '" + options.backend + "' (expected cpu, cuda or sim)");
   if (options.devices < 0)
     return invalidArgument("--gpus must be at least 1");
+  if (options.kernels != "reference" && options.kernels != "cuda-host")
+    return invalidArgument("unknown --kernels '" + options.kernels +
+                           "' (expected reference or cuda-host)");
+  if (options.kernels == "cuda-host" && options.backend != "cpu")
+    return invalidArgument("--kernels cuda-host runs on the CPU backend (--backend cpu)");
+#if !RP_HAVE_CUDA
+  if (options.kernels == "cuda-host")
+    return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
+                         "rp-run was built without (no nvcc at build time)");
+#endif
 
   RP_ASSIGN_OR_RETURN(LoadedPlan loaded, loadPlan(options.planPath, options.weightsPath));
   const pb::Plan &plan = loaded.plan;
@@ -286,6 +297,10 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
                    devices, gpus.count, gpus.count, gpus.names[0].c_str());
     backendOwner = std::move(gpu);
   }
+#endif
+#if RP_HAVE_CUDA
+  if (!backendOwner && options.kernels == "cuda-host")
+    backendOwner = std::make_unique<CpuBackend>(devices, makeCudaHostKernels());
 #endif
   if (!backendOwner)
     backendOwner = std::make_unique<CpuBackend>(devices);

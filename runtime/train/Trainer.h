@@ -38,6 +38,9 @@ struct TrainOptions {
   std::optional<double> lr;          ///< Peak learning rate; default: the plan's.
   int64_t warmup = 0;                ///< Linear warmup steps.
   std::string backend = "cpu";       ///< cpu | cuda (sim: Simulate.h, simulate())
+  /// --backend cpu's kernels: "reference" (kernels/cpu) or "cuda-host" (the CUDA backend's
+  /// kernels replayed on the host, runtime/backends/cuda/CudaHostKernels.h).
+  std::string kernels = "reference";
   int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
   std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
   std::string saveDir;               ///< Checkpoint directory ("" : none).

@@ -2,7 +2,7 @@
 //
 // The elementwise and layout kernels (kernels/cuda/Elementwise.h, Layout.h) are grid-stride
 // loops over RP_HD bodies (ElementwiseOps.h, Layout.h copyAt). This test runs those very
-// bodies on the CPU, over every point of the planned iteration space, and compares the result
+// bodies on the CPU (kernels/cuda/HostReplay.h), over every point of the planned iteration space, and compares the result
 // with the CPU reference kernels (kernels/cpu): so the planners (broadcast strides,
 // coalescing, transposes, slices, concat/split offsets) and the per-element math are checked
 // without a GPU. What it does not cover: the launch itself (grid size, the kernel's loop),
@@ -18,6 +18,7 @@
 #include "kernels/cpu/Kernels.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/ElementwiseOps.h"
+#include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/Layout.h"
 #include "runtime/core/Float16.h"
 #include "runtime/core/HostTensor.h"
@@ -64,24 +65,10 @@ void expectSameBytes(const HostTensor &got, const HostTensor &want, const std::s
   EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byteSize()), 0) << what;
 }
 
-/// Runs the unary body over the plan on the host.
-void hostUnary(const UnaryPlan &p, const void *x, void *out) {
-  visitDType(p.dtype, [&](auto d) {
-    for (int64_t i = 0; i < p.iter.numel; ++i)
-      ops::unaryAt<decltype(d)::value>(p, x, out, i);
-  });
-}
-void hostBinary(const BinaryPlan &p, const void *a, const void *b, void *out) {
-  visitDType(p.dtype, [&](auto d) {
-    for (int64_t i = 0; i < p.iter.numel; ++i)
-      ops::binaryAt<decltype(d)::value>(p, a, b, out, i);
-  });
-}
-void hostCopy(const CopyPlan &p, const void *src, void *dst) {
-  ASSERT_EQ(p.elementBytes, 4);
-  for (int64_t i = 0; i < p.iter.numel; ++i)
-    copyAt(p.iter, static_cast<const uint32_t *>(src), static_cast<uint32_t *>(dst), i);
-}
+// The kernels' bodies over every point (kernels/cuda/HostReplay.h).
+using replay::binary;
+using replay::copy;
+using replay::unary;
 
 TEST(CudaElementwiseHost, UnaryF32MatchesCpuBitForBit) {
   std::mt19937 rng(1);
@@ -100,7 +87,7 @@ TEST(CudaElementwiseHost, UnaryF32MatchesCpuBitForBit) {
     auto plan = planUnary(op, DType::F32, shape, shape);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     EXPECT_EQ(plan.value().iter.rank, 1); // contiguous: coalesced to one dimension
-    hostUnary(plan.value(), x.raw(), got.raw());
+    unary(plan.value(), x.raw(), got.raw());
     expectSameBytes(got, want, cpu::unaryKindName(kind));
   }
 }
@@ -113,13 +100,13 @@ TEST(CudaElementwiseHost, IntegerAndBoolUnary) {
                             std::pair{UnaryOp::Relu, cpu::UnaryKind::Relu}}) {
       HostTensor want(dt, {4, 6}), got(dt, {4, 6});
       ASSERT_TRUE(cpu::unary(kind, x, want).ok());
-      hostUnary(planUnary(op, dt, {4, 6}, {4, 6}).value(), x.raw(), got.raw());
+      unary(planUnary(op, dt, {4, 6}, {4, 6}).value(), x.raw(), got.raw());
       expectSameBytes(got, want, runtime::dtypeName(dt));
     }
   }
   HostTensor b = randomTensor(DType::I1, {9}, rng), want(DType::I1, {9}), got(DType::I1, {9});
   ASSERT_TRUE(cpu::unary(cpu::UnaryKind::LogicalNot, b, want).ok());
-  hostUnary(planUnary(UnaryOp::LogicalNot, DType::I1, {9}, {9}).value(), b.raw(), got.raw());
+  unary(planUnary(UnaryOp::LogicalNot, DType::I1, {9}, {9}).value(), b.raw(), got.raw());
   expectSameBytes(got, want, "logical_not");
 }
 
@@ -153,7 +140,7 @@ TEST(CudaElementwiseHost, BinaryBroadcastMatchesCpu) {
         ASSERT_TRUE(cpu::binary(kind, a, b, want).ok());
         auto plan = planBinary(op, dt, c.a, c.b, out);
         ASSERT_TRUE(plan.ok()) << plan.status().message();
-        hostBinary(plan.value(), a.raw(), b.raw(), got.raw());
+        binary(plan.value(), a.raw(), b.raw(), got.raw());
         expectSameBytes(got, want,
                         std::string(cpu::binaryKindName(kind)) + " " + runtime::dtypeName(dt) +
                             " " + shapeText(c.a) + " x " + shapeText(c.b));
@@ -209,7 +196,7 @@ TEST(CudaElementwiseHost, Bf16WithinOneUlpOfTheF32Reference) {
     HostTensor ref(DType::F32, shape), ref16(DType::BF16, shape), got(DType::BF16, shape);
     ASSERT_TRUE(cpu::unary(kind, xr, ref).ok());
     ASSERT_TRUE(cpu::cast(ref, ref16).ok());
-    hostUnary(planUnary(op, DType::BF16, shape, shape).value(), x16.raw(), got.raw());
+    unary(planUnary(op, DType::BF16, shape, shape).value(), x16.raw(), got.raw());
     for (int64_t i = 0; i < 257; ++i) {
       const int diff = std::abs(static_cast<int>(got.data<uint16_t>()[i]) -
                                 static_cast<int>(ref16.data<uint16_t>()[i]));
@@ -242,13 +229,13 @@ TEST(CudaLayoutHost, TransposeExpandConcatSplitMatchCpu) {
     Shape out = {x.dim(perm[0]), x.dim(perm[1]), x.dim(perm[2]), x.dim(perm[3])};
     HostTensor want(DType::F32, out), got(DType::F32, out);
     ASSERT_TRUE(cpu::transpose(x, perm, want).ok());
-    hostCopy(planTranspose(4, x.shape(), perm, out).value(), x.raw(), got.raw());
+    copy(planTranspose(4, x.shape(), perm, out).value(), x.raw(), got.raw());
     expectSameBytes(got, want, "transpose " + shapeText(perm));
   }
   HostTensor e = randomTensor(DType::F32, {3, 1, 5}, rng);
   HostTensor ew(DType::F32, {2, 3, 4, 5}), eg(DType::F32, {2, 3, 4, 5});
   ASSERT_TRUE(cpu::expand(e, ew).ok());
-  hostCopy(planExpand(4, {3, 1, 5}, {2, 3, 4, 5}).value(), e.raw(), eg.raw());
+  copy(planExpand(4, {3, 1, 5}, {2, 3, 4, 5}).value(), e.raw(), eg.raw());
   expectSameBytes(eg, ew, "expand");
 
   HostTensor a = randomTensor(DType::F32, {2, 3, 4}, rng), b = randomTensor(DType::F32, {2, 1, 4}, rng);
@@ -256,8 +243,8 @@ TEST(CudaLayoutHost, TransposeExpandConcatSplitMatchCpu) {
   ASSERT_TRUE(cpu::concat({&a, &b}, 1, cw).ok());
   auto plans = planConcat(4, {a.shape(), b.shape()}, 1, {2, 4, 4});
   ASSERT_TRUE(plans.ok()) << plans.status().message();
-  hostCopy(plans.value()[0], a.raw(), cg.raw());
-  hostCopy(plans.value()[1], b.raw(), cg.raw());
+  copy(plans.value()[0], a.raw(), cg.raw());
+  copy(plans.value()[1], b.raw(), cg.raw());
   expectSameBytes(cg, cw, "concat");
 
   HostTensor s0w(DType::F32, {2, 1, 4}), s1w(DType::F32, {2, 3, 4});
@@ -266,8 +253,8 @@ TEST(CudaLayoutHost, TransposeExpandConcatSplitMatchCpu) {
   ASSERT_TRUE(cpu::split(cw, 1, pieces).ok());
   auto sp = planSplit(4, {2, 4, 4}, 1, {{2, 1, 4}, {2, 3, 4}});
   ASSERT_TRUE(sp.ok()) << sp.status().message();
-  hostCopy(sp.value()[0], cw.raw(), s0g.raw());
-  hostCopy(sp.value()[1], cw.raw(), s1g.raw());
+  copy(sp.value()[0], cw.raw(), s0g.raw());
+  copy(sp.value()[1], cw.raw(), s1g.raw());
   expectSameBytes(s0g, s0w, "split 0");
   expectSameBytes(s1g, s1w, "split 1");
 }

@@ -31,6 +31,7 @@
 #include "kernels/cpu/Reduce.h"
 #include "kernels/cpu/Softmax.h"
 #include "kernels/cuda/CrossEntropy.h"
+#include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/Norm.h"
 #include "kernels/cuda/Reduce.h"
 #include "kernels/cuda/Softmax.h"
@@ -63,102 +64,17 @@ std::vector<int> threadCountsFor(int planThreads, int64_t rows) {
   return counts;
 }
 
-/// fn(integral_constant<DType, d>) for the GPU reduce dtypes.
-template <typename Fn>
-void visitReduceDType(DType d, Fn &&fn) {
-  if (visitFloatDType(d, fn))
-    return;
-  if (d == DType::I64)
-    fn(std::integral_constant<DType, DType::I64>{});
-  else
-    fn(std::integral_constant<DType, DType::I32>{});
-}
-
 const DType kFloatTypes[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
 
-//===--- replays ------------------------------------------------------------===//
+// The replays of the kernels (kernels/cuda/HostReplay.h), with a chosen thread count.
+using replay::visitReduceDType;
 
-/// reduceKernel of Reduce.cu with `threads` threads per row.
-template <DType D>
-void replayReduce(const ReducePlan &p, int threads, const void *x, void *out) {
-  using A = ReduceAccum<D>;
-  std::vector<A> partials(static_cast<size_t>(threads));
-  for (int64_t row = 0; row < p.rows; ++row) {
-    for (int lane = 0; lane < threads; ++lane)
-      partials[lane] = reducePartial<D>(p, x, row, lane, threads);
-    reduceStore<D>(p, out, row,
-                   combineOnHost(partials.data(), threads, reduceIdentity<D>(p.kind),
-                                 ReduceCombine<D>{p.kind}));
-  }
-}
-
-/// softmaxKernel of Softmax.cu.
-template <DType D>
-void replaySoftmax(const SoftmaxPlan &p, int threads, const void *x, void *out) {
-  using C = SoftmaxCompute<D>;
-  std::vector<C> partials(static_cast<size_t>(threads));
-  for (int64_t line = 0; line < p.lines; ++line) {
-    for (int lane = 0; lane < threads; ++lane)
-      partials[lane] = softmaxMaxPartial<D>(p, x, line, lane, threads);
-    const C m = combineOnHost(partials.data(), threads, static_cast<C>(-INFINITY), MaxOp{});
-    for (int lane = 0; lane < threads; ++lane)
-      partials[lane] = softmaxSumPartial<D>(p, x, line, lane, threads, m);
-    const C sum = combineOnHost(partials.data(), threads, C(0), SumOp{});
-    for (int lane = 0; lane < threads; ++lane)
-      softmaxWrite<D>(p, x, out, line, lane, threads, m, sum);
-  }
-}
-
-/// normKernel of Norm.cu.
-template <DType D>
-void replayNorm(const NormPlan &p, int threads, const void *x, const void *scale, const void *bias,
-                void *out) {
-  using C = NormCompute<D>;
-  std::vector<C> partials(static_cast<size_t>(threads));
-  for (int64_t row = 0; row < p.rows; ++row) {
-    C mean = C(0);
-    if (!p.rms) {
-      for (int lane = 0; lane < threads; ++lane)
-        partials[lane] = normSumPartial<D>(p, x, row, lane, threads);
-      mean = normMean<D>(p, combineOnHost(partials.data(), threads, C(0), SumOp{}));
-    }
-    for (int lane = 0; lane < threads; ++lane)
-      partials[lane] = normSquarePartial<D>(p, x, row, lane, threads, mean);
-    const C squares = combineOnHost(partials.data(), threads, C(0), SumOp{});
-    for (int lane = 0; lane < threads; ++lane)
-      normWrite<D>(p, x, scale, bias, out, row, lane, threads, mean, normStdev<D>(p, squares));
-  }
-}
-
-/// lossRowKernel then lossFinishKernel of CrossEntropy.cu; `scratch` receives the per-row
-/// losses (plan.rows compute values).
+/// replay::crossEntropyRows with `scratch` sized to the plan's rows.
 template <DType D>
 void replayCrossEntropy(const CrossEntropyPlan &p, int threads, const void *logits,
                         const void *labels, void *out, std::vector<LossCompute<D>> &scratch) {
-  using C = LossCompute<D>;
-  scratch.assign(static_cast<size_t>(p.rows), C(0));
-  std::vector<C> partials(static_cast<size_t>(std::max(threads, kFinishThreads)));
-  for (int64_t row = 0; row < p.rows; ++row) {
-    const int64_t label = lossLabel(p, labels, row);
-    if (label == p.ignoreIndex || lossLabelOutOfRange(p, label)) {
-      scratch[row] = label == p.ignoreIndex ? C(0) : static_cast<C>(NAN);
-      continue;
-    }
-    for (int lane = 0; lane < threads; ++lane)
-      partials[lane] = lossMaxPartial<D>(p, logits, row, lane, threads);
-    const C m = combineOnHost(partials.data(), threads, static_cast<C>(-INFINITY), FMaxOp{});
-    for (int lane = 0; lane < threads; ++lane)
-      partials[lane] = lossSumPartial<D>(p, logits, row, lane, threads, m);
-    const C sum = combineOnHost(partials.data(), threads, C(0), SumOp{});
-    scratch[row] = lossFromStats<D>(p, logits, row, label, m, sum);
-  }
-  std::vector<int64_t> counts(kFinishThreads);
-  for (int lane = 0; lane < kFinishThreads; ++lane) {
-    partials[lane] = lossFinishSumPartial<D>(p, scratch.data(), lane, kFinishThreads);
-    counts[lane] = lossFinishCountPartial(p, labels, lane, kFinishThreads);
-  }
-  lossFinishStore<D>(p, out, combineOnHost(partials.data(), kFinishThreads, C(0), SumOp{}),
-                     combineOnHost(counts.data(), kFinishThreads, int64_t(0), SumOp{}));
+  scratch.assign(static_cast<size_t>(p.rows), LossCompute<D>(0));
+  replay::crossEntropyRows<D>(p, threads, logits, labels, out, scratch.data());
 }
 
 //===--- reduce ---------------------------------------------------------------===//
@@ -213,7 +129,7 @@ void checkReduce(DType dtype, const ReduceCase &c, bool keepdims, bool specials,
       SCOPED_TRACE("threads per row " + std::to_string(threads));
       HostTensor got(dtype, outShape);
       visitReduceDType(dtype, [&](auto d) {
-        replayReduce<decltype(d)::value>(*plan, threads, x.raw(), got.raw());
+        replay::reduceRows<decltype(d)::value>(*plan, threads, x.raw(), got.raw());
       });
       if (threads == 1 && !is16Bit(dtype))
         expectSame(got, wantValues, "P=1 replay vs cpu::reduce");
@@ -303,7 +219,7 @@ void checkSoftmax(DType dtype, const AxisCase &c, bool specials, std::mt19937 &r
       SCOPED_TRACE("threads per row " + std::to_string(threads));
       HostTensor got(dtype, c.shape);
       visitFloatDType(dtype, [&](auto d) {
-        replaySoftmax<decltype(d)::value>(*plan, threads, x.raw(), got.raw());
+        replay::softmaxLines<decltype(d)::value>(*plan, threads, x.raw(), got.raw());
       });
       if (threads == 1 && !is16Bit(dtype))
         expectSame(got, wantValues, "P=1 replay vs cpu::softmax");
@@ -342,7 +258,7 @@ TEST(CudaRowKernelsHost, SoftmaxNanAndInfinityLines) {
   auto plan = planSoftmax(DType::F32, {2, 3}, 1, false, {2, 3});
   ASSERT_TRUE(plan.ok());
   HostTensor got(DType::F32, {2, 3});
-  replaySoftmax<DType::F32>(*plan, 32, x.raw(), got.raw());
+  replay::softmaxLines<DType::F32>(*plan, 32, x.raw(), got.raw());
   EXPECT_TRUE(std::isnan(got.data<float>()[0]));
   expectSame(got, valuesOf(want), "-inf line");
 }
@@ -386,7 +302,7 @@ void checkNorm(DType dtype, const AxisCase &c, bool rms, bool withBias, std::mt1
     SCOPED_TRACE("threads per row " + std::to_string(threads));
     HostTensor got(dtype, c.shape);
     visitFloatDType(dtype, [&](auto d) {
-      replayNorm<decltype(d)::value>(*plan, threads, in.x.raw(), in.scale.raw(), b, got.raw());
+      replay::normRows<decltype(d)::value>(*plan, threads, in.x.raw(), in.scale.raw(), b, got.raw());
     });
     if (threads == 1 && !is16Bit(dtype))
       expectSame(got, wantValues, "P=1 replay vs cpu norm");

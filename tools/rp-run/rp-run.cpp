@@ -72,6 +72,11 @@ int main(int argc, char **argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--backend", o.backend, "cpu | cuda | sim")
       ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
+  app.add_option("--kernels", o.kernels,
+                 "--backend cpu's kernels: reference (the CPU reference kernels) or cuda-host "
+                 "(the CUDA backend's kernels replayed on the host: tests the GPU code path "
+                 "without a GPU; slow; fp32, bf16 and fp16 plans)")
+      ->check(CLI::IsMember({"reference", "cuda-host"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, 65536));
   auto *seedOption = app.add_option("--seed", seed, "Data sampling seed (default 0)");
@@ -126,7 +131,7 @@ int main(int argc, char **argv) {
   }
 
   if (o.backend == "sim" && !check) {
-    for (const char *name : {"--save", "--save-every", "--resume", "--log", "--eval-every"})
+    for (const char *name : {"--save", "--save-every", "--resume", "--log", "--eval-every", "--kernels"})
       if (app.get_option(name)->count()) {
         std::fprintf(stderr, "rp-run: error: %s is not an option of --backend sim (it simulates, "
                              "it does not train)\n", name);

@@ -27,7 +27,8 @@ constexpr int64_t kArenaAlignment = 4096;
 
 } // namespace
 
-CpuBackend::CpuBackend(int devices) : numDevices_(devices < 1 ? 1 : devices) {
+CpuBackend::CpuBackend(int devices, std::unique_ptr<HostKernelSet> kernels)
+    : numDevices_(devices < 1 ? 1 : devices), kernels_(std::move(kernels)) {
   queues_.resize(static_cast<size_t>(numDevices_ * kNumQueues));
   memory_.resize(static_cast<size_t>(numDevices_));
   for (int d = 0; d < numDevices_; ++d)
@@ -49,12 +50,15 @@ CpuBackend::~CpuBackend() {
 
 Status CpuBackend::prepare(const pb::Plan &plan) {
   plan_ = &plan;
-  if (plan.config().compute_dtype() != pb::F32)
+  functions_.clear();
+  if (kernels_)
+    RP_RETURN_IF_ERROR(kernels_->prepare(plan));
+  else if (plan.config().compute_dtype() != pb::F32)
     return invalidArgument("the CPU backend runs fp32 plans; this plan computes in " +
                            std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
                            " (compile with --dtype fp32)");
-  functions_.clear();
-  for (const pb::Function &f : plan.functions()) {
+  for (int fi = 0; !kernels_ && fi < plan.functions_size(); ++fi) {
+    const pb::Function &f = plan.functions(fi);
     std::vector<Instr> body;
     for (int i = 0; i < f.body_size(); ++i) {
       const pb::Instruction &inst = f.body(i);
@@ -81,6 +85,9 @@ Status CpuBackend::prepare(const pb::Plan &plan) {
     if (p)
       std::memset(p, 0, static_cast<size_t>(rounded));
     memory_[static_cast<size_t>(d)].bytes = {static_cast<uint8_t *>(p), std::free};
+    if (kernels_)
+      memory_[static_cast<size_t>(d)].scratch.assign(static_cast<size_t>(kernels_->scratchBytes()),
+                                                     0);
     for (const pb::Constant &c : plan.constants())
       if (!c.data().empty())
         std::memcpy(memory(d) + c.offset(), c.data().data(), c.data().size());
@@ -162,6 +169,14 @@ Status CpuBackend::runCall(int device, const CallFrame &frame) {
     const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
     return offset < 0 ? nullptr : base + offset;
   };
+  if (kernels_) {
+    Status s = kernels_->run(frame.function, address,
+                             memory_[static_cast<size_t>(device)].scratch.data());
+    if (!s.ok())
+      return Status(s.code(), "function '" + plan_->functions(frame.function).name() + "', " +
+                                  s.message());
+    return okStatus();
+  }
   auto view = [&](const pb::BufferRef &ref) {
     std::vector<int64_t> shape(ref.type().shape().begin(), ref.type().shape().end());
     return HostTensor::view(*fromPlanDType(ref.type().dtype()), std::move(shape), address(ref));
@@ -197,6 +212,8 @@ void CpuBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elemen
           {[this, device, dst, src, elements, dtype, first]() -> Status {
              auto *acc = reinterpret_cast<float *>(memory(device) + dst);
              const uint8_t *g = memory(device) + src;
+             if (kernels_)
+               return kernels_->accumulate(acc, g, elements, dtype, first);
              if (dtype != DType::F32)
                return unimplemented("the CPU backend accumulates fp32 gradients only");
              accumulateGradient(acc, reinterpret_cast<const float *>(g), elements, first);

@@ -25,10 +25,33 @@
 
 namespace rp::runtime {
 
+/// Kernels the CPU backend can run plan functions with instead of the CPU reference kernels:
+/// the CUDA backend's host replay (runtime/backends/cuda/CudaHostKernels.h, `rp-run --kernels
+/// cuda-host`), which runs the GPU kernels' plans and bodies on host memory.
+class HostKernelSet {
+public:
+  virtual ~HostKernelSet() = default;
+  /// "cuda-host".
+  virtual std::string name() const = 0;
+  /// Decodes every function of `plan` (validated). Errors: an instruction the kernels do not
+  /// take, as the decoder reports it.
+  virtual Status prepare(const rp::plan::Plan &plan) = 0;
+  /// Scratch bytes each device needs while a function runs.
+  virtual int64_t scratchBytes() const = 0;
+  /// Runs function `function`, its buffers at `address(ref)`, with `scratch`.
+  virtual Status run(int function,
+                     const std::function<uint8_t *(const rp::plan::BufferRef &)> &address,
+                     void *scratch) const = 0;
+  /// The gradient accumulation (Backend::accumulate) on host memory.
+  virtual Status accumulate(float *acc, const void *gradient, int64_t elements, DType dtype,
+                            bool first) const = 0;
+};
+
 class CpuBackend final : public Backend {
 public:
-  /// A pool of `devices` (>= 1) host-memory devices.
-  explicit CpuBackend(int devices);
+  /// A pool of `devices` (>= 1) host-memory devices running the CPU reference kernels, or
+  /// `kernels` when given.
+  explicit CpuBackend(int devices, std::unique_ptr<HostKernelSet> kernels = nullptr);
   ~CpuBackend() override;
 
   std::string name() const override { return "cpu"; }
@@ -69,6 +92,7 @@ private:
   };
   struct DeviceMemory {
     std::unique_ptr<uint8_t, void (*)(void *)> bytes{nullptr, nullptr};
+    std::vector<uint8_t> scratch; // HostKernelSet::scratchBytes()
   };
 
   void enqueue(int device, Queue queue, Command command);
@@ -77,6 +101,7 @@ private:
   uint8_t *memory(int device) { return memory_[static_cast<size_t>(device)].bytes.get(); }
 
   int numDevices_;
+  std::unique_ptr<HostKernelSet> kernels_;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
   std::vector<std::vector<Instr>> functions_;

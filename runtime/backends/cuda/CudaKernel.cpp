@@ -16,13 +16,16 @@
 #include "kernels/cuda/Gather.h"
 #include "kernels/cuda/Gemm.h"
 #include "kernels/cuda/Generators.h"
+#include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/Layout.h"
 #include "kernels/cuda/Norm.h"
 #include "kernels/cuda/Reduce.h"
 #include "kernels/cuda/Softmax.h"
 
+#include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
 #include <unordered_map>
 
 namespace rp::runtime {
@@ -39,9 +42,10 @@ using Results = std::vector<void *>;
 
 constexpr FloatPolicy kCudaFloats{true, "", "f32, f16 or bf16"};
 
-/// A decoded launch and the device scratch it needs.
+/// A decoded instruction: its GPU launch, its host replay, and the scratch it needs.
 struct Built {
   Body body;
+  CudaKernel::HostBody hostBody;
   int64_t scratchBytes = 0;
 };
 using Builder = std::function<StatusOr<Built>(const Decoder &)>;
@@ -58,6 +62,178 @@ Status launched(cudaError_t e) {
   return internal("launch failed: " + cudaErrorText(e));
 }
 
+/// Runs planned work on the GPU: every run() enqueues its family's kernel on the stream.
+class DeviceExec {
+public:
+  explicit DeviceExec(const CudaContext &ctx) : ctx_(ctx) {}
+  Status run(const kc::UnaryPlan &p, const void *x, void *o) const {
+    return launched(kc::launchUnary(p, x, o, ctx_.stream));
+  }
+  Status run(const kc::BinaryPlan &p, const void *a, const void *b, void *o) const {
+    return launched(kc::launchBinary(p, a, b, o, ctx_.stream));
+  }
+  Status run(const kc::WherePlan &p, const void *c, const void *t, const void *f, void *o) const {
+    return launched(kc::launchWhere(p, c, t, f, o, ctx_.stream));
+  }
+  Status run(const kc::CastPlan &p, const void *x, void *o) const {
+    return launched(kc::launchCast(p, x, o, ctx_.stream));
+  }
+  Status run(const kc::CopyPlan &p, const void *x, void *o) const {
+    return launched(kc::launchCopy(p, x, o, ctx_.stream));
+  }
+  Status run(const kc::MatMulPlan &p, const void *a, const void *b, void *o) const {
+    if (!ctx_.gemm)
+      return internal("no cuBLASLt runner on this worker");
+    return ctx_.gemm->run(p, a, b, o, ctx_.stream);
+  }
+  Status run(const kc::ReducePlan &p, const void *x, void *o) const {
+    return launched(kc::launchReduce(p, x, o, ctx_.stream));
+  }
+  Status run(const kc::SoftmaxPlan &p, const void *x, void *o) const {
+    return launched(kc::launchSoftmax(p, x, o, ctx_.stream));
+  }
+  Status run(const kc::NormPlan &p, const void *x, const void *s, const void *b, void *o) const {
+    return launched(kc::launchNorm(p, x, s, b, o, ctx_.stream));
+  }
+  Status run(const kc::CrossEntropyPlan &p, const void *x, const void *l, void *o) const {
+    if (p.scratchBytes > 0 && !ctx_.scratch)
+      return internal("cross_entropy needs device scratch; none was allocated");
+    return launched(kc::launchCrossEntropy(p, x, l, o, ctx_.scratch, ctx_.stream));
+  }
+  Status run(const kc::GatherPlan &p, const void *x, const void *i, void *o) const {
+    return launched(kc::launchGather(p, x, i, o, nullptr, ctx_.stream));
+  }
+  Status run(const kc::GatherElementsPlan &p, const void *x, const void *i, void *o) const {
+    return launched(kc::launchGatherElements(p, x, i, o, nullptr, ctx_.stream));
+  }
+  Status run(const kc::ScatterAddPlan &p, const void *u, const void *i, void *o) const {
+    if (p.workspaceBytes > 0 && !ctx_.scratch)
+      return internal("scatter_add needs device scratch; none was allocated");
+    return launched(kc::launchScatterAdd(p, u, i, o, ctx_.scratch, nullptr, ctx_.stream));
+  }
+  Status run(const kc::ScatterElementsAddPlan &p, const void *u, const void *i, void *o) const {
+    return launched(kc::launchScatterElementsAdd(p, u, i, o, nullptr, ctx_.stream));
+  }
+  Status run(const kc::RangePlan &p, void *o) const {
+    return launched(kc::launchRange(p, o, ctx_.stream));
+  }
+  Status run(const kc::TriluPlan &p, const void *x, void *o) const {
+    return launched(kc::launchTrilu(p, x, o, ctx_.stream));
+  }
+  Status run(const kc::SwigluPlan &p, const void *g, const void *u, void *o) const {
+    return launched(kc::launchSwiglu(p, g, u, o, ctx_.stream));
+  }
+  Status run(const kc::RopePlan &p, const void *x, const void *c, const void *s, void *o) const {
+    return launched(kc::launchRope(p, x, c, s, o, ctx_.stream));
+  }
+  Status run(const kc::AttentionPlan &p, const void *q, const void *k, const void *v,
+             void *o) const {
+    return launched(kc::launchAttention(p, q, k, v, o, ctx_.stream));
+  }
+  /// Copies `bytes` bytes (device to device).
+  Status copyBytes(void *dst, const void *src, int64_t bytes) const {
+    return launched(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                                    cudaMemcpyDeviceToDevice, ctx_.stream));
+  }
+  /// Zeroes `bytes` bytes.
+  Status zero(void *dst, int64_t bytes) const {
+    return launched(cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), ctx_.stream));
+  }
+
+private:
+  const CudaContext &ctx_;
+};
+
+/// Runs planned work on the host (kernels/cuda/HostReplay.h): the kernels' bodies over every
+/// point, on host memory, in the order the device combines them.
+class HostExec {
+public:
+  explicit HostExec(void *scratch) : scratch_(scratch) {}
+  template <typename Plan, typename... Ptrs>
+  Status run(const Plan &p, Ptrs... ptrs) const {
+    if constexpr (std::is_same_v<Plan, kc::CrossEntropyPlan>)
+      kc::replay::crossEntropy(p, ptrs..., scratch_);
+    else if constexpr (std::is_same_v<Plan, kc::ScatterAddPlan>)
+      kc::replay::scatterAdd(p, ptrs..., scratch_);
+    else
+      replayOf(p, ptrs...);
+    return okStatus();
+  }
+  Status copyBytes(void *dst, const void *src, int64_t bytes) const {
+    std::memmove(dst, src, static_cast<size_t>(bytes));
+    return okStatus();
+  }
+  Status zero(void *dst, int64_t bytes) const {
+    std::memset(dst, 0, static_cast<size_t>(bytes));
+    return okStatus();
+  }
+
+private:
+  static void replayOf(const kc::UnaryPlan &p, const void *x, void *o) { kc::replay::unary(p, x, o); }
+  static void replayOf(const kc::BinaryPlan &p, const void *a, const void *b, void *o) {
+    kc::replay::binary(p, a, b, o);
+  }
+  static void replayOf(const kc::WherePlan &p, const void *c, const void *t, const void *f,
+                       void *o) {
+    kc::replay::where(p, c, t, f, o);
+  }
+  static void replayOf(const kc::CastPlan &p, const void *x, void *o) { kc::replay::cast(p, x, o); }
+  static void replayOf(const kc::CopyPlan &p, const void *x, void *o) { kc::replay::copy(p, x, o); }
+  static void replayOf(const kc::MatMulPlan &p, const void *a, const void *b, void *o) {
+    kc::replay::matmul(p, a, b, o);
+  }
+  static void replayOf(const kc::ReducePlan &p, const void *x, void *o) {
+    kc::replay::reduce(p, x, o);
+  }
+  static void replayOf(const kc::SoftmaxPlan &p, const void *x, void *o) {
+    kc::replay::softmax(p, x, o);
+  }
+  static void replayOf(const kc::NormPlan &p, const void *x, const void *s, const void *b,
+                       void *o) {
+    kc::replay::norm(p, x, s, b, o);
+  }
+  static void replayOf(const kc::GatherPlan &p, const void *x, const void *i, void *o) {
+    kc::replay::gather(p, x, i, o);
+  }
+  static void replayOf(const kc::GatherElementsPlan &p, const void *x, const void *i, void *o) {
+    kc::replay::gatherElements(p, x, i, o);
+  }
+  static void replayOf(const kc::ScatterElementsAddPlan &p, const void *u, const void *i,
+                       void *o) {
+    kc::replay::scatterElementsAdd(p, u, i, o);
+  }
+  static void replayOf(const kc::RangePlan &p, void *o) { kc::replay::range(p, o); }
+  static void replayOf(const kc::TriluPlan &p, const void *x, void *o) {
+    kc::replay::trilu(p, x, o);
+  }
+  static void replayOf(const kc::SwigluPlan &p, const void *g, const void *u, void *o) {
+    kc::replay::swiglu(p, g, u, o);
+  }
+  static void replayOf(const kc::RopePlan &p, const void *x, const void *c, const void *s,
+                       void *o) {
+    kc::replay::rope(p, x, c, s, o);
+  }
+  static void replayOf(const kc::AttentionPlan &p, const void *q, const void *k, const void *v,
+                       void *o) {
+    kc::replay::attention(p, q, k, v, o);
+  }
+
+  void *scratch_;
+};
+
+/// A decoded instruction: `f(exec, operands, results)` written once against the exec
+/// interface, bound to the GPU (DeviceExec) and to the host replay (HostExec).
+template <typename F>
+Built both(F f, int64_t scratchBytes = 0) {
+  return Built{[f](const Operands &in, const Results &out, const CudaContext &ctx) {
+                 return f(DeviceExec(ctx), in, out);
+               },
+               [f](const Operands &in, const Results &out, void *scratch) {
+                 return f(HostExec(scratch), in, out);
+               },
+               scratchBytes};
+}
+
 const std::vector<int64_t> &shapeOf(const Decoder &d, bool result, size_t j) {
   return result ? d.results()[j].shape : d.operands()[j].shape;
 }
@@ -68,9 +244,7 @@ Builder unaryBuilder(kc::UnaryOp op) {
     RP_ASSIGN_OR_RETURN(kc::UnaryPlan plan, kc::planUnary(op, d.operands()[0].dtype,
                                                           shapeOf(d, false, 0),
                                                           shapeOf(d, true, 0)));
-    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
-      return launched(kc::launchUnary(plan, in[0], out[0], ctx.stream));
-    }};
+    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
   };
 }
 
@@ -79,35 +253,29 @@ Builder binaryBuilder(kc::BinaryOp op) {
     RP_ASSIGN_OR_RETURN(kc::BinaryPlan plan,
                         kc::planBinary(op, d.operands()[0].dtype, shapeOf(d, false, 0),
                                        shapeOf(d, false, 1), shapeOf(d, true, 0)));
-    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
-      return launched(kc::launchBinary(plan, in[0], in[1], out[0], ctx.stream));
-    }};
+    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
   };
 }
 
-/// A body running several strided copies in order.
-Body copiesBody(std::vector<kc::CopyPlan> plans, bool operandsArePieces) {
-  return [plans = std::move(plans), operandsArePieces](const Operands &in, const Results &out,
-                                                       const CudaContext &ctx) -> Status {
-    for (size_t j = 0; j < plans.size(); ++j) {
-      const void *src = operandsArePieces ? in[j] : in[0];
-      void *dst = operandsArePieces ? out[0] : out[j];
-      RP_RETURN_IF_ERROR(launched(kc::launchCopy(plans[j], src, dst, ctx.stream)));
-    }
+/// Several strided copies in order: operand j into result 0 (`operandsArePieces`, concat) or
+/// operand 0 into result j (split, and the single copies).
+Built copies(std::vector<kc::CopyPlan> plans, bool operandsArePieces) {
+  return both([plans = std::move(plans), operandsArePieces](const auto &e, const Operands &in,
+                                                            const Results &out) -> Status {
+    for (size_t j = 0; j < plans.size(); ++j)
+      RP_RETURN_IF_ERROR(e.run(plans[j], operandsArePieces ? in[j] : in[0],
+                               operandsArePieces ? out[0] : out[j]));
     return okStatus();
-  };
+  });
 }
 
-/// A body copying operand 0's bytes into result 0 (reshape, copy).
+/// Operand 0's bytes into result 0 (reshape, copy).
 Built bytesCopy(const Decoder &d) {
   const int64_t bytes =
       kc::numElements(shapeOf(d, false, 0)) * static_cast<int64_t>(dtypeSize(d.operands()[0].dtype));
-  return Built{[bytes](const Operands &in, const Results &out, const CudaContext &ctx) {
-    if (bytes == 0 || in[0] == out[0])
-      return okStatus();
-    return launched(cudaMemcpyAsync(out[0], in[0], static_cast<size_t>(bytes),
-                                    cudaMemcpyDeviceToDevice, ctx.stream));
-  }};
+  return both([bytes](const auto &e, const Operands &in, const Results &out) {
+    return bytes == 0 || in[0] == out[0] ? okStatus() : e.copyBytes(out[0], in[0], bytes);
+  });
 }
 
 Builder reduceBuilder(kc::ReduceKind kind) {
@@ -115,9 +283,7 @@ Builder reduceBuilder(kc::ReduceKind kind) {
     RP_ASSIGN_OR_RETURN(kc::ReducePlan plan,
                         kc::planReduce(kind, d.operands()[0].dtype, shapeOf(d, false, 0),
                                        d.ints("axes"), d.flag("keepdims"), shapeOf(d, true, 0)));
-    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
-      return launched(kc::launchReduce(plan, in[0], out[0], ctx.stream));
-    }};
+    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
   };
 }
 
@@ -126,9 +292,7 @@ Builder softmaxBuilder(bool log) {
     RP_ASSIGN_OR_RETURN(kc::SoftmaxPlan plan,
                         kc::planSoftmax(d.operands()[0].dtype, shapeOf(d, false, 0),
                                         d.i64("axis"), log, shapeOf(d, true, 0)));
-    return Built{[plan](const Operands &in, const Results &out, const CudaContext &ctx) {
-      return launched(kc::launchSoftmax(plan, in[0], out[0], ctx.stream));
-    }};
+    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
   };
 }
 
@@ -161,19 +325,13 @@ std::vector<CudaImpl> buildImpls() {
                                      kc::planWhere(d.results()[0].dtype, shapeOf(d, false, 0),
                                                    shapeOf(d, false, 1), shapeOf(d, false, 2),
                                                    shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchWhere(plan, in[0], in[1], in[2], out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], in[2], out[0]); });
                }});
   t.push_back({"cast", R::Cast, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::CastPlan plan,
                                      kc::planCast(d.operands()[0].dtype, d.results()[0].dtype,
                                                   shapeOf(d, false, 0), shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchCast(plan, in[0], out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
                }});
   // Contractions.
   t.push_back({"matmul", R::Numeric, [](const Decoder &d) -> StatusOr<Built> {
@@ -181,12 +339,9 @@ std::vector<CudaImpl> buildImpls() {
                                      kc::planMatMul(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                     shapeOf(d, false, 1), shapeOf(d, true, 0)));
                  auto shared = std::make_shared<const kc::MatMulPlan>(std::move(plan));
-                 return Built{[shared](const Operands &in, const Results &out,
-                                       const CudaContext &ctx) -> Status {
-                   if (!ctx.gemm)
-                     return internal("no cuBLASLt runner on this worker");
-                   return ctx.gemm->run(*shared, in[0], in[1], out[0], ctx.stream);
-                 }};
+                 return both([shared](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(*shared, in[0], in[1], out[0]);
+                 });
                }});
   // Reductions and normalisations.
   t.push_back({"reduce_sum", R::Numeric, reduceBuilder(kc::ReduceKind::Sum)});
@@ -202,21 +357,17 @@ std::vector<CudaImpl> buildImpls() {
                                                        hasBias ? &shapeOf(d, false, 2) : nullptr,
                                                        d.i64("axis"), d.f64("epsilon"),
                                                        shapeOf(d, true, 0)));
-                 return Built{[plan, hasBias](const Operands &in, const Results &out,
-                                              const CudaContext &ctx) {
-                   return launched(kc::launchNorm(plan, in[0], in[1], hasBias ? in[2] : nullptr,
-                                                  out[0], ctx.stream));
-                 }};
+                 return both([plan, hasBias](const auto &e, const Operands &in,
+                                             const Results &out) {
+                   return e.run(plan, in[0], in[1], hasBias ? in[2] : nullptr, out[0]);
+                 });
                }});
   t.push_back({"rms_norm", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::NormPlan plan,
                                      kc::planRmsNorm(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                      shapeOf(d, false, 1), d.i64("axis"),
                                                      d.f64("epsilon"), shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchNorm(plan, in[0], in[1], nullptr, out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], nullptr, out[0]); });
                }});
   t.push_back({"cross_entropy", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
@@ -228,14 +379,9 @@ std::vector<CudaImpl> buildImpls() {
                                                           d.i64("ignore_index"), reduction,
                                                           shapeOf(d, true, 0)));
                  const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) -> Status {
-                   if (plan.scratchBytes > 0 && !ctx.scratch)
-                     return internal("cross_entropy needs device scratch; none was allocated");
-                   return launched(kc::launchCrossEntropy(plan, in[0], in[1], out[0], ctx.scratch,
-                                                          ctx.stream));
-                 },
-                              scratch};
+                 return both([plan](const auto &e, const Operands &in,
+                                    const Results &out) { return e.run(plan, in[0], in[1], out[0]); },
+                             scratch);
                }});
   // Shape ops (data movement).
   t.push_back({"reshape", R::Same, [](const Decoder &d) -> StatusOr<Built> {
@@ -256,13 +402,13 @@ std::vector<CudaImpl> buildImpls() {
                  RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
                                      kc::planTranspose(elementBytes(d), shapeOf(d, false, 0),
                                                        d.ints("permutation"), shapeOf(d, true, 0)));
-                 return Built{copiesBody({plan}, false)};
+                 return copies({plan}, false);
                }});
   t.push_back({"expand", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
                                      kc::planExpand(elementBytes(d), shapeOf(d, false, 0),
                                                     shapeOf(d, true, 0)));
-                 return Built{copiesBody({plan}, false)};
+                 return copies({plan}, false);
                }});
   t.push_back({"concat", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  std::vector<kc::Shape> inputs;
@@ -271,7 +417,7 @@ std::vector<CudaImpl> buildImpls() {
                  RP_ASSIGN_OR_RETURN(std::vector<kc::CopyPlan> plans,
                                      kc::planConcat(elementBytes(d), inputs, d.i64("axis"),
                                                     shapeOf(d, true, 0)));
-                 return Built{copiesBody(std::move(plans), true)};
+                 return copies(std::move(plans), true);
                }});
   t.push_back({"split", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  RP_RETURN_IF_ERROR(decode::checkSplitSizes(d));
@@ -281,7 +427,7 @@ std::vector<CudaImpl> buildImpls() {
                    outs.push_back(s.shape);
                  RP_ASSIGN_OR_RETURN(std::vector<kc::CopyPlan> plans,
                                      kc::planSplit(elementBytes(d), shapeOf(d, false, 0), axis, outs));
-                 return Built{copiesBody(std::move(plans), false)};
+                 return copies(std::move(plans), false);
                }});
   t.push_back({"slice", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
@@ -296,7 +442,7 @@ std::vector<CudaImpl> buildImpls() {
                                      kc::planStridedCopy("slice", elementBytes(d), g.shape,
                                                          g.strides, g.base,
                                                          kc::contiguousStrides(g.shape), 0));
-                 return Built{copiesBody({plan}, false)};
+                 return copies({plan}, false);
                }});
   t.push_back({"slice_scatter", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  // out = zeros of out's shape with the update written into the slice.
@@ -315,12 +461,11 @@ std::vector<CudaImpl> buildImpls() {
                                                          g.strides, g.base));
                  const int64_t bytes =
                      kc::numElements(outShape) * static_cast<int64_t>(elementBytes(d));
-                 return Built{[plan, bytes](const Operands &in, const Results &out,
-                                            const CudaContext &ctx) -> Status {
-                   RP_RETURN_IF_ERROR(launched(
-                       cudaMemsetAsync(out[0], 0, static_cast<size_t>(bytes), ctx.stream)));
-                   return launched(kc::launchCopy(plan, in[0], out[0], ctx.stream));
-                 }};
+                 return both([plan, bytes](const auto &e, const Operands &in,
+                                           const Results &out) -> Status {
+                   RP_RETURN_IF_ERROR(e.zero(out[0], bytes));
+                   return e.run(plan, in[0], out[0]);
+                 });
                }});
   // Gathers and scatters. Indices are not checked on the GPU (reading an error word back would
   // synchronise the stream): an out-of-range index gathers zeros and scatters nothing. The
@@ -331,11 +476,7 @@ std::vector<CudaImpl> buildImpls() {
                                      kc::planGather(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                     d.operands()[1].dtype, shapeOf(d, false, 1),
                                                     d.i64("axis"), shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(
-                       kc::launchGather(plan, in[0], in[1], out[0], nullptr, ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
                }});
   t.push_back({"gather_elements", R::Indexed, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::GatherElementsPlan plan,
@@ -343,11 +484,7 @@ std::vector<CudaImpl> buildImpls() {
                                          d.operands()[0].dtype, shapeOf(d, false, 0),
                                          d.operands()[1].dtype, shapeOf(d, false, 1),
                                          d.i64("axis"), shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(
-                       kc::launchGatherElements(plan, in[0], in[1], out[0], nullptr, ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
                }});
   t.push_back({"scatter_add", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::ScatterAddPlan plan,
@@ -355,14 +492,9 @@ std::vector<CudaImpl> buildImpls() {
                                                         d.operands()[1].dtype, shapeOf(d, false, 1),
                                                         d.i64("axis"), shapeOf(d, true, 0)));
                  const int64_t scratch = static_cast<int64_t>(plan.workspaceBytes);
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) -> Status {
-                   if (plan.workspaceBytes > 0 && !ctx.scratch)
-                     return internal("scatter_add needs device scratch; none was allocated");
-                   return launched(kc::launchScatterAdd(plan, in[0], in[1], out[0], ctx.scratch,
-                                                        nullptr, ctx.stream));
-                 },
-                              scratch};
+                 return both([plan](const auto &e, const Operands &in,
+                                    const Results &out) { return e.run(plan, in[0], in[1], out[0]); },
+                             scratch);
                }});
   t.push_back({"scatter_elements_add", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::ScatterElementsAddPlan plan,
@@ -370,11 +502,7 @@ std::vector<CudaImpl> buildImpls() {
                                          d.operands()[0].dtype, shapeOf(d, false, 0),
                                          d.operands()[1].dtype, shapeOf(d, false, 1),
                                          d.i64("axis"), shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchScatterElementsAdd(plan, in[0], in[1], out[0],
-                                                                nullptr, ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
                }});
   // Generators (graph.range: an integer result has integer bounds, computed exactly).
   t.push_back({"range", R::Range, [](const Decoder &d) -> StatusOr<Built> {
@@ -392,41 +520,28 @@ std::vector<CudaImpl> buildImpls() {
                                                            decode::rangeBound(delta),
                                                            shapeOf(d, true, 0)));
                  }
-                 return Built{[plan](const Operands &, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchRange(plan, out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &, const Results &out) { return e.run(plan, out[0]); });
                }});
   t.push_back({"trilu", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::TriluPlan plan,
                                      kc::planTrilu(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                    d.i64("k"), d.flag("upper"),
                                                    shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchTrilu(plan, in[0], out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
                }});
   // Fused transformer ops.
   t.push_back({"swiglu", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::SwigluPlan plan,
                                      kc::planSwiglu(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                     shapeOf(d, false, 1), shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(kc::launchSwiglu(plan, in[0], in[1], out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
                }});
   t.push_back({"rope", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::RopePlan plan,
                                      kc::planRope(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                   shapeOf(d, false, 1), shapeOf(d, false, 2),
                                                   shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(
-                       kc::launchRope(plan, in[0], in[1], in[2], out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], in[2], out[0]); });
                }});
   t.push_back({"attention", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
@@ -434,11 +549,7 @@ std::vector<CudaImpl> buildImpls() {
                                                        shapeOf(d, false, 1), shapeOf(d, false, 2),
                                                        d.f64("scale"), d.flag("causal"),
                                                        shapeOf(d, true, 0)));
-                 return Built{[plan](const Operands &in, const Results &out,
-                                     const CudaContext &ctx) {
-                   return launched(
-                       kc::launchAttention(plan, in[0], in[1], in[2], out[0], ctx.stream));
-                 }};
+                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], in[2], out[0]); });
                }});
   return t;
 }
@@ -492,6 +603,7 @@ StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
     return Status(built.status().code(), k.where_ + ": " + m);
   }
   k.body_ = std::move(built.value().body);
+  k.hostBody_ = std::move(built.value().hostBody);
   k.scratchBytes_ = built.value().scratchBytes;
   k.operandTypes_ = std::move(d.operands());
   k.resultTypes_ = std::move(d.results());
@@ -506,6 +618,19 @@ Status CudaKernel::launch(const std::vector<const void *> &operands,
                            " results; the instruction has " + std::to_string(operandTypes_.size()) +
                            " and " + std::to_string(resultTypes_.size()));
   Status status = body_(operands, results, ctx);
+  if (!status.ok())
+    return Status(status.code(), where_ + ": " + status.message());
+  return okStatus();
+}
+
+Status CudaKernel::runOnHost(const std::vector<const void *> &operands,
+                             const std::vector<void *> &results, void *scratch) const {
+  if (operands.size() != operandTypes_.size() || results.size() != resultTypes_.size())
+    return invalidArgument(where_ + ": called with " + std::to_string(operands.size()) +
+                           " operands and " + std::to_string(results.size()) +
+                           " results; the instruction has " + std::to_string(operandTypes_.size()) +
+                           " and " + std::to_string(resultTypes_.size()));
+  Status status = hostBody_(operands, results, scratch);
   if (!status.ok())
     return Status(status.code(), where_ + ": " + status.message());
   return okStatus();

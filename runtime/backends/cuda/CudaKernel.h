@@ -60,6 +60,13 @@ public:
   Status launch(const std::vector<const void *> &operands, const std::vector<void *> &results,
                 const CudaContext &ctx) const;
 
+  /// Runs the same planned work on the host (kernels/cuda/HostReplay.h): the kernels' bodies
+  /// over every point, on host memory, with `scratch` (scratchBytes() bytes) as the device
+  /// scratch. For testing the GPU code without a GPU (`rp-run --kernels cuda-host`). Errors:
+  /// InvalidArgument for wrong counts.
+  Status runOnHost(const std::vector<const void *> &operands, const std::vector<void *> &results,
+                   void *scratch) const;
+
   const std::string &id() const { return id_; }
   const std::string &location() const { return location_; }
   /// Device scratch the kernel needs while it runs (bytes; 0 for most).
@@ -69,6 +76,8 @@ public:
 
   using Body = std::function<Status(const std::vector<const void *> &operands,
                                     const std::vector<void *> &results, const CudaContext &ctx)>;
+  using HostBody = std::function<Status(const std::vector<const void *> &operands,
+                                        const std::vector<void *> &results, void *scratch)>;
 
 private:
   CudaKernel() = default;
@@ -77,6 +86,7 @@ private:
   std::vector<TensorSig> operandTypes_, resultTypes_;
   int64_t scratchBytes_ = 0;
   Body body_;
+  HostBody hostBody_;
 };
 
 /// An instruction with its buffer references (resolved to device addresses per call).

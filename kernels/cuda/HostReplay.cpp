@@ -1,0 +1,198 @@
+//===- HostReplay.cpp - The GPU kernels' work, replayed on the host -------===//
+//
+// Each function loops the kernel body of its family over every point the launch covers, in
+// the launcher's dispatch (dtype, element size, index dtype). Host C++ (the RP_HD bodies
+// compile as plain functions here).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cuda/HostReplay.h"
+
+#include "kernels/cuda/ElementwiseOps.h"
+
+namespace rp::kernels::cuda::replay {
+
+using runtime::DType;
+
+void unary(const UnaryPlan &p, const void *x, void *out) {
+  visitDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.iter.numel; ++i)
+      ops::unaryAt<decltype(d)::value>(p, x, out, i);
+  });
+}
+
+void binary(const BinaryPlan &p, const void *a, const void *b, void *out) {
+  visitDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.iter.numel; ++i)
+      ops::binaryAt<decltype(d)::value>(p, a, b, out, i);
+  });
+}
+
+void where(const WherePlan &p, const void *cond, const void *onTrue, const void *onFalse,
+           void *out) {
+  visitDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.iter.numel; ++i)
+      ops::whereAt<decltype(d)::value>(p, cond, onTrue, onFalse, out, i);
+  });
+}
+
+void cast(const CastPlan &p, const void *x, void *out) {
+  visitDType(p.from, [&](auto from) {
+    visitDType(p.to, [&](auto to) {
+      for (int64_t i = 0; i < p.n; ++i)
+        ops::castAt<decltype(from)::value, decltype(to)::value>(x, out, i);
+    });
+  });
+}
+
+void accumulate(DType dtype, const void *src, float *acc, int64_t n, bool first) {
+  visitFloatDType(dtype, [&](auto d) {
+    for (int64_t i = 0; i < n; ++i)
+      ops::accumulateAt<decltype(d)::value>(src, acc, first, i);
+  });
+}
+
+void copy(const CopyPlan &p, const void *src, void *dst) {
+  visitBits(static_cast<size_t>(p.elementBytes), [&](auto bits) {
+    using E = decltype(bits);
+    for (int64_t i = 0; i < p.iter.numel; ++i)
+      copyAt(p.iter, static_cast<const E *>(src), static_cast<E *>(dst), i);
+  });
+}
+
+void matmul(const MatMulPlan &p, const void *a, const void *b, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    if (p.k == 0) {
+      for (int64_t i = 0; i < p.outElements; ++i)
+        storeAs<D>(out, i, 0.0f);
+      return;
+    }
+    for (const MatMulPlan::Call &c : p.calls)
+      for (int64_t batch = 0; batch < p.batchCount; ++batch) {
+        const int64_t aBase = c.aOffset + batch * p.aBatchStride;
+        const int64_t bBase = c.bOffset + batch * p.bBatchStride;
+        const int64_t outBase = c.outOffset + batch * p.outBatchStride;
+        for (int64_t i = 0; i < p.m; ++i)
+          for (int64_t j = 0; j < p.n; ++j) {
+            float acc = 0.0f; // cuBLASLt's CUBLAS_COMPUTE_32F
+            for (int64_t t = 0; t < p.k; ++t)
+              acc += static_cast<float>(loadAs<D>(a, aBase + i * p.k + t)) *
+                     static_cast<float>(loadAs<D>(b, bBase + t * p.n + j));
+            storeAs<D>(out, outBase + i * p.n + j, acc);
+          }
+      }
+  });
+}
+
+void reduce(const ReducePlan &p, const void *x, void *out) {
+  visitReduceDType(p.dtype,
+                   [&](auto d) { reduceRows<decltype(d)::value>(p, p.threadsPerRow, x, out); });
+}
+
+void softmax(const SoftmaxPlan &p, const void *x, void *out) {
+  visitFloatDType(p.dtype,
+                  [&](auto d) { softmaxLines<decltype(d)::value>(p, p.threadsPerRow, x, out); });
+}
+
+void norm(const NormPlan &p, const void *x, const void *scale, const void *bias, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    normRows<decltype(d)::value>(p, p.threadsPerRow, x, scale, bias, out);
+  });
+}
+
+void crossEntropy(const CrossEntropyPlan &p, const void *logits, const void *labels, void *out,
+                  void *rowScratch) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    crossEntropyRows<D>(p, p.threadsPerRow, logits, labels, out,
+                        static_cast<LossCompute<D> *>(rowScratch));
+  });
+}
+
+void gather(const GatherPlan &p, const void *data, const void *indices, void *out) {
+  visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
+    visitIndex(p.index.dtype, [&](auto index) {
+      for (int64_t o = 0; o < p.numel; ++o)
+        gatherAt<decltype(bits), decltype(index)::value>(p, data, indices, out, o);
+    });
+  });
+}
+
+void gatherElements(const GatherElementsPlan &p, const void *data, const void *indices,
+                    void *out) {
+  visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
+    visitIndex(p.index.dtype, [&](auto index) {
+      for (int64_t i = 0; i < p.numel; ++i)
+        gatherElementsAt<decltype(bits), decltype(index)::value>(p, data, indices, out, i);
+    });
+  });
+}
+
+void scatterAdd(const ScatterAddPlan &p, const void *updates, const void *indices, void *out,
+                void *workspace) {
+  const ScatterAddWorkspace ws = scatterAddWorkspace(p, workspace);
+  visitIndex(p.index.dtype, [&](auto index) {
+    for (int64_t j = 0; j < p.count; ++j)
+      scatterKeyAt<decltype(index)::value>(p, indices, ws.keys, j);
+  });
+  for (int64_t j = 0; j < p.count; ++j)
+    scatterRankAt(p, ws.keys, ws.sorted, ws.order, j);
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t e = 0; e < p.numel; ++e)
+      scatterAddAt<decltype(d)::value>(p, updates, ws.sorted, ws.order, out, e);
+  });
+}
+
+void scatterElementsAdd(const ScatterElementsAddPlan &p, const void *updates, const void *indices,
+                        void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    visitIndex(p.index.dtype, [&](auto index) {
+      for (int64_t e = 0; e < p.numel; ++e)
+        scatterElementsAddAt<decltype(d)::value, decltype(index)::value>(p, updates, indices, out,
+                                                                          e);
+    });
+  });
+}
+
+void range(const RangePlan &p, void *out) {
+  visitDType(p.dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    if constexpr (D != DType::I1)
+      for (int64_t i = 0; i < p.n; ++i)
+        rangeAt<D>(p, out, i);
+  });
+}
+
+void trilu(const TriluPlan &p, const void *x, void *out) {
+  visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
+    for (int64_t e = 0; e < p.numel; ++e)
+      triluAt<decltype(bits)>(p, x, out, e);
+  });
+}
+
+void swiglu(const SwigluPlan &p, const void *gate, const void *up, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.numel; ++i)
+      swigluAt<decltype(d)::value>(p, gate, up, out, i);
+  });
+}
+
+void rope(const RopePlan &p, const void *x, const void *cos, const void *sin, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.numel; ++i)
+      ropeAt<decltype(d)::value>(p, x, cos, sin, out, i);
+  });
+}
+
+void attention(const AttentionPlan &p, const void *q, const void *k, const void *v, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    using C = typename DTypeTraits<D>::Compute;
+    std::vector<C> scratch(static_cast<size_t>(2 * p.dim + 2 * p.tile));
+    for (int64_t row = 0; row < p.rows; ++row)
+      attentionRow<D>(p, q, k, v, out, row, SerialBlock{}, scratch.data());
+  });
+}
+
+} // namespace rp::kernels::cuda::replay

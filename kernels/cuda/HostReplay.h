@@ -1,0 +1,168 @@
+//===- HostReplay.h - The GPU kernels' work, replayed on the host -*- C++ -*-===//
+//
+// Every GPU kernel family (kernels/cuda/*.h) computes through RP_HD bodies: per element
+// (elementwise, layout, gathers, fused ops) or per row partial plus a fixed-order combine
+// (reductions, softmax, norms, cross-entropy). The functions here run those same bodies on the
+// host, over every point, in the order the kernels' threads would combine them
+// (combineOnHost for the row kernels, with the plan's threads per row), on host memory. They
+// are the CPU stand-in for a launch: the host tests compare them with the CPU reference
+// kernels, and the CUDA decoder's host bodies (runtime/backends/cuda/CudaKernel.h,
+// `rp-run --kernels cuda-host`) run whole plans through them without a GPU.
+//
+// What a replay does not reproduce: the GPU's libm (the host's is used), fused multiply-add
+// contraction the device compiler may apply, and cuBLASLt: matmul replays the plan's calls
+// (offsets, batch strides, broadcasts) with a plain fp32-accumulated dot product in K order,
+// which is not cuBLASLt's summation order.
+//
+// Pointers are host pointers with the plan's dtypes and sizes. Nothing here fails: the plans
+// were checked when they were made.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CUDA_HOSTREPLAY_H
+#define RP_KERNELS_CUDA_HOSTREPLAY_H
+
+#include "kernels/cuda/CrossEntropy.h"
+#include "kernels/cuda/Elementwise.h"
+#include "kernels/cuda/Fused.h"
+#include "kernels/cuda/Gather.h"
+#include "kernels/cuda/Gemm.h"
+#include "kernels/cuda/Generators.h"
+#include "kernels/cuda/Layout.h"
+#include "kernels/cuda/Norm.h"
+#include "kernels/cuda/Reduce.h"
+#include "kernels/cuda/RowReduce.h"
+#include "kernels/cuda/Softmax.h"
+
+#include <cmath>
+#include <vector>
+
+namespace rp::kernels::cuda::replay {
+
+//===--- row kernels with an explicit thread count (the host tests vary it) -----===//
+
+/// reduceKernel of Reduce.cu with `threads` threads per row.
+template <runtime::DType D>
+void reduceRows(const ReducePlan &p, int threads, const void *x, void *out) {
+  std::vector<ReduceAccum<D>> partials(static_cast<size_t>(threads));
+  for (int64_t row = 0; row < p.rows; ++row) {
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = reducePartial<D>(p, x, row, lane, threads);
+    reduceStore<D>(p, out, row,
+                   combineOnHost(partials.data(), threads, reduceIdentity<D>(p.kind),
+                                 ReduceCombine<D>{p.kind}));
+  }
+}
+
+/// softmaxKernel of Softmax.cu with `threads` threads per line.
+template <runtime::DType D>
+void softmaxLines(const SoftmaxPlan &p, int threads, const void *x, void *out) {
+  using C = SoftmaxCompute<D>;
+  std::vector<C> partials(static_cast<size_t>(threads));
+  for (int64_t line = 0; line < p.lines; ++line) {
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = softmaxMaxPartial<D>(p, x, line, lane, threads);
+    const C m = combineOnHost(partials.data(), threads, static_cast<C>(-INFINITY), MaxOp{});
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = softmaxSumPartial<D>(p, x, line, lane, threads, m);
+    const C sum = combineOnHost(partials.data(), threads, C(0), SumOp{});
+    for (int lane = 0; lane < threads; ++lane)
+      softmaxWrite<D>(p, x, out, line, lane, threads, m, sum);
+  }
+}
+
+/// normKernel of Norm.cu with `threads` threads per row.
+template <runtime::DType D>
+void normRows(const NormPlan &p, int threads, const void *x, const void *scale, const void *bias,
+              void *out) {
+  using C = NormCompute<D>;
+  std::vector<C> partials(static_cast<size_t>(threads));
+  for (int64_t row = 0; row < p.rows; ++row) {
+    C mean = C(0);
+    if (!p.rms) {
+      for (int lane = 0; lane < threads; ++lane)
+        partials[static_cast<size_t>(lane)] = normSumPartial<D>(p, x, row, lane, threads);
+      mean = normMean<D>(p, combineOnHost(partials.data(), threads, C(0), SumOp{}));
+    }
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = normSquarePartial<D>(p, x, row, lane, threads, mean);
+    const C squares = combineOnHost(partials.data(), threads, C(0), SumOp{});
+    for (int lane = 0; lane < threads; ++lane)
+      normWrite<D>(p, x, scale, bias, out, row, lane, threads, mean, normStdev<D>(p, squares));
+  }
+}
+
+/// lossRowKernel then lossFinishKernel of CrossEntropy.cu with `threads` threads per row;
+/// `scratch` receives the per-row losses (plan.rows compute values).
+template <runtime::DType D>
+void crossEntropyRows(const CrossEntropyPlan &p, int threads, const void *logits,
+                      const void *labels, void *out, LossCompute<D> *scratch) {
+  using C = LossCompute<D>;
+  std::vector<C> partials(static_cast<size_t>(threads > kFinishThreads ? threads : kFinishThreads));
+  for (int64_t row = 0; row < p.rows; ++row) {
+    const int64_t label = lossLabel(p, labels, row);
+    if (label == p.ignoreIndex || lossLabelOutOfRange(p, label)) {
+      scratch[row] = label == p.ignoreIndex ? C(0) : static_cast<C>(NAN);
+      continue;
+    }
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = lossMaxPartial<D>(p, logits, row, lane, threads);
+    const C m = combineOnHost(partials.data(), threads, static_cast<C>(-INFINITY), FMaxOp{});
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = lossSumPartial<D>(p, logits, row, lane, threads, m);
+    const C sum = combineOnHost(partials.data(), threads, C(0), SumOp{});
+    scratch[row] = lossFromStats<D>(p, logits, row, label, m, sum);
+  }
+  std::vector<int64_t> counts(kFinishThreads);
+  for (int lane = 0; lane < kFinishThreads; ++lane) {
+    partials[static_cast<size_t>(lane)] = lossFinishSumPartial<D>(p, scratch, lane, kFinishThreads);
+    counts[static_cast<size_t>(lane)] = lossFinishCountPartial(p, labels, lane, kFinishThreads);
+  }
+  lossFinishStore<D>(p, out, combineOnHost(partials.data(), kFinishThreads, C(0), SumOp{}),
+                     combineOnHost(counts.data(), kFinishThreads, int64_t(0), SumOp{}));
+}
+
+/// fn(integral_constant<DType, d>) for the reduce dtypes (float types, i64, i32).
+template <typename Fn>
+void visitReduceDType(runtime::DType d, Fn &&fn) {
+  if (visitFloatDType(d, fn))
+    return;
+  if (d == runtime::DType::I64)
+    fn(std::integral_constant<runtime::DType, runtime::DType::I64>{});
+  else
+    fn(std::integral_constant<runtime::DType, runtime::DType::I32>{});
+}
+
+//===--- one function per launcher, as the plan says --------------------------===//
+
+void unary(const UnaryPlan &plan, const void *x, void *out);
+void binary(const BinaryPlan &plan, const void *a, const void *b, void *out);
+void where(const WherePlan &plan, const void *cond, const void *onTrue, const void *onFalse,
+           void *out);
+void cast(const CastPlan &plan, const void *x, void *out);
+void accumulate(runtime::DType dtype, const void *src, float *acc, int64_t n, bool first);
+void copy(const CopyPlan &plan, const void *src, void *dst);
+/// The plan's GEMM calls, each product a dot product accumulated in fp32 in K order.
+void matmul(const MatMulPlan &plan, const void *a, const void *b, void *out);
+void reduce(const ReducePlan &plan, const void *x, void *out);
+void softmax(const SoftmaxPlan &plan, const void *x, void *out);
+void norm(const NormPlan &plan, const void *x, const void *scale, const void *bias, void *out);
+/// `rowScratch`: plan.scratchBytes bytes.
+void crossEntropy(const CrossEntropyPlan &plan, const void *logits, const void *labels,
+                  void *out, void *rowScratch);
+void gather(const GatherPlan &plan, const void *data, const void *indices, void *out);
+void gatherElements(const GatherElementsPlan &plan, const void *data, const void *indices,
+                    void *out);
+/// `workspace`: plan.workspaceBytes bytes.
+void scatterAdd(const ScatterAddPlan &plan, const void *updates, const void *indices, void *out,
+                void *workspace);
+void scatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
+                        const void *indices, void *out);
+void range(const RangePlan &plan, void *out);
+void trilu(const TriluPlan &plan, const void *x, void *out);
+void swiglu(const SwigluPlan &plan, const void *gate, const void *up, void *out);
+void rope(const RopePlan &plan, const void *x, const void *cos, const void *sin, void *out);
+void attention(const AttentionPlan &plan, const void *q, const void *k, const void *v, void *out);
+
+} // namespace rp::kernels::cuda::replay
+
+#endif // RP_KERNELS_CUDA_HOSTREPLAY_H

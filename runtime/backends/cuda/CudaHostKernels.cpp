@@ -1,0 +1,70 @@
+//===- CudaHostKernels.cpp - The CUDA backend's kernels, run on the host --===//
+
+#include "runtime/backends/cuda/CudaHostKernels.h"
+
+#include "kernels/cuda/HostReplay.h"
+#include "runtime/backends/cuda/CudaKernel.h"
+
+#include <algorithm>
+
+namespace rp::runtime {
+namespace {
+
+namespace pb = rp::plan;
+
+class CudaHostKernels final : public HostKernelSet {
+public:
+  std::string name() const override { return "cuda-host"; }
+
+  Status prepare(const pb::Plan &plan) override {
+    functions_.clear();
+    scratch_ = 0;
+    for (const pb::Function &f : plan.functions()) {
+      RP_ASSIGN_OR_RETURN(std::vector<CudaInstr> body, decodeCudaFunction(f));
+      for (const CudaInstr &i : body)
+        scratch_ = std::max(scratch_, i.kernel.scratchBytes());
+      functions_.push_back(std::move(body));
+    }
+    return okStatus();
+  }
+
+  int64_t scratchBytes() const override { return scratch_; }
+
+  Status run(int function, const std::function<uint8_t *(const pb::BufferRef &)> &address,
+             void *scratch) const override {
+    const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(function)];
+    std::vector<const void *> in;
+    std::vector<void *> out;
+    for (size_t i = 0; i < body.size(); ++i) {
+      in.clear();
+      out.clear();
+      for (const pb::BufferRef &r : body[i].operands)
+        in.push_back(address(r));
+      for (const pb::BufferRef &r : body[i].results)
+        out.push_back(address(r));
+      Status s = body[i].kernel.runOnHost(in, out, scratch);
+      if (!s.ok())
+        return Status(s.code(), "instruction " + std::to_string(i) + ": " + s.message());
+    }
+    return okStatus();
+  }
+
+  Status accumulate(float *acc, const void *gradient, int64_t elements, DType dtype,
+                    bool first) const override {
+    if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
+      return invalidArgument(std::string("gradient accumulation of ") + dtypeName(dtype) +
+                             "; the CUDA kernels accumulate f32, f16 or bf16");
+    kernels::cuda::replay::accumulate(dtype, gradient, acc, elements, first);
+    return okStatus();
+  }
+
+private:
+  std::vector<std::vector<CudaInstr>> functions_;
+  int64_t scratch_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<HostKernelSet> makeCudaHostKernels() { return std::make_unique<CudaHostKernels>(); }
+
+} // namespace rp::runtime

@@ -382,6 +382,33 @@ inline Status checkSplitSizes(const Decoder &d) {
   return okStatus();
 }
 
+/// Adds the elementwise kernel ids (unary, gelu, binary arithmetic and logic, compare) to a
+/// backend's dispatch table `t` of {id, rule, builder} entries, their builders made by
+/// `unary(kind)` and `binary(kind)` (each a function of a Decoder).
+template <typename Table, typename UnaryBuilder, typename BinaryBuilder>
+void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
+  using U = kernels::UnaryKind;
+  using B = kernels::BinaryKind;
+  using R = DTypeRule;
+  for (auto [id, kind] : floatUnaryIds())
+    t.push_back({id, R::Float, unary(kind)});
+  t.push_back({"neg", R::Numeric, unary(U::Neg)});
+  t.push_back({"relu", R::Numeric, unary(U::Relu)});
+  t.push_back({"logical_not", R::Bool, unary(U::LogicalNot)});
+  t.push_back({"gelu", R::Float, [unary](const Decoder &d) -> decltype(unary(U::Sqrt)(d)) {
+                 RP_ASSIGN_OR_RETURN(U kind, geluKind(d));
+                 return unary(kind)(d);
+               }});
+  for (auto [id, kind] : arithmeticIds())
+    t.push_back({id, R::Numeric, binary(kind)});
+  t.push_back({"logical_and", R::Bool, binary(B::And)});
+  t.push_back({"logical_or", R::Bool, binary(B::Or)});
+  t.push_back({"compare", R::Compare, [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
+                 RP_ASSIGN_OR_RETURN(B kind, comparePredicate(d));
+                 return binary(kind)(d);
+               }});
+}
+
 /// graph.range (Ops.cpp RangeOp::verify): an integer result needs int start, limit and delta.
 inline Status checkIntegerRangeBounds(const Decoder &d) {
   for (const char *name : {"start", "limit", "delta"})

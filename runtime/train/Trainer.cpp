@@ -240,6 +240,13 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   if (options.kernels == "cuda-host")
     return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
                          "rp-run was built without (no nvcc at build time)");
+#else
+  // A missing GPU is reported before anything is loaded.
+  std::optional<CudaDevices> gpus;
+  if (options.backend == "cuda") {
+    RP_ASSIGN_OR_RETURN(CudaDevices found, queryCudaDevices());
+    gpus = std::move(found);
+  }
 #endif
 
   RP_ASSIGN_OR_RETURN(LoadedPlan loaded, loadPlan(options.planPath, options.weightsPath));
@@ -289,18 +296,15 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   TraceRecorder trace(!options.tracePath.empty());
   std::unique_ptr<Backend> backendOwner;
 #if RP_HAVE_CUDA
-  if (onGpu) {
+  if (gpus) {
     RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu, CudaBackend::create(devices));
-    RP_ASSIGN_OR_RETURN(CudaDevices gpus, queryCudaDevices());
     if (options.progress)
       std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
-                   devices, gpus.count, gpus.count, gpus.names[0].c_str());
+                   devices, gpus->count, gpus->count, gpus->names[0].c_str());
     backendOwner = std::move(gpu);
-  }
-#endif
-#if RP_HAVE_CUDA
-  if (!backendOwner && options.kernels == "cuda-host")
+  } else if (options.kernels == "cuda-host") {
     backendOwner = std::make_unique<CpuBackend>(devices, makeCudaHostKernels());
+  }
 #endif
   if (!backendOwner)
     backendOwner = std::make_unique<CpuBackend>(devices);

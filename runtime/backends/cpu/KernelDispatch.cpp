@@ -98,29 +98,10 @@ StatusOr<Body> axisPairBody(const Decoder &d) {
 }
 
 std::vector<CpuImpl> buildImpls() {
-  using U = cpu::UnaryKind;
-  using B = cpu::BinaryKind;
   using R = DTypeRule;
   std::vector<CpuImpl> t;
-  // Elementwise unary (Evaluator: unaryKind).
-  for (auto [id, kind] : decode::floatUnaryIds())
-    t.push_back({id, R::Float, unaryBuilder(kind)});
-  t.push_back({"neg", R::Numeric, unaryBuilder(U::Neg)});
-  t.push_back({"relu", R::Numeric, unaryBuilder(U::Relu)});
-  t.push_back({"logical_not", R::Bool, unaryBuilder(U::LogicalNot)});
-  t.push_back({"gelu", R::Float, [](const Decoder &d) -> StatusOr<Body> {
-                 RP_ASSIGN_OR_RETURN(U kind, decode::geluKind(d));
-                 return unaryBuilder(kind)(d);
-               }});
-  // Elementwise binary (Evaluator: binaryKind).
-  for (auto [id, kind] : decode::arithmeticIds())
-    t.push_back({id, R::Numeric, binaryBuilder(kind)});
-  t.push_back({"logical_and", R::Bool, binaryBuilder(B::And)});
-  t.push_back({"logical_or", R::Bool, binaryBuilder(B::Or)});
-  t.push_back({"compare", R::Compare, [](const Decoder &d) -> StatusOr<Body> {
-                 RP_ASSIGN_OR_RETURN(B kind, decode::comparePredicate(d));
-                 return binaryBuilder(kind)(d);
-               }});
+  // Elementwise unary and binary (Evaluator: unaryKind, binaryKind).
+  decode::addElementwiseIds(t, unaryBuilder, binaryBuilder);
   t.push_back({"where", R::Where, [](const Decoder &) -> StatusOr<Body> {
                  return Body([](const Operands &in, const Results &out) {
                    return cpu::where(*in[0], *in[1], *in[2], *out[0]);

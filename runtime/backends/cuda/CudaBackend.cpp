@@ -329,22 +329,14 @@ Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t str
     const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
     return offset < 0 ? nullptr : base + offset;
   };
-  CudaContext ctx{stream, k.gemm.get(), k.scratch};
-  const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(frame.function)];
-  std::vector<const void *> in;
-  std::vector<void *> out;
-  for (size_t i = 0; i < body.size(); ++i) {
-    in.clear();
-    out.clear();
-    for (const pb::BufferRef &r : body[i].operands)
-      in.push_back(address(r));
-    for (const pb::BufferRef &r : body[i].results)
-      out.push_back(address(r));
-    Status s = body[i].kernel.launch(in, out, ctx);
-    if (!s.ok())
-      return Status(s.code(), "function '" + plan_->functions(frame.function).name() +
-                                  "', instruction " + std::to_string(i) + ": " + s.message());
-  }
+  const CudaContext ctx{stream, k.gemm.get(), k.scratch};
+  Status s = forEachInstruction(
+      functions_[static_cast<size_t>(frame.function)], address,
+      [&ctx](const CudaKernel &kernel, const std::vector<const void *> &in,
+             const std::vector<void *> &out) { return kernel.launch(in, out, ctx); });
+  if (!s.ok())
+    return Status(s.code(),
+                  "function '" + plan_->functions(frame.function).name() + "', " + s.message());
   return okStatus();
 }
 

@@ -32,21 +32,10 @@ public:
 
   Status run(int function, const std::function<uint8_t *(const pb::BufferRef &)> &address,
              void *scratch) const override {
-    const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(function)];
-    std::vector<const void *> in;
-    std::vector<void *> out;
-    for (size_t i = 0; i < body.size(); ++i) {
-      in.clear();
-      out.clear();
-      for (const pb::BufferRef &r : body[i].operands)
-        in.push_back(address(r));
-      for (const pb::BufferRef &r : body[i].results)
-        out.push_back(address(r));
-      Status s = body[i].kernel.runOnHost(in, out, scratch);
-      if (!s.ok())
-        return Status(s.code(), "instruction " + std::to_string(i) + ": " + s.message());
-    }
-    return okStatus();
+    return forEachInstruction(
+        functions_[static_cast<size_t>(function)], address,
+        [scratch](const CudaKernel &k, const std::vector<const void *> &in,
+                  const std::vector<void *> &out) { return k.runOnHost(in, out, scratch); });
   }
 
   Status accumulate(float *acc, const void *gradient, int64_t elements, DType dtype,

@@ -297,29 +297,10 @@ Builder softmaxBuilder(bool log) {
 }
 
 std::vector<CudaImpl> buildImpls() {
-  using U = kc::UnaryOp;
-  using B = kc::BinaryOp;
   using R = DTypeRule;
   std::vector<CudaImpl> t;
-  // Elementwise unary.
-  for (auto [id, op] : decode::floatUnaryIds())
-    t.push_back({id, R::Float, unaryBuilder(op)});
-  t.push_back({"neg", R::Numeric, unaryBuilder(U::Neg)});
-  t.push_back({"relu", R::Numeric, unaryBuilder(U::Relu)});
-  t.push_back({"logical_not", R::Bool, unaryBuilder(U::LogicalNot)});
-  t.push_back({"gelu", R::Float, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(U op, decode::geluKind(d));
-                 return unaryBuilder(op)(d);
-               }});
-  // Elementwise binary.
-  for (auto [id, op] : decode::arithmeticIds())
-    t.push_back({id, R::Numeric, binaryBuilder(op)});
-  t.push_back({"logical_and", R::Bool, binaryBuilder(B::And)});
-  t.push_back({"logical_or", R::Bool, binaryBuilder(B::Or)});
-  t.push_back({"compare", R::Compare, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(B op, decode::comparePredicate(d));
-                 return binaryBuilder(op)(d);
-               }});
+  // Elementwise unary and binary.
+  decode::addElementwiseIds(t, unaryBuilder, binaryBuilder);
   t.push_back({"where", R::Where, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::WherePlan plan,
                                      kc::planWhere(d.results()[0].dtype, shapeOf(d, false, 0),
@@ -610,13 +591,18 @@ StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
   return k;
 }
 
-Status CudaKernel::launch(const std::vector<const void *> &operands,
-                          const std::vector<void *> &results, const CudaContext &ctx) const {
-  if (operands.size() != operandTypes_.size() || results.size() != resultTypes_.size())
-    return invalidArgument(where_ + ": called with " + std::to_string(operands.size()) +
-                           " operands and " + std::to_string(results.size()) +
+Status CudaKernel::checkCounts(size_t operands, size_t results) const {
+  if (operands != operandTypes_.size() || results != resultTypes_.size())
+    return invalidArgument(where_ + ": called with " + std::to_string(operands) +
+                           " operands and " + std::to_string(results) +
                            " results; the instruction has " + std::to_string(operandTypes_.size()) +
                            " and " + std::to_string(resultTypes_.size()));
+  return okStatus();
+}
+
+Status CudaKernel::launch(const std::vector<const void *> &operands,
+                          const std::vector<void *> &results, const CudaContext &ctx) const {
+  RP_RETURN_IF_ERROR(checkCounts(operands.size(), results.size()));
   Status status = body_(operands, results, ctx);
   if (!status.ok())
     return Status(status.code(), where_ + ": " + status.message());
@@ -625,11 +611,7 @@ Status CudaKernel::launch(const std::vector<const void *> &operands,
 
 Status CudaKernel::runOnHost(const std::vector<const void *> &operands,
                              const std::vector<void *> &results, void *scratch) const {
-  if (operands.size() != operandTypes_.size() || results.size() != resultTypes_.size())
-    return invalidArgument(where_ + ": called with " + std::to_string(operands.size()) +
-                           " operands and " + std::to_string(results.size()) +
-                           " results; the instruction has " + std::to_string(operandTypes_.size()) +
-                           " and " + std::to_string(resultTypes_.size()));
+  RP_RETURN_IF_ERROR(checkCounts(operands.size(), results.size()));
   Status status = hostBody_(operands, results, scratch);
   if (!status.ok())
     return Status(status.code(), where_ + ": " + status.message());

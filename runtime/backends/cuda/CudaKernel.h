@@ -81,6 +81,8 @@ public:
 
 private:
   CudaKernel() = default;
+  /// InvalidArgument unless the counts are the instruction's.
+  Status checkCounts(size_t operands, size_t results) const;
 
   std::string id_, location_, where_;
   std::vector<TensorSig> operandTypes_, resultTypes_;
@@ -94,6 +96,27 @@ struct CudaInstr {
   CudaKernel kernel;
   std::vector<rp::plan::BufferRef> operands, results;
 };
+
+/// Runs fn(instruction.kernel, operands, results) for every instruction of `body` in order,
+/// each buffer at address(ref) (device pointers for launches, host pointers for replays).
+/// Errors: the first error of fn, prefixed with "instruction <k>: ".
+template <typename Address, typename Fn>
+Status forEachInstruction(const std::vector<CudaInstr> &body, const Address &address, Fn &&fn) {
+  std::vector<const void *> in;
+  std::vector<void *> out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    in.clear();
+    out.clear();
+    for (const rp::plan::BufferRef &r : body[i].operands)
+      in.push_back(address(r));
+    for (const rp::plan::BufferRef &r : body[i].results)
+      out.push_back(address(r));
+    Status s = fn(body[i].kernel, in, out);
+    if (!s.ok())
+      return Status(s.code(), "instruction " + std::to_string(i) + ": " + s.message());
+  }
+  return okStatus();
+}
 
 /// Decodes every instruction of `function`, in order. Errors: the first decode error,
 /// prefixed with "function '<name>' instruction <k>: ".

@@ -53,8 +53,8 @@ runtime::StatusOr<AdamWPlan> planAdamW(const AdamWParams &params, int64_t n, DTy
   return plan;
 }
 
-cudaError_t launchAdamW(const AdamWPlan &plan, float *master, float *m, float *v,
-                        const float *grad, void *weights, cudaStream_t stream) {
+cudaError_t launchAdamW(const AdamWPlan &plan, float *master, float *m, float *v, const float *grad,
+                        void *weights, cudaStream_t stream) {
   if (plan.n == 0)
     return cudaSuccess;
   if (plan.n < 0 || !usablePointers(4, master, m, v, grad) ||

@@ -27,10 +27,10 @@
 //
 // Errors: planAdamW returns InvalidArgument for step < 1 (a programmer error on the CPU: 1 -
 // beta1^0 divides by zero), n < 0, or a compute dtype other than f32, bf16 or f16 (non-finite
-// hyper-parameters are not rejected: they give NaNs, as on the CPU); launchAdamW returns cudaErrorInvalidValue for a
-// null or misaligned pointer when n > 0 (weights may be null: no copy is written), otherwise
-// cudaGetLastError() after enqueueing; it never synchronizes. This header contains no device
-// code and compiles with a host C++ compiler.
+// hyper-parameters are not rejected: they give NaNs, as on the CPU); launchAdamW returns
+// cudaErrorInvalidValue for a null or misaligned pointer when n > 0 (weights may be null: no copy
+// is written), otherwise cudaGetLastError() after enqueueing; it never synchronizes. This header
+// contains no device code and compiles with a host C++ compiler.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CUDA_ADAMW_H
@@ -74,8 +74,8 @@ runtime::StatusOr<AdamWPlan> planAdamW(const AdamWParams &params, int64_t n,
 /// Enqueues the step on `stream`, in place on master, m and v (n floats each, device memory,
 /// 4-aligned, not overlapping), reading grad (n floats) and writing weights (n elements of
 /// plan.weights; may be null). Returns as described in the file comment.
-cudaError_t launchAdamW(const AdamWPlan &plan, float *master, float *m, float *v,
-                        const float *grad, void *weights, cudaStream_t stream);
+cudaError_t launchAdamW(const AdamWPlan &plan, float *master, float *m, float *v, const float *grad,
+                        void *weights, cudaStream_t stream);
 
 //===--- element arithmetic: one rounding per operation -------------------===//
 

@@ -27,10 +27,7 @@ constexpr int kPack = 8;
 constexpr int64_t kMaxBlocks = 8192;
 
 /// 8 elements, 16-byte aligned, so loads and stores compile to ld/st.v4.
-template <typename T>
-struct alignas(16) Pack8 {
-  T v[kPack];
-};
+template <typename T> struct alignas(16) Pack8 { T v[kPack]; };
 static_assert(sizeof(Pack8<uint16_t>) == 16 && sizeof(Pack8<float>) == 32, "pack layout");
 
 struct F32ToBf16 {

@@ -104,8 +104,7 @@ cudaError_t launchCrossEntropy(const CrossEntropyPlan &plan, const void *logits,
 
 //===--- the per-row math (host and device) -------------------------------===//
 
-template <runtime::DType D>
-using LossCompute = typename DTypeTraits<D>::Compute;
+template <runtime::DType D> using LossCompute = typename DTypeTraits<D>::Compute;
 
 /// The label of `row`, widened to int64.
 RP_HD inline int64_t lossLabel(const CrossEntropyPlan &p, const void *labels, int64_t row) {
@@ -120,16 +119,14 @@ RP_HD inline int64_t lossRowBase(const CrossEntropyPlan &p, int64_t row) {
 }
 
 /// Class c of one row as the compute type.
-template <runtime::DType D>
-struct LossLoad {
+template <runtime::DType D> struct LossLoad {
   const void *logits;
   int64_t base, inner;
   RP_HD LossCompute<D> operator()(int64_t c) const { return loadAs<D>(logits, base + c * inner); }
 };
 
 /// exp(x_c - m) of one row.
-template <runtime::DType D>
-struct LossExpLoad {
+template <runtime::DType D> struct LossExpLoad {
   LossLoad<D> load;
   LossCompute<D> m;
   RP_HD LossCompute<D> operator()(int64_t c) const { return rowExp(load(c) - m); }

@@ -14,15 +14,15 @@ namespace {
 bool isInt(DType d) { return d == DType::I64 || d == DType::I32; }
 
 const char *unaryName(UnaryOp op) {
-  static const char *const names[] = {"sqrt", "reciprocal", "exp",  "log",  "tanh",
-                                      "sigmoid", "erf", "silu", "neg", "relu",
-                                      "gelu", "gelu", "logical_not"};
+  static const char *const names[] = {"sqrt",    "reciprocal", "exp",        "log", "tanh",
+                                      "sigmoid", "erf",        "silu",       "neg", "relu",
+                                      "gelu",    "gelu",       "logical_not"};
   return names[static_cast<int>(op)];
 }
 const char *binaryName(BinaryOp op) {
-  static const char *const names[] = {"add", "sub",     "mul",     "div",     "pow",
-                                      "logical_and", "logical_or", "compare", "compare",
-                                      "compare", "compare", "compare"};
+  static const char *const names[] = {"add",     "sub",         "mul",        "div",
+                                      "pow",     "logical_and", "logical_or", "compare",
+                                      "compare", "compare",     "compare",    "compare"};
   return names[static_cast<int>(op)];
 }
 

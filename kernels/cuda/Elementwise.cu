@@ -15,11 +15,9 @@ namespace rp::kernels::cuda {
 namespace {
 
 using runtime::DType;
-template <DType D>
-using DTag = std::integral_constant<DType, D>;
+template <DType D> using DTag = std::integral_constant<DType, D>;
 
-template <DType D>
-__global__ void unaryKernel(UnaryPlan p, const void *x, void *out) {
+template <DType D> __global__ void unaryKernel(UnaryPlan p, const void *x, void *out) {
   for (int64_t i = gridThread(); i < p.iter.numel; i += gridStride())
     ops::unaryAt<D>(p, x, out, i);
 }
@@ -36,8 +34,7 @@ __global__ void whereKernel(WherePlan p, const void *c, const void *t, const voi
     ops::whereAt<D>(p, c, t, f, out, i);
 }
 
-template <DType From, DType To>
-__global__ void castKernel(int64_t n, const void *x, void *out) {
+template <DType From, DType To> __global__ void castKernel(int64_t n, const void *x, void *out) {
   for (int64_t i = gridThread(); i < n; i += gridStride())
     ops::castAt<From, To>(x, out, i);
 }
@@ -49,8 +46,7 @@ __global__ void accumulateKernel(const void *g, float *acc, int64_t n, bool firs
 }
 
 /// n >= 0, and every pointer usable (non-null, aligned to `bytes`) when there is work.
-template <typename... P>
-bool validPointers(int64_t n, size_t bytes, P... ptrs) {
+template <typename... P> bool validPointers(int64_t n, size_t bytes, P... ptrs) {
   return n == 0 || (n > 0 && usablePointers(bytes, ptrs...));
 }
 

@@ -64,9 +64,8 @@ runtime::StatusOr<UnaryPlan> planUnary(UnaryOp op, runtime::DType dtype, const S
 runtime::StatusOr<BinaryPlan> planBinary(BinaryOp op, runtime::DType dtype, const Shape &a,
                                          const Shape &b, const Shape &out);
 /// out = cond ? onTrue : onFalse, the three shapes broadcast to out's.
-runtime::StatusOr<WherePlan> planWhere(runtime::DType dtype, const Shape &cond,
-                                       const Shape &onTrue, const Shape &onFalse,
-                                       const Shape &out);
+runtime::StatusOr<WherePlan> planWhere(runtime::DType dtype, const Shape &cond, const Shape &onTrue,
+                                       const Shape &onFalse, const Shape &out);
 /// out = cast(x) for `n` elements (same shape). Float -> int truncates toward zero (values
 /// out of range: unspecified, as static_cast), any -> i1 is x != 0, i1 -> any is 0 or 1,
 /// float -> float rounds to nearest even (kernels/cpu/Cast.h).

@@ -27,8 +27,7 @@ namespace rp::kernels::cuda::ops {
 inline constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
 inline constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
 
-template <typename C>
-RP_HD inline C sigmoid(C x) {
+template <typename C> RP_HD inline C sigmoid(C x) {
   if (x >= C(0))
     return C(1) / (C(1) + RP_MATH(exp)(-x));
   const C e = RP_MATH(exp)(x); // x < 0: no overflow
@@ -36,8 +35,7 @@ RP_HD inline C sigmoid(C x) {
 }
 
 /// Two's-complement negation (-INT_MIN = INT_MIN).
-template <typename T>
-RP_HD inline T wrapNeg(T x) {
+template <typename T> RP_HD inline T wrapNeg(T x) {
   if constexpr (std::is_integral_v<T>)
     return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x));
   else
@@ -63,8 +61,7 @@ RP_HD inline int64_t intPow(int64_t base, int64_t exp) {
 }
 
 /// op(x) for a float compute type C (float or double).
-template <typename C>
-RP_HD inline C unaryFloat(UnaryOp op, C v) {
+template <typename C> RP_HD inline C unaryFloat(UnaryOp op, C v) {
   switch (op) {
   case UnaryOp::Sqrt:
     return RP_MATH(sqrt)(v);
@@ -213,8 +210,7 @@ RP_HD inline void whereAt(const WherePlan &p, const void *cond, const void *onTr
 }
 
 /// Float -> integer: truncate toward zero; NaN -> 0; saturate out of range (Cast.cpp).
-template <typename Int>
-RP_HD inline Int truncSaturate(double x) {
+template <typename Int> RP_HD inline Int truncSaturate(double x) {
   if (x != x)
     return 0;
   const double lo = static_cast<double>(std::numeric_limits<Int>::min());

@@ -55,8 +55,7 @@ __global__ void ropeKernel(RopePlan plan, const void *x, const void *cos, const 
 /// on thread t % blockDim.x), sync is __syncthreads(). The host branch (never taken: the
 /// kernel is device code) runs serially like SerialBlock.
 struct ThreadBlock {
-  template <typename Fn>
-  RP_HD void forEach(int64_t n, Fn &&fn) const {
+  template <typename Fn> RP_HD void forEach(int64_t n, Fn &&fn) const {
 #if defined(__CUDA_ARCH__)
     for (int64_t t = threadIdx.x; t < n; t += blockDim.x)
       fn(t);
@@ -90,8 +89,7 @@ __global__ void __launch_bounds__(kAttentionTile)
 
 //===--- swiglu -----------------------------------------------------------===//
 
-StatusOr<SwigluPlan> planSwiglu(DType dtype, const Shape &gate, const Shape &up,
-                                const Shape &out) {
+StatusOr<SwigluPlan> planSwiglu(DType dtype, const Shape &gate, const Shape &up, const Shape &out) {
   RP_RETURN_IF_ERROR(checkFloatDType("swiglu", "gate", dtype));
   RP_RETURN_IF_ERROR(checkShapeIs("swiglu", "up", dtype, up, gate));
   RP_RETURN_IF_ERROR(checkShapeIs("swiglu", "out", dtype, out, gate));
@@ -193,16 +191,16 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
   return plan;
 }
 
-cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k,
-                            const void *v, void *out, cudaStream_t stream) {
+cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,
+                            void *out, cudaStream_t stream) {
   if (plan.rows == 0 || plan.dim == 0)
     return cudaSuccess; // out is empty
   if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttention
   if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)))
     return cudaErrorInvalidValue;
-  const auto blocks = static_cast<unsigned>(plan.rows < kAttentionMaxBlocks ? plan.rows
-                                                                            : kAttentionMaxBlocks);
+  const auto blocks =
+      static_cast<unsigned>(plan.rows < kAttentionMaxBlocks ? plan.rows : kAttentionMaxBlocks);
   if (!visitFloatDType(plan.dtype, [&](auto tag) {
         attentionKernel<decltype(tag)::value>
             <<<blocks, kAttentionTile, plan.scratchBytes, stream>>>(plan, q, k, v, out);

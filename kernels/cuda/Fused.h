@@ -75,8 +75,7 @@ RP_HD inline double fusedExp(double x) { return ::exp(x); }
 RP_HD inline float fusedExp(float x) { return ::expf(x); }
 
 /// The logistic function without overflow for large |x| (the CPU kernels' formula).
-template <typename C>
-RP_HD inline C fusedSigmoid(C x) {
+template <typename C> RP_HD inline C fusedSigmoid(C x) {
   if (x >= C(0))
     return C(1) / (C(1) + fusedExp(-x));
   const C e = fusedExp(x);
@@ -186,21 +185,20 @@ struct AttentionPlan {
 /// is [1, 3, 4, 8], expected [1, Hkv, 4, 8] with Hkv dividing 4", "attention: v is ...",
 /// "attention: out is ...", "attention: head dimension 4096 exceeds the GPU kernel's limit of
 /// 2048".
-runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape &q,
-                                               const Shape &k, const Shape &v, double scale,
-                                               bool causal, const Shape &out);
+runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape &q, const Shape &k,
+                                               const Shape &v, double scale, bool causal,
+                                               const Shape &out);
 
 /// Enqueues out = attention(q, k, v) on `stream`: one block of kAttentionTile threads per
 /// query row (a grid-stride loop over rows past 2^20 blocks) with plan.scratchBytes of
 /// dynamic shared memory. Returns as launchSwiglu.
-cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k,
-                            const void *v, void *out, cudaStream_t stream);
+cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,
+                            void *out, cudaStream_t stream);
 
 /// The host's stand-in for a thread block in attentionRow: forEach runs every index of a
 /// phase, in order, before the next phase starts; sync() has nothing to wait for.
 struct SerialBlock {
-  template <typename Fn>
-  RP_HD void forEach(int64_t n, Fn &&fn) const {
+  template <typename Fn> RP_HD void forEach(int64_t n, Fn &&fn) const {
     for (int64_t t = 0; t < n; ++t)
       fn(t);
   }
@@ -220,10 +218,10 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
                                typename DTypeTraits<D>::Compute *scratch) {
   using C = typename DTypeTraits<D>::Compute;
   const int64_t dim = plan.dim, tile = plan.tile;
-  C *sq = scratch;              // q row, [dim]
-  C *acc = sq + dim;            // output accumulators, [dim]
-  C *score = acc + dim;         // scaled scores of the tile, [tile]
-  C *prob = score + tile;       // e^(score - m'), [tile]
+  C *sq = scratch;        // q row, [dim]
+  C *acc = sq + dim;      // output accumulators, [dim]
+  C *score = acc + dim;   // scaled scores of the tile, [tile]
+  C *prob = score + tile; // e^(score - m'), [tile]
   const int64_t i = row % plan.seq, bh = row / plan.seq;
   const int64_t b = bh / plan.heads, h = bh % plan.heads;
   const int64_t kvBase = (b * plan.kvHeads + h / plan.groups) * plan.seq * dim;

@@ -111,8 +111,8 @@ __global__ void scatterElementsAddKernel(ScatterElementsAddPlan plan, const void
 }
 
 /// Resets *error and enqueues the range check of spec's indices (nothing when error is null).
-cudaError_t launchIndexCheck(const IndexSpec &spec, const void *indices,
-                             unsigned long long *error, cudaStream_t stream) {
+cudaError_t launchIndexCheck(const IndexSpec &spec, const void *indices, unsigned long long *error,
+                             cudaStream_t stream) {
   if (error == nullptr)
     return cudaSuccess;
   if (reinterpret_cast<uintptr_t>(error) % alignof(unsigned long long) != 0)
@@ -156,13 +156,12 @@ cudaError_t enqueueGather(const Plan &plan, const void *data, const void *indice
 //===--- index errors -----------------------------------------------------===//
 
 Status indexOutOfRange(const IndexSpec &spec, int64_t position, int64_t value) {
-  return runtime::outOfRange(std::string(spec.op) + ": index " + std::to_string(value) +
-                             " at row-major position " + std::to_string(position) +
-                             " of indices (" + runtime::dtypeName(spec.dtype) + ", " +
-                             std::to_string(spec.count) + " elements) is outside [" +
-                             std::to_string(-spec.size) + ", " + std::to_string(spec.size) +
-                             ") (dimension " + std::to_string(spec.axis) + " of " + spec.role +
-                             ")");
+  return runtime::outOfRange(
+      std::string(spec.op) + ": index " + std::to_string(value) + " at row-major position " +
+      std::to_string(position) + " of indices (" + runtime::dtypeName(spec.dtype) + ", " +
+      std::to_string(spec.count) + " elements) is outside [" + std::to_string(-spec.size) + ", " +
+      std::to_string(spec.size) + ") (dimension " + std::to_string(spec.axis) + " of " + spec.role +
+      ")");
 }
 
 Status readIndexError(const IndexSpec &spec, const unsigned long long *error, const void *indices,
@@ -182,8 +181,8 @@ Status readIndexError(const IndexSpec &spec, const unsigned long long *error, co
     return runtime::okStatus();
   if (position >= static_cast<unsigned long long>(spec.count))
     return runtime::internal(std::string(spec.op) + ": the index-error word holds " +
-                             std::to_string(position) + ", past the " +
-                             std::to_string(spec.count) + " indices");
+                             std::to_string(position) + ", past the " + std::to_string(spec.count) +
+                             " indices");
   const size_t bytes = runtime::dtypeSize(spec.dtype);
   int64_t value = 0;
   int32_t value32 = 0;
@@ -349,8 +348,7 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
     return invalidArgument(std::string(op) + ": updates of shape " + shapeText(updates) +
                            " do not fit out " + runtime::dtypeName(dtype) + shapeText(out) +
                            ": expected rank " + std::to_string(out.size()) +
-                           " and every dimension but " + std::to_string(axis) +
-                           " at most out's");
+                           " and every dimension but " + std::to_string(axis) + " at most out's");
   ScatterElementsAddPlan plan;
   plan.dtype = dtype;
   plan.index = indexSpec(op, "out", indexDType, indices, out[static_cast<size_t>(axis)], axis);
@@ -380,8 +378,8 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
 }
 
 cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
-                                     const void *indices, void *out,
-                                     unsigned long long *indexError, cudaStream_t stream) {
+                                     const void *indices, void *out, unsigned long long *indexError,
+                                     cudaStream_t stream) {
   const size_t bytes = runtime::dtypeSize(plan.dtype);
   if (!indicesUsable(plan.index, indices, indexError) ||
       (plan.numel > 0 && !usablePointer(out, bytes)) ||

@@ -92,15 +92,14 @@ struct IndexSpec {
   const char *op = "";   ///< "gather", "gather_elements", "scatter_add", ...
   const char *role = ""; ///< the indexed tensor: "data" (gathers) or "out" (scatters)
   runtime::DType dtype = runtime::DType::I64; ///< I64 or I32
-  int64_t count = 0;     ///< elements of indices
-  int64_t size = 0;      ///< the length of the indexed dimension
-  int64_t axis = 0;      ///< the indexed dimension
+  int64_t count = 0;                          ///< elements of indices
+  int64_t size = 0;                           ///< the length of the indexed dimension
+  int64_t axis = 0;                           ///< the indexed dimension
 };
 
 /// Calls fn(E{}) with E the unsigned integer of `bytes` (1, 2, 4 or 8) bytes: the element
 /// type the gathers and trilu move bits as.
-template <typename Fn>
-void visitBits(size_t bytes, Fn &&fn) {
+template <typename Fn> void visitBits(size_t bytes, Fn &&fn) {
   switch (bytes) {
   case 1:
     return fn(uint8_t{});
@@ -114,8 +113,7 @@ void visitBits(size_t bytes, Fn &&fn) {
 }
 
 /// Calls fn(std::integral_constant<DType, I>{}) for the index dtype (I64 or I32).
-template <typename Fn>
-void visitIndex(runtime::DType dtype, Fn &&fn) {
+template <typename Fn> void visitIndex(runtime::DType dtype, Fn &&fn) {
   if (dtype == runtime::DType::I32)
     fn(std::integral_constant<runtime::DType, runtime::DType::I32>{});
   else
@@ -123,8 +121,7 @@ void visitIndex(runtime::DType dtype, Fn &&fn) {
 }
 
 /// Index element p (I64 or I32) as int64.
-template <runtime::DType I>
-RP_HD inline int64_t loadIndex(const void *indices, int64_t p) {
+template <runtime::DType I> RP_HD inline int64_t loadIndex(const void *indices, int64_t p) {
   return static_cast<int64_t>(loadAs<I>(indices, p));
 }
 
@@ -193,8 +190,8 @@ cudaError_t launchGather(const GatherPlan &plan, const void *data, const void *i
 /// Output element o of gather. E is the unsigned integer of the dtype's size (uint8_t,
 /// uint16_t, uint32_t or uint64_t: bits are copied), I the index dtype.
 template <typename E, runtime::DType I>
-RP_HD inline void gatherAt(const GatherPlan &plan, const void *data, const void *indices,
-                           void *out, int64_t o) {
+RP_HD inline void gatherAt(const GatherPlan &plan, const void *data, const void *indices, void *out,
+                           int64_t o) {
   const int64_t k = o % plan.inner, rest = o / plan.inner;
   const int64_t j = rest % plan.count, outer = rest / plan.count;
   const int64_t t = normaliseIndex(loadIndex<I>(indices, j), plan.size);
@@ -320,8 +317,7 @@ RP_HD inline int64_t lowerBound(const int64_t *sorted, int64_t n, int64_t key) {
 /// updates[o, j, k] over the positions j of target t in ascending order.
 template <runtime::DType D>
 RP_HD inline void scatterAddAt(const ScatterAddPlan &plan, const void *updates,
-                               const int64_t *sorted, const int64_t *order, void *out,
-                               int64_t e) {
+                               const int64_t *sorted, const int64_t *order, void *out, int64_t e) {
   using C = typename DTypeTraits<D>::Compute;
   const int64_t k = e % plan.inner, rest = e / plan.inner;
   const int64_t t = rest % plan.size, o = rest / plan.size;
@@ -364,8 +360,8 @@ planScatterElementsAdd(runtime::DType dtype, const Shape &updates, runtime::DTyp
 /// Enqueues the scatter_elements_add on `stream` (one kernel over out). Returns as
 /// launchGather.
 cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
-                                     const void *indices, void *out,
-                                     unsigned long long *indexError, cudaStream_t stream);
+                                     const void *indices, void *out, unsigned long long *indexError,
+                                     cudaStream_t stream);
 
 /// Output element e of scatter_elements_add: the sum, in the compute type from 0, of the
 /// updates of its line whose index addresses it, in line order.

@@ -43,14 +43,12 @@ Status lengthMismatch(DType dtype, const Shape &out, const std::string &length,
                          runtime::dtypeName(dtype) + shapeText(out));
 }
 
-template <DType D>
-__global__ void rangeKernel(RangePlan plan, void *out) {
+template <DType D> __global__ void rangeKernel(RangePlan plan, void *out) {
   for (int64_t i = gridThread(); i < plan.n; i += gridStride())
     rangeAt<D>(plan, out, i);
 }
 
-template <typename E>
-__global__ void triluKernel(TriluPlan plan, const void *x, void *out) {
+template <typename E> __global__ void triluKernel(TriluPlan plan, const void *x, void *out) {
   for (int64_t e = gridThread(); e < plan.numel; e += gridStride())
     triluAt<E>(plan, x, out, e);
 }
@@ -70,9 +68,8 @@ StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double de
     constexpr double kLimit = 0x1p63;
     for (double v : {start, limit, delta})
       if (v != std::trunc(v) || v >= kLimit || v < -kLimit)
-        return invalidArgument(std::string("range: an integer out (") +
-                               runtime::dtypeName(dtype) + shapeText(out) +
-                               ") needs integral int64 arguments, got " + args);
+        return invalidArgument(std::string("range: an integer out (") + runtime::dtypeName(dtype) +
+                               shapeText(out) + ") needs integral int64 arguments, got " + args);
     return planRangeInt(dtype, static_cast<int64_t>(start), static_cast<int64_t>(limit),
                         static_cast<int64_t>(delta), out);
   }

@@ -71,14 +71,13 @@ runtime::StatusOr<RangePlan> planRangeInt(runtime::DType dtype, int64_t start, i
 cudaError_t launchRange(const RangePlan &plan, void *out, cudaStream_t stream);
 
 /// Element i of a range of dtype D.
-template <runtime::DType D>
-RP_HD inline void rangeAt(const RangePlan &plan, void *out, int64_t i) {
+template <runtime::DType D> RP_HD inline void rangeAt(const RangePlan &plan, void *out, int64_t i) {
   using runtime::DType;
   if constexpr (D == DType::I64 || D == DType::I32) {
     // Fits the dtype: checked at plan time; wraps like the CPU's int64 arithmetic otherwise.
-    const auto value = static_cast<int64_t>(static_cast<uint64_t>(plan.istart) +
-                                            static_cast<uint64_t>(i) *
-                                                static_cast<uint64_t>(plan.idelta));
+    const auto value =
+        static_cast<int64_t>(static_cast<uint64_t>(plan.istart) +
+                             static_cast<uint64_t>(i) * static_cast<uint64_t>(plan.idelta));
     storeAs<D>(out, i, value);
   } else {
 #if defined(__CUDA_ARCH__)
@@ -107,8 +106,8 @@ struct TriluPlan {
 /// Checks a trilu as cpu::trilu does: x of rank >= 2 (any dtype), out of x's dtype and shape.
 /// Errors: InvalidArgument "trilu: expected x of rank >= 2, got f32[4]", "trilu: out is
 /// f32[2, 3], expected f32[3, 3]".
-runtime::StatusOr<TriluPlan> planTrilu(runtime::DType dtype, const Shape &x, int64_t k,
-                                       bool upper, const Shape &out);
+runtime::StatusOr<TriluPlan> planTrilu(runtime::DType dtype, const Shape &x, int64_t k, bool upper,
+                                       const Shape &out);
 
 /// Enqueues the trilu on `stream` (device pointers, contiguous, aligned to the element size;
 /// x and out may be the same buffer). Returns as launchRange.

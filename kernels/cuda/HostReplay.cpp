@@ -119,8 +119,7 @@ void gather(const GatherPlan &p, const void *data, const void *indices, void *ou
   });
 }
 
-void gatherElements(const GatherElementsPlan &p, const void *data, const void *indices,
-                    void *out) {
+void gatherElements(const GatherElementsPlan &p, const void *data, const void *indices, void *out) {
   visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
     visitIndex(p.index.dtype, [&](auto index) {
       for (int64_t i = 0; i < p.numel; ++i)
@@ -150,7 +149,7 @@ void scatterElementsAdd(const ScatterElementsAddPlan &p, const void *updates, co
     visitIndex(p.index.dtype, [&](auto index) {
       for (int64_t e = 0; e < p.numel; ++e)
         scatterElementsAddAt<decltype(d)::value, decltype(index)::value>(p, updates, indices, out,
-                                                                          e);
+                                                                         e);
     });
   });
 }

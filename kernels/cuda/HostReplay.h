@@ -122,8 +122,7 @@ void crossEntropyRows(const CrossEntropyPlan &p, int threads, const void *logits
 }
 
 /// fn(integral_constant<DType, d>) for the reduce dtypes (float types, i64, i32).
-template <typename Fn>
-void visitReduceDType(runtime::DType d, Fn &&fn) {
+template <typename Fn> void visitReduceDType(runtime::DType d, Fn &&fn) {
   if (visitFloatDType(d, fn))
     return;
   if (d == runtime::DType::I64)
@@ -147,8 +146,8 @@ void reduce(const ReducePlan &plan, const void *x, void *out);
 void softmax(const SoftmaxPlan &plan, const void *x, void *out);
 void norm(const NormPlan &plan, const void *x, const void *scale, const void *bias, void *out);
 /// `rowScratch`: plan.scratchBytes bytes.
-void crossEntropy(const CrossEntropyPlan &plan, const void *logits, const void *labels,
-                  void *out, void *rowScratch);
+void crossEntropy(const CrossEntropyPlan &plan, const void *logits, const void *labels, void *out,
+                  void *rowScratch);
 void gather(const GatherPlan &plan, const void *data, const void *indices, void *out);
 void gatherElements(const GatherElementsPlan &plan, const void *data, const void *indices,
                     void *out);

@@ -28,7 +28,8 @@ inline constexpr int64_t kMaxBlocks = 8192;
 
 /// Blocks for a grid-stride loop over n points (at least 1).
 inline unsigned gridFor(int64_t n) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min(kMaxBlocks, (n + kBlockSize - 1) / kBlockSize)));
+  return static_cast<unsigned>(
+      std::max<int64_t>(1, std::min(kMaxBlocks, (n + kBlockSize - 1) / kBlockSize)));
 }
 
 /// The first index and the stride of this thread's grid-stride loop.
@@ -45,8 +46,7 @@ inline bool usablePointer(const void *p, size_t bytes) {
 }
 
 /// usablePointer for every one of `ptrs`.
-template <typename... P>
-inline bool usablePointers(size_t bytes, P... ptrs) {
+template <typename... P> inline bool usablePointers(size_t bytes, P... ptrs) {
   return (usablePointer(ptrs, bytes) && ...);
 }
 

@@ -79,16 +79,15 @@ StatusOr<std::vector<CopyPlan>> pieceCopies(const char *op, int elementBytes, co
   std::vector<CopyPlan> plans;
   int64_t at = 0;
   for (size_t j = 0; j < pieces.size(); ++j) {
-    RP_RETURN_IF_ERROR(checkPiece(op, pieces[j], whole, a,
-                                  std::string(toWhole ? "operand " : "result ") +
-                                      std::to_string(j)));
+    RP_RETURN_IF_ERROR(
+        checkPiece(op, pieces[j], whole, a,
+                   std::string(toWhole ? "operand " : "result ") + std::to_string(j)));
     const int64_t base = at * wholeStrides[a];
     const Shape own = contiguousStrides(pieces[j]);
-    RP_ASSIGN_OR_RETURN(CopyPlan p,
-                        toWhole ? planStridedCopy(op, elementBytes, pieces[j], own, 0,
-                                                  wholeStrides, base)
-                                : planStridedCopy(op, elementBytes, pieces[j], wholeStrides,
-                                                  base, own, 0));
+    RP_ASSIGN_OR_RETURN(
+        CopyPlan p, toWhole
+                        ? planStridedCopy(op, elementBytes, pieces[j], own, 0, wholeStrides, base)
+                        : planStridedCopy(op, elementBytes, pieces[j], wholeStrides, base, own, 0));
     plans.push_back(p);
     at += pieces[j][a];
   }

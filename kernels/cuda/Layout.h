@@ -40,9 +40,8 @@ runtime::StatusOr<CopyPlan> planTranspose(int elementBytes, const Shape &x,
 runtime::StatusOr<CopyPlan> planExpand(int elementBytes, const Shape &x, const Shape &out);
 /// concat: one copy per input, placing input j at its offset along `axis` of out. Errors:
 /// a bad axis, inputs whose other dimensions differ from out's, sizes not summing to out's.
-runtime::StatusOr<std::vector<CopyPlan>> planConcat(int elementBytes,
-                                                    const std::vector<Shape> &inputs,
-                                                    int64_t axis, const Shape &out);
+runtime::StatusOr<std::vector<CopyPlan>>
+planConcat(int elementBytes, const std::vector<Shape> &inputs, int64_t axis, const Shape &out);
 /// split: one copy per output, output j taking its consecutive piece along `axis` of x.
 runtime::StatusOr<std::vector<CopyPlan>> planSplit(int elementBytes, const Shape &x, int64_t axis,
                                                    const std::vector<Shape> &outs);

@@ -79,20 +79,17 @@ cudaError_t launchNorm(const NormPlan &plan, const void *x, const void *scale, c
 
 //===--- the per-row math (host and device) -------------------------------===//
 
-template <runtime::DType D>
-using NormCompute = typename DTypeTraits<D>::Compute;
+template <runtime::DType D> using NormCompute = typename DTypeTraits<D>::Compute;
 
 /// Element c of row `row` as the compute type.
-template <runtime::DType D>
-struct NormLoad {
+template <runtime::DType D> struct NormLoad {
   const void *x;
   int64_t base;
   RP_HD NormCompute<D> operator()(int64_t c) const { return loadAs<D>(x, base + c); }
 };
 
 /// (x_c - mean)^2 of one row.
-template <runtime::DType D>
-struct NormSquareLoad {
+template <runtime::DType D> struct NormSquareLoad {
   NormLoad<D> load;
   NormCompute<D> mean;
   RP_HD NormCompute<D> operator()(int64_t c) const {

@@ -90,12 +90,10 @@ cudaError_t launchReduce(const ReducePlan &plan, const void *x, void *out, cudaS
 // The kernel is built from these; a host test replays it with combineOnHost().
 
 /// The accumulator of dtype D: its compute type (double, float or int64).
-template <runtime::DType D>
-using ReduceAccum = typename DTypeTraits<D>::Compute;
+template <runtime::DType D> using ReduceAccum = typename DTypeTraits<D>::Compute;
 
 /// The start of every fold: 0 for Sum and Mean; for Max -inf or the integer minimum.
-template <runtime::DType D>
-RP_HD inline ReduceAccum<D> reduceIdentity(ReduceKind kind) {
+template <runtime::DType D> RP_HD inline ReduceAccum<D> reduceIdentity(ReduceKind kind) {
   using A = ReduceAccum<D>;
   if (kind != ReduceKind::Max)
     return A(0);
@@ -108,8 +106,7 @@ RP_HD inline ReduceAccum<D> reduceIdentity(ReduceKind kind) {
 }
 
 /// The combine operation of `kind` (SumOp or the NaN-propagating MaxOp).
-template <runtime::DType D>
-struct ReduceCombine {
+template <runtime::DType D> struct ReduceCombine {
   ReduceKind kind;
   RP_HD ReduceAccum<D> operator()(ReduceAccum<D> a, ReduceAccum<D> b) const {
     return kind == ReduceKind::Max ? MaxOp{}(a, b) : SumOp{}(a, b);
@@ -133,8 +130,7 @@ RP_HD inline int64_t reduceElementOffset(const ReducePlan &p, int64_t j) {
 }
 
 /// Reads reduced element j of one row as the accumulator type.
-template <runtime::DType D>
-struct ReduceLoad {
+template <runtime::DType D> struct ReduceLoad {
   const ReducePlan &p;
   const void *x;
   int64_t base;

@@ -56,8 +56,7 @@ inline RowGrid rowGrid(int64_t rows, int threadsPerRow) {
 
 /// This thread's place in the row loop of mode M: for (row = first(); row < rows; row +=
 /// step()), as thread lane() of threads() sharing the row.
-template <RowMode M>
-struct RowSlot {
+template <RowMode M> struct RowSlot {
   __device__ static int threads() {
     return M == RowMode::Thread ? 1 : M == RowMode::Warp ? kWarpSize : static_cast<int>(blockDim.x);
   }
@@ -84,8 +83,7 @@ struct RowSlot {
 
 /// The row loop of a row kernel in mode M: calls body(row, lane, threads) for every row
 /// this thread shares (RowSlot's loop), as thread `lane` of the `threads` sharing it.
-template <RowMode M, typename Body>
-__device__ inline void forEachRow(int64_t rows, Body &&body) {
+template <RowMode M, typename Body> __device__ inline void forEachRow(int64_t rows, Body &&body) {
   const int lane = RowSlot<M>::lane(), threads = RowSlot<M>::threads();
   for (int64_t row = RowSlot<M>::first(); row < rows; row += RowSlot<M>::step())
     body(row, lane, threads);
@@ -105,8 +103,7 @@ __device__ inline int64_t shflFirst(int64_t v) {
 }
 
 /// Every lane gets lane 0's result of the xor butterfly (RowReduce.h, step 2).
-template <typename A, typename Op>
-__device__ inline A warpAllReduce(A v, Op op) {
+template <typename A, typename Op> __device__ inline A warpAllReduce(A v, Op op) {
 #pragma unroll
   for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
     v = op(v, shflXor(v, offset));
@@ -137,8 +134,7 @@ __device__ inline A rowAllReduce(A v, Op op, A identity, A *shared) {
 
 /// Launches kernel<Mode> on `grid`: `launch` is a generic lambda taking a
 /// std::integral_constant<RowMode, M> and enqueuing the kernel instantiated for M.
-template <typename Launch>
-inline void launchRowMode(RowMode mode, Launch &&launch) {
+template <typename Launch> inline void launchRowMode(RowMode mode, Launch &&launch) {
   switch (mode) {
   case RowMode::Thread:
     launch(std::integral_constant<RowMode, RowMode::Thread>{});

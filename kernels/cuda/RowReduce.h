@@ -76,8 +76,7 @@ struct SumOp {
 
 /// The larger of a and b; a NaN wins (the first one, a before b).
 struct MaxOp {
-  template <typename C>
-  RP_HD C operator()(C a, C b) const {
+  template <typename C> RP_HD C operator()(C a, C b) const {
     if (rowIsNan(a))
       return a;
     if (rowIsNan(b))
@@ -88,8 +87,7 @@ struct MaxOp {
 
 /// The larger of a and b ignoring NaNs (std::fmax): NaN only when both are NaN.
 struct FMaxOp {
-  template <typename C>
-  RP_HD C operator()(C a, C b) const {
+  template <typename C> RP_HD C operator()(C a, C b) const {
     if (rowIsNan(b))
       return a;
     if (rowIsNan(a))

@@ -71,8 +71,7 @@ cudaError_t launchSoftmax(const SoftmaxPlan &plan, const void *x, void *out, cud
 
 //===--- the per-line math (host and device) ------------------------------===//
 
-template <runtime::DType D>
-using SoftmaxCompute = typename DTypeTraits<D>::Compute;
+template <runtime::DType D> using SoftmaxCompute = typename DTypeTraits<D>::Compute;
 
 /// Element offset of element 0 of `line`.
 RP_HD inline int64_t softmaxLineBase(const SoftmaxPlan &p, int64_t line) {
@@ -80,16 +79,14 @@ RP_HD inline int64_t softmaxLineBase(const SoftmaxPlan &p, int64_t line) {
 }
 
 /// Element k of one line as the compute type.
-template <runtime::DType D>
-struct SoftmaxLoad {
+template <runtime::DType D> struct SoftmaxLoad {
   const void *x;
   int64_t base, inner;
   RP_HD SoftmaxCompute<D> operator()(int64_t k) const { return loadAs<D>(x, base + k * inner); }
 };
 
 /// exp(x_k - m) of one line.
-template <runtime::DType D>
-struct SoftmaxExpLoad {
+template <runtime::DType D> struct SoftmaxExpLoad {
   SoftmaxLoad<D> load;
   SoftmaxCompute<D> m;
   RP_HD SoftmaxCompute<D> operator()(int64_t k) const { return rowExp(load(k) - m); }

@@ -43,8 +43,7 @@ runtime::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape
         std::string list;
         for (const Shape &t : shapes)
           list += (list.empty() ? "" : " and ") + shapeText(t);
-        return runtime::invalidArgument(std::string(op) + ": shapes " + list +
-                                        " do not broadcast");
+        return runtime::invalidArgument(std::string(op) + ": shapes " + list + " do not broadcast");
       }
       o = s[d];
     }

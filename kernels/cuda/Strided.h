@@ -42,8 +42,7 @@ inline constexpr int kMaxRank = 8;
 using Shape = std::vector<int64_t>;
 
 /// See the file comment. Trivially copyable: passed to kernels by value.
-template <int N>
-struct StridedIter {
+template <int N> struct StridedIter {
   int rank = 0;
   int64_t numel = 0;
   int64_t sizes[kMaxRank] = {};
@@ -94,40 +93,32 @@ std::string shapeText(const Shape &shape);
 //===--- element storage -------------------------------------------------===//
 
 /// Storage and compute type of each DType (see the file comment).
-template <runtime::DType D>
-struct DTypeTraits;
-template <>
-struct DTypeTraits<runtime::DType::F32> {
+template <runtime::DType D> struct DTypeTraits;
+template <> struct DTypeTraits<runtime::DType::F32> {
   using Storage = float;
   using Compute = double;
 };
-template <>
-struct DTypeTraits<runtime::DType::F64> {
+template <> struct DTypeTraits<runtime::DType::F64> {
   using Storage = double;
   using Compute = double;
 };
-template <>
-struct DTypeTraits<runtime::DType::F16> {
+template <> struct DTypeTraits<runtime::DType::F16> {
   using Storage = uint16_t;
   using Compute = float;
 };
-template <>
-struct DTypeTraits<runtime::DType::BF16> {
+template <> struct DTypeTraits<runtime::DType::BF16> {
   using Storage = uint16_t;
   using Compute = float;
 };
-template <>
-struct DTypeTraits<runtime::DType::I64> {
+template <> struct DTypeTraits<runtime::DType::I64> {
   using Storage = int64_t;
   using Compute = int64_t;
 };
-template <>
-struct DTypeTraits<runtime::DType::I32> {
+template <> struct DTypeTraits<runtime::DType::I32> {
   using Storage = int32_t;
   using Compute = int64_t;
 };
-template <>
-struct DTypeTraits<runtime::DType::I1> {
+template <> struct DTypeTraits<runtime::DType::I1> {
   using Storage = uint8_t;
   using Compute = bool;
 };
@@ -150,8 +141,7 @@ RP_HD inline typename DTypeTraits<D>::Compute loadAs(const void *p, int64_t i) {
 
 /// Writes `v` (a compute value) as element `i` of a `D` tensor, rounding once to nearest
 /// even (f32 from double: the correctly rounded value; integers wrap as the CPU kernels do).
-template <runtime::DType D, typename V>
-RP_HD inline void storeAs(void *p, int64_t i, V v) {
+template <runtime::DType D, typename V> RP_HD inline void storeAs(void *p, int64_t i, V v) {
   using S = typename DTypeTraits<D>::Storage;
   S *out = static_cast<S *>(p);
   if constexpr (D == runtime::DType::BF16)
@@ -168,8 +158,7 @@ RP_HD inline void storeAs(void *p, int64_t i, V v) {
 
 /// Calls fn(std::integral_constant<DType, d>{}) for the runtime dtype `d` among the float
 /// types (f32, f16, bf16, f64); returns false (calling nothing) for the others.
-template <typename Fn>
-bool visitFloatDType(runtime::DType d, Fn &&fn) {
+template <typename Fn> bool visitFloatDType(runtime::DType d, Fn &&fn) {
   using runtime::DType;
   switch (d) {
   case DType::F32:
@@ -190,8 +179,7 @@ bool visitFloatDType(runtime::DType d, Fn &&fn) {
 }
 
 /// As visitFloatDType over every dtype.
-template <typename Fn>
-void visitDType(runtime::DType d, Fn &&fn) {
+template <typename Fn> void visitDType(runtime::DType d, Fn &&fn) {
   using runtime::DType;
   if (visitFloatDType(d, fn))
     return;

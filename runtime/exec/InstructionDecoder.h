@@ -40,8 +40,8 @@ struct TensorSig {
 
 /// Which float dtypes a backend's kernels take.
 struct FloatPolicy {
-  bool halfFloats = false;  ///< f16 and bf16 accepted wherever f32 is
-  const char *fp32Only = ""; ///< when not: why (appended to "operand j is bf16[..]: ")
+  bool halfFloats = false;       ///< f16 and bf16 accepted wherever f32 is
+  const char *fp32Only = "";     ///< when not: why (appended to "operand j is bf16[..]: ")
   const char *fp32Takes = "f32"; ///< when not: what a float kernel takes, for messages
 };
 
@@ -111,8 +111,7 @@ enum class DTypeRule {
 /// The instruction being decoded: its types and checked attributes, and the message prefix.
 class Decoder {
 public:
-  Decoder(const pb::Instruction &ins, const KernelInfo &info, std::string where,
-          FloatPolicy floats)
+  Decoder(const pb::Instruction &ins, const KernelInfo &info, std::string where, FloatPolicy floats)
       : ins_(ins), info_(info), where_(std::move(where)), floats_(floats) {}
 
   Status fail(const std::string &what) const { return invalidArgument(where_ + ": " + what); }
@@ -307,16 +306,14 @@ private:
   }
 };
 
-
 //===--- what both backends read from the same attributes -------------------===//
 
 /// The unary kernel ids of the float-only elementwise ops ("sqrt" .. "silu") and their kinds.
 inline const std::vector<std::pair<std::string_view, kernels::UnaryKind>> &floatUnaryIds() {
   using U = kernels::UnaryKind;
   static const std::vector<std::pair<std::string_view, U>> ids = {
-      {"sqrt", U::Sqrt}, {"reciprocal", U::Reciprocal}, {"exp", U::Exp},
-      {"log", U::Log},   {"tanh", U::Tanh},             {"sigmoid", U::Sigmoid},
-      {"erf", U::Erf},   {"silu", U::Silu}};
+      {"sqrt", U::Sqrt}, {"reciprocal", U::Reciprocal}, {"exp", U::Exp}, {"log", U::Log},
+      {"tanh", U::Tanh}, {"sigmoid", U::Sigmoid},       {"erf", U::Erf}, {"silu", U::Silu}};
   return ids;
 }
 
@@ -369,8 +366,7 @@ inline Status checkSplitSizes(const Decoder &d) {
   const std::vector<int64_t> sizes = d.ints("sizes");
   if (sizes.size() != d.results().size())
     return d.fail("attribute 'sizes' has " + std::to_string(sizes.size()) +
-                  " entries; expected one per result (" + std::to_string(d.results().size()) +
-                  ")");
+                  " entries; expected one per result (" + std::to_string(d.results().size()) + ")");
   for (size_t j = 0; j < sizes.size(); ++j) {
     const std::vector<int64_t> &shape = d.results()[j].shape;
     if (axis >= 0 && axis < static_cast<int64_t>(shape.size()) &&

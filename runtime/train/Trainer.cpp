@@ -194,9 +194,10 @@ StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::strin
   for (const pb::Function &f : plan.functions()) {
     if (backend == "cpu") {
       if (plan.config().compute_dtype() != pb::F32)
-        return invalidArgument("the CPU backend runs fp32 plans; this plan computes in " +
-                               std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
-                               " (compile with --dtype fp32)");
+        return invalidArgument(
+            "the CPU backend runs fp32 plans; this plan computes in " +
+            std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
+            " (compile with --dtype fp32)");
       RP_RETURN_IF_ERROR(decodeFunction(f));
     } else if (backend == "cuda") {
 #if RP_HAVE_CUDA
@@ -218,7 +219,8 @@ StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::strin
 
 StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   if (options.steps < 1)
-    return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) + ")");
+    return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) +
+                           ")");
 #if !RP_HAVE_CUDA
   if (options.backend == "cuda")
     return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
@@ -228,7 +230,8 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     return invalidArgument("the simulator backend does not train: rp-run --backend sim "
                            "simulates the plan (runtime/train/Simulate.h)");
   if (options.backend != "cpu" && options.backend != "cuda")
-    return invalidArgument("unknown --backend '" + options.backend + "' (expected cpu, cuda or sim)");
+    return invalidArgument("unknown --backend '" + options.backend +
+                           "' (expected cpu, cuda or sim)");
   if (options.devices < 0)
     return invalidArgument("--gpus must be at least 1");
   if (options.kernels != "reference" && options.kernels != "cuda-host")

@@ -48,8 +48,7 @@ RunResult trainOnGpu(const pb::Plan &plan, int workers, int64_t steps) {
   return rp::testing::trainTestPlan(plan, *backend.value(), steps);
 }
 
-void expectClose(const std::vector<float> &got, const std::vector<float> &want,
-                 const char *what) {
+void expectClose(const std::vector<float> &got, const std::vector<float> &want, const char *what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_NEAR(got[i], want[i], 1e-5 * std::fabs(want[i]) + 1e-7) << what << " [" << i << "]";

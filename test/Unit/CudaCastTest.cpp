@@ -80,11 +80,11 @@ void runOnDevice(Launch launch, const std::vector<In> &in, size_t offset, unsign
   ASSERT_CUDA_OK(dOut.status());
   cudaStream_t stream;
   ASSERT_CUDA_OK(cudaStreamCreate(&stream));
-  ASSERT_CUDA_OK(cudaMemcpy(dIn.as<In>() + offset, in.data(), n * sizeof(In),
-                            cudaMemcpyHostToDevice));
+  ASSERT_CUDA_OK(
+      cudaMemcpy(dIn.as<In>() + offset, in.data(), n * sizeof(In), cudaMemcpyHostToDevice));
   ASSERT_CUDA_OK(cudaMemset(dOut.as<void>(), poison, dOut.bytes()));
-  ASSERT_CUDA_OK(launch(dIn.as<In>() + offset, dOut.as<Out>() + offset,
-                        static_cast<int64_t>(n), stream));
+  ASSERT_CUDA_OK(
+      launch(dIn.as<In>() + offset, dOut.as<Out>() + offset, static_cast<int64_t>(n), stream));
   ASSERT_CUDA_OK(cudaStreamSynchronize(stream));
   ASSERT_CUDA_OK(cudaStreamDestroy(stream));
   std::vector<unsigned char> all(dOut.bytes());
@@ -118,8 +118,8 @@ void checkF32To16(F32To16 launch, uint16_t (*cpu)(float)) {
         for (size_t i = 0; i < n; ++i) {
           uint32_t bits;
           std::memcpy(&bits, &in[i], 4);
-          ASSERT_EQ(got[i], cpu(in[i])) << std::hex << "n=" << n << " offset=" << offset
-                                        << " i=" << i << " input 0x" << bits;
+          ASSERT_EQ(got[i], cpu(in[i]))
+              << std::hex << "n=" << n << " offset=" << offset << " i=" << i << " input 0x" << bits;
         }
       }
   }
@@ -160,7 +160,7 @@ TEST(CudaCastArgsTest, RejectsBadArguments) {
   EXPECT_EQ(castF32ToF16(reinterpret_cast<const float *>(raw + 2), &h, 1, nullptr),
             cudaErrorInvalidValue); // misaligned float
   EXPECT_EQ(castF16ToF32(reinterpret_cast<const uint16_t *>(raw + 1), &f, 1, nullptr),
-            cudaErrorInvalidValue); // misaligned uint16_t
+            cudaErrorInvalidValue);                                    // misaligned uint16_t
   EXPECT_EQ(castF32ToBf16(nullptr, nullptr, 0, nullptr), cudaSuccess); // nothing to launch
   EXPECT_EQ(castF16ToF32(nullptr, nullptr, 0, nullptr), cudaSuccess);
 }

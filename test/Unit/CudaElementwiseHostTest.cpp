@@ -2,10 +2,10 @@
 //
 // The elementwise and layout kernels (kernels/cuda/Elementwise.h, Layout.h) are grid-stride
 // loops over RP_HD bodies (ElementwiseOps.h, Layout.h copyAt). This test runs those very
-// bodies on the CPU (kernels/cuda/HostReplay.h), over every point of the planned iteration space, and compares the result
-// with the CPU reference kernels (kernels/cpu): so the planners (broadcast strides,
-// coalescing, transposes, slices, concat/split offsets) and the per-element math are checked
-// without a GPU. What it does not cover: the launch itself (grid size, the kernel's loop),
+// bodies on the CPU (kernels/cuda/HostReplay.h), over every point of the planned iteration space,
+// and compares the result with the CPU reference kernels (kernels/cpu): so the planners (broadcast
+// strides, coalescing, transposes, slices, concat/split offsets) and the per-element math are
+// checked without a GPU. What it does not cover: the launch itself (grid size, the kernel's loop),
 // and CUDA's device libm (the host runs glibc's); the GPU test (CudaKernelsTest.cpp) does.
 //
 // Tolerances: f32 results must be bit-identical to the CPU kernels (both compute in double
@@ -73,12 +73,18 @@ using replay::unary;
 TEST(CudaElementwiseHost, UnaryF32MatchesCpuBitForBit) {
   std::mt19937 rng(1);
   const std::pair<UnaryOp, cpu::UnaryKind> cases[] = {
-      {UnaryOp::Sqrt, cpu::UnaryKind::Sqrt},         {UnaryOp::Reciprocal, cpu::UnaryKind::Reciprocal},
-      {UnaryOp::Exp, cpu::UnaryKind::Exp},           {UnaryOp::Log, cpu::UnaryKind::Log},
-      {UnaryOp::Tanh, cpu::UnaryKind::Tanh},         {UnaryOp::Sigmoid, cpu::UnaryKind::Sigmoid},
-      {UnaryOp::Erf, cpu::UnaryKind::Erf},           {UnaryOp::Silu, cpu::UnaryKind::Silu},
-      {UnaryOp::Neg, cpu::UnaryKind::Neg},           {UnaryOp::Relu, cpu::UnaryKind::Relu},
-      {UnaryOp::GeluExact, cpu::UnaryKind::GeluExact}, {UnaryOp::GeluTanh, cpu::UnaryKind::GeluTanh}};
+      {UnaryOp::Sqrt, cpu::UnaryKind::Sqrt},
+      {UnaryOp::Reciprocal, cpu::UnaryKind::Reciprocal},
+      {UnaryOp::Exp, cpu::UnaryKind::Exp},
+      {UnaryOp::Log, cpu::UnaryKind::Log},
+      {UnaryOp::Tanh, cpu::UnaryKind::Tanh},
+      {UnaryOp::Sigmoid, cpu::UnaryKind::Sigmoid},
+      {UnaryOp::Erf, cpu::UnaryKind::Erf},
+      {UnaryOp::Silu, cpu::UnaryKind::Silu},
+      {UnaryOp::Neg, cpu::UnaryKind::Neg},
+      {UnaryOp::Relu, cpu::UnaryKind::Relu},
+      {UnaryOp::GeluExact, cpu::UnaryKind::GeluExact},
+      {UnaryOp::GeluTanh, cpu::UnaryKind::GeluTanh}};
   const Shape shape = {3, 5, 7};
   HostTensor x = randomTensor(DType::F32, shape, rng);
   for (auto [op, kind] : cases) {
@@ -115,8 +121,8 @@ TEST(CudaElementwiseHost, BinaryBroadcastMatchesCpu) {
   struct Case {
     Shape a, b;
   };
-  const Case shapes[] = {{{4, 5}, {4, 5}},       {{4, 5}, {5}},        {{4, 1}, {1, 5}},
-                         {{2, 3, 4}, {3, 1}},    {{}, {2, 3}},         {{2, 1, 3, 1}, {5, 1, 4}},
+  const Case shapes[] = {{{4, 5}, {4, 5}},      {{4, 5}, {5}}, {{4, 1}, {1, 5}},
+                         {{2, 3, 4}, {3, 1}},   {{}, {2, 3}},  {{2, 1, 3, 1}, {5, 1, 4}},
                          {{6, 1, 8}, {1, 7, 1}}};
   const std::pair<BinaryOp, cpu::BinaryKind> opsF[] = {
       {BinaryOp::Add, cpu::BinaryKind::Add}, {BinaryOp::Sub, cpu::BinaryKind::Sub},
@@ -177,8 +183,8 @@ TEST(CudaElementwiseHost, WhereAndCast) {
             ops::castAt<decltype(fd)::value, decltype(td)::value>(x.raw(), g.raw(), i);
         });
       });
-      expectSameBytes(g, w, std::string("cast ") + runtime::dtypeName(from) + " -> " +
-                                runtime::dtypeName(to));
+      expectSameBytes(
+          g, w, std::string("cast ") + runtime::dtypeName(from) + " -> " + runtime::dtypeName(to));
     }
   }
 }
@@ -238,7 +244,8 @@ TEST(CudaLayoutHost, TransposeExpandConcatSplitMatchCpu) {
   copy(planExpand(4, {3, 1, 5}, {2, 3, 4, 5}).value(), e.raw(), eg.raw());
   expectSameBytes(eg, ew, "expand");
 
-  HostTensor a = randomTensor(DType::F32, {2, 3, 4}, rng), b = randomTensor(DType::F32, {2, 1, 4}, rng);
+  HostTensor a = randomTensor(DType::F32, {2, 3, 4}, rng),
+             b = randomTensor(DType::F32, {2, 1, 4}, rng);
   HostTensor cw(DType::F32, {2, 4, 4}), cg(DType::F32, {2, 4, 4});
   ASSERT_TRUE(cpu::concat({&a, &b}, 1, cw).ok());
   auto plans = planConcat(4, {a.shape(), b.shape()}, 1, {2, 4, 4});

@@ -69,8 +69,7 @@ HostTensor poisoned(DType dtype, const Shape &shape) {
 //===--- plan errors ------------------------------------------------------===//
 
 /// The GPU plan fails like the CPU kernel: InvalidArgument with the same message.
-template <typename T>
-void expectSameError(const Status &cpu, const runtime::StatusOr<T> &gpu) {
+template <typename T> void expectSameError(const Status &cpu, const runtime::StatusOr<T> &gpu) {
   EXPECT_EQ(cpu.code(), StatusCode::InvalidArgument) << cpu.toString();
   ASSERT_FALSE(gpu.ok()) << "the GPU plan accepted what the CPU rejects: " << cpu.toString();
   EXPECT_EQ(gpu.status().code(), StatusCode::InvalidArgument);
@@ -88,8 +87,8 @@ void expectError(const runtime::StatusOr<T> &gpu, const std::string &message) {
 //===--- host runs of the kernel bodies ------------------------------------===//
 
 HostTensor hostSwiglu(const HostTensor &gate, const HostTensor &up) {
-  runtime::StatusOr<SwigluPlan> plan = planSwiglu(gate.dtype(), gate.shape(), up.shape(),
-                                                  gate.shape());
+  runtime::StatusOr<SwigluPlan> plan =
+      planSwiglu(gate.dtype(), gate.shape(), up.shape(), gate.shape());
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(gate.dtype(), gate.shape());
   visitFloatDType(gate.dtype(), [&](auto tag) {
@@ -168,8 +167,8 @@ HostTensor hostGatherElements(const HostTensor &data, const HostTensor &indices,
   visitBits(runtime::dtypeSize(data.dtype()), [&](auto bits) {
     visitIndex(indices.dtype(), [&](auto index) {
       for (int64_t i = 0; i < plan->numel; ++i)
-        gatherElementsAt<decltype(bits), decltype(index)::value>(*plan, data.raw(),
-                                                                 indices.raw(), out.raw(), i);
+        gatherElementsAt<decltype(bits), decltype(index)::value>(*plan, data.raw(), indices.raw(),
+                                                                 out.raw(), i);
     });
   });
   if (error)
@@ -275,10 +274,14 @@ TEST(CudaFusedHost, SwigluMatchesCpu) {
 // cos/sin of the full shape, [S, D], [B, 1, S, D], [1, 1, S, D], a 1-D x, and D = 2.
 TEST(CudaFusedHost, RopeMatchesCpuWithBroadcastCosSin) {
   std::mt19937 rng(12);
-  const std::pair<Shape, Shape> cases[] = {
-      {{2, 3, 5, 8}, {2, 3, 5, 8}}, {{2, 3, 5, 8}, {5, 8}},  {{2, 3, 5, 8}, {2, 1, 5, 8}},
-      {{2, 3, 5, 8}, {1, 1, 5, 8}}, {{6}, {6}},              {{4, 2}, {1, 2}},
-      {{3, 1, 4, 6}, {3, 1, 1, 6}}, {{2, 0, 4}, {4}}};
+  const std::pair<Shape, Shape> cases[] = {{{2, 3, 5, 8}, {2, 3, 5, 8}},
+                                           {{2, 3, 5, 8}, {5, 8}},
+                                           {{2, 3, 5, 8}, {2, 1, 5, 8}},
+                                           {{2, 3, 5, 8}, {1, 1, 5, 8}},
+                                           {{6}, {6}},
+                                           {{4, 2}, {1, 2}},
+                                           {{3, 1, 4, 6}, {3, 1, 1, 6}},
+                                           {{2, 0, 4}, {4}}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &[xs, cs] : cases) {
       SCOPED_TRACE(label(dtype, xs) + " cos " + shapeText(cs));
@@ -494,8 +497,8 @@ TEST(CudaFusedHost, ScattersSkipOutOfRangeIndices) {
 // Float ranges (including ones whose start + i * delta rounds), bit for bit with cpu::range;
 // f16/bf16 as the correctly rounded f64 range.
 TEST(CudaFusedHost, RangeMatchesCpu) {
-  const double args[][3] = {{0, 10, 1}, {0.1, 1.7, 0.3}, {5, -3, -0.7}, {1e7, 1e7 + 3, 0.1},
-                            {2, 2, 1},  {-1.5, 2, 0.25}};
+  const double args[][3] = {{0, 10, 1},          {0.1, 1.7, 0.3}, {5, -3, -0.7},
+                            {1e7, 1e7 + 3, 0.1}, {2, 2, 1},       {-1.5, 2, 0.25}};
   for (const auto &a : args)
     for (DType dtype : kGpuFloatTypes) {
       const double n = std::fmax(std::ceil((a[1] - a[0]) / a[2]), 0.0);
@@ -515,14 +518,18 @@ TEST(CudaFusedHost, RangeMatchesCpu) {
 
 // Integer ranges through planRange (float arguments) and planRangeInt (exact int64).
 TEST(CudaFusedHost, IntegerRangeMatchesCpu) {
-  const int64_t args[][3] = {{0, 10, 1}, {7, -8, -3}, {-5, 5, 4}, {int64_t(1) << 40, (int64_t(1) << 40) + 9, 2},
+  const int64_t args[][3] = {{0, 10, 1},
+                             {7, -8, -3},
+                             {-5, 5, 4},
+                             {int64_t(1) << 40, (int64_t(1) << 40) + 9, 2},
                              {3, 3, 1}};
   for (const auto &a : args)
     for (DType dtype : {DType::I64, DType::I32}) {
       if (dtype == DType::I32 && a[0] > (int64_t(1) << 31))
         continue;
       const int64_t span = a[1] - a[0]; // ceil(span / delta), at least 0
-      const int64_t n = std::max<int64_t>(0, span / a[2] + (span % a[2] != 0 && (span > 0) == (a[2] > 0)));
+      const int64_t n =
+          std::max<int64_t>(0, span / a[2] + (span % a[2] != 0 && (span > 0) == (a[2] > 0)));
       SCOPED_TRACE(label(dtype, {n}) + " start " + std::to_string(a[0]));
       HostTensor want(dtype, {n});
       ASSERT_OK(cpu::rangeInt(a[0], a[1], a[2], want));
@@ -634,9 +641,11 @@ TEST(CudaFusedHost, PlanErrorsMatchCpuMessages) {
   HostTensor out;
   // swiglu
   out = t(f, {2, 3});
-  expectSameError(cpu::swiglu(t(f, {2, 3}), t(f, {2, 4}), out), planSwiglu(f, {2, 3}, {2, 4}, {2, 3}));
+  expectSameError(cpu::swiglu(t(f, {2, 3}), t(f, {2, 4}), out),
+                  planSwiglu(f, {2, 3}, {2, 4}, {2, 3}));
   out = t(f, {3, 2});
-  expectSameError(cpu::swiglu(t(f, {2, 3}), t(f, {2, 3}), out), planSwiglu(f, {2, 3}, {2, 3}, {3, 2}));
+  expectSameError(cpu::swiglu(t(f, {2, 3}), t(f, {2, 3}), out),
+                  planSwiglu(f, {2, 3}, {2, 3}, {3, 2}));
   // rope
   out = t(f, {3, 5});
   expectSameError(cpu::rope(t(f, {3, 5}), t(f, {5}), t(f, {5}), out),
@@ -656,18 +665,15 @@ TEST(CudaFusedHost, PlanErrorsMatchCpuMessages) {
   out = t(f, {2, 4, 3, 8});
   expectSameError(cpu::attention(t(f, {2, 3}), t(f, {2, 3}), t(f, {2, 3}), 1, false, out),
                   planAttention(f, {2, 3}, {2, 3}, {2, 3}, 1, false, {2, 4, 3, 8}));
-  expectSameError(cpu::attention(t(f, {2, 4, 3, 8}), t(f, {2, 3, 3, 8}), t(f, {2, 3, 3, 8}), 1,
-                                 false, out),
-                  planAttention(f, {2, 4, 3, 8}, {2, 3, 3, 8}, {2, 3, 3, 8}, 1, false,
-                                {2, 4, 3, 8}));
-  expectSameError(cpu::attention(t(f, {2, 4, 3, 8}), t(f, {2, 0, 3, 8}), t(f, {2, 0, 3, 8}), 1,
-                                 false, out),
-                  planAttention(f, {2, 4, 3, 8}, {2, 0, 3, 8}, {2, 0, 3, 8}, 1, false,
-                                {2, 4, 3, 8}));
-  expectSameError(cpu::attention(t(f, {2, 4, 3, 8}), t(f, {2, 2, 3, 8}), t(f, {2, 2, 4, 8}), 1,
-                                 false, out),
-                  planAttention(f, {2, 4, 3, 8}, {2, 2, 3, 8}, {2, 2, 4, 8}, 1, false,
-                                {2, 4, 3, 8}));
+  expectSameError(
+      cpu::attention(t(f, {2, 4, 3, 8}), t(f, {2, 3, 3, 8}), t(f, {2, 3, 3, 8}), 1, false, out),
+      planAttention(f, {2, 4, 3, 8}, {2, 3, 3, 8}, {2, 3, 3, 8}, 1, false, {2, 4, 3, 8}));
+  expectSameError(
+      cpu::attention(t(f, {2, 4, 3, 8}), t(f, {2, 0, 3, 8}), t(f, {2, 0, 3, 8}), 1, false, out),
+      planAttention(f, {2, 4, 3, 8}, {2, 0, 3, 8}, {2, 0, 3, 8}, 1, false, {2, 4, 3, 8}));
+  expectSameError(
+      cpu::attention(t(f, {2, 4, 3, 8}), t(f, {2, 2, 3, 8}), t(f, {2, 2, 4, 8}), 1, false, out),
+      planAttention(f, {2, 4, 3, 8}, {2, 2, 3, 8}, {2, 2, 4, 8}, 1, false, {2, 4, 3, 8}));
   expectError(planAttention(f, {1, 1, 2, 4096}, {1, 1, 2, 4096}, {1, 1, 2, 4096}, 1, false,
                             {1, 1, 2, 4096}),
               "attention: head dimension 4096 exceeds the GPU kernel's limit of 2048");
@@ -730,19 +736,19 @@ TEST(CudaFusedHost, PlanErrorsMatchCpuMessages) {
 TEST(CudaFusedHost, PlanErrorsOfTheGpuKernels) {
   expectError(planSwiglu(DType::I64, {2}, {2}, {2}),
               "swiglu: gate has dtype i64, expected f32, f64, f16 or bf16");
-  expectError(planAttention(DType::I1, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, 1, false,
-                            {1, 1, 1, 1}),
-              "attention: q has dtype i1, expected f32, f64, f16 or bf16");
+  expectError(
+      planAttention(DType::I1, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, 1, false, {1, 1, 1, 1}),
+      "attention: q has dtype i1, expected f32, f64, f16 or bf16");
   expectError(planScatterAdd(DType::I32, {2}, DType::I64, {2}, 0, {3}),
               "scatter_add: updates has dtype i32, expected f32, f64, f16 or bf16");
   expectError(planRange(DType::I1, 0, 2, 1, {2}),
               "range: out has dtype i1, expected f32, f64, f16, bf16, i64 or i32");
   expectError(planRangeInt(DType::F32, 0, 2, 1, {2}),
               "range: out has dtype f32, expected i64 or i32");
-  expectError(planScatterElementsAdd(DType::F32, Shape(9, 2), DType::I64, Shape(9, 2), 0,
-                                     Shape(9, 2)),
-              "scatter_elements_add: out f32[2, 2, 2, 2, 2, 2, 2, 2, 2] has more than 8 "
-              "dimensions that are not 1 in both out and updates (the GPU kernel's limit)");
+  expectError(
+      planScatterElementsAdd(DType::F32, Shape(9, 2), DType::I64, Shape(9, 2), 0, Shape(9, 2)),
+      "scatter_elements_add: out f32[2, 2, 2, 2, 2, 2, 2, 2, 2] has more than 8 "
+      "dimensions that are not 1 in both out and updates (the GPU kernel's limit)");
   AdamWParams params;
   params.step = 0;
   expectError(planAdamW(params, 4, DType::F32), "adamw: step 0 must be >= 1");
@@ -750,9 +756,9 @@ TEST(CudaFusedHost, PlanErrorsOfTheGpuKernels) {
   expectError(planAdamW(params, -1, DType::F32), "adamw: negative element count -1");
   expectError(planAdamW(params, 4, DType::I64), "adamw: compute dtype i64 is not f32, bf16 or f16");
   // Unit dimensions drop out of scatter_elements_add's rank limit.
-  EXPECT_TRUE(planScatterElementsAdd(DType::F32, Shape(12, 1), DType::I64, Shape(12, 1), 3,
-                                     Shape(12, 1))
-                  .ok());
+  EXPECT_TRUE(
+      planScatterElementsAdd(DType::F32, Shape(12, 1), DType::I64, Shape(12, 1), 3, Shape(12, 1))
+          .ok());
 }
 
 } // namespace

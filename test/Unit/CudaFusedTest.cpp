@@ -101,10 +101,10 @@ TEST_F(CudaFused, SwigluMatchesCpu) {
 
 TEST_F(CudaFused, RopeMatchesCpu) {
   std::mt19937 rng(12);
-  const std::pair<Shape, Shape> cases[] = {{{2, 3, 5, 8}, {2, 3, 5, 8}}, {{2, 3, 5, 8}, {5, 8}},
-                                           {{2, 3, 5, 8}, {2, 1, 5, 8}}, {{6}, {6}},
-                                           {{2, 8, 128, 64}, {128, 64}},
-                                           {{2, 4, 16, 32}, {2, 1, 16, 32}}};
+  const std::pair<Shape, Shape> cases[] = {
+      {{2, 3, 5, 8}, {2, 3, 5, 8}}, {{2, 3, 5, 8}, {5, 8}},
+      {{2, 3, 5, 8}, {2, 1, 5, 8}}, {{6}, {6}},
+      {{2, 8, 128, 64}, {128, 64}}, {{2, 4, 16, 32}, {2, 1, 16, 32}}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &[xs, cs] : cases) {
       SCOPED_TRACE(label(dtype, xs) + " cos " + shapeText(cs));
@@ -114,8 +114,7 @@ TEST_F(CudaFused, RopeMatchesCpu) {
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dX = upload(in.x), dC = upload(in.cos), dS = upload(in.sin);
       auto dOut = poisonedOutput(dtype, xs);
-      ASSERT_CUDA_OK(
-          launchRope(*plan, dX->get(), dC->get(), dS->get(), dOut->get(), stream_));
+      ASSERT_CUDA_OK(launchRope(*plan, dX->get(), dC->get(), dS->get(), dOut->get(), stream_));
       expectFloat(download(*dOut, dtype, xs, stream_), in.want, 1e-6, "rope");
     }
 }
@@ -126,8 +125,8 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
   const struct {
     Shape q, k;
     bool causal;
-  } cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, false},     {{2, 4, 7, 5}, {2, 2, 7, 5}, true},
-               {{1, 3, 128, 4}, {1, 1, 128, 4}, true},  {{1, 2, 129, 16}, {1, 2, 129, 16}, false},
+  } cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, false},      {{2, 4, 7, 5}, {2, 2, 7, 5}, true},
+               {{1, 3, 128, 4}, {1, 1, 128, 4}, true},   {{1, 2, 129, 16}, {1, 2, 129, 16}, false},
                {{2, 8, 257, 64}, {2, 2, 257, 64}, true}, {{1, 2, 64, 128}, {1, 1, 64, 128}, false},
                {{2, 2, 1, 8}, {2, 1, 1, 8}, true}};
   for (DType dtype : kGpuFloatTypes)
@@ -140,13 +139,11 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v);
       auto dOut = poisonedOutput(dtype, c.q);
-      ASSERT_CUDA_OK(
-          launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
+      ASSERT_CUDA_OK(launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
       HostTensor got = download(*dOut, dtype, c.q, stream_);
       expectFloat(got, in.want, 1e-5, "attention");
       // Deterministic: a second run gives the same bits.
-      ASSERT_CUDA_OK(
-          launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
+      ASSERT_CUDA_OK(launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
       expectBitsEqual(download(*dOut, dtype, c.q, stream_), got, "attention rerun");
     }
 }
@@ -158,8 +155,11 @@ TEST_F(CudaFused, GatherMatchesCpu) {
   const struct {
     Shape data, indices;
     int64_t axis;
-  } cases[] = {{{1000, 64}, {4, 128}, 0}, {{3, 5, 2}, {4}, 1}, {{2, 3, 6}, {2, 2}, 2},
-               {{5}, {7}, 0}, {{4, 3}, {0}, 0}};
+  } cases[] = {{{1000, 64}, {4, 128}, 0},
+               {{3, 5, 2}, {4}, 1},
+               {{2, 3, 6}, {2, 2}, 2},
+               {{5}, {7}, 0},
+               {{4, 3}, {0}, 0}};
   for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I1, DType::BF16})
     for (DType index : {DType::I64, DType::I32})
       for (const auto &c : cases) {
@@ -191,8 +191,11 @@ TEST_F(CudaFused, GatherElementsMatchesCpu) {
   const struct {
     Shape data, indices;
     int64_t axis;
-  } cases[] = {{{64, 1000}, {64, 1}, 1}, {{4, 6}, {3, 9}, 1}, {{5, 3}, {2, 3}, 0},
-               {{2, 3, 4}, {2, 2, 5}, 2}, {{6}, {10}, 0}};
+  } cases[] = {{{64, 1000}, {64, 1}, 1},
+               {{4, 6}, {3, 9}, 1},
+               {{5, 3}, {2, 3}, 0},
+               {{2, 3, 4}, {2, 2, 5}, 2},
+               {{6}, {10}, 0}};
   for (DType dtype : {DType::F32, DType::I64, DType::I1, DType::F16})
     for (DType index : {DType::I64, DType::I32})
       for (const auto &c : cases) {
@@ -207,8 +210,8 @@ TEST_F(CudaFused, GatherElementsMatchesCpu) {
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         auto dData = upload(data), dIdx = upload(idx);
         auto dOut = poisonedOutput(dtype, c.indices);
-        ASSERT_CUDA_OK(launchGatherElements(*plan, dData->get(), dIdx->get(), dOut->get(),
-                                            nullptr, stream_));
+        ASSERT_CUDA_OK(
+            launchGatherElements(*plan, dData->get(), dIdx->get(), dOut->get(), nullptr, stream_));
         expectBitsEqual(download(*dOut, dtype, c.indices, stream_),
                         is16Bit(dtype) ? convertTo(want, dtype) : std::move(want),
                         "gather_elements");
@@ -275,8 +278,11 @@ TEST_F(CudaFused, ScatterElementsAddMatchesCpuBitForBit) {
   const struct {
     Shape out, updates;
     int64_t axis;
-  } cases[] = {{{256, 1000}, {256, 1}, 1}, {{4, 5}, {4, 12}, 1}, {{5, 3}, {9, 2}, 0},
-               {{2, 3, 4}, {1, 3, 7}, 2},  {{8}, {20}, 0}};
+  } cases[] = {{{256, 1000}, {256, 1}, 1},
+               {{4, 5}, {4, 12}, 1},
+               {{5, 3}, {9, 2}, 0},
+               {{2, 3, 4}, {1, 3, 7}, 2},
+               {{8}, {20}, 0}};
   for (DType dtype : kGpuFloatTypes)
     for (DType index : {DType::I64, DType::I32})
       for (const auto &c : cases) {
@@ -321,19 +327,18 @@ TEST_F(CudaFused, ScattersSkipOutOfRangeIndices) {
   HostTensor i2 = cpu::test::tensor(DType::I64, {1, 4}, {0, 5, 0, -3});
   auto dU2 = upload(u2), dI2 = upload(i2);
   auto dOut2 = poisonedOutput(DType::F32, {1, 3});
-  ASSERT_CUDA_OK(launchScatterElementsAdd(*plan2, dU2->get(), dI2->get(), dOut2->get(), word,
-                                          stream_));
+  ASSERT_CUDA_OK(
+      launchScatterElementsAdd(*plan2, dU2->get(), dI2->get(), dOut2->get(), word, stream_));
   expectBitsEqual(download(*dOut2, DType::F32, {1, 3}, stream_),
                   cpu::test::tensor(DType::F32, {1, 3}, {13, 0, 0}), "scatter_elements_add");
-  EXPECT_EQ(readIndexError(plan2->index, word, dI2->get(), stream_).code(),
-            StatusCode::OutOfRange);
+  EXPECT_EQ(readIndexError(plan2->index, word, dI2->get(), stream_).code(), StatusCode::OutOfRange);
 }
 
 //===--- range, trilu -----------------------------------------------------===//
 
 TEST_F(CudaFused, RangeMatchesCpu) {
-  const double args[][3] = {{0, 10, 1}, {0.1, 1.7, 0.3}, {5, -3, -0.7}, {1e7, 1e7 + 3, 0.1},
-                            {-1.5, 100000, 0.25}};
+  const double args[][3] = {
+      {0, 10, 1}, {0.1, 1.7, 0.3}, {5, -3, -0.7}, {1e7, 1e7 + 3, 0.1}, {-1.5, 100000, 0.25}};
   for (const auto &a : args)
     for (DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32}) {
       const bool integer = dtype == DType::I64 || dtype == DType::I32;
@@ -399,15 +404,14 @@ TEST_F(CudaFused, AdamWMatchesHostOptimizerBitForBit) {
       const runtime::AdamWConfig config{1e-3 * static_cast<double>(step), 0.9, 0.95, 1e-8, 0.1};
       runtime::adamwStep(cMaster.data(), cM.data(), cV.data(), grad.data(), n, config, step, scale);
       ASSERT_OK(runtime::writeComputeWeights(cMaster.data(), wdt, cWeights.data(), n));
-      AdamWParams params{config.lr, config.beta1, config.beta2, config.eps, config.weightDecay,
-                         step, scale};
+      AdamWParams params{config.lr,          config.beta1, config.beta2, config.eps,
+                         config.weightDecay, step,         scale};
       runtime::StatusOr<AdamWPlan> plan = planAdamW(params, n, wdt);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       ASSERT_CUDA_OK(cudaMemcpy(dGrad.get(), grad.data(), n * 4, cudaMemcpyHostToDevice));
       ASSERT_CUDA_OK(launchAdamW(*plan, static_cast<float *>(dMaster.get()),
                                  static_cast<float *>(dM.get()), static_cast<float *>(dV.get()),
-                                 static_cast<const float *>(dGrad.get()), dWeights.get(),
-                                 stream_));
+                                 static_cast<const float *>(dGrad.get()), dWeights.get(), stream_));
       ASSERT_CUDA_OK(cudaStreamSynchronize(stream_));
       std::vector<float> gMaster(n), gM(n), gV(n);
       ASSERT_CUDA_OK(cudaMemcpy(gMaster.data(), dMaster.get(), n * 4, cudaMemcpyDeviceToHost));

@@ -302,7 +302,8 @@ void checkNorm(DType dtype, const AxisCase &c, bool rms, bool withBias, std::mt1
     SCOPED_TRACE("threads per row " + std::to_string(threads));
     HostTensor got(dtype, c.shape);
     visitFloatDType(dtype, [&](auto d) {
-      replay::normRows<decltype(d)::value>(*plan, threads, in.x.raw(), in.scale.raw(), b, got.raw());
+      replay::normRows<decltype(d)::value>(*plan, threads, in.x.raw(), in.scale.raw(), b,
+                                           got.raw());
     });
     if (threads == 1 && !is16Bit(dtype))
       expectSame(got, wantValues, "P=1 replay vs cpu norm");

@@ -136,10 +136,7 @@ public:
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   cudaError_t status() const { return status_; }
   void *get() const { return ptr_; }
-  template <typename T>
-  T *as() const {
-    return static_cast<T *>(ptr_);
-  }
+  template <typename T> T *as() const { return static_cast<T *>(ptr_); }
   /// The bytes before the guard.
   size_t bytes() const { return bytes_; }
   size_t guard() const { return guard_; }

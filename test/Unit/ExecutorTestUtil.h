@@ -33,8 +33,8 @@ struct RunResult {
 };
 
 /// Trains `plan` for `steps` steps on `backend` (not yet prepared) with learning rate `lr`.
-inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &backend,
-                               int64_t steps, double lr = 1e-2) {
+inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &backend, int64_t steps,
+                               double lr = 1e-2) {
   using namespace rp::runtime;
   RunResult run;
   StatusOr<HostArena> arena = HostArena::create(plan);

@@ -190,7 +190,8 @@ int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initia
     }
     std::printf("step %lld loss %.9g\n", static_cast<long long>(step + 1), loss);
     if (log) {
-      rt::StepMetrics metrics{step + 1, loss, lr, M * batch * seq, 0, 0, std::nullopt, std::nullopt};
+      rt::StepMetrics metrics{step + 1, loss, lr,           M * batch * seq,
+                              0,        0,    std::nullopt, std::nullopt};
       if (rt::Status s = log->write(metrics); !s.ok())
         return fail(s.message());
     }

@@ -48,8 +48,8 @@ StatusOr<CudaDevices> queryCudaDevices() {
   CudaDevices d;
   const cudaError_t e = cudaGetDeviceCount(&d.count);
   if (e != cudaSuccess || d.count == 0)
-    return unavailable("no CUDA device: " + (e != cudaSuccess ? cudaErrorText(e)
-                                                              : std::string("0 devices")));
+    return unavailable("no CUDA device: " +
+                       (e != cudaSuccess ? cudaErrorText(e) : std::string("0 devices")));
   for (int g = 0; g < d.count; ++g) {
     cudaDeviceProp prop{};
     RP_RETURN_IF_ERROR(cudaStatus(cudaGetDeviceProperties(&prop, g),
@@ -131,18 +131,19 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
   int lowest = 0, highest = 0; // numerically: greatest = lowest priority
   for (int w = 0; w < numWorkers_; ++w) {
     Worker &k = workers_[static_cast<size_t>(w)];
-    const std::string who = "CUDA worker " + std::to_string(w) + " (GPU " +
-                            std::to_string(k.gpu) + ")";
+    const std::string who =
+        "CUDA worker " + std::to_string(w) + " (GPU " + std::to_string(k.gpu) + ")";
     RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(k.gpu), who + ": cudaSetDevice"));
     RP_RETURN_IF_ERROR(cudaStatus(cudaDeviceGetStreamPriorityRange(&lowest, &highest),
                                   who + ": cudaDeviceGetStreamPriorityRange"));
     size_t freeBytes = 0, totalBytes = 0;
-    RP_RETURN_IF_ERROR(cudaStatus(cudaMemGetInfo(&freeBytes, &totalBytes), who + ": cudaMemGetInfo"));
+    RP_RETURN_IF_ERROR(
+        cudaStatus(cudaMemGetInfo(&freeBytes, &totalBytes), who + ": cudaMemGetInfo"));
     const int64_t want = roundUp(arenaBytes) + roundUp(scratch);
     if (want > static_cast<int64_t>(freeBytes))
       return resourceExhausted(who + ": the device arena (" + formatBytes(arenaBytes) +
-                               ") and kernel scratch (" + formatBytes(scratch) +
-                               ") need " + formatBytes(want) + " but the GPU has " +
+                               ") and kernel scratch (" + formatBytes(scratch) + ") need " +
+                               formatBytes(want) + " but the GPU has " +
                                formatBytes(static_cast<int64_t>(freeBytes)) + " free of " +
                                formatBytes(static_cast<int64_t>(totalBytes)));
     void *p = nullptr;
@@ -166,9 +167,10 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
     k.scratchBytes = scratch;
     for (const pb::Constant &c : plan.constants())
       if (!c.data().empty())
-        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpy(k.arena + c.offset(), c.data().data(),
-                                                 c.data().size(), cudaMemcpyHostToDevice),
-                                      who + ": uploading the constant at offset " + std::to_string(c.offset())));
+        RP_RETURN_IF_ERROR(
+            cudaStatus(cudaMemcpy(k.arena + c.offset(), c.data().data(), c.data().size(),
+                                  cudaMemcpyHostToDevice),
+                       who + ": uploading the constant at offset " + std::to_string(c.offset())));
     RP_ASSIGN_OR_RETURN(k.gemm, kernels::cuda::GemmRunner::create());
     // Priorities: activation uploads (the critical path) first, weight uploads last.
     const int priority[kNumQueues] = {/*Compute*/ std::min(highest + 1, lowest),
@@ -177,9 +179,9 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                                       /*Download*/ std::min(highest + 1, lowest)};
     for (int q = 0; q < kNumQueues; ++q) {
       QueueState &qs = queues_[static_cast<size_t>(w * kNumQueues + q)];
-      RP_RETURN_IF_ERROR(cudaStatus(
-          cudaStreamCreateWithPriority(&qs.stream, cudaStreamNonBlocking, priority[q]),
-          who + ": cudaStreamCreateWithPriority"));
+      RP_RETURN_IF_ERROR(
+          cudaStatus(cudaStreamCreateWithPriority(&qs.stream, cudaStreamNonBlocking, priority[q]),
+                     who + ": cudaStreamCreateWithPriority"));
     }
   }
   if (trace_) {
@@ -187,18 +189,18 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
     timeBaseUs_.assign(static_cast<size_t>(numGpus_), 0);
     for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
       RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(g), "cudaSetDevice"));
-      RP_RETURN_IF_ERROR(cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]),
-                                    "cudaEventCreate"));
-      RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]),
-                                    "cudaEventRecord"));
+      RP_RETURN_IF_ERROR(
+          cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]), "cudaEventCreate"));
+      RP_RETURN_IF_ERROR(
+          cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]), "cudaEventRecord"));
       RP_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(timeBase_[static_cast<size_t>(g)]),
                                     "cudaEventSynchronize"));
       timeBaseUs_[static_cast<size_t>(g)] = trace_->nowUs();
     }
     for (int w = 0; w < numWorkers_; ++w)
       for (int q = 0; q < kNumQueues; ++q)
-        queues_[static_cast<size_t>(w * kNumQueues + q)].track = trace_->track(
-            "cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
+        queues_[static_cast<size_t>(w * kNumQueues + q)].track =
+            trace_->track("cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
   }
   for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
     size_t freeBytes = 0, totalBytes = 0;
@@ -215,7 +217,8 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
 Status CudaBackend::registerHostMemory(void *base, int64_t bytes) {
   if (!base || bytes <= 0 || registered_)
     return okStatus();
-  const cudaError_t e = cudaHostRegister(base, static_cast<size_t>(bytes), cudaHostRegisterPortable);
+  const cudaError_t e =
+      cudaHostRegister(base, static_cast<size_t>(bytes), cudaHostRegisterPortable);
   if (e != cudaSuccess)
     return resourceExhausted("cannot page-lock the host arena (" + formatBytes(bytes) +
                              ") with cudaHostRegister: " + cudaErrorText(e) +
@@ -261,8 +264,9 @@ void CudaBackend::feeder(int device, int queue) {
     if (!skip) {
       const bool timed = trace_ && !command.label.empty();
       cudaEvent_t start = nullptr, end = nullptr;
-      if (timed && (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess ||
-                    cudaEventRecord(start, q.stream) != cudaSuccess))
+      if (timed &&
+          (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess ||
+           cudaEventRecord(start, q.stream) != cudaSuccess))
         status = internal("cannot create the trace events of '" + command.label + "'");
       if (status.ok())
         status = command.run(q.stream);
@@ -270,8 +274,8 @@ void CudaBackend::feeder(int device, int queue) {
         const cudaError_t e = cudaEventRecord(end, q.stream);
         std::lock_guard<std::mutex> spanLock(mutex_);
         if (e == cudaSuccess)
-          spans_.push_back(Span{q.track, command.label, queueName(static_cast<Queue>(queue)),
-                                start, end, gpu, command.bytes});
+          spans_.push_back(Span{q.track, command.label, queueName(static_cast<Queue>(queue)), start,
+                                end, gpu, command.bytes});
       } else if (timed) {
         if (start)
           cudaEventDestroy(start);
@@ -305,11 +309,10 @@ void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, in
                              std::string label) {
   enqueue(device, queue,
           {[this, device, src, dst, bytes](cudaStream_t stream) {
-             return cudaStatus(cudaMemcpyAsync(dst,
-                                               workers_[static_cast<size_t>(device)].arena + src,
-                                               static_cast<size_t>(bytes),
-                                               cudaMemcpyDeviceToHost, stream),
-                               "cudaMemcpyAsync device to host");
+             return cudaStatus(
+                 cudaMemcpyAsync(dst, workers_[static_cast<size_t>(device)].arena + src,
+                                 static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream),
+                 "cudaMemcpyAsync device to host");
            },
            std::move(label), bytes});
 }
@@ -356,37 +359,37 @@ void CudaBackend::accumulate(int device, int64_t dst, int64_t src, int64_t eleme
 Event CudaBackend::newEvent() { return std::make_shared<CudaEvent>(); }
 
 void CudaBackend::record(int device, Queue queue, const Event &event) {
-  enqueue(device, queue, {[this, event](cudaStream_t stream) -> Status {
-                            CudaEvent &e = cudaEventOf(event);
-                            if (!e.event)
-                              RP_RETURN_IF_ERROR(cudaStatus(
-                                  cudaEventCreateWithFlags(&e.event, cudaEventDisableTiming),
-                                  "cudaEventCreateWithFlags"));
-                            RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(e.event, stream),
-                                                          "cudaEventRecord"));
-                            {
-                              std::lock_guard<std::mutex> lock(mutex_);
-                              e.recorded = true;
-                            }
-                            cv_.notify_all();
-                            return okStatus();
-                          },
-                          ""});
+  enqueue(device, queue,
+          {[this, event](cudaStream_t stream) -> Status {
+             CudaEvent &e = cudaEventOf(event);
+             if (!e.event)
+               RP_RETURN_IF_ERROR(
+                   cudaStatus(cudaEventCreateWithFlags(&e.event, cudaEventDisableTiming),
+                              "cudaEventCreateWithFlags"));
+             RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(e.event, stream), "cudaEventRecord"));
+             {
+               std::lock_guard<std::mutex> lock(mutex_);
+               e.recorded = true;
+             }
+             cv_.notify_all();
+             return okStatus();
+           },
+           ""});
 }
 
 void CudaBackend::wait(int device, Queue queue, const Event &event) {
-  enqueue(device, queue, {[this, event](cudaStream_t stream) -> Status {
-                            CudaEvent &e = cudaEventOf(event);
-                            {
-                              std::unique_lock<std::mutex> lock(mutex_);
-                              cv_.wait(lock, [&] { return e.recorded || e.signalled || failed_; });
-                              if (!e.recorded)
-                                return okStatus(); // host-signalled, or failed (skipped)
-                            }
-                            return cudaStatus(cudaStreamWaitEvent(stream, e.event, 0),
-                                              "cudaStreamWaitEvent");
-                          },
-                          ""});
+  enqueue(device, queue,
+          {[this, event](cudaStream_t stream) -> Status {
+             CudaEvent &e = cudaEventOf(event);
+             {
+               std::unique_lock<std::mutex> lock(mutex_);
+               cv_.wait(lock, [&] { return e.recorded || e.signalled || failed_; });
+               if (!e.recorded)
+                 return okStatus(); // host-signalled, or failed (skipped)
+             }
+             return cudaStatus(cudaStreamWaitEvent(stream, e.event, 0), "cudaStreamWaitEvent");
+           },
+           ""});
 }
 
 void CudaBackend::signal(const Event &event) {

@@ -105,7 +105,7 @@ private:
   struct Command {
     /// Submits the work to `stream` (runs on the queue's feeder thread, its GPU current).
     std::function<Status(cudaStream_t stream)> run;
-    std::string label; // empty: not traced (waits, records)
+    std::string label;  // empty: not traced (waits, records)
     int64_t bytes = -1; // copies: bytes moved (a trace argument)
   };
   struct QueueState {

@@ -132,8 +132,8 @@ public:
   }
   /// Copies `bytes` bytes (device to device).
   Status copyBytes(void *dst, const void *src, int64_t bytes) const {
-    return launched(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
-                                    cudaMemcpyDeviceToDevice, ctx_.stream));
+    return launched(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                    ctx_.stream));
   }
   /// Zeroes `bytes` bytes.
   Status zero(void *dst, int64_t bytes) const {
@@ -149,8 +149,7 @@ private:
 class HostExec {
 public:
   explicit HostExec(void *scratch) : scratch_(scratch) {}
-  template <typename Plan, typename... Ptrs>
-  Status run(const Plan &p, Ptrs... ptrs) const {
+  template <typename Plan, typename... Ptrs> Status run(const Plan &p, Ptrs... ptrs) const {
     if constexpr (std::is_same_v<Plan, kc::CrossEntropyPlan>)
       kc::replay::crossEntropy(p, ptrs..., scratch_);
     else if constexpr (std::is_same_v<Plan, kc::ScatterAddPlan>)
@@ -169,7 +168,9 @@ public:
   }
 
 private:
-  static void replayOf(const kc::UnaryPlan &p, const void *x, void *o) { kc::replay::unary(p, x, o); }
+  static void replayOf(const kc::UnaryPlan &p, const void *x, void *o) {
+    kc::replay::unary(p, x, o);
+  }
   static void replayOf(const kc::BinaryPlan &p, const void *a, const void *b, void *o) {
     kc::replay::binary(p, a, b, o);
   }
@@ -198,8 +199,7 @@ private:
   static void replayOf(const kc::GatherElementsPlan &p, const void *x, const void *i, void *o) {
     kc::replay::gatherElements(p, x, i, o);
   }
-  static void replayOf(const kc::ScatterElementsAddPlan &p, const void *u, const void *i,
-                       void *o) {
+  static void replayOf(const kc::ScatterElementsAddPlan &p, const void *u, const void *i, void *o) {
     kc::replay::scatterElementsAdd(p, u, i, o);
   }
   static void replayOf(const kc::RangePlan &p, void *o) { kc::replay::range(p, o); }
@@ -223,8 +223,7 @@ private:
 
 /// A decoded instruction: `f(exec, operands, results)` written once against the exec
 /// interface, bound to the GPU (DeviceExec) and to the host replay (HostExec).
-template <typename F>
-Built both(F f, int64_t scratchBytes = 0) {
+template <typename F> Built both(F f, int64_t scratchBytes = 0) {
   return Built{[f](const Operands &in, const Results &out, const CudaContext &ctx) {
                  return f(DeviceExec(ctx), in, out);
                },
@@ -241,10 +240,12 @@ int elementBytes(const Decoder &d) { return static_cast<int>(dtypeSize(d.results
 
 Builder unaryBuilder(kc::UnaryOp op) {
   return [op](const Decoder &d) -> StatusOr<Built> {
-    RP_ASSIGN_OR_RETURN(kc::UnaryPlan plan, kc::planUnary(op, d.operands()[0].dtype,
-                                                          shapeOf(d, false, 0),
-                                                          shapeOf(d, true, 0)));
-    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
+    RP_ASSIGN_OR_RETURN(
+        kc::UnaryPlan plan,
+        kc::planUnary(op, d.operands()[0].dtype, shapeOf(d, false, 0), shapeOf(d, true, 0)));
+    return both([plan](const auto &e, const Operands &in, const Results &out) {
+      return e.run(plan, in[0], out[0]);
+    });
   };
 }
 
@@ -253,7 +254,9 @@ Builder binaryBuilder(kc::BinaryOp op) {
     RP_ASSIGN_OR_RETURN(kc::BinaryPlan plan,
                         kc::planBinary(op, d.operands()[0].dtype, shapeOf(d, false, 0),
                                        shapeOf(d, false, 1), shapeOf(d, true, 0)));
-    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
+    return both([plan](const auto &e, const Operands &in, const Results &out) {
+      return e.run(plan, in[0], in[1], out[0]);
+    });
   };
 }
 
@@ -263,16 +266,16 @@ Built copies(std::vector<kc::CopyPlan> plans, bool operandsArePieces) {
   return both([plans = std::move(plans), operandsArePieces](const auto &e, const Operands &in,
                                                             const Results &out) -> Status {
     for (size_t j = 0; j < plans.size(); ++j)
-      RP_RETURN_IF_ERROR(e.run(plans[j], operandsArePieces ? in[j] : in[0],
-                               operandsArePieces ? out[0] : out[j]));
+      RP_RETURN_IF_ERROR(
+          e.run(plans[j], operandsArePieces ? in[j] : in[0], operandsArePieces ? out[0] : out[j]));
     return okStatus();
   });
 }
 
 /// Operand 0's bytes into result 0 (reshape, copy).
 Built bytesCopy(const Decoder &d) {
-  const int64_t bytes =
-      kc::numElements(shapeOf(d, false, 0)) * static_cast<int64_t>(dtypeSize(d.operands()[0].dtype));
+  const int64_t bytes = kc::numElements(shapeOf(d, false, 0)) *
+                        static_cast<int64_t>(dtypeSize(d.operands()[0].dtype));
   return both([bytes](const auto &e, const Operands &in, const Results &out) {
     return bytes == 0 || in[0] == out[0] ? okStatus() : e.copyBytes(out[0], in[0], bytes);
   });
@@ -283,16 +286,20 @@ Builder reduceBuilder(kc::ReduceKind kind) {
     RP_ASSIGN_OR_RETURN(kc::ReducePlan plan,
                         kc::planReduce(kind, d.operands()[0].dtype, shapeOf(d, false, 0),
                                        d.ints("axes"), d.flag("keepdims"), shapeOf(d, true, 0)));
-    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
+    return both([plan](const auto &e, const Operands &in, const Results &out) {
+      return e.run(plan, in[0], out[0]);
+    });
   };
 }
 
 Builder softmaxBuilder(bool log) {
   return [log](const Decoder &d) -> StatusOr<Built> {
     RP_ASSIGN_OR_RETURN(kc::SoftmaxPlan plan,
-                        kc::planSoftmax(d.operands()[0].dtype, shapeOf(d, false, 0),
-                                        d.i64("axis"), log, shapeOf(d, true, 0)));
-    return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
+                        kc::planSoftmax(d.operands()[0].dtype, shapeOf(d, false, 0), d.i64("axis"),
+                                        log, shapeOf(d, true, 0)));
+    return both([plan](const auto &e, const Operands &in, const Results &out) {
+      return e.run(plan, in[0], out[0]);
+    });
   };
 }
 
@@ -306,13 +313,17 @@ std::vector<CudaImpl> buildImpls() {
                                      kc::planWhere(d.results()[0].dtype, shapeOf(d, false, 0),
                                                    shapeOf(d, false, 1), shapeOf(d, false, 2),
                                                    shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], in[2], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], in[2], out[0]);
+                 });
                }});
   t.push_back({"cast", R::Cast, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::CastPlan plan,
                                      kc::planCast(d.operands()[0].dtype, d.results()[0].dtype,
                                                   shapeOf(d, false, 0), shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], out[0]);
+                 });
                }});
   // Contractions.
   t.push_back({"matmul", R::Numeric, [](const Decoder &d) -> StatusOr<Built> {
@@ -330,40 +341,40 @@ std::vector<CudaImpl> buildImpls() {
   t.push_back({"reduce_max", R::Numeric, reduceBuilder(kc::ReduceKind::Max)});
   t.push_back({"softmax", R::Float, softmaxBuilder(/*log=*/false)});
   t.push_back({"log_softmax", R::Float, softmaxBuilder(/*log=*/true)});
-  t.push_back({"layer_norm", R::Float, [](const Decoder &d) -> StatusOr<Built> {
-                 const bool hasBias = d.operands().size() > 2;
-                 RP_ASSIGN_OR_RETURN(kc::NormPlan plan,
-                                     kc::planLayerNorm(d.operands()[0].dtype, shapeOf(d, false, 0),
-                                                       shapeOf(d, false, 1),
-                                                       hasBias ? &shapeOf(d, false, 2) : nullptr,
-                                                       d.i64("axis"), d.f64("epsilon"),
-                                                       shapeOf(d, true, 0)));
-                 return both([plan, hasBias](const auto &e, const Operands &in,
-                                             const Results &out) {
-                   return e.run(plan, in[0], in[1], hasBias ? in[2] : nullptr, out[0]);
-                 });
-               }});
+  t.push_back(
+      {"layer_norm", R::Float, [](const Decoder &d) -> StatusOr<Built> {
+         const bool hasBias = d.operands().size() > 2;
+         RP_ASSIGN_OR_RETURN(
+             kc::NormPlan plan,
+             kc::planLayerNorm(d.operands()[0].dtype, shapeOf(d, false, 0), shapeOf(d, false, 1),
+                               hasBias ? &shapeOf(d, false, 2) : nullptr, d.i64("axis"),
+                               d.f64("epsilon"), shapeOf(d, true, 0)));
+         return both([plan, hasBias](const auto &e, const Operands &in, const Results &out) {
+           return e.run(plan, in[0], in[1], hasBias ? in[2] : nullptr, out[0]);
+         });
+       }});
   t.push_back({"rms_norm", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::NormPlan plan,
                                      kc::planRmsNorm(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                      shapeOf(d, false, 1), d.i64("axis"),
                                                      d.f64("epsilon"), shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], nullptr, out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], nullptr, out[0]);
+                 });
                }});
-  t.push_back({"cross_entropy", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
-                 RP_ASSIGN_OR_RETURN(kc::CrossEntropyPlan plan,
-                                     kc::planCrossEntropy(d.operands()[0].dtype,
-                                                          shapeOf(d, false, 0),
-                                                          d.operands()[1].dtype,
-                                                          shapeOf(d, false, 1),
-                                                          d.i64("ignore_index"), reduction,
-                                                          shapeOf(d, true, 0)));
-                 const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
-                 return both([plan](const auto &e, const Operands &in,
-                                    const Results &out) { return e.run(plan, in[0], in[1], out[0]); },
-                             scratch);
-               }});
+  t.push_back(
+      {"cross_entropy", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
+         RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
+         RP_ASSIGN_OR_RETURN(kc::CrossEntropyPlan plan,
+                             kc::planCrossEntropy(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                  d.operands()[1].dtype, shapeOf(d, false, 1),
+                                                  d.i64("ignore_index"), reduction,
+                                                  shapeOf(d, true, 0)));
+         const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
+         return both([plan](const auto &e, const Operands &in,
+                            const Results &out) { return e.run(plan, in[0], in[1], out[0]); },
+                     scratch);
+       }});
   // Shape ops (data movement).
   t.push_back({"reshape", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  if (kc::numElements(shapeOf(d, false, 0)) != kc::numElements(shapeOf(d, true, 0)))
@@ -386,18 +397,18 @@ std::vector<CudaImpl> buildImpls() {
                  return copies({plan}, false);
                }});
   t.push_back({"expand", R::Same, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
-                                     kc::planExpand(elementBytes(d), shapeOf(d, false, 0),
-                                                    shapeOf(d, true, 0)));
+                 RP_ASSIGN_OR_RETURN(
+                     kc::CopyPlan plan,
+                     kc::planExpand(elementBytes(d), shapeOf(d, false, 0), shapeOf(d, true, 0)));
                  return copies({plan}, false);
                }});
   t.push_back({"concat", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  std::vector<kc::Shape> inputs;
                  for (const TensorSig &s : d.operands())
                    inputs.push_back(s.shape);
-                 RP_ASSIGN_OR_RETURN(std::vector<kc::CopyPlan> plans,
-                                     kc::planConcat(elementBytes(d), inputs, d.i64("axis"),
-                                                    shapeOf(d, true, 0)));
+                 RP_ASSIGN_OR_RETURN(
+                     std::vector<kc::CopyPlan> plans,
+                     kc::planConcat(elementBytes(d), inputs, d.i64("axis"), shapeOf(d, true, 0)));
                  return copies(std::move(plans), true);
                }});
   t.push_back({"split", R::Same, [](const Decoder &d) -> StatusOr<Built> {
@@ -406,48 +417,47 @@ std::vector<CudaImpl> buildImpls() {
                  std::vector<kc::Shape> outs;
                  for (const TensorSig &s : d.results())
                    outs.push_back(s.shape);
-                 RP_ASSIGN_OR_RETURN(std::vector<kc::CopyPlan> plans,
-                                     kc::planSplit(elementBytes(d), shapeOf(d, false, 0), axis, outs));
+                 RP_ASSIGN_OR_RETURN(
+                     std::vector<kc::CopyPlan> plans,
+                     kc::planSplit(elementBytes(d), shapeOf(d, false, 0), axis, outs));
                  return copies(std::move(plans), false);
                }});
-  t.push_back({"slice", R::Same, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
-                 RP_ASSIGN_OR_RETURN(kernels::cpu::detail::SliceGeometry g,
-                                     kernels::cpu::detail::sliceGeometry(
-                                         "slice", shapeOf(d, false, 0), s.axes, s.starts, s.ends,
-                                         s.steps));
-                 if (g.shape != shapeOf(d, true, 0))
-                   return d.fail("result 0 is " + typeText(d.results()[0]) + "; the slice is " +
-                                 kc::shapeText(g.shape));
-                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
-                                     kc::planStridedCopy("slice", elementBytes(d), g.shape,
-                                                         g.strides, g.base,
-                                                         kc::contiguousStrides(g.shape), 0));
-                 return copies({plan}, false);
-               }});
-  t.push_back({"slice_scatter", R::Same, [](const Decoder &d) -> StatusOr<Built> {
-                 // out = zeros of out's shape with the update written into the slice.
-                 RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
-                 const kc::Shape &outShape = shapeOf(d, true, 0);
-                 RP_ASSIGN_OR_RETURN(kernels::cpu::detail::SliceGeometry g,
-                                     kernels::cpu::detail::sliceGeometry(
-                                         "slice_scatter", outShape, s.axes, s.starts, s.ends,
-                                         s.steps));
-                 if (g.shape != shapeOf(d, false, 0))
-                   return d.fail("operand 0 is " + typeText(d.operands()[0]) +
-                                 "; the slice of the result is " + kc::shapeText(g.shape));
-                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
-                                     kc::planStridedCopy("slice_scatter", elementBytes(d), g.shape,
-                                                         kc::contiguousStrides(g.shape), 0,
-                                                         g.strides, g.base));
-                 const int64_t bytes =
-                     kc::numElements(outShape) * static_cast<int64_t>(elementBytes(d));
-                 return both([plan, bytes](const auto &e, const Operands &in,
-                                           const Results &out) -> Status {
-                   RP_RETURN_IF_ERROR(e.zero(out[0], bytes));
-                   return e.run(plan, in[0], out[0]);
-                 });
-               }});
+  t.push_back(
+      {"slice", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+         RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+         RP_ASSIGN_OR_RETURN(kernels::cpu::detail::SliceGeometry g,
+                             kernels::cpu::detail::sliceGeometry(
+                                 "slice", shapeOf(d, false, 0), s.axes, s.starts, s.ends, s.steps));
+         if (g.shape != shapeOf(d, true, 0))
+           return d.fail("result 0 is " + typeText(d.results()[0]) + "; the slice is " +
+                         kc::shapeText(g.shape));
+         RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                             kc::planStridedCopy("slice", elementBytes(d), g.shape, g.strides,
+                                                 g.base, kc::contiguousStrides(g.shape), 0));
+         return copies({plan}, false);
+       }});
+  t.push_back(
+      {"slice_scatter", R::Same, [](const Decoder &d) -> StatusOr<Built> {
+         // out = zeros of out's shape with the update written into the slice.
+         RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+         const kc::Shape &outShape = shapeOf(d, true, 0);
+         RP_ASSIGN_OR_RETURN(kernels::cpu::detail::SliceGeometry g,
+                             kernels::cpu::detail::sliceGeometry("slice_scatter", outShape, s.axes,
+                                                                 s.starts, s.ends, s.steps));
+         if (g.shape != shapeOf(d, false, 0))
+           return d.fail("operand 0 is " + typeText(d.operands()[0]) +
+                         "; the slice of the result is " + kc::shapeText(g.shape));
+         RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                             kc::planStridedCopy("slice_scatter", elementBytes(d), g.shape,
+                                                 kc::contiguousStrides(g.shape), 0, g.strides,
+                                                 g.base));
+         const int64_t bytes = kc::numElements(outShape) * static_cast<int64_t>(elementBytes(d));
+         return both(
+             [plan, bytes](const auto &e, const Operands &in, const Results &out) -> Status {
+               RP_RETURN_IF_ERROR(e.zero(out[0], bytes));
+               return e.run(plan, in[0], out[0]);
+             });
+       }});
   // Gathers and scatters. Indices are not checked on the GPU (reading an error word back would
   // synchronise the stream): an out-of-range index gathers zeros and scatters nothing. The
   // token ids, the only indices that come from data, are checked against the vocabulary when
@@ -457,15 +467,19 @@ std::vector<CudaImpl> buildImpls() {
                                      kc::planGather(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                     d.operands()[1].dtype, shapeOf(d, false, 1),
                                                     d.i64("axis"), shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], out[0]);
+                 });
                }});
   t.push_back({"gather_elements", R::Indexed, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(kc::GatherElementsPlan plan,
-                                     kc::planGatherElements(
-                                         d.operands()[0].dtype, shapeOf(d, false, 0),
-                                         d.operands()[1].dtype, shapeOf(d, false, 1),
-                                         d.i64("axis"), shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
+                 RP_ASSIGN_OR_RETURN(
+                     kc::GatherElementsPlan plan,
+                     kc::planGatherElements(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                            d.operands()[1].dtype, shapeOf(d, false, 1),
+                                            d.i64("axis"), shapeOf(d, true, 0)));
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], out[0]);
+                 });
                }});
   t.push_back({"scatter_add", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::ScatterAddPlan plan,
@@ -473,17 +487,21 @@ std::vector<CudaImpl> buildImpls() {
                                                         d.operands()[1].dtype, shapeOf(d, false, 1),
                                                         d.i64("axis"), shapeOf(d, true, 0)));
                  const int64_t scratch = static_cast<int64_t>(plan.workspaceBytes);
-                 return both([plan](const auto &e, const Operands &in,
-                                    const Results &out) { return e.run(plan, in[0], in[1], out[0]); },
-                             scratch);
+                 return both(
+                     [plan](const auto &e, const Operands &in, const Results &out) {
+                       return e.run(plan, in[0], in[1], out[0]);
+                     },
+                     scratch);
                }});
   t.push_back({"scatter_elements_add", R::FloatIndexed, [](const Decoder &d) -> StatusOr<Built> {
-                 RP_ASSIGN_OR_RETURN(kc::ScatterElementsAddPlan plan,
-                                     kc::planScatterElementsAdd(
-                                         d.operands()[0].dtype, shapeOf(d, false, 0),
-                                         d.operands()[1].dtype, shapeOf(d, false, 1),
-                                         d.i64("axis"), shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
+                 RP_ASSIGN_OR_RETURN(
+                     kc::ScatterElementsAddPlan plan,
+                     kc::planScatterElementsAdd(d.operands()[0].dtype, shapeOf(d, false, 0),
+                                                d.operands()[1].dtype, shapeOf(d, false, 1),
+                                                d.i64("axis"), shapeOf(d, true, 0)));
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], out[0]);
+                 });
                }});
   // Generators (graph.range: an integer result has integer bounds, computed exactly).
   t.push_back({"range", R::Range, [](const Decoder &d) -> StatusOr<Built> {
@@ -501,28 +519,36 @@ std::vector<CudaImpl> buildImpls() {
                                                            decode::rangeBound(delta),
                                                            shapeOf(d, true, 0)));
                  }
-                 return both([plan](const auto &e, const Operands &, const Results &out) { return e.run(plan, out[0]); });
+                 return both([plan](const auto &e, const Operands &, const Results &out) {
+                   return e.run(plan, out[0]);
+                 });
                }});
   t.push_back({"trilu", R::Same, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::TriluPlan plan,
                                      kc::planTrilu(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                    d.i64("k"), d.flag("upper"),
                                                    shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], out[0]);
+                 });
                }});
   // Fused transformer ops.
   t.push_back({"swiglu", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::SwigluPlan plan,
                                      kc::planSwiglu(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                     shapeOf(d, false, 1), shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], out[0]);
+                 });
                }});
   t.push_back({"rope", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::RopePlan plan,
                                      kc::planRope(d.operands()[0].dtype, shapeOf(d, false, 0),
                                                   shapeOf(d, false, 1), shapeOf(d, false, 2),
                                                   shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], in[2], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], in[2], out[0]);
+                 });
                }});
   t.push_back({"attention", R::Float, [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
@@ -530,7 +556,9 @@ std::vector<CudaImpl> buildImpls() {
                                                        shapeOf(d, false, 1), shapeOf(d, false, 2),
                                                        d.f64("scale"), d.flag("causal"),
                                                        shapeOf(d, true, 0)));
-                 return both([plan](const auto &e, const Operands &in, const Results &out) { return e.run(plan, in[0], in[1], in[2], out[0]); });
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, in[0], in[1], in[2], out[0]);
+                 });
                }});
   return t;
 }
@@ -593,10 +621,10 @@ StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
 
 Status CudaKernel::checkCounts(size_t operands, size_t results) const {
   if (operands != operandTypes_.size() || results != resultTypes_.size())
-    return invalidArgument(where_ + ": called with " + std::to_string(operands) +
-                           " operands and " + std::to_string(results) +
-                           " results; the instruction has " + std::to_string(operandTypes_.size()) +
-                           " and " + std::to_string(resultTypes_.size()));
+    return invalidArgument(where_ + ": called with " + std::to_string(operands) + " operands and " +
+                           std::to_string(results) + " results; the instruction has " +
+                           std::to_string(operandTypes_.size()) + " and " +
+                           std::to_string(resultTypes_.size()));
   return okStatus();
 }
 

@@ -308,6 +308,37 @@ private:
 
 //===--- what both backends read from the same attributes -------------------===//
 
+/// "kernel '<id>' at <location>": the prefix of every decode message of `ins`.
+inline std::string instructionWhere(const pb::Instruction &ins) {
+  return "kernel '" + ins.kernel() + "' at " +
+         (ins.location().empty() ? std::string("<unknown location>") : ins.location());
+}
+
+/// The registry entry of `ins`'s kernel id. Errors: InvalidArgument "<where>: unknown kernel
+/// id ...".
+inline StatusOr<const KernelInfo *> registryEntry(const pb::Instruction &ins,
+                                                  const std::string &where) {
+  const KernelInfo *info = kernels::findKernel(ins.kernel());
+  if (!info)
+    return invalidArgument(where + ": unknown kernel id (not in the kernel registry, "
+                                   "kernels/Registry.h)");
+  return info;
+}
+
+/// The checks every backend makes before binding an instruction: operand and result counts
+/// against the registry, the types, the attributes, and the kernel's dtype `rule`.
+inline Status checkInstruction(Decoder &d, DTypeRule rule) {
+  const pb::Instruction &ins = d.instruction();
+  if (!d.info().acceptsOperands(ins.operands_size()) ||
+      !d.info().acceptsResults(ins.results_size()))
+    return d.fail("has " + std::to_string(ins.operands_size()) + " operands and " +
+                  std::to_string(ins.results_size()) +
+                  " results, which the kernel registry does not accept");
+  RP_RETURN_IF_ERROR(d.decodeTypes());
+  RP_RETURN_IF_ERROR(d.checkAttributes());
+  return d.checkDTypes(rule);
+}
+
 /// The unary kernel ids of the float-only elementwise ops ("sqrt" .. "silu") and their kinds.
 inline const std::vector<std::pair<std::string_view, kernels::UnaryKind>> &floatUnaryIds() {
   using U = kernels::UnaryKind;

@@ -273,24 +273,13 @@ StatusOr<CpuKernel> CpuKernel::decode(const pb::Instruction &instruction) {
   CpuKernel k;
   k.id_ = instruction.kernel();
   k.location_ = instruction.location();
-  k.where_ = "kernel '" + k.id_ + "' at " +
-             (k.location_.empty() ? std::string("<unknown location>") : k.location_);
-  const KernelInfo *info = kernels::findKernel(k.id_);
-  if (!info)
-    return invalidArgument(k.where_ + ": unknown kernel id (not in the kernel registry, "
-                                      "kernels/Registry.h)");
+  k.where_ = decode::instructionWhere(instruction);
+  RP_ASSIGN_OR_RETURN(const KernelInfo *info, decode::registryEntry(instruction, k.where_));
   const CpuImpl *impl = findImpl(k.id_);
   if (!impl)
     return invalidArgument(k.where_ + ": the CPU backend has no implementation of this kernel");
   Decoder d(instruction, *info, k.where_, kCpuFloats);
-  if (!info->acceptsOperands(instruction.operands_size()) ||
-      !info->acceptsResults(instruction.results_size()))
-    return d.fail("has " + std::to_string(instruction.operands_size()) + " operands and " +
-                  std::to_string(instruction.results_size()) +
-                  " results, which the kernel registry does not accept");
-  RP_RETURN_IF_ERROR(d.decodeTypes());
-  RP_RETURN_IF_ERROR(d.checkAttributes());
-  RP_RETURN_IF_ERROR(d.checkDTypes(impl->rule));
+  RP_RETURN_IF_ERROR(decode::checkInstruction(d, impl->rule));
   RP_ASSIGN_OR_RETURN(k.body_, impl->build(d));
   k.operandTypes_ = std::move(d.operands());
   k.resultTypes_ = std::move(d.results());

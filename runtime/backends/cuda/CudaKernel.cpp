@@ -585,24 +585,13 @@ StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
   CudaKernel k;
   k.id_ = instruction.kernel();
   k.location_ = instruction.location();
-  k.where_ = "kernel '" + k.id_ + "' at " +
-             (k.location_.empty() ? std::string("<unknown location>") : k.location_);
-  const kernels::KernelInfo *info = kernels::findKernel(k.id_);
-  if (!info)
-    return invalidArgument(k.where_ + ": unknown kernel id (not in the kernel registry, "
-                                      "kernels/Registry.h)");
+  k.where_ = decode::instructionWhere(instruction);
+  RP_ASSIGN_OR_RETURN(const kernels::KernelInfo *info, decode::registryEntry(instruction, k.where_));
   const CudaImpl *impl = findImpl(k.id_);
   if (!impl)
     return invalidArgument(k.where_ + ": the CUDA backend has no implementation of this kernel");
   Decoder d(instruction, *info, k.where_, kCudaFloats);
-  if (!info->acceptsOperands(instruction.operands_size()) ||
-      !info->acceptsResults(instruction.results_size()))
-    return d.fail("has " + std::to_string(instruction.operands_size()) + " operands and " +
-                  std::to_string(instruction.results_size()) +
-                  " results, which the kernel registry does not accept");
-  RP_RETURN_IF_ERROR(d.decodeTypes());
-  RP_RETURN_IF_ERROR(d.checkAttributes());
-  RP_RETURN_IF_ERROR(d.checkDTypes(impl->rule));
+  RP_RETURN_IF_ERROR(decode::checkInstruction(d, impl->rule));
   StatusOr<Built> built = impl->build(d);
   if (!built.ok()) {
     const std::string &m = built.status().message();

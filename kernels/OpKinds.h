@@ -59,6 +59,19 @@ enum class BinaryKind { Add, Sub, Mul, Div, Pow, And, Or, Eq, Lt, Le, Gt, Ge };
 /// Mean is an InvalidArgument error.
 enum class ReduceKind { Sum, Mean, Max };
 
+/// The op's name: "reduce_sum", "reduce_mean", "reduce_max".
+inline const char *reduceKindName(ReduceKind kind) {
+  switch (kind) {
+  case ReduceKind::Sum:
+    return "reduce_sum";
+  case ReduceKind::Mean:
+    return "reduce_mean";
+  case ReduceKind::Max:
+    return "reduce_max";
+  }
+  return "reduce";
+}
+
 /// How the per-position losses combine: Mean divides the sum by the number of
 /// positions whose label is not ignore_index (NaN when there is none, as
 /// PyTorch); Sum adds them (0 when every label is ignored).

@@ -16,18 +16,6 @@ using runtime::okStatus;
 
 namespace {
 
-const char *reduceName(ReduceKind kind) {
-  switch (kind) {
-  case ReduceKind::Sum:
-    return "reduce_sum";
-  case ReduceKind::Mean:
-    return "reduce_mean";
-  case ReduceKind::Max:
-    return "reduce_max";
-  }
-  return "reduce";
-}
-
 /// Dimensions and element strides of one group (kept or reduced) of x's dims,
 /// with adjacent dims that are contiguous in x merged.
 struct DimGroup {
@@ -112,7 +100,7 @@ void reduceLoop(ReduceKind kind, const HostTensor &x, const DimGroup &kept, cons
 
 Status reduce(ReduceKind kind, const HostTensor &x, const std::vector<int64_t> &axes, bool keepdims,
               HostTensor &out) {
-  const char *op = reduceName(kind);
+  const char *op = reduceKindName(kind);
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kNumericTypes));
   if (axes.empty())
     return invalidArgument(std::string(op) + ": expected at least one axis");

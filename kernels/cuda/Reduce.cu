@@ -48,22 +48,10 @@ bool gpuReduceDType(DType d) {
 
 } // namespace
 
-const char *reduceOpName(ReduceKind kind) {
-  switch (kind) {
-  case ReduceKind::Sum:
-    return "reduce_sum";
-  case ReduceKind::Mean:
-    return "reduce_mean";
-  case ReduceKind::Max:
-    return "reduce_max";
-  }
-  return "reduce";
-}
-
 runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Shape &x,
                                          const std::vector<int64_t> &axes, bool keepdims,
                                          const Shape &out) {
-  const std::string op = reduceOpName(kind);
+  const std::string op = reduceKindName(kind);
   if (!gpuReduceDType(dtype))
     return invalidArgument(op + ": x has dtype " + runtime::dtypeName(dtype) +
                            ", expected f32, f16, bf16, f64, i64 or i32");

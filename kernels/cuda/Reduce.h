@@ -69,9 +69,6 @@ struct ReducePlan {
   int threadsPerRow = 1;
 };
 
-/// "reduce_sum", "reduce_mean" or "reduce_max".
-const char *reduceOpName(ReduceKind kind);
-
 /// Checks the arguments as cpu::reduce does (InvalidArgument naming the op, the expected
 /// and the actual value: dtype, axes, out shape, an empty integer mean) and decides the
 /// geometry. `dtype` is the dtype of x and out; `out` is out's shape.

@@ -113,11 +113,11 @@ void checkReduce(DType dtype, const ReduceCase &c, bool keepdims, bool specials,
   const HostTensor xRef = convertTo(x, referenceDType(dtype));
   const Shape outShape = reduceOutShape(c.shape, c.axes, keepdims);
   for (cpu::ReduceKind kind : kCpuKinds) {
-    SCOPED_TRACE(describe(reduceOpName(gpuKind(kind)), dtype, c.shape) + " axes " +
+    SCOPED_TRACE(describe(reduceKindName(kind), dtype, c.shape) + " axes " +
                  runtime::formatShape(c.axes) + (keepdims ? " keepdims" : ""));
     HostTensor want = cpu::test::poisoned(referenceDType(dtype), outShape);
     const runtime::Status cpuStatus = cpu::reduce(kind, xRef, c.axes, keepdims, want);
-    auto plan = planReduce(gpuKind(kind), dtype, c.shape, c.axes, keepdims, outShape);
+    auto plan = planReduce(kind, dtype, c.shape, c.axes, keepdims, outShape);
     if (!cpuStatus.ok()) { // the empty integer mean
       ASSERT_FALSE(plan.ok());
       EXPECT_EQ(plan.status(), cpuStatus);
@@ -365,8 +365,6 @@ const Shape kLossShapes[] = {
 void checkCrossEntropy(DType dtype, DType labelType, const Shape &shape, int64_t ignore,
                        cpu::LossReduction reduction, const HostTensor *labelsIn,
                        std::mt19937 &rng) {
-  const LossReduction gpuReduction =
-      reduction == cpu::LossReduction::Mean ? LossReduction::Mean : LossReduction::Sum;
   const Shape labelShape = labelShapeOf(shape);
   const HostTensor logits = randomInput(dtype, shape, rng, -8, 8);
   const HostTensor labels =
@@ -377,7 +375,7 @@ void checkCrossEntropy(DType dtype, DType labelType, const Shape &shape, int64_t
                (reduction == cpu::LossReduction::Mean ? " mean" : " sum"));
   HostTensor want = cpu::test::poisoned(referenceDType(dtype), {});
   ASSERT_TRUE(cpu::crossEntropy(logitsRef, labels, ignore, reduction, want).ok());
-  auto plan = planCrossEntropy(dtype, shape, labelType, labelShape, ignore, gpuReduction, {});
+  auto plan = planCrossEntropy(dtype, shape, labelType, labelShape, ignore, reduction, {});
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
   for (int threads : threadCountsFor(plan->threadsPerRow, plan->rows)) {
     if (threads > 32 && shape[1] > 100000 && threads != plan->threadsPerRow)
@@ -509,7 +507,7 @@ TEST(CudaRowKernelsHost, ReducePlanErrorsMatchCpu) {
                        Bad{{2, 0}, {3}}, Bad{{1}, {2, 3}}, Bad{{0, 2}, {3, 1}}})
     for (cpu::ReduceKind k : kCpuKinds) {
       HostTensor out(DType::F32, b.out);
-      expectSameError(planReduce(gpuKind(k), DType::F32, xs, b.axes, false, b.out).status(),
+      expectSameError(planReduce(k, DType::F32, xs, b.axes, false, b.out).status(),
                       cpu::reduce(k, x, b.axes, false, out));
     }
   // keepdims shape mismatch

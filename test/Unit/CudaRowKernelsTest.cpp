@@ -88,11 +88,11 @@ TEST_F(CudaRowKernelsTest, ReduceMatchesCpu) {
       const Shape outShape = reduceOutShape(c.shape, c.axes);
       auto dx = upload(x);
       for (cpu::ReduceKind kind : kCpuKinds) {
-        SCOPED_TRACE(describe(reduceOpName(gpuKind(kind)), dtype, c.shape) + " axes " +
+        SCOPED_TRACE(describe(reduceKindName(kind), dtype, c.shape) + " axes " +
                      runtime::formatShape(c.axes));
         HostTensor want(referenceDType(dtype), outShape);
         ASSERT_TRUE(cpu::reduce(kind, xRef, c.axes, false, want).ok());
-        auto plan = planReduce(gpuKind(kind), dtype, c.shape, c.axes, false, outShape);
+        auto plan = planReduce(kind, dtype, c.shape, c.axes, false, outShape);
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         HostTensor runs[2];
         for (HostTensor &got : runs) {
@@ -214,11 +214,9 @@ TEST_F(CudaRowKernelsTest, CrossEntropyMatchesCpu) {
         for (cpu::LossReduction r : {cpu::LossReduction::Mean, cpu::LossReduction::Sum}) {
           if (shape[1] > 100000 && (dtype == DType::F64 || dtype == DType::F16))
             continue; // the vocabulary rows: f32 and bf16
-          const LossReduction gr =
-              r == cpu::LossReduction::Mean ? LossReduction::Mean : LossReduction::Sum;
           SCOPED_TRACE(describe("cross_entropy", dtype, shape) + " labels " +
                        runtime::dtypeName(labelType) +
-                       (gr == LossReduction::Mean ? " mean" : " sum"));
+                       (r == LossReduction::Mean ? " mean" : " sum"));
           const Shape labelShape = labelShapeOf(shape);
           const HostTensor logits = randomInput(dtype, shape, rng, -8, 8);
           const HostTensor labels = randomLabels(labelType, labelShape, shape[1], kIgnore, rng);
@@ -226,7 +224,7 @@ TEST_F(CudaRowKernelsTest, CrossEntropyMatchesCpu) {
           ASSERT_TRUE(
               cpu::crossEntropy(convertTo(logits, referenceDType(dtype)), labels, kIgnore, r, want)
                   .ok());
-          auto plan = planCrossEntropy(dtype, shape, labelType, labelShape, kIgnore, gr, {});
+          auto plan = planCrossEntropy(dtype, shape, labelType, labelShape, kIgnore, r, {});
           ASSERT_TRUE(plan.ok()) << plan.status().toString();
           expectNear(gpuLoss(*plan, logits, labels, stream_), valuesOf(want), {},
                      "gpu vs cpu::crossEntropy");

@@ -154,13 +154,6 @@ struct ReduceCase {
 inline const cpu::ReduceKind kCpuKinds[] = {cpu::ReduceKind::Sum, cpu::ReduceKind::Mean,
                                             cpu::ReduceKind::Max};
 
-/// The GPU's ReduceKind of the CPU's `k`.
-inline ReduceKind gpuKind(cpu::ReduceKind k) {
-  return k == cpu::ReduceKind::Sum    ? ReduceKind::Sum
-         : k == cpu::ReduceKind::Mean ? ReduceKind::Mean
-                                      : ReduceKind::Max;
-}
-
 /// The shape of reducing `shape` over `axes` (keepdims: the reduced dimensions stay as 1).
 inline Shape reduceOutShape(const Shape &shape, const std::vector<int64_t> &axes,
                             bool keepdims = false) {

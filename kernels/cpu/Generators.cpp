@@ -2,10 +2,9 @@
 
 #include "kernels/cpu/Generators.h"
 
+#include "kernels/RangeRules.h"
 #include "kernels/cpu/KernelSupport.h"
 
-#include <cmath>
-#include <limits>
 
 namespace rp::kernels::cpu {
 
@@ -31,25 +30,15 @@ Status lengthMismatch(const HostTensor &out, const std::string &length, const st
 
 Status range(double start, double limit, double delta, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(out, kNumericTypes));
-  const std::string args = "start " + std::to_string(start) + ", limit " + std::to_string(limit) +
-                           ", delta " + std::to_string(delta);
-  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta) || delta == 0)
-    return invalidArgument("range: expected finite arguments and a non-zero delta, got " + args);
+  RP_RETURN_IF_ERROR(checkRangeArgs(start, limit, delta));
   if (!runtime::isFloat(out.dtype())) {
-    constexpr double kLimit = 0x1p63;
-    for (double v : {start, limit, delta})
-      if (v != std::trunc(v) || v >= kLimit || v < -kLimit)
-        return invalidArgument("range: an integer out (" + out.typeString() +
-                               ") needs integral int64 arguments, got " + args);
+    RP_RETURN_IF_ERROR(checkIntegralRangeArgs(start, limit, delta, out.typeString()));
     return rangeInt(static_cast<int64_t>(start), static_cast<int64_t>(limit),
                     static_cast<int64_t>(delta), out);
   }
-  const double length = std::fmax(std::ceil((limit - start) / delta), 0.0);
+  const double length = rangeFloatLength(start, limit, delta);
   if (length != static_cast<double>(out.dim(0)))
-    return lengthMismatch(out,
-                          length < 0x1p63 ? std::to_string(static_cast<int64_t>(length))
-                                          : std::string("more than 2^63"),
-                          args);
+    return lengthMismatch(out, rangeFloatLengthText(length), rangeArgs(start, limit, delta));
   visitFloat(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T *p = out.data<T>();
@@ -64,20 +53,8 @@ Status rangeInt(int64_t start, int64_t delta, HostTensor &out) {
   if (delta == 0)
     return invalidArgument("range: expected a non-zero delta");
   const int64_t n = out.dim(0);
-  if (n == 0)
-    return okStatus();
-  // The extremes are the first and the last element; the sequence is monotonic.
-  const __int128 last = static_cast<__int128>(start) + static_cast<__int128>(n - 1) * delta;
-  const bool i32 = out.dtype() == DType::I32;
-  const __int128 lo =
-      i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
-  const __int128 hi =
-      i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
-  if (start < lo || start > hi || last < lo || last > hi)
-    return invalidArgument("range: start " + std::to_string(start) + " + i * delta " +
-                           std::to_string(delta) + " for i < " + std::to_string(n) + " overflows " +
-                           runtime::dtypeName(out.dtype()));
-  if (i32) {
+  RP_RETURN_IF_ERROR(checkRangeFits(start, delta, n, out.dtype()));
+  if (out.dtype() == DType::I32) {
     int32_t *p = out.data<int32_t>();
     for (int64_t i = 0; i < n; ++i)
       p[i] = static_cast<int32_t>(start + i * delta);
@@ -93,16 +70,10 @@ Status rangeInt(int64_t start, int64_t limit, int64_t delta, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(out, kIndexTypes));
   if (delta == 0)
     return invalidArgument("range: expected a non-zero delta");
-  // ceil((limit - start) / delta) exactly, in 128 bits.
-  const __int128 span = static_cast<__int128>(limit) - start;
-  __int128 q = span / delta;
-  if (q * delta != span && ((span > 0) == (delta > 0)))
-    ++q; // truncation went toward zero, i.e. down, on a positive quotient
-  const __int128 length = q > 0 ? q : 0;
+  const __int128 length = rangeIntLength(start, limit, delta);
   if (length != out.dim(0))
     return lengthMismatch(out, std::to_string(static_cast<int64_t>(length)),
-                          "start " + std::to_string(start) + ", limit " + std::to_string(limit) +
-                              ", delta " + std::to_string(delta));
+                          rangeArgs(start, limit, delta));
   return rangeInt(start, delta, out);
 }
 

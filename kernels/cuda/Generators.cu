@@ -7,10 +7,9 @@
 
 #include "kernels/cuda/Generators.h"
 
+#include "kernels/RangeRules.h"
 #include "kernels/cuda/Launch.cuh"
 
-#include <cmath>
-#include <limits>
 #include <string>
 
 namespace rp::kernels::cuda {
@@ -60,25 +59,17 @@ template <typename E> __global__ void triluKernel(TriluPlan plan, const void *x,
 StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double delta,
                               const Shape &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(dtype, out, /*integerOnly=*/false));
-  const std::string args = "start " + std::to_string(start) + ", limit " + std::to_string(limit) +
-                           ", delta " + std::to_string(delta);
-  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta) || delta == 0)
-    return invalidArgument("range: expected finite arguments and a non-zero delta, got " + args);
+  RP_RETURN_IF_ERROR(checkRangeArgs(start, limit, delta));
   if (isIndexDType(dtype)) {
-    constexpr double kLimit = 0x1p63;
-    for (double v : {start, limit, delta})
-      if (v != std::trunc(v) || v >= kLimit || v < -kLimit)
-        return invalidArgument(std::string("range: an integer out (") + runtime::dtypeName(dtype) +
-                               shapeText(out) + ") needs integral int64 arguments, got " + args);
+    RP_RETURN_IF_ERROR(checkIntegralRangeArgs(start, limit, delta,
+                                              runtime::dtypeName(dtype) + shapeText(out)));
     return planRangeInt(dtype, static_cast<int64_t>(start), static_cast<int64_t>(limit),
                         static_cast<int64_t>(delta), out);
   }
-  const double length = std::fmax(std::ceil((limit - start) / delta), 0.0);
+  const double length = rangeFloatLength(start, limit, delta);
   if (length != static_cast<double>(out[0]))
-    return lengthMismatch(dtype, out,
-                          length < 0x1p63 ? std::to_string(static_cast<int64_t>(length))
-                                          : std::string("more than 2^63"),
-                          args);
+    return lengthMismatch(dtype, out, rangeFloatLengthText(length),
+                          rangeArgs(start, limit, delta));
   RangePlan plan;
   plan.dtype = dtype;
   plan.n = out[0];
@@ -92,29 +83,12 @@ StatusOr<RangePlan> planRangeInt(DType dtype, int64_t start, int64_t limit, int6
   RP_RETURN_IF_ERROR(checkRangeOut(dtype, out, /*integerOnly=*/true));
   if (delta == 0)
     return invalidArgument("range: expected a non-zero delta");
-  // ceil((limit - start) / delta) exactly, in 128 bits (the CPU's rangeInt).
-  const __int128 span = static_cast<__int128>(limit) - start;
-  __int128 q = span / delta;
-  if (q * delta != span && ((span > 0) == (delta > 0)))
-    ++q;
-  const __int128 length = q > 0 ? q : 0;
+  const __int128 length = rangeIntLength(start, limit, delta);
   if (length != out[0])
     return lengthMismatch(dtype, out, std::to_string(static_cast<int64_t>(length)),
-                          "start " + std::to_string(start) + ", limit " + std::to_string(limit) +
-                              ", delta " + std::to_string(delta));
+                          rangeArgs(start, limit, delta));
   const int64_t n = out[0];
-  if (n > 0) {
-    const __int128 last = static_cast<__int128>(start) + static_cast<__int128>(n - 1) * delta;
-    const bool i32 = dtype == DType::I32;
-    const __int128 lo =
-        i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
-    const __int128 hi =
-        i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
-    if (start < lo || start > hi || last < lo || last > hi)
-      return invalidArgument("range: start " + std::to_string(start) + " + i * delta " +
-                             std::to_string(delta) + " for i < " + std::to_string(n) +
-                             " overflows " + runtime::dtypeName(dtype));
-  }
+  RP_RETURN_IF_ERROR(checkRangeFits(start, delta, n, dtype));
   RangePlan plan;
   plan.dtype = dtype;
   plan.n = n;

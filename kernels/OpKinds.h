@@ -36,6 +36,40 @@ enum class UnaryKind {
   LogicalNot
 };
 
+/// Name of the graph op ("sqrt", "gelu exact", "logical_not", ...) and of a binary op ("add",
+/// "logical_and", "compare eq", ...), for messages.
+inline const char *unaryKindName(UnaryKind kind) {
+  switch (kind) {
+  case UnaryKind::Sqrt:
+    return "sqrt";
+  case UnaryKind::Reciprocal:
+    return "reciprocal";
+  case UnaryKind::Exp:
+    return "exp";
+  case UnaryKind::Log:
+    return "log";
+  case UnaryKind::Tanh:
+    return "tanh";
+  case UnaryKind::Sigmoid:
+    return "sigmoid";
+  case UnaryKind::Erf:
+    return "erf";
+  case UnaryKind::Silu:
+    return "silu";
+  case UnaryKind::Neg:
+    return "neg";
+  case UnaryKind::Relu:
+    return "relu";
+  case UnaryKind::GeluExact:
+    return "gelu exact";
+  case UnaryKind::GeluTanh:
+    return "gelu tanh";
+  case UnaryKind::LogicalNot:
+    return "logical_not";
+  }
+  return "<invalid unary kind>";
+}
+
 /// Binary ops with numpy/ONNX broadcasting (trailing dimensions aligned, a 1
 /// stretches); `a` and `b` have the same dtype.
 ///   Add, Sub, Mul, Div, Pow: f32, f64, i64, i32; out has the inputs' dtype.
@@ -48,6 +82,39 @@ enum class UnaryKind {
 ///   Eq, Lt, Le, Gt, Ge: f32, f64, i64, i32, i1 -> i1 (IEEE: every
 ///     comparison with a NaN is false).
 enum class BinaryKind { Add, Sub, Mul, Div, Pow, And, Or, Eq, Lt, Le, Gt, Ge };
+
+/// True for the comparisons Eq .. Ge (result i1).
+inline bool isComparison(BinaryKind k) { return k >= BinaryKind::Eq; }
+
+inline const char *binaryKindName(BinaryKind kind) {
+  switch (kind) {
+  case BinaryKind::Add:
+    return "add";
+  case BinaryKind::Sub:
+    return "sub";
+  case BinaryKind::Mul:
+    return "mul";
+  case BinaryKind::Div:
+    return "div";
+  case BinaryKind::Pow:
+    return "pow";
+  case BinaryKind::And:
+    return "logical_and";
+  case BinaryKind::Or:
+    return "logical_or";
+  case BinaryKind::Eq:
+    return "compare eq";
+  case BinaryKind::Lt:
+    return "compare lt";
+  case BinaryKind::Le:
+    return "compare le";
+  case BinaryKind::Gt:
+    return "compare gt";
+  case BinaryKind::Ge:
+    return "compare ge";
+  }
+  return "<invalid binary kind>";
+}
 
 /// Sum: f32 and f64 accumulate in double (f32 rounds once at the end);
 ///   integers accumulate in int64 (wrapping) and wrap to i32 when stored.

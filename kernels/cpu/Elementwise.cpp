@@ -208,74 +208,7 @@ Status checkNoZeroDivisor(const HostTensor &b) {
   return okStatus();
 }
 
-bool isComparison(BinaryKind k) {
-  return k == BinaryKind::Eq || k == BinaryKind::Lt || k == BinaryKind::Le || k == BinaryKind::Gt ||
-         k == BinaryKind::Ge;
-}
-
 } // namespace
-
-const char *unaryKindName(UnaryKind kind) {
-  switch (kind) {
-  case UnaryKind::Sqrt:
-    return "sqrt";
-  case UnaryKind::Reciprocal:
-    return "reciprocal";
-  case UnaryKind::Exp:
-    return "exp";
-  case UnaryKind::Log:
-    return "log";
-  case UnaryKind::Tanh:
-    return "tanh";
-  case UnaryKind::Sigmoid:
-    return "sigmoid";
-  case UnaryKind::Erf:
-    return "erf";
-  case UnaryKind::Silu:
-    return "silu";
-  case UnaryKind::Neg:
-    return "neg";
-  case UnaryKind::Relu:
-    return "relu";
-  case UnaryKind::GeluExact:
-    return "gelu exact";
-  case UnaryKind::GeluTanh:
-    return "gelu tanh";
-  case UnaryKind::LogicalNot:
-    return "logical_not";
-  }
-  return "<invalid unary kind>";
-}
-
-const char *binaryKindName(BinaryKind kind) {
-  switch (kind) {
-  case BinaryKind::Add:
-    return "add";
-  case BinaryKind::Sub:
-    return "sub";
-  case BinaryKind::Mul:
-    return "mul";
-  case BinaryKind::Div:
-    return "div";
-  case BinaryKind::Pow:
-    return "pow";
-  case BinaryKind::And:
-    return "logical_and";
-  case BinaryKind::Or:
-    return "logical_or";
-  case BinaryKind::Eq:
-    return "compare eq";
-  case BinaryKind::Lt:
-    return "compare lt";
-  case BinaryKind::Le:
-    return "compare le";
-  case BinaryKind::Gt:
-    return "compare gt";
-  case BinaryKind::Ge:
-    return "compare ge";
-  }
-  return "<invalid binary kind>";
-}
 
 Status unary(UnaryKind kind, const HostTensor &x, HostTensor &out) {
   const char *op = unaryKindName(kind);

@@ -28,8 +28,7 @@ namespace rp::kernels::cpu {
 /// takes i1; all others take f32 or f64.
 using UnaryKind = ::rp::kernels::UnaryKind;
 
-/// Name of the graph op ("sqrt", "gelu_exact", "logical_not", ...).
-const char *unaryKindName(UnaryKind kind);
+using ::rp::kernels::unaryKindName;
 
 /// out = kind(x). `out` has x's dtype and shape.
 runtime::Status unary(UnaryKind kind, const runtime::HostTensor &x, runtime::HostTensor &out);
@@ -39,8 +38,7 @@ runtime::Status unary(UnaryKind kind, const runtime::HostTensor &x, runtime::Hos
 /// InvalidArgument error.
 using BinaryKind = ::rp::kernels::BinaryKind;
 
-/// Name of the graph op ("add", "logical_and", "compare eq", ...).
-const char *binaryKindName(BinaryKind kind);
+using ::rp::kernels::binaryKindName;
 
 /// out = a `kind` b. out's shape must be the broadcast of a's and b's shapes;
 /// its dtype is i1 for comparisons and logic, a's dtype otherwise.

@@ -13,19 +13,6 @@ namespace {
 
 bool isInt(DType d) { return d == DType::I64 || d == DType::I32; }
 
-const char *unaryName(UnaryOp op) {
-  static const char *const names[] = {"sqrt",    "reciprocal", "exp",        "log", "tanh",
-                                      "sigmoid", "erf",        "silu",       "neg", "relu",
-                                      "gelu",    "gelu",       "logical_not"};
-  return names[static_cast<int>(op)];
-}
-const char *binaryName(BinaryOp op) {
-  static const char *const names[] = {"add",     "sub",         "mul",        "div",
-                                      "pow",     "logical_and", "logical_or", "compare",
-                                      "compare", "compare",     "compare",    "compare"};
-  return names[static_cast<int>(op)];
-}
-
 Status badDType(const char *op, DType d, const char *takes) {
   return invalidArgument(std::string(op) + ": dtype " + runtime::dtypeName(d) +
                          "; the GPU kernel takes " + takes);
@@ -41,7 +28,7 @@ Status checkOut(const char *op, const Shape &want, const Shape &out) {
 } // namespace
 
 StatusOr<UnaryPlan> planUnary(UnaryOp op, DType dtype, const Shape &x, const Shape &out) {
-  const char *name = unaryName(op);
+  const char *name = unaryKindName(op);
   if (op == UnaryOp::LogicalNot) {
     if (dtype != DType::I1)
       return badDType(name, dtype, "i1");
@@ -59,7 +46,7 @@ StatusOr<UnaryPlan> planUnary(UnaryOp op, DType dtype, const Shape &x, const Sha
 
 StatusOr<BinaryPlan> planBinary(BinaryOp op, DType dtype, const Shape &a, const Shape &b,
                                 const Shape &out) {
-  const char *name = binaryName(op);
+  const char *name = binaryKindName(op);
   if (op == BinaryOp::And || op == BinaryOp::Or) {
     if (dtype != DType::I1)
       return badDType(name, dtype, "i1");

@@ -35,9 +35,6 @@ namespace rp::kernels::cuda {
 using UnaryOp = ::rp::kernels::UnaryKind;
 using BinaryOp = ::rp::kernels::BinaryKind;
 
-/// True for Eq .. Ge (result i1).
-inline bool isComparison(BinaryOp op) { return op >= BinaryOp::Eq; }
-
 struct UnaryPlan {
   UnaryOp op;
   runtime::DType dtype;

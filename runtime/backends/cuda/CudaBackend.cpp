@@ -31,12 +31,6 @@ struct CudaEvent final : BackendEvent {
 
 CudaEvent &cudaEventOf(const Event &e) { return static_cast<CudaEvent &>(*e); }
 
-Status cudaStatus(cudaError_t error, const std::string &what) {
-  if (error == cudaSuccess)
-    return okStatus();
-  return internal(what + ": " + cudaErrorText(error));
-}
-
 /// Device allocations are rounded to this (cudaMalloc aligns to 256 bytes; the arena's
 /// offsets are aligned by the plan).
 constexpr int64_t kAlign = 256;

@@ -56,11 +56,7 @@ struct CudaImpl {
   Builder build;
 };
 
-Status launched(cudaError_t e) {
-  if (e == cudaSuccess)
-    return okStatus();
-  return internal("launch failed: " + cudaErrorText(e));
-}
+Status launched(cudaError_t e) { return cudaStatus(e, "launch failed"); }
 
 /// Runs planned work on the GPU: every run() enqueues its family's kernel on the stream.
 class DeviceExec {
@@ -579,6 +575,12 @@ const CudaImpl *findImpl(std::string_view id) {
 
 std::string cudaErrorText(cudaError_t error) {
   return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
+}
+
+Status cudaStatus(cudaError_t error, const std::string &what) {
+  if (error == cudaSuccess)
+    return okStatus();
+  return internal(what + ": " + cudaErrorText(error));
 }
 
 StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {

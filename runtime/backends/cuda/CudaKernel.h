@@ -125,6 +125,9 @@ StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const rp::plan::Function &fu
 /// "cudaErrorInvalidValue: invalid argument".
 std::string cudaErrorText(cudaError_t error);
 
+/// Ok for cudaSuccess; otherwise Internal "<what>: <cudaErrorText>".
+Status cudaStatus(cudaError_t error, const std::string &what);
+
 } // namespace rp::runtime
 
 #endif // RP_RUNTIME_BACKENDS_CUDA_CUDAKERNEL_H

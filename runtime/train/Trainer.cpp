@@ -190,14 +190,11 @@ Status trainingError(int64_t step, const Status &status) {
 } // namespace
 
 StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::string &backend) {
+  if (backend == "cpu")
+    RP_RETURN_IF_ERROR(checkCpuPlanDType(plan));
   int64_t instructions = 0;
   for (const pb::Function &f : plan.functions()) {
     if (backend == "cpu") {
-      if (plan.config().compute_dtype() != pb::F32)
-        return invalidArgument(
-            "the CPU backend runs fp32 plans; this plan computes in " +
-            std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
-            " (compile with --dtype fp32)");
       RP_RETURN_IF_ERROR(decodeFunction(f));
     } else if (backend == "cuda") {
 #if RP_HAVE_CUDA

@@ -48,30 +48,36 @@ CpuBackend::~CpuBackend() {
     q.thread.join();
 }
 
-Status CpuBackend::prepare(const pb::Plan &plan) {
-  plan_ = &plan;
-  functions_.clear();
-  if (kernels_)
-    RP_RETURN_IF_ERROR(kernels_->prepare(plan));
-  else if (plan.config().compute_dtype() != pb::F32)
+Status checkCpuPlanDType(const pb::Plan &plan) {
+  if (plan.config().compute_dtype() != pb::F32)
     return invalidArgument("the CPU backend runs fp32 plans; this plan computes in " +
                            std::string(dtypeName(*fromPlanDType(plan.config().compute_dtype()))) +
                            " (compile with --dtype fp32)");
-  for (int fi = 0; !kernels_ && fi < plan.functions_size(); ++fi) {
-    const pb::Function &f = plan.functions(fi);
-    std::vector<Instr> body;
-    for (int i = 0; i < f.body_size(); ++i) {
-      const pb::Instruction &inst = f.body(i);
-      StatusOr<CpuKernel> kernel = CpuKernel::decode(inst);
-      if (!kernel.ok())
-        return Status(kernel.status().code(), "function '" + f.name() + "', instruction " +
-                                                  std::to_string(i) + ": " +
-                                                  kernel.status().message());
-      body.push_back(Instr{std::move(kernel).value(),
-                           {inst.operands().begin(), inst.operands().end()},
-                           {inst.results().begin(), inst.results().end()}});
+  return okStatus();
+}
+
+Status CpuBackend::prepare(const pb::Plan &plan) {
+  plan_ = &plan;
+  functions_.clear();
+  if (kernels_) {
+    RP_RETURN_IF_ERROR(kernels_->prepare(plan));
+  } else {
+    RP_RETURN_IF_ERROR(checkCpuPlanDType(plan));
+    for (const pb::Function &f : plan.functions()) {
+      std::vector<Instr> body;
+      for (int i = 0; i < f.body_size(); ++i) {
+        const pb::Instruction &inst = f.body(i);
+        StatusOr<CpuKernel> kernel = CpuKernel::decode(inst);
+        if (!kernel.ok())
+          return Status(kernel.status().code(), "function '" + f.name() + "', instruction " +
+                                                    std::to_string(i) + ": " +
+                                                    kernel.status().message());
+        body.push_back(Instr{std::move(kernel).value(),
+                             {inst.operands().begin(), inst.operands().end()},
+                             {inst.results().begin(), inst.results().end()}});
+      }
+      functions_.push_back(std::move(body));
     }
-    functions_.push_back(std::move(body));
   }
   const pb::DeviceArena &a = plan.device_arena();
   workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();

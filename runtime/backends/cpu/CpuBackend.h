@@ -47,6 +47,10 @@ public:
                             bool first) const = 0;
 };
 
+/// The CPU reference kernels run fp32 plans only. Errors: InvalidArgument "the CPU backend
+/// runs fp32 plans; this plan computes in bf16 (compile with --dtype fp32)".
+Status checkCpuPlanDType(const rp::plan::Plan &plan);
+
 class CpuBackend final : public Backend {
 public:
   /// A pool of `devices` (>= 1) host-memory devices running the CPU reference kernels, or

@@ -22,6 +22,7 @@
 #include "runtime/train/Trace.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -424,9 +425,12 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
         return trainingError(segmentEnd - 1, e.status());
       evalLoss = e.value();
       summary.evalLoss = evalLoss;
-      if (bar)
-        bar->message("step " + std::to_string(segmentEnd) + ": eval loss " +
-                     std::to_string(*evalLoss));
+      if (bar) {
+        char text[64];
+        std::snprintf(text, sizeof text, "step %lld: eval loss %.4f",
+                      static_cast<long long>(segmentEnd), *evalLoss);
+        bar->message(text);
+      }
     }
     RP_RETURN_IF_ERROR(report(segmentEnd - 1, evalLoss));
     if (!options.saveDir.empty() &&

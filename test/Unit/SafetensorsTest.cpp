@@ -12,10 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
+#include <sys/resource.h>
 #include <vector>
 
 namespace rp::runtime {
@@ -303,20 +304,25 @@ TEST_F(SafetensorsTest, FailedWriteKeepsThePreviousFile) {
   EXPECT_EQ(listDir(), std::vector<std::string>{longName});
 }
 
-TEST_F(SafetensorsTest, UnwritableDirectoryKeepsThePreviousFile) {
-  if (::geteuid() == 0)
-    GTEST_SKIP() << "root ignores directory permissions";
-  const float v[2] = {1, 2};
+TEST_F(SafetensorsTest, WriteFailingMidwayKeepsThePreviousFile) {
+  // A file-size limit below the new file's size: the temporary is created and partly written,
+  // then write() fails (EFBIG, for root too). The temporary is removed, the target untouched.
+  const std::vector<float> big(4096, 1.5f);
   const std::string p = path("model.safetensors");
-  ASSERT_TRUE(writeSafetensors(p, {{"w", SafetensorsDType::F32, {2}, v, 8}}).ok());
-  const std::string before = readBytes(p);
-  std::filesystem::permissions(dir_, std::filesystem::perms::owner_write,
-                               std::filesystem::perm_options::remove);
-  Status s = writeSafetensors(p, {{"w", SafetensorsDType::F32, {1}, v, 4}});
-  std::filesystem::permissions(dir_, std::filesystem::perms::owner_write,
-                               std::filesystem::perm_options::add);
+  writeBytes(p, "previous");
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  struct rlimit low = saved;
+  low.rlim_cur = 1024;
+  void (*oldHandler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &low), 0);
+  Status s = writeSafetensors(p, {{"w", SafetensorsDType::F32, {4096}, big.data(), 4096 * 4}});
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+  std::signal(SIGXFSZ, oldHandler);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(readBytes(p), before);
+  EXPECT_EQ(s.code(), StatusCode::Unavailable) << s.toString();
+  EXPECT_NE(s.message().find("cannot write"), std::string::npos) << s.message();
+  EXPECT_EQ(readBytes(p), "previous");
   EXPECT_EQ(listDir(), std::vector<std::string>{"model.safetensors"});
 }
 

@@ -121,6 +121,8 @@ cl::opt<double> weightDecay("weight-decay", cl::desc("AdamW decoupled weight dec
 cl::opt<double> gradClip("grad-clip", cl::desc("Clip gradients to this global L2 norm (0: off)"),
                          cl::init(0.0), cl::cat(scheduleCategory));
 
+cl::OptionCategory mlirCategory("MLIR debugging options");
+
 constexpr int kBadInput = 2;
 
 int fail(const llvm::Twine &message) {
@@ -147,8 +149,13 @@ int main(int argc, char **argv) {
   });
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  cl::HideUnrelatedOptions(
-      {&category, &planCategory, &scheduleCategory, &cl::getGeneralCategory()});
+  // Debian's LLVM library registers every backend's options in the general category; --help
+  // shows ours and MLIR's debugging options (--mlir-print-ir-after-all, --mlir-timing, ...).
+  // The hidden ones still parse; --help-hidden lists them.
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.first.starts_with("mlir-"))
+      entry.second->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&category, &planCategory, &scheduleCategory, &mlirCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "rpc-compile: compile an exported ONNX training graph into a "
                               "RoundPipe plan\n");

@@ -7,13 +7,28 @@
 namespace rp::runtime {
 namespace {
 
-Status checkOutputs(DType dtype, const void *tokens, const void *labels) {
-  if (dtype != DType::I64 && dtype != DType::I32)
-    return invalidArgument(std::string("batch sampler: token dtype ") + dtypeName(dtype) +
-                           " is not i64 or i32");
+Status checkOutputs(DType tokenDType, const void *tokens, DType labelDType,
+                    const void *labels) {
+  for (DType dtype : {tokenDType, labelDType})
+    if (dtype != DType::I64 && dtype != DType::I32)
+      return invalidArgument(std::string("batch sampler: token dtype ") + dtypeName(dtype) +
+                             " is not i64 or i32");
   if (!tokens || !labels)
     return invalidArgument("batch sampler: null token or label buffer");
   return okStatus();
+}
+
+/// Writes `n` ids from `src` as `dtype` (I64 or I32) to elements [at, at + n) of `dst`.
+void writeIds(const uint32_t *src, int64_t n, DType dtype, void *dst, int64_t at) {
+  if (dtype == DType::I64) {
+    int64_t *d = static_cast<int64_t *>(dst) + at;
+    for (int64_t j = 0; j < n; ++j)
+      d[j] = static_cast<int64_t>(src[j]);
+  } else {
+    int32_t *d = static_cast<int32_t *>(dst) + at;
+    for (int64_t j = 0; j < n; ++j)
+      d[j] = static_cast<int32_t>(src[j]);
+  }
 }
 
 /// Lemire's multiply-shift: floor(h * range / 2^64), in [0, range) for range >= 1.
@@ -51,30 +66,16 @@ StatusOr<BatchSampler> BatchSampler::create(const TokenData &data, int64_t batch
   return BatchSampler(&data, batch, seq, seed, n - evalTokens, evalTokens);
 }
 
-void BatchSampler::fillRow(int64_t row, int64_t start, DType dtype, void *tokens,
-                           void *labels) const {
+void BatchSampler::fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens,
+                           DType labelDType, void *labels) const {
   const uint32_t *w = data_->tokens.data() + start;
-  const int64_t base = row * seq_;
-  if (dtype == DType::I64) {
-    int64_t *t = static_cast<int64_t *>(tokens) + base;
-    int64_t *l = static_cast<int64_t *>(labels) + base;
-    for (int64_t j = 0; j < seq_; ++j) {
-      t[j] = static_cast<int64_t>(w[j]);
-      l[j] = static_cast<int64_t>(w[j + 1]);
-    }
-  } else {
-    int32_t *t = static_cast<int32_t *>(tokens) + base;
-    int32_t *l = static_cast<int32_t *>(labels) + base;
-    for (int64_t j = 0; j < seq_; ++j) {
-      t[j] = static_cast<int32_t>(w[j]);
-      l[j] = static_cast<int32_t>(w[j + 1]);
-    }
-  }
+  writeIds(w, seq_, tokenDType, tokens, row * seq_);
+  writeIds(w + 1, seq_, labelDType, labels, row * seq_);
 }
 
-Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType dtype, void *tokens,
-                               void *labels) const {
-  RP_RETURN_IF_ERROR(checkOutputs(dtype, tokens, labels));
+Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType tokenDType, void *tokens,
+                               DType labelDType, void *labels) const {
+  RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels));
   if (step < 0 || microBatch < 0)
     return invalidArgument("batch sampler: step " + std::to_string(step) + " and micro-batch " +
                            std::to_string(microBatch) + " must not be negative");
@@ -83,7 +84,8 @@ Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType dtype, vo
                                   static_cast<uint64_t>(microBatch));
   for (int64_t r = 0; r < batch_; ++r) {
     const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(r));
-    fillRow(r, static_cast<int64_t>(mapToRange(h, range)), dtype, tokens, labels);
+    fillRow(r, static_cast<int64_t>(mapToRange(h, range)), tokenDType, tokens, labelDType,
+            labels);
   }
   return okStatus();
 }
@@ -94,13 +96,15 @@ int64_t BatchSampler::evalBatches() const {
   return (evalTokens_ - 1) / seq_ / batch_;
 }
 
-Status BatchSampler::fillEval(int64_t index, DType dtype, void *tokens, void *labels) const {
-  RP_RETURN_IF_ERROR(checkOutputs(dtype, tokens, labels));
+Status BatchSampler::fillEval(int64_t index, DType tokenDType, void *tokens, DType labelDType,
+                              void *labels) const {
+  RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels));
   if (index < 0 || index >= evalBatches())
     return outOfRange(data_->path + ": eval batch " + std::to_string(index) +
                       " is outside [0, " + std::to_string(evalBatches()) + ")");
   for (int64_t r = 0; r < batch_; ++r)
-    fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, dtype, tokens, labels);
+    fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, tokenDType, tokens, labelDType,
+            labels);
   return okStatus();
 }
 

@@ -63,13 +63,19 @@ public:
   int64_t evalTokens() const { return evalTokens_; }
 
   /// Fills training micro-batch `microBatch` (>= 0) of step `step` (>= 0) with the counter-based
-  /// draw of the file comment. `dtype` is I64 or I32 (the plan's input dtype); `tokens` and
-  /// `labels` each receive batch * seq elements of it, row-major [batch, seq]. Token ids are
-  /// converted with static_cast (check the vocabulary first: checkVocabulary).
+  /// draw of the file comment. `tokenDType` and `labelDType` are each I64 or I32 (the plan's
+  /// input dtypes, which may differ); `tokens` and `labels` each receive batch * seq elements
+  /// of their dtype, row-major [batch, seq]. Token ids are converted with static_cast (check
+  /// the vocabulary first: checkVocabulary).
   /// Errors: InvalidArgument for another dtype, a null pointer, or a negative step or
   /// micro-batch.
+  Status fillTrain(int64_t step, int64_t microBatch, DType tokenDType, void *tokens,
+                   DType labelDType, void *labels) const;
+  /// fillTrain with one dtype for both.
   Status fillTrain(int64_t step, int64_t microBatch, DType dtype, void *tokens,
-                   void *labels) const;
+                   void *labels) const {
+    return fillTrain(step, microBatch, dtype, tokens, dtype, labels);
+  }
 
   /// Number of eval batches: floor(W / batch) for the W = floor((evalTokens - 1) / seq) eval
   /// windows (0 when there is no eval split).
@@ -78,7 +84,12 @@ public:
   /// Fills eval batch `index` (0 <= index < evalBatches()): row r holds eval window
   /// index * batch + r (file comment). Same dtypes and layout as fillTrain.
   /// Errors: OutOfRange for a bad index; InvalidArgument as fillTrain.
-  Status fillEval(int64_t index, DType dtype, void *tokens, void *labels) const;
+  Status fillEval(int64_t index, DType tokenDType, void *tokens, DType labelDType,
+                  void *labels) const;
+  /// fillEval with one dtype for both.
+  Status fillEval(int64_t index, DType dtype, void *tokens, void *labels) const {
+    return fillEval(index, dtype, tokens, dtype, labels);
+  }
 
 private:
   BatchSampler(const TokenData *data, int64_t batch, int64_t seq, uint64_t seed,
@@ -86,8 +97,10 @@ private:
       : data_(data), batch_(batch), seq_(seq), seed_(seed), trainTokens_(trainTokens),
         evalTokens_(evalTokens) {}
 
-  /// Copies row `row`: window tokens [start, start + seq] into the outputs.
-  void fillRow(int64_t row, int64_t start, DType dtype, void *tokens, void *labels) const;
+  /// Copies row `row`: window tokens [start, start + seq) into `tokens` and
+  /// [start + 1, start + seq] into `labels`.
+  void fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens, DType labelDType,
+               void *labels) const;
 
   const TokenData *data_;
   int64_t batch_;

@@ -415,8 +415,7 @@ Status Executor::optimizerStep(int64_t step) {
       sum += sumOfSquares(host_.grads() + plan_.params(p).state_offset() / 4,
                           host_.paramElements(p), gradScale);
     backend_.hostWork(HostTask::GradNorm, step, -1);
-    gradScale = static_cast<float>(clipFactor(std::sqrt(sum), clip) /
-                                   static_cast<double>(microBatches_));
+    RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, microBatches_, step + 1));
   }
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
     RP_RETURN_IF_ERROR(

@@ -30,7 +30,7 @@
 //          library's "iteration k computes with W(k-2)", counting from 1.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
-// double) needs all of them. Each piece of host work (the norm, a layer's AdamW, a layer's
+// double) needs all of them; a norm that is not finite fails the step before any update. Each piece of host work (the norm, a layer's AdamW, a layer's
 // compute-weight write) is reported with Backend::hostWork(), which the simulator charges to
 // the optimizer thread's virtual clock.
 //
@@ -91,6 +91,7 @@ public:
   /// Runs the forward stages and the fused tail (no backward stages, no optimizer) on the M
   /// micro-batches whose inputs the caller wrote into record(0, m) after drain(); returns the
   /// M losses. The weights are the compute weights (async: one step behind the master).
+  /// It overwrites record 0, so read losses(step) of an even `step` before (they live there).
   StatusOr<std::vector<float>> evaluate();
 
   /// Index of the stage that downloads the loss (the fused tail).

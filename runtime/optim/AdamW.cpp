@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace rp::runtime {
@@ -75,6 +76,16 @@ double clipFactor(double globalNorm, double maxNorm) {
     return 1.0;
   const double f = maxNorm / (globalNorm + 1e-6);
   return std::isnan(f) ? f : std::min(1.0, f);
+}
+
+StatusOr<float> clippedGradScale(double sumSquares, double maxNorm, int64_t microBatches,
+                                 int64_t step) {
+  const double norm = std::sqrt(sumSquares);
+  if (!std::isfinite(norm))
+    return internal("the global gradient norm of step " + std::to_string(step) + " is " +
+                    (std::isnan(norm) ? "nan" : "inf") +
+                    "; the run diverged (try a lower --lr); no weight was updated");
+  return static_cast<float>(clipFactor(norm, maxNorm) / static_cast<double>(microBatches));
 }
 
 double learningRate(double lr, int64_t warmup, int64_t step) {

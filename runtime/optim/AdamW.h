@@ -6,7 +6,7 @@
 //
 //   double ss = 0;
 //   for (each param) ss += sumOfSquares(grad, n, 1.0f / M);
-//   float scale = float(clipFactor(std::sqrt(ss), maxNorm) / M);
+//   float scale = clippedGradScale(ss, maxNorm, M, step + 1)  (float(clipFactor(sqrt(ss)) / M))
 //   AdamWConfig c{learningRate(lr, warmup, step), 0.9, 0.95, 1e-8, 0.1};
 //   for (each param) adamwStep(master, m, v, grad, n, c, step + 1, scale);
 //
@@ -63,6 +63,13 @@ double sumOfSquares(const float *grad, int64_t n, float scale);
 /// 1 when maxNorm <= 0 (clipping off). A NaN norm gives NaN and an infinite norm gives 0, so
 /// the caller should check the norm is finite before stepping.
 double clipFactor(double globalNorm, double maxNorm);
+
+/// The gradScale of a step with clipping: clipFactor(sqrt(sumSquares), maxNorm) / microBatches,
+/// sumSquares being the sum of sumOfSquares over every trainable param (at scale
+/// 1 / microBatches). Errors: Internal when the global norm is not finite (a gradient overflowed
+/// or is NaN: the run diverged), naming the 1-based `step`; nothing should be updated then.
+StatusOr<float> clippedGradScale(double sumSquares, double maxNorm, int64_t microBatches,
+                                 int64_t step);
 
 /// Learning rate at 0-based `step`: linear warmup, (step + 1) / warmup * lr while
 /// step < warmup (lr / warmup at step 0, lr at step warmup - 1), then constant lr.

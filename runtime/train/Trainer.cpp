@@ -66,6 +66,10 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
   if (feed.tokens.shape.size() != 2)
     return unimplemented("token input '" + feed.tokens.name + "' has shape " +
                          formatShape(feed.tokens.shape) + "; rp-run feeds [batch, seq]");
+  for (const PlanInput *in : {&feed.tokens, feed.labels ? &*feed.labels : nullptr})
+    if (in && in->dtype != DType::I64 && in->dtype != DType::I32)
+      return unimplemented("input '" + in->name + "' holds " + dtypeName(in->dtype) +
+                           " ids; rp-run feeds i64 or i32");
   if (feed.labels && feed.labels->shape != feed.tokens.shape)
     return unimplemented("labels input '" + feed.labels->name + "' has shape " +
                          formatShape(feed.labels->shape) + ", the token input " +
@@ -341,11 +345,17 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
 
   const Clock::time_point start = Clock::now();
   Clock::time_point lastReport = start;
-  auto report = [&](int64_t step, std::optional<double> evalLoss) -> Status {
+  // A step's micro-batch losses, read from its host records (read them before an evaluation,
+  // which reuses the records).
+  auto lossesOf = [&](int64_t step) -> StatusOr<std::vector<float>> {
     StatusOr<std::vector<float>> losses = executor.losses(step);
     if (!losses.ok())
       return trainingError(step, losses.status());
-    const double loss = mean(losses.value());
+    return losses;
+  };
+  auto report = [&](int64_t step, const std::vector<float> &losses,
+                    std::optional<double> evalLoss) -> Status {
+    const double loss = mean(losses);
     summary.losses.push_back(loss);
     const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport).count();
     lastReport = Clock::now();
@@ -365,19 +375,27 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
       bar->update(step + 1, loss, tokensPerSecond);
     return okStatus();
   };
-  // The labels of a plan without a labels input go here (the sampler always writes both).
+  // Where a micro-batch's inputs go in its host record. The labels of a plan without a labels
+  // input go to `unusedLabels` (the sampler always writes both); labels may have another
+  // integer dtype than the token ids.
   std::vector<uint8_t> unusedLabels(static_cast<size_t>(batch * seq) * 8);
+  const DType labelDType = feed.labels ? feed.labels->dtype : feed.tokens.dtype;
+  auto tokensIn = [&](uint8_t *record) {
+    return record + plan.host_buffers(feed.tokens.buffer).offset();
+  };
+  auto labelsIn = [&](uint8_t *record) -> void * {
+    return feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
+                       : unusedLabels.data();
+  };
   auto evaluate = [&]() -> StatusOr<double> {
     const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(4, sampler.evalBatches() / M));
     std::vector<float> all;
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t m = 0; m < M; ++m) {
         uint8_t *record = executor.record(0, m);
-        RP_RETURN_IF_ERROR(sampler.fillEval(
-            (g * M + m) % sampler.evalBatches(), feed.tokens.dtype,
-            record + plan.host_buffers(feed.tokens.buffer).offset(),
-            feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
-                        : unusedLabels.data()));
+        RP_RETURN_IF_ERROR(sampler.fillEval((g * M + m) % sampler.evalBatches(),
+                                            feed.tokens.dtype, tokensIn(record),
+                                            labelDType, labelsIn(record)));
       }
       RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor.evaluate());
       all.insert(all.end(), losses.begin(), losses.end());
@@ -404,20 +422,21 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
       Status s = executor.waitInputsWritable(k);
       for (int64_t m = 0; m < M && s.ok(); ++m) {
         uint8_t *record = executor.record(k, m);
-        s = sampler.fillTrain(k, m, feed.tokens.dtype,
-                              record + plan.host_buffers(feed.tokens.buffer).offset(),
-                              feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
-                                          : unusedLabels.data());
+        s = sampler.fillTrain(k, m, feed.tokens.dtype, tokensIn(record), labelDType,
+                              labelsIn(record));
       }
       if (s.ok())
         s = executor.dispatch(k, segmentEnd);
       if (!s.ok())
         return trainingError(k, s);
-      if (k > step)
-        RP_RETURN_IF_ERROR(report(k - 1, std::nullopt));
+      if (k > step) {
+        RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(k - 1));
+        RP_RETURN_IF_ERROR(report(k - 1, losses, std::nullopt));
+      }
     }
     if (Status s = executor.drain(); !s.ok())
       return trainingError(segmentEnd - 1, s);
+    RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(segmentEnd - 1));
     std::optional<double> evalLoss;
     if (options.evalEvery > 0 && segmentEnd % options.evalEvery == 0) {
       StatusOr<double> e = evaluate();
@@ -432,7 +451,7 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
         bar->message(text);
       }
     }
-    RP_RETURN_IF_ERROR(report(segmentEnd - 1, evalLoss));
+    RP_RETURN_IF_ERROR(report(segmentEnd - 1, losses, evalLoss));
     if (!options.saveDir.empty() &&
         ((options.saveEvery > 0 && segmentEnd % options.saveEvery == 0) || segmentEnd == end))
       if (Status s = save(segmentEnd); !s.ok())

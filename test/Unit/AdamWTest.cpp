@@ -163,6 +163,24 @@ TEST(AdamWTest, ClipFactor) {
   EXPECT_TRUE(std::isnan(clipFactor(std::nan(""), 1.0)));
 }
 
+TEST(AdamWTest, ClippedGradScale) {
+  StatusOr<float> s = clippedGradScale(16.0, 1.0, 4, 3); // norm 4: clip to 1, mean over 4
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(s.value(), static_cast<float>(1.0 / (4.0 + 1e-6) / 4.0));
+  s = clippedGradScale(0.25, 1.0, 2, 1); // norm 0.5: no clipping
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s.value(), 0.5f);
+  for (double bad : {std::numeric_limits<double>::infinity(), std::nan("")}) {
+    s = clippedGradScale(bad, 1.0, 4, 7);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::Internal);
+    EXPECT_NE(s.status().message().find(std::string("gradient norm of step 7 is ") +
+                                        (std::isnan(bad) ? "nan" : "inf")),
+              std::string::npos)
+        << s.status().message();
+  }
+}
+
 TEST(AdamWTest, LearningRateWarmup) {
   EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 0), 0.25e-3);
   EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 1), 0.5e-3);

@@ -118,6 +118,42 @@ TEST(BatchSamplerTest, I32AndI64Agree) {
             StatusCode::InvalidArgument);
 }
 
+// Token ids and labels each in their own dtype; each buffer gets exactly batch * seq elements
+// (a guard after each catches an overrun), for training and eval batches.
+TEST(BatchSamplerTest, TokensAndLabelsInDifferentDTypes) {
+  TokenData data = iota(3000);
+  StatusOr<BatchSampler> s = BatchSampler::create(data, 2, 10, 99);
+  ASSERT_TRUE(s.ok());
+  std::vector<int64_t> t64(20), l64(20);
+  ASSERT_TRUE(s->fillTrain(3, 1, DType::I64, t64.data(), l64.data()).ok());
+  std::vector<int64_t> tWide(21, -7);
+  std::vector<int32_t> lNarrow(21, -7);
+  ASSERT_TRUE(s->fillTrain(3, 1, DType::I64, tWide.data(), DType::I32, lNarrow.data()).ok());
+  std::vector<int32_t> tNarrow(21, -7);
+  std::vector<int64_t> lWide(21, -7);
+  ASSERT_TRUE(s->fillTrain(3, 1, DType::I32, tNarrow.data(), DType::I64, lWide.data()).ok());
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(tWide[i], t64[i]);
+    EXPECT_EQ(lNarrow[i], l64[i]);
+    EXPECT_EQ(tNarrow[i], t64[i]);
+    EXPECT_EQ(lWide[i], l64[i]);
+  }
+  EXPECT_EQ(tWide[20], -7);
+  EXPECT_EQ(lNarrow[20], -7);
+  EXPECT_EQ(tNarrow[20], -7);
+  EXPECT_EQ(lWide[20], -7);
+
+  ASSERT_GT(s->evalBatches(), 0);
+  ASSERT_TRUE(s->fillEval(0, DType::I64, t64.data(), l64.data()).ok());
+  ASSERT_TRUE(s->fillEval(0, DType::I32, tNarrow.data(), DType::I64, lWide.data()).ok());
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(tNarrow[i], t64[i]);
+    EXPECT_EQ(lWide[i], l64[i]);
+  }
+  EXPECT_EQ(s->fillTrain(3, 1, DType::I32, tNarrow.data(), DType::F32, lWide.data()).code(),
+            StatusCode::InvalidArgument);
+}
+
 TEST(BatchSamplerTest, ShortDataIsAnError) {
   TokenData data = iota(8);
   StatusOr<BatchSampler> s = BatchSampler::create(data, 1, 8, 0);

@@ -84,6 +84,11 @@ int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initia
     return fail("the token-id argument must be [batch, seq]");
   const int64_t batch = tokensType.getDimSize(0), seq = tokensType.getDimSize(1);
   const DType idType = graph::irDType(tokensType.getElementType());
+  // Labels may have another integer dtype than the token ids.
+  const DType labelType =
+      labelsArg ? graph::irDType(cast<RankedTensorType>(func.getArgumentTypes()[*labelsArg])
+                                     .getElementType())
+                : idType;
 
   rt::StatusOr<rt::TokenData> data = rt::readTokens(o.dataPath, o.dataFormat);
   if (!data.ok())
@@ -140,8 +145,10 @@ int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initia
     for (int64_t mb = 0; mb < M; ++mb) {
       SmallVector<HostTensor> args;
       args.resize(func.getNumArguments());
-      HostTensor tokens(idType, {batch, seq}), labels(idType, {batch, seq});
-      if (rt::Status s = sampler->fillTrain(step, mb, idType, tokens.raw(), labels.raw()); !s.ok())
+      HostTensor tokens(idType, {batch, seq}), labels(labelType, {batch, seq});
+      if (rt::Status s =
+              sampler->fillTrain(step, mb, idType, tokens.raw(), labelType, labels.raw());
+          !s.ok())
         return fail(s.message());
       args[*tokensArg] = std::move(tokens);
       if (labelsArg)
@@ -173,8 +180,12 @@ int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initia
       for (auto &[name, p] : params) // std::map: sorted by name
         if (p.trainable)
           squares += rt::sumOfSquares(p.acc.data<float>(), p.acc.numElements(), gradScale);
-      gradScale = static_cast<float>(rt::clipFactor(std::sqrt(squares), o.gradClip) /
-                                     static_cast<double>(M));
+      rt::StatusOr<float> clipped = rt::clippedGradScale(squares, o.gradClip, M, step + 1);
+      if (!clipped.ok()) { // a diverged run, not bad input: exit 1 as rp-run
+        fail(clipped.status().message());
+        return 1;
+      }
+      gradScale = clipped.value();
     }
     const double lr = rt::learningRate(o.lr, o.warmup, step);
     rt::AdamWConfig config{lr, o.beta1, o.beta2, o.eps, o.weightDecay};

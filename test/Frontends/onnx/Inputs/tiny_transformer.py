@@ -1,7 +1,10 @@
 """A small decoder-only transformer written the way PyTorch's exporter writes one, with a
 float64 numpy reference of its forward pass and loss.
 
-usage: tiny_transformer.py write OUT_DIR      model.onnx, inputs/input_{0,1}.pb, reference.npz
+usage: tiny_transformer.py write OUT_DIR [IDS LABELS]
+                                              model.onnx, inputs/input_{0,1}.pb, reference.npz;
+                                              IDS, LABELS: the inputs' dtypes, int64 (default)
+                                              or int32
        tiny_transformer.py grads OUT_DIR RESULT_DIR RTOL
                                               checks rp-ref --grads output (loss.pb, grad_*.pb)
        tiny_transformer.py check OUT_DIR RESULT_DIR RTOL
@@ -23,6 +26,8 @@ from onnx import TensorProto, helper, numpy_helper
 B, S, D, H, F, V, L = 2, 8, 32, 4, 64, 48, 2
 HD = D // H
 EPS = 1e-6
+# The dtypes of input_ids and labels (write's optional arguments).
+ID_TYPES = [TensorProto.INT64, TensorProto.INT64]
 
 
 def weights(rng):
@@ -133,8 +138,8 @@ def build(w):
     node("SoftmaxCrossEntropyLoss", [flat, labels], ["loss"], reduction="mean", ignore_index=-100)
     graph = helper.make_graph(
         nodes, "tiny_transformer",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-         helper.make_tensor_value_info("labels", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("input_ids", ID_TYPES[0], ["batch", "seq"]),
+         helper.make_tensor_value_info("labels", ID_TYPES[1], ["batch", "seq"])],
         [helper.make_tensor_value_info("loss", TensorProto.FLOAT, []),
          helper.make_tensor_value_info("logits", TensorProto.FLOAT, [B * S, V])],
         initializer=inits)
@@ -153,6 +158,7 @@ def write(out):
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "model.onnx"))
     for i, (name, t) in enumerate([("input_ids", ids), ("labels", labels)]):
+        t = t.astype({TensorProto.INT64: np.int64, TensorProto.INT32: np.int32}[ID_TYPES[i]])
         with open(os.path.join(out, "inputs", f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(t, name).SerializeToString())
     # The reference uses the float32-rounded weights the model stores.
@@ -207,6 +213,9 @@ def check_grads(out, result, rtol):
 
 if __name__ == "__main__":
     if sys.argv[1] == "write":
+        if len(sys.argv) == 5:
+            types = {"int64": TensorProto.INT64, "int32": TensorProto.INT32}
+            ID_TYPES[:] = [types[sys.argv[3]], types[sys.argv[4]]]
         write(sys.argv[2])
     elif sys.argv[1] == "grads":
         check_grads(sys.argv[2], sys.argv[3], float(sys.argv[4]))

@@ -31,7 +31,8 @@ const char *queueName(Queue queue) {
 Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     : host_(host), backend_(backend), plan_(host.plan()), options_(options),
       numDevices_(backend.numDevices()), numStages_(host.plan().stages_size()),
-      microBatches_(host.plan().config().micro_batches()), nextStep_(options.firstStep),
+      microBatches_(host.plan().config().micro_batches()),
+      async_(host.plan().config().update() == pb::ASYNC), nextStep_(options.firstStep),
       optimizerDone_(options.firstStep) {
   devices_.resize(static_cast<size_t>(numDevices_));
   layerHasStep_.assign(static_cast<size_t>(plan_.layers_size()), false);
@@ -51,6 +52,17 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
       trainableByName_.push_back(p);
   std::sort(trainableByName_.begin(), trainableByName_.end(),
             [&](int a, int b) { return plan_.params(a).name() < plan_.params(b).name(); });
+  // Async: the weights writer copies the layers as their last upload of the step completes.
+  auto lastUpload = [&](int i) {
+    int last = -1;
+    for (int u : plan_.optimizer_steps(i).upload_stages())
+      last = std::max(last, u);
+    return last;
+  };
+  for (int i = 0; i < plan_.optimizer_steps_size(); ++i)
+    writeOrder_.push_back(i);
+  std::stable_sort(writeOrder_.begin(), writeOrder_.end(),
+                   [&](int a, int b) { return lastUpload(a) < lastUpload(b); });
 }
 
 Executor::~Executor() {
@@ -59,10 +71,12 @@ Executor::~Executor() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (optimizer_.joinable()) {
+  if (optimizer_.joinable() || weightsWriter_.joinable())
     backend_.fail(Status(StatusCode::Internal, "the executor is shutting down"));
+  if (optimizer_.joinable())
     optimizer_.join();
-  }
+  if (weightsWriter_.joinable())
+    weightsWriter_.join();
 }
 
 Status Executor::start() {
@@ -72,7 +86,13 @@ Status Executor::start() {
   RP_RETURN_IF_ERROR(backend_.registerHostMemory(host_.weights(), host_.bytes()));
   if (options_.trace)
     optimizerTrack_ = options_.trace->track("host optimizer");
-  optimizer_ = std::thread([this] { optimizerLoop(); });
+  optimizer_ = std::thread([this] { hostLoop(optimizerQueue_, &Executor::optimizerStep); });
+  if (async_) {
+    if (options_.trace)
+      writerTrack_ = options_.trace->track("host weights writer");
+    weightsWriter_ =
+        std::thread([this] { hostLoop(writerQueue_, &Executor::writeStepWeights); });
+  }
   return okStatus();
 }
 
@@ -291,6 +311,8 @@ Status Executor::dispatch(int64_t step, int64_t segmentEnd) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     optimizerQueue_.push_back(step);
+    if (async_)
+      writerQueue_.push_back(step);
     // Events older than any wait still to be enqueued or processed.
     const int64_t keep = std::min(step - 3, optimizerDone_ - 1);
     steps_.erase(steps_.begin(), steps_.lower_bound(keep));
@@ -336,18 +358,18 @@ StatusOr<std::vector<float>> Executor::evaluate() {
   return out;
 }
 
-void Executor::optimizerLoop() {
+void Executor::hostLoop(std::deque<int64_t> &queue, Status (Executor::*work)(int64_t)) {
   for (;;) {
     int64_t step;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || !optimizerQueue_.empty(); });
+      cv_.wait(lock, [&] { return stopping_ || !queue.empty(); });
       if (stopping_)
         return;
-      step = optimizerQueue_.front();
-      optimizerQueue_.pop_front();
+      step = queue.front();
+      queue.pop_front();
     }
-    Status status = optimizerStep(step);
+    Status status = (this->*work)(step);
     if (!status.ok()) {
       backend_.fail(status);
       std::lock_guard<std::mutex> lock(mutex_);
@@ -355,7 +377,7 @@ void Executor::optimizerLoop() {
       cv_.notify_all();
       return;
     }
-    {
+    if (&queue == &optimizerQueue_) {
       std::lock_guard<std::mutex> lock(mutex_);
       optimizerDone_ = step + 1;
     }
@@ -378,32 +400,39 @@ Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
   return okStatus();
 }
 
+void Executor::traceSpan(int track, double start, const std::string &name) {
+  if (options_.trace)
+    options_.trace->complete(track, name, "optimizer", start, options_.trace->nowUs() - start);
+}
+
+Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
+  StepEvents &ev = events(step);
+  const double t0 = options_.trace ? options_.trace->nowUs() : 0;
+  // Async: W_step is the master after the previous step's AdamW of the layer (the optimizer
+  // thread's). Sync: this thread ran it.
+  if (async_ && step > options_.firstStep)
+    RP_RETURN_IF_ERROR(
+        backend_.hostWait(events(step - 1).gradsConsumed[static_cast<size_t>(os.layer())]));
+  for (int u : os.upload_stages())
+    RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+  for (int p : plan_.layers(os.layer()).params())
+    if (plan_.params(p).trainable())
+      RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+  backend_.hostWork(HostTask::WriteWeights, step, os.layer());
+  backend_.signal(ev.weightsWritten[static_cast<size_t>(os.layer())]);
+  traceSpan(async_ ? writerTrack_ : optimizerTrack_, t0,
+            "s" + std::to_string(step) + " copy " + plan_.layers(os.layer()).name());
+  return okStatus();
+}
+
+Status Executor::writeStepWeights(int64_t step) {
+  for (int i : writeOrder_)
+    RP_RETURN_IF_ERROR(writeLayerWeights(step, plan_.optimizer_steps(i)));
+  return okStatus();
+}
+
 Status Executor::optimizerStep(int64_t step) {
   StepEvents &ev = events(step);
-  const bool async = plan_.config().update() == pb::ASYNC;
-  TraceRecorder *trace = options_.trace;
-  auto writeWeights = [&](const pb::OptimizerStep &os) -> Status {
-    for (int u : os.upload_stages())
-      RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
-    for (int p : plan_.layers(os.layer()).params())
-      if (plan_.params(p).trainable())
-        RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
-    backend_.hostWork(HostTask::WriteWeights, step, os.layer());
-    backend_.signal(ev.weightsWritten[static_cast<size_t>(os.layer())]);
-    return okStatus();
-  };
-  auto span = [&](double start, const std::string &name) {
-    if (trace)
-      trace->complete(optimizerTrack_, name, "optimizer", start, trace->nowUs() - start);
-  };
-
-  if (async) {
-    for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-      const double t0 = trace ? trace->nowUs() : 0;
-      RP_RETURN_IF_ERROR(writeWeights(os));
-      span(t0, "s" + std::to_string(step) + " copy " + plan_.layers(os.layer()).name());
-    }
-  }
   float gradScale = static_cast<float>(1.0 / static_cast<double>(microBatches_));
   const double clip = plan_.config().optimizer().grad_clip();
   if (clip > 0) {
@@ -420,13 +449,16 @@ Status Executor::optimizerStep(int64_t step) {
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
     RP_RETURN_IF_ERROR(
         backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
-    const double t0 = trace ? trace->nowUs() : 0;
+    if (async_) // the weights writer has copied W_step into the compute weights
+      RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
+    const double t0 = options_.trace ? options_.trace->nowUs() : 0;
     RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), gradScale));
     backend_.hostWork(HostTask::AdamW, step, os.layer());
     backend_.signal(ev.gradsConsumed[static_cast<size_t>(os.layer())]);
-    if (!async)
-      RP_RETURN_IF_ERROR(writeWeights(os));
-    span(t0, "s" + std::to_string(step) + " adamw " + plan_.layers(os.layer()).name());
+    traceSpan(optimizerTrack_, t0,
+              "s" + std::to_string(step) + " adamw " + plan_.layers(os.layer()).name());
+    if (!async_)
+      RP_RETURN_IF_ERROR(writeLayerWeights(step, os));
   }
   return okStatus();
 }

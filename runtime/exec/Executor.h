@@ -19,15 +19,19 @@
 // host activation records (two, by step parity) -> next writers. Nothing waits on timing.
 //
 // The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
-// (gradient arrival). fp32 AdamW (runtime/optim/AdamW.h) with gradScale = clip / M: the
-// gradient is the mean over the M micro-batches of each micro-batch's (mean) loss gradient.
+// (gradient arrival): each layer's AdamW runs as soon as its gradients have arrived. fp32 AdamW
+// (runtime/optim/AdamW.h) with gradScale = clip / M: the gradient is the mean over the M
+// micro-batches of each micro-batch's (mean) loss gradient.
 //   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
 //          i + 1 uploads layer l after that (exact synchronous semantics).
-//   async  staleness 1 (reference/roundpipe.md §2.3): step i first waits until every upload
-//          of layer l in iteration i has completed and copies the master weights (W_i) into
-//          the compute weights, then waits for the grads and runs AdamW (W_{i+1}). Iteration
-//          i + 1 uploads after the copy, so iteration i computes with W_{max(i-1, 0)}: the
-//          library's "iteration k computes with W(k-2)", counting from 1.
+//   async  staleness 1 (reference/roundpipe.md §2.3): a second host thread, the weights
+//          writer, copies layer l's master weights (W_i) into its compute weights as soon as
+//          every upload of l in iteration i has completed (layers in the order of their last
+//          upload); the optimizer thread runs l's AdamW (W_{i+1}) once l's grads have arrived
+//          and that copy is done. Iteration i + 1 uploads l after the copy, so iteration i
+//          computes with W_{max(i-1, 0)}: the library's "iteration k computes with W(k-2)",
+//          counting from 1. The two threads let the next iteration's uploads start while this
+//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
 // double) needs all of them; a norm that is not finite fails the step before any update. Each piece of host work (the norm, a layer's AdamW, a layer's
@@ -126,8 +130,18 @@ private:
   void waitWeightsVersion(int device, int64_t step, int stage);
   int64_t slotOffset(int slot) const;
   int64_t setOffset(int set) const;
-  void optimizerLoop();
+  /// A host thread: runs `work` for each step pushed on `queue` until stopping (the first
+  /// error fails the backend and stops every thread).
+  void hostLoop(std::deque<int64_t> &queue, Status (Executor::*work)(int64_t));
+  /// The optimizer thread's step: AdamW per layer as its gradients arrive (sync: then the
+  /// compute weights).
   Status optimizerStep(int64_t step);
+  /// Async, the weights writer thread's step: every layer's compute weights, in writeOrder_.
+  Status writeStepWeights(int64_t step);
+  /// Waits until every upload of `os`'s layer in `step` has completed, writes the layer's
+  /// master weights into its compute weights and signals weightsWritten.
+  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os);
+  void traceSpan(int track, double start, const std::string &name);
   Status applyAdamW(int64_t step, int layer, float gradScale);
   StatusOr<std::vector<float>> readLosses(StepEvents &ev, int parity);
 
@@ -140,7 +154,11 @@ private:
   int64_t microBatches_;
   int lossStage_ = -1;
   int lossBuffer_ = -1;
+  bool async_;
   std::vector<bool> layerHasStep_;
+  /// Async: optimizer_steps indices by the last stage uploading the layer (the order in which
+  /// a step's uploads of the layers complete).
+  std::vector<int> writeOrder_;
   std::vector<int> trainableByName_; // trainable params sorted by name (the clip norm order)
   std::vector<int64_t> bufferBytes_;  // bytes of each host buffer
 
@@ -157,6 +175,9 @@ private:
   bool stopping_ = false;
   std::thread optimizer_;
   int optimizerTrack_ = -1;
+  std::deque<int64_t> writerQueue_; // async: steps whose compute weights are to be written
+  std::thread weightsWriter_;
+  int writerTrack_ = -1;
 };
 
 } // namespace rp::runtime

@@ -153,24 +153,34 @@ double niceStep(double range, int target) {
   return 10 * mag;
 }
 
-/// The (device, lane) rows that hold spans, devices ascending then lanes, host last.
+/// The row device of a span: its device, or for Lane::Host its host thread (-2: the weights
+/// writer, any other value: the optimizer, -1).
+int rowDevice(const Span &s) {
+  if (s.lane != Lane::Host)
+    return s.device;
+  return s.device == -2 ? -2 : -1;
+}
+
+/// The (device, lane) rows that hold spans, devices ascending then lanes, host rows last
+/// (the optimizer, then the weights writer).
 std::vector<std::pair<int, Lane>> rowsOf(const Timeline &timeline) {
   std::set<std::pair<int, int>> keys;
   for (const Span &s : timeline.spans) {
     if (s.lane == Lane::Host)
-      keys.insert({timeline.numDevices + 1, static_cast<int>(Lane::Host)});
+      keys.insert({timeline.numDevices - rowDevice(s), static_cast<int>(Lane::Host)});
     else if (s.device >= 0 && s.device < timeline.numDevices)
       keys.insert({s.device, static_cast<int>(s.lane)});
   }
   std::vector<std::pair<int, Lane>> rows;
   for (const auto &[d, l] : keys)
-    rows.push_back({static_cast<Lane>(l) == Lane::Host ? -1 : d, static_cast<Lane>(l)});
+    rows.push_back({static_cast<Lane>(l) == Lane::Host ? timeline.numDevices - d : d,
+                    static_cast<Lane>(l)});
   return rows;
 }
 
 std::string rowName(int device, Lane lane) {
   if (lane == Lane::Host)
-    return "host";
+    return device == -2 ? "host weights writer" : "host";
   return "device " + std::to_string(device) + " " + laneName(lane);
 }
 
@@ -237,7 +247,7 @@ Status writeChromeTrace(const Timeline &timeline, const std::string &path) {
   for (const auto &[device, lane] : rowsOf(timeline))
     tracks[{device, static_cast<int>(lane)}] = trace.track(rowName(device, lane));
   for (const Span &s : timeline.spans) {
-    auto it = tracks.find({s.lane == Lane::Host ? -1 : s.device, static_cast<int>(s.lane)});
+    auto it = tracks.find({rowDevice(s), static_cast<int>(s.lane)});
     if (it == tracks.end())
       continue;
     trace.complete(it->second, s.label, s.category, s.startMs * 1000.0,
@@ -310,7 +320,7 @@ Status writeSvgGantt(const Timeline &timeline, const std::string &path) {
       << "</text>\n";
   }
   for (const Span &s : timeline.spans) {
-    auto it = rowIndex.find({s.lane == Lane::Host ? -1 : s.device, static_cast<int>(s.lane)});
+    auto it = rowIndex.find({rowDevice(s), static_cast<int>(s.lane)});
     if (it == rowIndex.end() || !(s.endMs > s.startMs))
       continue;
     double y = top + rowH * static_cast<double>(it->second) + 2;

@@ -20,7 +20,8 @@
 namespace rp::sim {
 
 /// The resource a span occupies. Device lanes mirror runtime::Queue (runtime/exec/Backend.h);
-/// Host is the CPU optimizer (device = -1).
+/// Host is a host thread: device -1 the CPU optimizer, -2 the executor's weights writer
+/// (async updates), each its own row.
 enum class Lane { Compute = 0, ActivationUpload = 1, WeightUpload = 2, Download = 3, Host = 4 };
 
 /// "compute", "h2d activations", "h2d weights", "d2h", "host".
@@ -28,7 +29,7 @@ const char *laneName(Lane lane);
 
 /// One busy interval of one resource.
 struct Span {
-  int device = 0;          ///< Virtual GPU index in [0, numDevices); -1 for Lane::Host.
+  int device = 0;          ///< Virtual GPU index in [0, numDevices); Lane::Host: -1 or -2.
   Lane lane = Lane::Compute;
   double startMs = 0;      ///< Virtual time, ms from the start of the run.
   double endMs = 0;        ///< >= startMs.

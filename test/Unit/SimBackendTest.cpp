@@ -210,6 +210,36 @@ TEST(SimBackendTest, SyncWaitsForTheOptimizerAsyncDoesNot) {
   EXPECT_EQ(async.schedule, "roundpipe-async");
 }
 
+// Async: the weights writer (host row -2) copies each layer once its step's uploads are done;
+// the optimizer (row -1) runs a layer's AdamW once its grads and its own copy are there; the
+// two threads overlap. Host work costs bytes / throughput here (1 ms per 32 bytes).
+TEST(SimBackendTest, AsyncWeightsWriterRunsBesideTheOptimizer) {
+  SimConfig config = testConfig(2);
+  config.optimizerMs.reset();
+  config.adamwGbps = 32e-6;    // AdamW 1 ms per 32 fp32 bytes
+  config.hostCopyGbps = 32e-6; // copies 1 ms per 32 bytes
+  const Timeline t = run(testPlan(pb::ASYNC), config, 2);
+  const Span *copyTail = find(t, "s0 copy tail");
+  const Span *copyBlock = find(t, "s0 copy block_0");
+  const Span *adamwTail = find(t, "s0 adamw tail");
+  const Span *adamwBlock = find(t, "s0 adamw block_0");
+  ASSERT_TRUE(copyTail && copyBlock && adamwTail && adamwBlock) << describe(t);
+  EXPECT_EQ(copyTail->device, -2);
+  EXPECT_EQ(copyBlock->device, -2);
+  EXPECT_EQ(adamwTail->device, -1);
+  // Each AdamW after its own layer's copy (W_0 captured before the update) ...
+  EXPECT_GE(adamwTail->startMs, copyTail->endMs) << describe(t);
+  EXPECT_GE(adamwBlock->startMs, copyBlock->endMs) << describe(t);
+  // Step 1's copy of a layer follows step 0's AdamW of it (W_1 is the updated master) ...
+  const Span *copyTail1 = find(t, "s1 copy tail");
+  ASSERT_NE(copyTail1, nullptr) << describe(t);
+  EXPECT_GE(copyTail1->startMs, adamwTail->endMs) << describe(t);
+  // ... and runs while step 0's AdamW of block_0 still does: one host thread doing both would
+  // have started step 1's copies only after step 0's last AdamW.
+  EXPECT_LT(copyTail1->startMs, adamwBlock->endMs) << describe(t);
+  EXPECT_GT(copyTail1->endMs, adamwBlock->startMs) << describe(t);
+}
+
 TEST(SimBackendTest, DeterministicAcrossRunsAndPoolSizes) {
   for (pb::UpdateMode mode : {pb::SYNC, pb::ASYNC})
     for (int devices = 1; devices <= 4; ++devices) {
@@ -224,7 +254,8 @@ TEST(SimBackendTest, DeterministicAcrossRunsAndPoolSizes) {
       std::map<std::pair<int, int>, double> lastEnd;
       for (const Span &s : a.spans) {
         EXPECT_LE(s.startMs, s.endMs) << describe(s);
-        EXPECT_GE(s.device, -1);
+        // Host rows: the optimizer (-1) and, async, the weights writer (-2).
+        EXPECT_GE(s.device, s.lane == Lane::Host && mode == pb::ASYNC ? -2 : -1);
         EXPECT_LT(s.device, devices);
         auto key = std::make_pair(s.device, static_cast<int>(s.lane));
         EXPECT_GE(s.startMs, lastEnd[key]) << describe(s); // sorted by start within a lane

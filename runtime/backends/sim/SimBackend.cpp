@@ -106,7 +106,8 @@ struct SimBackend::Op {
 };
 
 struct SimBackend::QueueOps {
-  int device = -1; // -1: a host thread
+  int device = -1; // < 0: a host thread (-1 the optimizer, -2 the weights writer)
+  bool rowSet = false; // host threads: device set by the first hostWork
   Lane lane = Lane::Host;
   std::vector<Op> ops;
   size_t resolved = 0; // live: ops [0, resolved) are resolved
@@ -499,6 +500,14 @@ void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!plan_)
     return;
+  // The thread's timeline row: a thread whose first work is a weight write is the executor's
+  // weights writer (async updates; device -2), any other the optimizer (-1). Deterministic,
+  // unlike the order in which threads first reach the backend.
+  QueueOps &thread = *queues_[static_cast<size_t>(hostQueue())];
+  if (!thread.rowSet) {
+    thread.device = task == HostTask::WriteWeights ? -2 : -1;
+    thread.rowSet = true;
+  }
   Op op;
   op.kind = Op::Work;
   op.category = "optimizer";
@@ -805,7 +814,8 @@ rp::sim::Timeline SimBackend::timeline() {
       if (byQueue[i].empty())
         continue;
       if (q.track == 0)
-        q.track = trace_->track(q.device < 0 ? std::string("host optimizer")
+        q.track = trace_->track(q.device == -2  ? std::string("host weights writer")
+                                : q.device < 0 ? std::string("host optimizer")
                                              : "gpu" + std::to_string(q.device) + " " +
                                                    queueName(static_cast<Queue>(q.lane)));
       std::sort(byQueue[i].begin(), byQueue[i].end(),

@@ -119,9 +119,9 @@ bool startsWith(const std::string &s, const std::string &prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-/// True for the files a save owns: "model-step<digits>.safetensors",
-/// "optimizer-step<digits>.safetensors", either followed by a writeFileAtomic temporary suffix
-/// ".tmp.XXXXXX", and "checkpoint.json.tmp.XXXXXX".
+/// True for the files a save owns: "model-step<digits>[-1].safetensors",
+/// "optimizer-step<digits>[-1].safetensors", either followed by a writeFileAtomic temporary
+/// suffix ".tmp.XXXXXX", and "checkpoint.json.tmp.XXXXXX".
 bool isSaveOwnedFile(const std::string &name) {
   static const std::string kTmp = ".tmp.";
   if (startsWith(name, std::string(kCheckpointManifestName) + kTmp))
@@ -138,6 +138,8 @@ bool isSaveOwnedFile(const std::string &name) {
     ++digits;
   if (digits == pos)
     return false;
+  if (name.compare(digits, 2, "-1") == 0)
+    digits += 2;
   static const std::string kExt = ".safetensors";
   if (name.compare(digits, kExt.size(), kExt) != 0)
     return false;
@@ -216,20 +218,52 @@ StatusOr<SafetensorsFile> readTensorFile(const std::string &dir, const std::stri
 
 } // namespace
 
-std::string checkpointModelFileName(int64_t step) {
-  return "model-step" + std::to_string(step) + ".safetensors";
+std::string checkpointModelFileName(int64_t step, int generation) {
+  return "model-step" + std::to_string(step) + (generation ? "-1" : "") + ".safetensors";
 }
 
-std::string checkpointOptimizerFileName(int64_t step) {
-  return "optimizer-step" + std::to_string(step) + ".safetensors";
+std::string checkpointOptimizerFileName(int64_t step, int generation) {
+  return "optimizer-step" + std::to_string(step) + (generation ? "-1" : "") + ".safetensors";
 }
+
+namespace {
+
+/// The tensor files the committed checkpoint.json of `dir` names (none when it is missing or
+/// unreadable: then no file of `dir` is part of a loadable checkpoint).
+std::vector<std::string> committedFiles(const std::string &dir) {
+  std::vector<std::string> names;
+  std::string text;
+  if (!readWholeFile(joinPath(dir, kCheckpointManifestName), text))
+    return names;
+  json manifest = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object())
+    return names;
+  for (const char *role : {"model", "optimizer"}) {
+    auto it = manifest.find(role);
+    if (it != manifest.end() && it->is_string())
+      names.push_back(it->get<std::string>());
+  }
+  return names;
+}
+
+} // namespace
 
 Status saveCheckpoint(const std::string &dir, const CheckpointData &data) {
   if (data.step < 0)
     return invalidArgument("saving checkpoint to '" + dir + "': step " + std::to_string(data.step) +
                            " is negative");
-  const std::string modelName = checkpointModelFileName(data.step);
-  const std::string optimizerName = checkpointOptimizerFileName(data.step);
+  // A save of the step the directory's committed checkpoint holds writes the other generation
+  // of names, so that a failure before the commit leaves that checkpoint's files intact.
+  const std::vector<std::string> committed = committedFiles(dir);
+  auto isCommitted = [&](const std::string &name) {
+    return std::find(committed.begin(), committed.end(), name) != committed.end();
+  };
+  int generation = 0;
+  if (isCommitted(checkpointModelFileName(data.step)) ||
+      isCommitted(checkpointOptimizerFileName(data.step)))
+    generation = 1;
+  const std::string modelName = checkpointModelFileName(data.step, generation);
+  const std::string optimizerName = checkpointOptimizerFileName(data.step, generation);
 
   // checkpoint.json first in memory, so that bad metadata fails before anything is written.
   ordered_json manifest = ordered_json::object();

@@ -50,10 +50,11 @@ inline constexpr int64_t kCheckpointVersion = 1;
 /// The commit file's name inside a checkpoint directory.
 inline constexpr const char *kCheckpointManifestName = "checkpoint.json";
 
-/// "model-step<step>.safetensors".
-std::string checkpointModelFileName(int64_t step);
-/// "optimizer-step<step>.safetensors".
-std::string checkpointOptimizerFileName(int64_t step);
+/// "model-step<step>.safetensors"; generation 1: "model-step<step>-1.safetensors" (the names
+/// a save of the step the directory's committed checkpoint already holds uses).
+std::string checkpointModelFileName(int64_t step, int generation = 0);
+/// "optimizer-step<step>.safetensors"; generation 1: "optimizer-step<step>-1.safetensors".
+std::string checkpointOptimizerFileName(int64_t step, int generation = 0);
 
 /// What saveCheckpoint writes. The tensors are non-owning views (SafetensorsTensor): their
 /// data must stay valid while saveCheckpoint runs.
@@ -68,7 +69,9 @@ struct CheckpointData {
 /// parents), writes model-step<K>.safetensors and optimizer-step<K>.safetensors, then
 /// checkpoint.json (each atomically), flushes the directory, then removes the tensor files of
 /// other steps (model-step<N>.safetensors / optimizer-step<N>.safetensors, N != K, and the
-/// temporary files an interrupted save left). Saving the same step twice replaces its files.
+/// temporary files an interrupted save left). Saving the step the directory's checkpoint
+/// already holds writes its files under the other generation's names (`-1` or not), never
+/// over the committed ones, then removes those.
 /// Peak extra memory: the larger tensor file's size (runtime/io/Safetensors.h).
 /// Errors: InvalidArgument for a negative step, a bad tensor (empty or duplicate name, size
 /// that does not match the shape; naming the tensor) or metadata that is not valid UTF-8;

@@ -234,6 +234,45 @@ TEST_F(CheckpointTest, FailedSaveKeepsPreviousCheckpoint) {
   EXPECT_NE(s.message().find("negative"), std::string::npos) << s.message();
 }
 
+// A second save of the step the directory holds (e.g. the same run repeated) must not write
+// over the committed checkpoint's files: a failure mid-save would leave a checkpoint.json
+// naming a new model file beside the old optimizer file. It alternates two generations of
+// names, and each committed save removes the other generation's files.
+TEST_F(CheckpointTest, ResavingTheSameStepKeepsTheCommittedFilesUntilItCommits) {
+  const std::string dir = path("ckpt");
+  ASSERT_TRUE(saveCheckpoint(dir, makeData(3)).ok());
+  const std::string model = readBytes(dir + "/model-step3.safetensors");
+  const std::string optimizer = readBytes(dir + "/optimizer-step3.safetensors");
+
+  // Fails after writing its model file (duplicate optimizer tensor name).
+  CheckpointData bad = makeData(3);
+  bad.optimizer.push_back(bad.optimizer.front());
+  b_ = {-1, 99}; // other values for the model file the failing save writes
+  ASSERT_FALSE(saveCheckpoint(dir, bad).ok());
+  EXPECT_EQ(readBytes(dir + "/model-step3.safetensors"), model);
+  EXPECT_EQ(readBytes(dir + "/optimizer-step3.safetensors"), optimizer);
+  StatusOr<LoadedCheckpoint> ckpt = loadCheckpoint(dir);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().toString();
+  EXPECT_EQ(floats(ckpt->model.find("b")), (std::vector<float>{-1, 3}));
+
+  // A save that succeeds uses the -1 names and removes the others; the next goes back.
+  CheckpointData again = makeData(3);
+  b_ = {-1, 42};
+  ASSERT_TRUE(saveCheckpoint(dir, again).ok());
+  EXPECT_EQ(listDir(dir), (std::vector<std::string>{"checkpoint.json", "model-step3-1.safetensors",
+                                                    "optimizer-step3-1.safetensors"}));
+  ckpt = loadCheckpoint(dir);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().toString();
+  EXPECT_EQ(floats(ckpt->model.find("b")), (std::vector<float>{-1, 42}));
+  ASSERT_TRUE(saveCheckpoint(dir, makeData(3)).ok());
+  EXPECT_EQ(listDir(dir), (std::vector<std::string>{"checkpoint.json", "model-step3.safetensors",
+                                                    "optimizer-step3.safetensors"}));
+  EXPECT_EQ(readBytes(dir + "/model-step3.safetensors"), model);
+  ASSERT_TRUE(saveCheckpoint(dir, makeData(4)).ok());
+  EXPECT_EQ(listDir(dir), (std::vector<std::string>{"checkpoint.json", "model-step4.safetensors",
+                                                    "optimizer-step4.safetensors"}));
+}
+
 TEST_F(CheckpointTest, SaveIntoUnwritableLocation) {
   writeBytes(path("file"), "a regular file");
   Status s = saveCheckpoint(path("file/sub"), makeData(1));

@@ -21,8 +21,9 @@ script writes them there, in seconds, with numpy alone:
              in Qwen3) are zeros. 8.1 GB (Qwen3-1.7B's 2.03 B f32 params): 47 s with --init
              normal on this project's 2-core machine.
   --tokens   an llm.c token file (runtime/data/TokenFile.h: a header of 256 little-endian
-             int32, [0] magic 20240520, [1] version 1 = uint16 tokens / 2 = uint32 tokens,
-             [2] the token count; then the tokens), uniform random ids in [0, vocab): version 2
+             int32, [0] magic, [1] version: 20240520 / 1 = uint16 tokens, 20240801 / 7 = uint32
+             tokens as llm.c's Llama-3 files, [2] the token count; then the tokens), uniform
+             random ids in [0, vocab): uint32
              when vocab > 65536 (Qwen3's 151936).
 
 Prints one JSON line: sizes and seconds. Needs Python 3.8+ and numpy only.
@@ -39,7 +40,7 @@ import numpy as np
 
 DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64,
           "I32": np.int32, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
-TOKEN_MAGIC = 20240520
+TOKEN_MAGIC_U16, TOKEN_MAGIC_U32 = 20240520, 20240801
 CHUNK = 1 << 24  # elements per fill task
 
 
@@ -124,11 +125,12 @@ def write_weights(header, path, seed, threads, std, init):
 
 
 def write_tokens(path, count, vocab, seed):
-    version, dtype = (1, np.uint16) if vocab <= 65536 else (2, np.uint32)
+    magic, version, dtype = ((TOKEN_MAGIC_U16, 1, np.uint16) if vocab <= 65536
+                             else (TOKEN_MAGIC_U32, 7, np.uint32))
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed + 1)))
     tokens = rng.integers(0, vocab, size=count, dtype=dtype)
     header = np.zeros(256, dtype="<i4")
-    header[0], header[1], header[2] = TOKEN_MAGIC, version, count
+    header[0], header[1], header[2] = magic, version, count
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(header.tobytes())

@@ -91,7 +91,24 @@ bool endsWith(const std::string &s, std::string_view suffix) {
 
 std::string notATokenFileMessage(const std::string &path) {
   return path + ": not a token file (no llm.c header, magic " + std::to_string(kTokenFileMagic) +
-         "); pass --data-format text to read raw text as byte tokens";
+         " or " + std::to_string(kTokenFileMagicU32) +
+         "); pass --data-format text to read raw text as byte tokens, or --data-format nanogpt "
+         "for nanoGPT's headerless uint16 train.bin";
+}
+
+bool isTokenFileMagic(int32_t magic) {
+  return magic == kTokenFileMagic || magic == kTokenFileMagicU32;
+}
+
+/// Decodes `n` little-endian ids of `tokenBytes` (2 or 4) bytes.
+void decodeIds(const unsigned char *b, size_t n, int tokenBytes, uint32_t *out) {
+  if (tokenBytes == 2) {
+    for (size_t i = 0; i < n; ++i)
+      out[i] = uint32_t(b[2 * i]) | uint32_t(b[2 * i + 1]) << 8;
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      out[i] = static_cast<uint32_t>(loadI32LE(b + 4 * i));
+  }
 }
 
 } // namespace
@@ -104,16 +121,19 @@ const char *dataFormatName(DataFormat format) {
     return "tokens";
   case DataFormat::Text:
     return "text";
+  case DataFormat::NanoGpt:
+    return "nanogpt";
   }
   return "unknown";
 }
 
 StatusOr<DataFormat> parseDataFormat(std::string_view name) {
-  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text})
+  for (DataFormat f :
+       {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text, DataFormat::NanoGpt})
     if (name == dataFormatName(f))
       return f;
   return invalidArgument("unknown data format '" + std::string(name) +
-                         "' (expected auto, tokens or text)");
+                         "' (expected auto, tokens, text or nanogpt)");
 }
 
 StatusOr<TokenData> readTokenFile(const std::string &path) {
@@ -130,16 +150,22 @@ StatusOr<TokenData> readTokenFile(const std::string &path) {
   const int32_t magic = loadI32LE(header);
   const int32_t version = loadI32LE(header + 4);
   const int32_t count = loadI32LE(header + 8);
-  if (magic != kTokenFileMagic)
+  if (!isTokenFileMagic(magic))
     return invalidArgument(notATokenFileMessage(path) + " (found magic " +
                            std::to_string(magic) + ")");
-  if (version != 1 && version != 2)
+  int tokenBytes = 0;
+  if (magic == kTokenFileMagic && (version == 1 || version == 2))
+    tokenBytes = version == 1 ? 2 : 4;
+  else if (magic == kTokenFileMagicU32 && version == 7)
+    tokenBytes = 4;
+  else
     return invalidArgument(where + ": unknown llm.c token file version " +
-                           std::to_string(version) + " (1: uint16 tokens, 2: uint32 tokens)");
+                           std::to_string(version) + " for magic " + std::to_string(magic) +
+                           " (20240520: version 1, uint16 tokens; 20240801: version 7, uint32 "
+                           "tokens)");
   if (count < 0)
     return dataLoss(where + ": negative token count " + std::to_string(count) +
                     " in the header: corrupt");
-  const int tokenBytes = version == 1 ? 2 : 4;
   const uint64_t expected =
       static_cast<uint64_t>(kTokenFileHeaderBytes) + static_cast<uint64_t>(count) * tokenBytes;
   if (expected != fileSize)
@@ -156,15 +182,32 @@ StatusOr<TokenData> readTokenFile(const std::string &path) {
     const size_t n = std::min(perChunk, data.tokens.size() - done);
     RP_RETURN_IF_ERROR(file.read(chunk.data(), n * tokenBytes,
                                  sizeof(header) + static_cast<uint64_t>(done) * tokenBytes));
-    const unsigned char *b = chunk.data();
-    uint32_t *out = data.tokens.data() + done;
-    if (tokenBytes == 2) {
-      for (size_t i = 0; i < n; ++i)
-        out[i] = uint32_t(b[2 * i]) | uint32_t(b[2 * i + 1]) << 8;
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        out[i] = static_cast<uint32_t>(loadI32LE(b + 4 * i));
-    }
+    decodeIds(chunk.data(), n, tokenBytes, data.tokens.data() + done);
+    done += n;
+  }
+  return data;
+}
+
+StatusOr<TokenData> readNanoGptFile(const std::string &path) {
+  const std::string where = "nanoGPT token file '" + path + "'";
+  InputFile file;
+  RP_RETURN_IF_ERROR(file.open(path, where));
+  if (file.size() == 0)
+    return invalidArgument(where + " is empty: there is nothing to train on");
+  if (file.size() % 2 != 0)
+    return dataLoss(where + " is " + std::to_string(file.size()) +
+                    " bytes, not a whole number of uint16 ids: truncated, or not nanoGPT's "
+                    "format");
+  if (file.size() / 2 > std::numeric_limits<size_t>::max() / sizeof(uint32_t))
+    return resourceExhausted(where + " is too large to read into memory");
+  TokenData data{path, DataFormat::NanoGpt, 2, {}};
+  data.tokens.resize(static_cast<size_t>(file.size() / 2));
+  std::vector<unsigned char> chunk(std::min<uint64_t>(kChunkBytes, file.size()));
+  const size_t perChunk = chunk.size() / 2;
+  for (size_t done = 0; done < data.tokens.size();) {
+    const size_t n = std::min(perChunk, data.tokens.size() - done);
+    RP_RETURN_IF_ERROR(file.read(chunk.data(), n * 2, static_cast<uint64_t>(done) * 2));
+    decodeIds(chunk.data(), n, 2, data.tokens.data() + done);
     done += n;
   }
   return data;
@@ -197,6 +240,8 @@ StatusOr<TokenData> readTokens(const std::string &path, DataFormat format) {
     return readTokenFile(path);
   case DataFormat::Text:
     return readTextFile(path);
+  case DataFormat::NanoGpt:
+    return readNanoGptFile(path);
   case DataFormat::Auto:
     break;
   }
@@ -206,7 +251,7 @@ StatusOr<TokenData> readTokens(const std::string &path, DataFormat format) {
   unsigned char magic[4] = {0, 0, 0, 0};
   if (file.size() >= sizeof(magic))
     RP_RETURN_IF_ERROR(file.read(magic, sizeof(magic), 0));
-  if (file.size() >= sizeof(magic) && loadI32LE(magic) == kTokenFileMagic)
+  if (file.size() >= sizeof(magic) && isTokenFileMagic(loadI32LE(magic)))
     return readTokenFile(path);
   if (endsWith(path, ".txt"))
     return readTextFile(path);
@@ -217,7 +262,7 @@ Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &toke
                       int tokenBytes) {
   if (tokenBytes != 2 && tokenBytes != 4)
     return invalidArgument("token file '" + path + "': token size " + std::to_string(tokenBytes) +
-                           " bytes is not 2 (llm.c version 1) or 4 (version 2)");
+                           " bytes is not 2 (llm.c's uint16 files) or 4 (uint32 files)");
   if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     return invalidArgument("token file '" + path + "': " + std::to_string(tokens.size()) +
                            " tokens exceed the llm.c header's int32 count");
@@ -226,12 +271,13 @@ Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &toke
       if (tokens[i] > 0xffff)
         return invalidArgument("token file '" + path + "': token " + std::to_string(tokens[i]) +
                                " at position " + std::to_string(i) +
-                               " does not fit in 2 bytes (use 4-byte tokens, llm.c version 2)");
+                               " does not fit in 2 bytes (use 4-byte tokens)");
   }
   std::string bytes;
   bytes.reserve(static_cast<size_t>(kTokenFileHeaderBytes) + tokens.size() * tokenBytes);
-  storeLE(bytes, static_cast<uint32_t>(kTokenFileMagic), 4);
-  storeLE(bytes, tokenBytes == 2 ? 1 : 2, 4);
+  storeLE(bytes, static_cast<uint32_t>(tokenBytes == 2 ? kTokenFileMagic : kTokenFileMagicU32),
+          4);
+  storeLE(bytes, tokenBytes == 2 ? 1 : 7, 4);
   storeLE(bytes, static_cast<uint32_t>(tokens.size()), 4);
   bytes.resize(static_cast<size_t>(kTokenFileHeaderBytes), '\0');
   for (uint32_t t : tokens)

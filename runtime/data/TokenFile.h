@@ -3,8 +3,12 @@
 // rp-run trains on a flat sequence of token ids read from one file:
 //  - a token file in the llm.c format (karpathy/llm.c, dev/data/data_common.py
 //    write_datafile; the format of its GPT-2 and Llama-3 FineWeb / TinyShakespeare shards):
-//    a header of 256 little-endian int32 (1024 bytes): [0] magic 20240520, [1] version
-//    (1: uint16 tokens, 2: uint32 tokens), [2] token count; then the tokens, little-endian;
+//    a header of 256 little-endian int32 (1024 bytes): [0] magic, [1] version, [2] token
+//    count; then the tokens, little-endian. Magic 20240520 version 1: uint16 tokens (GPT-2);
+//    magic 20240801 version 7: uint32 tokens (Llama 3). Magic 20240520 version 2 (uint32),
+//    which rpc wrote before it followed llm.c's Llama-3 header, is read too;
+//  - nanoGPT's train.bin / val.bin (data/*/prepare.py): headerless little-endian uint16 ids
+//    (--data-format nanogpt; never guessed);
 //  - raw text read as byte-level tokens: each byte is one token id 0..255 (a model with a
 //    byte vocabulary).
 //
@@ -26,10 +30,12 @@ namespace rp::runtime {
 
 /// How to read a data file. Auto: a file that starts with the llm.c magic is a token file;
 /// otherwise a name ending in ".txt" is text; anything else is an error.
-enum class DataFormat { Auto, Tokens, Text };
+enum class DataFormat { Auto, Tokens, Text, NanoGpt };
 
-/// The llm.c token-file magic (header word 0).
+/// The llm.c token-file magic (header word 0) of uint16 files (version 1).
 inline constexpr int32_t kTokenFileMagic = 20240520;
+/// The llm.c token-file magic of uint32 files (version 7, Llama 3).
+inline constexpr int32_t kTokenFileMagicU32 = 20240801;
 /// Size of the llm.c token-file header in bytes (256 int32).
 inline constexpr int64_t kTokenFileHeaderBytes = 1024;
 
@@ -37,14 +43,14 @@ inline constexpr int64_t kTokenFileHeaderBytes = 1024;
 struct TokenData {
   std::string path;             ///< The file read (for messages).
   DataFormat format;            ///< Tokens or Text (never Auto).
-  int tokenBytes;               ///< 2 or 4 (llm.c versions 1 / 2); 1 for text.
+  int tokenBytes;               ///< 2 or 4 (llm.c uint16 / uint32; nanoGPT 2); 1 for text.
   std::vector<uint32_t> tokens; ///< Every token id, in file order.
 };
 
-/// "auto", "tokens", "text".
+/// "auto", "tokens", "text", "nanogpt".
 const char *dataFormatName(DataFormat format);
 
-/// Parses "auto", "tokens" or "text" (the values of rp-run --data-format).
+/// Parses "auto", "tokens", "text" or "nanogpt" (the values of rp-run --data-format).
 /// Errors: InvalidArgument naming the text and the accepted names.
 StatusOr<DataFormat> parseDataFormat(std::string_view name);
 
@@ -60,14 +66,20 @@ StatusOr<TokenData> readTokenFile(const std::string &path);
 /// each naming the file.
 StatusOr<TokenData> readTextFile(const std::string &path);
 
-/// Reads `path` in `format`. Auto: a file starting with the llm.c magic is a token file; a
+/// Reads a nanoGPT token file: headerless little-endian uint16 ids; tokenBytes is 2.
+/// Errors: NotFound, Unavailable, InvalidArgument (not a regular file, empty), DataLoss (an
+/// odd byte count), each naming the file.
+StatusOr<TokenData> readNanoGptFile(const std::string &path);
+
+/// Reads `path` in `format`. Auto: a file starting with an llm.c magic is a token file; a
 /// name ending in ".txt" is text; any other file is InvalidArgument "FILE: not a token file
-/// (no llm.c header, magic 20240520); pass --data-format text to read raw text as byte tokens".
+/// (no llm.c header, magic 20240520 or 20240801); pass --data-format text to read raw text as
+/// byte tokens, or --data-format nanogpt for nanoGPT's headerless uint16 train.bin".
 /// Errors: those of readTokenFile / readTextFile.
 StatusOr<TokenData> readTokens(const std::string &path, DataFormat format);
 
-/// Writes `tokens` as an llm.c token file (tokenBytes 2: version 1, uint16 tokens; 4:
-/// version 2, uint32 tokens) atomically (writeFileAtomic: a temporary file, fsync, rename).
+/// Writes `tokens` as an llm.c token file (tokenBytes 2: magic 20240520 version 1, uint16
+/// tokens; 4: magic 20240801 version 7, uint32 tokens) atomically (writeFileAtomic: a temporary file, fsync, rename).
 /// Errors: InvalidArgument when tokenBytes is not 2 or 4, a token does not fit in tokenBytes
 /// (naming its position and value), or there are more than 2^31 - 1 tokens (the header count
 /// is an int32); those of writeFileAtomic.

@@ -58,7 +58,8 @@ ProgressBar::ProgressBar(FILE *out, int64_t totalSteps, int64_t firstStep)
 
 ProgressBar::ProgressBar(FILE *out, int64_t totalSteps, int64_t firstStep, bool tty)
     : out_(out), total_(totalSteps), first_(firstStep), tty_(tty),
-      every_(std::max<int64_t>(1, totalSteps / 20)), start_(std::chrono::steady_clock::now()) {}
+      every_(std::max<int64_t>(1, (totalSteps - firstStep) / 20)),
+      start_(std::chrono::steady_clock::now()) {}
 
 std::string ProgressBar::statusText(bool withElapsed) const {
   const int width = static_cast<int>(std::to_string(total_).size());
@@ -103,7 +104,7 @@ void ProgressBar::update(int64_t step, double loss, double tokensPerSecond) {
     drawTty();
     return;
   }
-  if (step % every_ == 0 || step >= total_) {
+  if ((step - first_) % every_ == 0 || step >= total_) {
     std::fprintf(out_, "step %s\n", statusText(true).c_str());
     std::fflush(out_);
   }

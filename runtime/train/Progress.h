@@ -4,7 +4,8 @@
 //
 //   [###########...................]  37/100  loss 3.8712  41.2k tok/s  ETA 3m05s
 //
-// Into a file or a pipe (a CI log) it writes a plain line every max(1, total/20) steps and at
+// Into a file or a pipe (a CI log) it writes a plain line every max(1, steps/20) of the steps
+// this run does (counted from the first, so a resumed run too) and at
 // the last step, so a log of 10000 steps holds about 20 lines:
 //
 //   step 35/100  loss 3.8712  41.2k tok/s  elapsed 1m02s  ETA 3m05s

@@ -21,11 +21,16 @@
 #include "runtime/train/Progress.h"
 #include "runtime/train/Trace.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <unistd.h>
 
 namespace rp::runtime {
 
@@ -34,6 +39,11 @@ namespace pb = rp::plan;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The most workers of a pool (each is four host threads, or streams and feeder threads).
+constexpr int kMaxWorkers = 1024;
+/// Step counts beyond this are refused (job indices step * stages stay far from overflow).
+constexpr int64_t kMaxSteps = int64_t(1) << 40;
 
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -187,6 +197,45 @@ double mean(const std::vector<float> &values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
+/// Checks before anything is loaded or created that output file `path` (of option `flag`) can
+/// be written and is not one of `inputs` (rp-run would destroy its own plan or data).
+Status checkOutputFile(const std::string &path, const char *flag,
+                       const std::vector<std::string> &inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty())
+    return okStatus();
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return invalidArgument(std::string(flag) + " " + path + " is a directory, not a file");
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty())
+    parent = ".";
+  if (!fs::is_directory(parent, ec))
+    return invalidArgument(std::string("cannot write ") + flag + " " + path + ": directory " +
+                           parent.string() + " does not exist");
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    return invalidArgument(std::string("cannot write ") + flag + " " + path + ": directory " +
+                           parent.string() + " is not writable");
+  for (const std::string &input : inputs)
+    if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec))
+      return invalidArgument(std::string(flag) + " " + path + " is the input file " + input +
+                             "; rp-run would overwrite it");
+  return okStatus();
+}
+
+/// The seed a checkpoint's metadata records: decimal digits of a uint64.
+StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) {
+  if (text.empty() || text.size() > 20 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return invalidArgument(where + ": the checkpoint's seed '" + text + "' is not a number");
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE)
+    return invalidArgument(where + ": the checkpoint's seed '" + text +
+                           "' does not fit in 64 bits");
+  return static_cast<uint64_t>(value);
+}
+
 Status trainingError(int64_t step, const Status &status) {
   return internal("training failed at step " + std::to_string(step + 1) + ": " +
                   status.message());
@@ -234,8 +283,20 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   if (options.backend != "cpu" && options.backend != "cuda")
     return invalidArgument("unknown --backend '" + options.backend +
                            "' (expected cpu, cuda or sim)");
-  if (options.devices < 0)
-    return invalidArgument("--gpus must be at least 1");
+  if (options.devices < 0 || options.devices > kMaxWorkers)
+    return invalidArgument("--gpus " + std::to_string(options.devices) + ": a pool has 1 to " +
+                           std::to_string(kMaxWorkers) + " workers");
+  if (options.steps > kMaxSteps)
+    return invalidArgument("--steps " + std::to_string(options.steps) + " is more than the " +
+                           std::to_string(kMaxSteps) + " steps rp-run counts");
+  if (options.lr && !(std::isfinite(*options.lr) && *options.lr > 0))
+    return invalidArgument("--lr must be a positive finite number");
+  if (options.logPath == options.tracePath && !options.logPath.empty())
+    return invalidArgument("--log and --trace name the same file " + options.logPath);
+  RP_RETURN_IF_ERROR(checkOutputFile(options.logPath, "--log",
+                                     {options.planPath, options.weightsPath, options.dataPath}));
+  RP_RETURN_IF_ERROR(checkOutputFile(options.tracePath, "--trace",
+                                     {options.planPath, options.weightsPath, options.dataPath}));
   if (options.kernels != "reference" && options.kernels != "cuda-host")
     return invalidArgument("unknown --kernels '" + options.kernels +
                            "' (expected reference or cuda-host)");
@@ -270,12 +331,20 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     ckpt = std::move(c);
     auto s = ckpt->metadata.find("seed");
     if (!options.seed && s != ckpt->metadata.end()) {
-      char *end = nullptr;
-      seed = std::strtoull(s->second.c_str(), &end, 10);
-      if (s->second.empty() || *end != '\0')
-        return invalidArgument(options.resumeDir + ": the checkpoint's seed '" + s->second +
-                               "' is not a number");
+      RP_ASSIGN_OR_RETURN(seed, parseSeed(s->second, options.resumeDir));
     }
+    if (ckpt->step > kMaxSteps - options.steps)
+      return invalidArgument(options.resumeDir + ": the checkpoint's step " +
+                             std::to_string(ckpt->step) + " + --steps " +
+                             std::to_string(options.steps) + " is more than the " +
+                             std::to_string(kMaxSteps) + " steps rp-run counts");
+    auto m = ckpt->metadata.find("micro_batches");
+    if (m != ckpt->metadata.end() && options.progress &&
+        m->second != std::to_string(plan.config().micro_batches()))
+      std::fprintf(out,
+                   "rp-run: note: the checkpoint was written with %s micro-batches per step, "
+                   "this plan has %lld: the data order differs from an uninterrupted run\n",
+                   m->second.c_str(), static_cast<long long>(plan.config().micro_batches()));
   }
   const int64_t batch = feed.tokens.shape[0], seq = feed.tokens.shape[1];
   RP_ASSIGN_OR_RETURN(BatchSampler sampler, BatchSampler::create(data, batch, seq, seed));
@@ -287,6 +356,10 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
 
   const int devices = options.devices > 0 ? options.devices
                                           : static_cast<int>(plan.config().gpus());
+  if (devices > kMaxWorkers)
+    return invalidArgument("the plan's pool of " + std::to_string(devices) +
+                           " workers is more than " + std::to_string(kMaxWorkers) +
+                           "; pass --gpus N");
   // The CPU backend keeps each worker's device arena in host memory too.
   const bool onGpu = options.backend == "cuda";
   RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, onGpu ? 0 : devices));
@@ -356,6 +429,16 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   auto report = [&](int64_t step, const std::vector<float> &losses,
                     std::optional<double> evalLoss) -> Status {
     const double loss = mean(losses);
+    // A non-finite loss means the run diverged: fail after logging it (exit 1), so that no
+    // checkpoint of NaN weights is written.
+    auto diverged = [&]() -> Status {
+      if (std::isfinite(loss))
+        return okStatus();
+      return trainingError(step, internal(std::string("the loss of step ") +
+                                          std::to_string(step + 1) + " is " +
+                                          (std::isnan(loss) ? "nan" : "inf") +
+                                          "; the run diverged (try a lower --lr)"));
+    };
     summary.losses.push_back(loss);
     const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport).count();
     lastReport = Clock::now();
@@ -373,7 +456,7 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     }
     if (bar)
       bar->update(step + 1, loss, tokensPerSecond);
-    return okStatus();
+    return diverged();
   };
   // Where a micro-batch's inputs go in its host record. The labels of a plan without a labels
   // input go to `unusedLabels` (the sampler always writes both); labels may have another

@@ -136,12 +136,25 @@ TEST_F(ProgressTest, PlainSmallTotalAndMessages) {
 
 TEST_F(ProgressTest, ResumedRunHasNoEtaBeforeItsFirstStep) {
   ProgressBar bar(out_, 100, 50, /*tty=*/false);
-  bar.update(50, 1.0, 1000); // 50 is a multiple of every() = 5
-  bar.update(55, 1.0, 1000);
+  EXPECT_EQ(bar.every(), 2); // 50 steps to run
+  bar.update(50, 1.0, 1000);
+  bar.update(52, 1.0, 1000);
   std::vector<std::string> lines = splitLines(contents(out_));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_NE(lines[0].find("ETA ?"), std::string::npos) << lines[0];
   EXPECT_EQ(lines[1].find("ETA ?"), std::string::npos) << lines[1];
+}
+
+// Plain lines every 1/20 of the steps this run does, counted from where it resumed.
+TEST_F(ProgressTest, ResumedRunPrintsEveryTwentiethOfItsOwnSteps) {
+  ProgressBar bar(out_, 1040, 1000, /*tty=*/false);
+  EXPECT_EQ(bar.every(), 2);
+  for (int64_t step = 1001; step <= 1040; ++step)
+    bar.update(step, 1.0, 1000);
+  std::vector<std::string> lines = splitLines(contents(out_));
+  ASSERT_EQ(lines.size(), 20u);
+  EXPECT_EQ(lines.front().rfind("step 1002/1040", 0), 0u) << lines.front();
+  EXPECT_EQ(lines.back().rfind("step 1040/1040", 0), 0u) << lines.back();
 }
 
 TEST_F(ProgressTest, TtyRedrawsInPlace) {

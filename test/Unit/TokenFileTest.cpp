@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ protected:
   static void writeBytes(const std::string &p, const std::string &bytes) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  static std::string readBytes(const std::string &p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
   /// An llm.c header (magic, version, count, then zeros) followed by `payload`.
@@ -64,7 +70,8 @@ protected:
 };
 
 TEST_F(TokenFileTest, FormatNames) {
-  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text}) {
+  for (DataFormat f :
+       {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text, DataFormat::NanoGpt}) {
     StatusOr<DataFormat> parsed = parseDataFormat(dataFormatName(f));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, f);
@@ -108,6 +115,52 @@ TEST_F(TokenFileTest, ReadsHandBuiltFile) {
   StatusOr<TokenData> d = readTokenFile(p);
   ASSERT_TRUE(d.ok()) << d.status().toString();
   EXPECT_EQ(d->tokens, (std::vector<uint32_t>{1, 256, 65535}));
+}
+
+// llm.c's uint32 files (write_datafile(..., model_desc="llama-3")): magic 20240801, version 7.
+// The writer writes that header; rpc's earlier uint32 header (20240520, version 2) still reads.
+TEST_F(TokenFileTest, ReadsLlmcLlama3AndLegacyUint32Headers) {
+  const std::string ids("\x00\xf4\x01\x00\x01\x00\x00\x00", 8); // 128000, 1
+  const std::string llama3 = path("llama3.bin");
+  writeBytes(llama3, header(20240801, 7, 2) + ids);
+  StatusOr<TokenData> d = readTokens(llama3, DataFormat::Auto);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->tokenBytes, 4);
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{128000, 1}));
+  const std::string legacy = path("legacy.bin");
+  writeBytes(legacy, header(20240520, 2, 2) + ids);
+  d = readTokenFile(legacy);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{128000, 1}));
+
+  const std::string written = path("written.bin");
+  ASSERT_TRUE(writeTokenFile(written, {128000, 1}, 4).ok());
+  EXPECT_EQ(readBytes(written), header(20240801, 7, 2) + ids);
+  // A version that does not go with its magic.
+  expectRejected("mixed.bin", header(20240801, 1, 0), StatusCode::InvalidArgument,
+                 "unknown llm.c token file version 1 for magic 20240801");
+}
+
+// nanoGPT's train.bin: headerless uint16, read only when asked for (--data-format nanogpt).
+TEST_F(TokenFileTest, NanoGptFiles) {
+  const std::string p = path("train.bin");
+  writeBytes(p, std::string("\x01\x00\x00\x01\xff\xff", 6));
+  StatusOr<TokenData> d = readTokens(p, DataFormat::NanoGpt);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->format, DataFormat::NanoGpt);
+  EXPECT_EQ(d->tokenBytes, 2);
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{1, 256, 65535}));
+  EXPECT_EQ(readTokens(p, DataFormat::Auto).status().code(), StatusCode::InvalidArgument);
+  const std::string odd = path("odd.bin");
+  writeBytes(odd, std::string("\x01\x00\x02", 3));
+  StatusOr<TokenData> bad = readNanoGptFile(odd);
+  EXPECT_EQ(bad.status().code(), StatusCode::DataLoss);
+  EXPECT_NE(bad.status().message().find("3 bytes, not a whole number of uint16 ids"),
+            std::string::npos)
+      << bad.status().message();
+  const std::string empty = path("empty.bin");
+  writeBytes(empty, "");
+  EXPECT_EQ(readNanoGptFile(empty).status().code(), StatusCode::InvalidArgument);
 }
 
 TEST_F(TokenFileTest, EmptyTokenFileIsValid) {
@@ -193,8 +246,9 @@ TEST_F(TokenFileTest, AutoDetection) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::InvalidArgument);
   EXPECT_EQ(bad.status().message(),
-            raw + ": not a token file (no llm.c header, magic 20240520); pass --data-format "
-                  "text to read raw text as byte tokens");
+            raw + ": not a token file (no llm.c header, magic 20240520 or 20240801); pass "
+                  "--data-format text to read raw text as byte tokens, or --data-format nanogpt "
+                  "for nanoGPT's headerless uint16 train.bin");
   StatusOr<TokenData> text = readTokens(raw, DataFormat::Text);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(text->tokens.size(), 5u);

@@ -28,13 +28,32 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace {
 
 constexpr int kBadInput = 2;
 constexpr int kFailure = 1;
+
+/// A number option that must be finite and > 0 (`positive`) or >= 0. CLI11's PositiveNumber
+/// accepts nan and prints DBL_MAX in full when it refuses.
+CLI::Validator finiteNumber(bool positive) {
+  return CLI::Validator(
+      [positive](std::string &text) -> std::string {
+        char *end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool parsed = !text.empty() && end && *end == '\0';
+        if (parsed && std::isfinite(v) && (positive ? v > 0 : v >= 0))
+          return "";
+        return positive ? "must be a positive finite number, not '" + text + "'"
+                        : "must be a finite number >= 0, not '" + text + "'";
+      },
+      positive ? "POSITIVE" : "NONNEGATIVE");
+}
 
 int fail(const rp::runtime::Status &status) {
   std::fprintf(stderr, "rp-run: error: %s\n", status.message().c_str());
@@ -50,7 +69,7 @@ int main(int argc, char **argv) {
   rp::runtime::TrainOptions o;
   bool check = false, noProgress = false;
   double lr = 0;
-  uint64_t seed = 0;
+  std::string seed;
   std::string dataFormat = "auto";
   rp::runtime::SimulateOptions sim;
   double optimizerMs = 0, adamwGbps = 0;
@@ -62,12 +81,13 @@ int main(int argc, char **argv) {
   app.add_option("--data", o.dataPath,
                  "Training data: an llm.c token file (uint16/uint32 ids), or raw text as byte "
                  "tokens (--data-format text, or a .txt name)");
-  app.add_option("--data-format", dataFormat, "auto | tokens | text")
-      ->check(CLI::IsMember({"auto", "tokens", "text"}));
+  app.add_option("--data-format", dataFormat,
+                 "auto | tokens (llm.c) | text (bytes) | nanogpt (headerless uint16)")
+      ->check(CLI::IsMember({"auto", "tokens", "text", "nanogpt"}));
   app.add_option("--steps", o.steps,
                  "Training steps to run (--backend sim: iterations to simulate, default 3)")->check(CLI::PositiveNumber);
   auto *lrOption = app.add_option("--lr", lr, "Peak learning rate (default: the plan's)")
-                       ->check(CLI::PositiveNumber);
+                       ->check(finiteNumber(true));
   app.add_option("--warmup", o.warmup, "Linear learning-rate warmup steps")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--backend", o.backend, "cpu | cuda | sim")
@@ -78,8 +98,20 @@ int main(int argc, char **argv) {
                  "without a GPU; slow; fp32, bf16 and fp16 plans)")
       ->check(CLI::IsMember({"reference", "cuda-host"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
-      ->check(CLI::Range(1, 65536));
-  auto *seedOption = app.add_option("--seed", seed, "Data sampling seed (default 0)");
+      ->check(CLI::Range(1, 1024));
+  auto *seedOption =
+      app.add_option("--seed", seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
+          ->check(CLI::Validator(
+              [](std::string &text) -> std::string {
+                errno = 0;
+                char *end = nullptr;
+                std::strtoull(text.c_str(), &end, 10);
+                if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' ||
+                    errno == ERANGE)
+                  return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
+                return "";
+              },
+              "UINT64"));
   app.add_option("--save", o.saveDir, "Write a checkpoint to DIR at the end");
   app.add_option("--save-every", o.saveEvery, "Also write a checkpoint every K steps")
       ->check(CLI::NonNegativeNumber);
@@ -108,16 +140,16 @@ int main(int argc, char **argv) {
           ->check(CLI::IsMember({"sync", "async"})),
       simGroup->add_option("--link-gbps", sim.linkGbps,
                            "Host<->GPU link per GPU per direction, GB/s (default: the target's)")
-          ->check(CLI::PositiveNumber),
+          ->check(finiteNumber(true)),
       simGroup->add_option("--host-uplink-gbps", sim.hostUplinkGbps,
                            "A host uplink all GPUs share, per direction, GB/s (default: none)")
-          ->check(CLI::PositiveNumber),
+          ->check(finiteNumber(true)),
       simGroup->add_option("--optimizer-ms", optimizerMs,
                            "Host AdamW time per trainable layer, ms")
-          ->check(CLI::NonNegativeNumber),
+          ->check(finiteNumber(false)),
       simGroup->add_option("--adamw-gbps", adamwGbps,
                            "Host AdamW throughput, GB/s of fp32 params (default 8)")
-          ->check(CLI::PositiveNumber),
+          ->check(finiteNumber(true)),
       simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
       simGroup->add_flag("--compare", sim.compare,
                          "Also compare with GPipe, 1F1B, interleaved 1F1B, Looped-BFS, ZB-H1 "
@@ -183,7 +215,7 @@ int main(int argc, char **argv) {
   if (lrOption->count())
     o.lr = lr;
   if (seedOption->count())
-    o.seed = seed;
+    o.seed = std::strtoull(seed.c_str(), nullptr, 10);
   o.dataFormat = rp::runtime::parseDataFormat(dataFormat).value();
   o.progress = !noProgress;
 

@@ -498,10 +498,16 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   auto nextBoundary = [&](int64_t step, int64_t every) {
     return every > 0 ? (step / every + 1) * every : end;
   };
+  auto stopRequested = [&] {
+    return options.stop && options.stop->load(std::memory_order_relaxed);
+  };
+  int64_t savedAt = firstStep; // the step of the newest checkpoint (or the resumed one)
   for (int64_t step = firstStep; step < end;) {
     const int64_t segmentEnd = std::min(
         {end, nextBoundary(step, options.evalEvery), nextBoundary(step, options.saveEvery)});
-    for (int64_t k = step; k < segmentEnd; ++k) {
+    // An interrupt stops dispatching; the steps dispatched finish, then a checkpoint is saved.
+    int64_t k = step;
+    for (; k < segmentEnd && !stopRequested(); ++k) {
       Status s = executor.waitInputsWritable(k);
       for (int64_t m = 0; m < M && s.ok(); ++m) {
         uint8_t *record = executor.record(k, m);
@@ -517,11 +523,26 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
         RP_RETURN_IF_ERROR(report(k - 1, losses, std::nullopt));
       }
     }
+    if (k < segmentEnd) {
+      summary.interrupted = true;
+      if (bar)
+        bar->message("interrupted: finishing step " + std::to_string(k) +
+                     (options.saveDir.empty() ? std::string()
+                                              : " and saving a checkpoint") +
+                     " (interrupt again to abort)");
+    }
     if (Status s = executor.drain(); !s.ok())
-      return trainingError(segmentEnd - 1, s);
-    RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(segmentEnd - 1));
+      return trainingError(k - 1, s);
+    if (k == step) { // interrupted before this segment's first step
+      if (!options.saveDir.empty() && savedAt != step)
+        if (Status s = save(step); !s.ok())
+          return trainingError(step - 1, s);
+      break;
+    }
+    const int64_t done = k; // steps completed: [0, done)
+    RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(done - 1));
     std::optional<double> evalLoss;
-    if (options.evalEvery > 0 && segmentEnd % options.evalEvery == 0) {
+    if (!summary.interrupted && options.evalEvery > 0 && segmentEnd % options.evalEvery == 0) {
       StatusOr<double> e = evaluate();
       if (!e.ok())
         return trainingError(segmentEnd - 1, e.status());
@@ -534,11 +555,16 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
         bar->message(text);
       }
     }
-    RP_RETURN_IF_ERROR(report(segmentEnd - 1, losses, evalLoss));
+    RP_RETURN_IF_ERROR(report(done - 1, losses, evalLoss));
     if (!options.saveDir.empty() &&
-        ((options.saveEvery > 0 && segmentEnd % options.saveEvery == 0) || segmentEnd == end))
-      if (Status s = save(segmentEnd); !s.ok())
-        return trainingError(segmentEnd - 1, s);
+        (summary.interrupted || (options.saveEvery > 0 && done % options.saveEvery == 0) ||
+         done == end)) {
+      if (Status s = save(done); !s.ok())
+        return trainingError(done - 1, s);
+      savedAt = done;
+    }
+    if (summary.interrupted)
+      break;
     step = segmentEnd;
   }
   summary.seconds = secondsSince(start);

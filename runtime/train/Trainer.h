@@ -17,6 +17,7 @@
 #include "runtime/core/Status.h"
 #include "runtime/data/TokenFile.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -50,6 +51,10 @@ struct TrainOptions {
   std::string tracePath;             ///< Chrome trace ("" : none).
   int64_t evalEvery = 0;             ///< Evaluate every K steps (0: never).
   bool progress = true;              ///< Progress bar / lines on `out`.
+  /// Set (e.g. by a SIGINT handler) to stop early: no further step is dispatched, the steps
+  /// under way finish, a checkpoint of them is saved (with --save), and train() returns
+  /// normally with TrainSummary::interrupted. Null: never.
+  const std::atomic<bool> *stop = nullptr;
 };
 
 struct TrainSummary {
@@ -61,6 +66,7 @@ struct TrainSummary {
   std::string checkpointDir;        ///< Where the last checkpoint went ("" : none).
   std::string tracePath;
   int devices = 0;
+  bool interrupted = false;         ///< Stopped early by TrainOptions::stop.
 };
 
 /// Runs `options`. Errors: InvalidArgument / NotFound / DataLoss / Unimplemented for bad

@@ -17,7 +17,9 @@
 // (runtime/train/Simulate.h). Runtime world: no LLVM/MLIR.
 //
 // Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, profile, flags; nothing
-// is written), 1 a failure during training or simulation.
+// is written), 1 a failure during training or simulation, 130 a run stopped by SIGINT or
+// SIGTERM: the steps under way finish and, with --save, a checkpoint of them is written (a
+// second signal ends the process at once; the previous checkpoint stays intact).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +30,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +42,8 @@ namespace {
 
 constexpr int kBadInput = 2;
 constexpr int kFailure = 1;
+/// An interrupted run (SIGINT / SIGTERM) that stopped cleanly: 128 + SIGINT, as shells report.
+constexpr int kInterrupted = 130;
 
 /// A number option that must be finite and > 0 (`positive`) or >= 0. CLI11's PositiveNumber
 /// accepts nan and prints DBL_MAX in full when it refuses.
@@ -53,6 +59,22 @@ CLI::Validator finiteNumber(bool positive) {
                         : "must be a finite number >= 0, not '" + text + "'";
       },
       positive ? "POSITIVE" : "NONNEGATIVE");
+}
+
+/// Set by the first SIGINT / SIGTERM: the trainer stops after the steps under way and saves.
+std::atomic<bool> stopRequested{false};
+
+extern "C" void onStopSignal(int) { stopRequested.store(true); }
+
+/// The first SIGINT or SIGTERM asks the run to stop cleanly; the handler then resets to the
+/// default, so a second one ends the process at once.
+void installStopHandler() {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
 }
 
 int fail(const rp::runtime::Status &status) {
@@ -218,11 +240,18 @@ int main(int argc, char **argv) {
     o.seed = std::strtoull(seed.c_str(), nullptr, 10);
   o.dataFormat = rp::runtime::parseDataFormat(dataFormat).value();
   o.progress = !noProgress;
+  o.stop = &stopRequested;
+  installStopHandler();
 
   rp::runtime::StatusOr<rp::runtime::TrainSummary> result = rp::runtime::train(o, stderr);
   if (!result.ok())
     return fail(result.status());
   const rp::runtime::TrainSummary &s = result.value();
+  if (s.losses.empty()) { // interrupted before the first step
+    std::printf("rp-run: interrupted before step %lld; nothing trained\n",
+                static_cast<long long>(s.firstStep + 1));
+    return kInterrupted;
+  }
   const double tokens = static_cast<double>(s.tokensPerStep) * static_cast<double>(s.losses.size());
   std::printf("rp-run: trained steps %lld..%lld on %s x %d: loss %.4f -> %.4f, %.0f tokens/s "
               "(%s)\n",
@@ -237,5 +266,10 @@ int main(int argc, char **argv) {
     std::printf("rp-run: checkpoint: %s\n", s.checkpointDir.c_str());
   if (!s.tracePath.empty())
     std::printf("rp-run: trace: %s (open in https://ui.perfetto.dev)\n", s.tracePath.c_str());
+  if (s.interrupted) {
+    std::printf("rp-run: interrupted after step %lld\n",
+                static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())));
+    return kInterrupted;
+  }
   return 0;
 }

@@ -100,15 +100,33 @@ bool isTokenFileMagic(int32_t magic) {
   return magic == kTokenFileMagic || magic == kTokenFileMagicU32;
 }
 
-/// Decodes `n` little-endian ids of `tokenBytes` (2 or 4) bytes.
+/// Decodes `n` little-endian ids of `tokenBytes` (1, 2 or 4) bytes.
 void decodeIds(const unsigned char *b, size_t n, int tokenBytes, uint32_t *out) {
-  if (tokenBytes == 2) {
+  if (tokenBytes == 1) {
+    std::copy(b, b + n, out);
+  } else if (tokenBytes == 2) {
     for (size_t i = 0; i < n; ++i)
       out[i] = uint32_t(b[2 * i]) | uint32_t(b[2 * i + 1]) << 8;
   } else {
     for (size_t i = 0; i < n; ++i)
       out[i] = static_cast<uint32_t>(loadI32LE(b + 4 * i));
   }
+}
+
+/// Reads out.size() ids of `tokenBytes` bytes from `file` at byte `offset`, a chunk of at most
+/// kChunkBytes at a time.
+Status readIds(const InputFile &file, uint64_t offset, int tokenBytes,
+               std::vector<uint32_t> &out) {
+  const size_t bytes = static_cast<size_t>(tokenBytes);
+  std::vector<unsigned char> chunk(std::min<uint64_t>(kChunkBytes, out.size() * bytes));
+  const size_t perChunk = chunk.size() / bytes;
+  for (size_t done = 0; done < out.size();) {
+    const size_t n = std::min(perChunk, out.size() - done);
+    RP_RETURN_IF_ERROR(file.read(chunk.data(), n * bytes, offset + done * bytes));
+    decodeIds(chunk.data(), n, tokenBytes, out.data() + done);
+    done += n;
+  }
+  return okStatus();
 }
 
 } // namespace
@@ -176,15 +194,7 @@ StatusOr<TokenData> readTokenFile(const std::string &path) {
 
   TokenData data{path, DataFormat::Tokens, tokenBytes, {}};
   data.tokens.resize(static_cast<size_t>(count));
-  std::vector<unsigned char> chunk(std::min<uint64_t>(kChunkBytes, fileSize - sizeof(header)));
-  const size_t perChunk = chunk.size() / static_cast<size_t>(tokenBytes);
-  for (size_t done = 0; done < data.tokens.size();) {
-    const size_t n = std::min(perChunk, data.tokens.size() - done);
-    RP_RETURN_IF_ERROR(file.read(chunk.data(), n * tokenBytes,
-                                 sizeof(header) + static_cast<uint64_t>(done) * tokenBytes));
-    decodeIds(chunk.data(), n, tokenBytes, data.tokens.data() + done);
-    done += n;
-  }
+  RP_RETURN_IF_ERROR(readIds(file, sizeof(header), tokenBytes, data.tokens));
   return data;
 }
 
@@ -202,14 +212,7 @@ StatusOr<TokenData> readNanoGptFile(const std::string &path) {
     return resourceExhausted(where + " is too large to read into memory");
   TokenData data{path, DataFormat::NanoGpt, 2, {}};
   data.tokens.resize(static_cast<size_t>(file.size() / 2));
-  std::vector<unsigned char> chunk(std::min<uint64_t>(kChunkBytes, file.size()));
-  const size_t perChunk = chunk.size() / 2;
-  for (size_t done = 0; done < data.tokens.size();) {
-    const size_t n = std::min(perChunk, data.tokens.size() - done);
-    RP_RETURN_IF_ERROR(file.read(chunk.data(), n * 2, static_cast<uint64_t>(done) * 2));
-    decodeIds(chunk.data(), n, 2, data.tokens.data() + done);
-    done += n;
-  }
+  RP_RETURN_IF_ERROR(readIds(file, 0, 2, data.tokens));
   return data;
 }
 
@@ -223,14 +226,7 @@ StatusOr<TokenData> readTextFile(const std::string &path) {
     return resourceExhausted(where + " is too large to read into memory");
   TokenData data{path, DataFormat::Text, 1, {}};
   data.tokens.resize(static_cast<size_t>(file.size()));
-  std::vector<unsigned char> chunk(std::min<uint64_t>(kChunkBytes, file.size()));
-  for (size_t done = 0; done < data.tokens.size();) {
-    const size_t n = std::min(chunk.size(), data.tokens.size() - done);
-    RP_RETURN_IF_ERROR(file.read(chunk.data(), n, done));
-    std::copy(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n),
-              data.tokens.begin() + static_cast<std::ptrdiff_t>(done));
-    done += n;
-  }
+  RP_RETURN_IF_ERROR(readIds(file, 0, 1, data.tokens));
   return data;
 }
 

@@ -25,10 +25,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <unistd.h>
 
@@ -339,8 +339,7 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
                              std::to_string(options.steps) + " is more than the " +
                              std::to_string(kMaxSteps) + " steps rp-run counts");
     auto m = ckpt->metadata.find("micro_batches");
-    if (m != ckpt->metadata.end() && options.progress &&
-        m->second != std::to_string(plan.config().micro_batches()))
+    if (m != ckpt->metadata.end() && m->second != std::to_string(plan.config().micro_batches()))
       std::fprintf(out,
                    "rp-run: note: the checkpoint was written with %s micro-batches per step, "
                    "this plan has %lld: the data order differs from an uninterrupted run\n",
@@ -429,16 +428,6 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   auto report = [&](int64_t step, const std::vector<float> &losses,
                     std::optional<double> evalLoss) -> Status {
     const double loss = mean(losses);
-    // A non-finite loss means the run diverged: fail after logging it (exit 1), so that no
-    // checkpoint of NaN weights is written.
-    auto diverged = [&]() -> Status {
-      if (std::isfinite(loss))
-        return okStatus();
-      return trainingError(step, internal(std::string("the loss of step ") +
-                                          std::to_string(step + 1) + " is " +
-                                          (std::isnan(loss) ? "nan" : "inf") +
-                                          "; the run diverged (try a lower --lr)"));
-    };
     summary.losses.push_back(loss);
     const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport).count();
     lastReport = Clock::now();
@@ -456,7 +445,14 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     }
     if (bar)
       bar->update(step + 1, loss, tokensPerSecond);
-    return diverged();
+    // A non-finite loss means the run diverged: fail once it is logged (exit 1), so that no
+    // checkpoint of NaN weights is written.
+    if (!std::isfinite(loss))
+      return trainingError(step, internal(std::string("the loss of step ") +
+                                          std::to_string(step + 1) + " is " +
+                                          (std::isnan(loss) ? "nan" : "inf") +
+                                          "; the run diverged (try a lower --lr)"));
+    return okStatus();
   };
   // Where a micro-batch's inputs go in its host record. The labels of a plan without a labels
   // input go to `unusedLabels` (the sampler always writes both); labels may have another

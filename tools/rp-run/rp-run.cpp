@@ -32,8 +32,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -101,8 +101,9 @@ int main(int argc, char **argv) {
                  "Initial weights (default: the safetensors file the plan names, beside it)");
   app.add_flag("--check", check, "Validate the plan and its weights, print a summary, and exit");
   app.add_option("--data", o.dataPath,
-                 "Training data: an llm.c token file (uint16/uint32 ids), or raw text as byte "
-                 "tokens (--data-format text, or a .txt name)");
+                 "Training data: an llm.c token file (uint16/uint32 ids), raw text as byte "
+                 "tokens (--data-format text, or a .txt name), or nanoGPT's headerless uint16 "
+                 "ids (--data-format nanogpt)");
   app.add_option("--data-format", dataFormat,
                  "auto | tokens (llm.c) | text (bytes) | nanogpt (headerless uint16)")
       ->check(CLI::IsMember({"auto", "tokens", "text", "nanogpt"}));

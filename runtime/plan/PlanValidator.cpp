@@ -643,6 +643,19 @@ private:
         if (step.has_download() && step.download().buffer() >= 0 &&
             step.download().buffer() < plan_.host_buffers_size())
           downloads[s][step.download().buffer()] = 1;
+    // One producer per host buffer: the executor orders a consumer's upload after the
+    // download of the stage its upload names, and reuses the buffer on that basis.
+    for (int b = 0; b < plan_.host_buffers_size(); ++b) {
+      int first = -1;
+      for (int s = 0; s < plan_.stages_size(); ++s) {
+        if (!downloads[s][b])
+          continue;
+        if (first >= 0)
+          return fail("host buffer " + bufferName(b) + " is downloaded by " + stageName(first) +
+                      " and " + stageName(s) + "; a host buffer has one producing stage");
+        first = s;
+      }
+    }
 
     for (int s = 0; s < plan_.stages_size(); ++s) {
       const pb::Stage &st = plan_.stages(s);
@@ -756,6 +769,11 @@ private:
 
   // ---- optimizer steps ----
   Status checkOptimizerSteps() {
+    accumulatedBy_.assign(static_cast<size_t>(plan_.params_size()), {});
+    for (int s = 0; s < plan_.stages_size(); ++s)
+      for (const pb::Step &step : plan_.stages(s).body())
+        if (step.has_accumulate()) // indices checked with the stage bodies
+          accumulatedBy_[static_cast<size_t>(step.accumulate().param())].push_back(s);
     std::vector<int> stepOf(plan_.layers_size(), -1);
     for (int i = 0; i < plan_.optimizer_steps_size(); ++i) {
       const pb::OptimizerStep &os = plan_.optimizer_steps(i);
@@ -784,6 +802,28 @@ private:
           return fail(what + ": upload_stages names " + stageName(u) + ", which covers layers " +
                       range(us.begin(), us.end()) + ", not layer " + str(l));
       }
+      // Every stage holding the layer uploads its weights: the optimizer writes the compute
+      // weights only after all of them (a stage left out could upload a half-written layer).
+      for (int s = 0; s < plan_.stages_size(); ++s) {
+        const pb::Stage &st = plan_.stages(s);
+        const auto &us = os.upload_stages();
+        if (l >= st.begin() && l < st.end() && std::find(us.begin(), us.end(), s) == us.end())
+          return fail(what + ": upload_stages leaves out " + stageName(s) +
+                      ", which holds the layer and uploads its weights");
+      }
+      // The grads stage folds each trainable param's gradient exactly once per micro-batch
+      // (the executor sets the accumulator at micro-batch 0 and adds after). No other stage
+      // can: accumulations stay inside their stage's layers, and the non-forward stages tile
+      // the layers once.
+      for (int p : plan_.layers(l).params()) {
+        if (!plan_.params(p).trainable())
+          continue;
+        const std::vector<int> &by = accumulatedBy_[static_cast<size_t>(p)];
+        const int inGrads = static_cast<int>(std::count(by.begin(), by.end(), os.grads_stage()));
+        if (inGrads != 1)
+          return fail(what + ": grads_stage is " + stageName(os.grads_stage()) + ", which accumulates " +
+                      paramName(p) + " " + str(inGrads) + " times per micro-batch, expected once");
+      }
     }
     for (int l = 0; l < plan_.layers_size(); ++l) {
       const auto &ps = plan_.layers(l).params();
@@ -797,6 +837,7 @@ private:
 
   const pb::Plan &plan_;
   int64_t computeSize_ = 4;
+  std::vector<std::vector<int>> accumulatedBy_; // per param: the stages accumulating it
   std::vector<int64_t> paramElements_;    // per param
   std::vector<int64_t> paramWeightBytes_; // per param: bytes in the host weights / weight slot
   std::vector<int64_t> constantBytes_;    // per constant

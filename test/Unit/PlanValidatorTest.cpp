@@ -323,6 +323,31 @@ const Mutation kMutations[] = {
      [](pb::Plan &p) { p.mutable_optimizer_steps(0)->add_upload_stages(0); },
      "optimizer step #0 (layer 'tail'): upload_stages names stage 'F0' (forward), which covers "
      "layers [0, 1), not layer 1"},
+    {"optimizer upload stages leave out a stage holding the layer",
+     [](pb::Plan &p) { p.mutable_optimizer_steps(1)->mutable_upload_stages()->RemoveLast(); },
+     "optimizer step #1 (layer 'block_0'): upload_stages leaves out stage 'B1' (backward), "
+     "which holds the layer and uploads its weights"},
+    {"grads stage accumulates a param twice",
+     [](pb::Plan &p) { rp::testing::addAccumulate(p.mutable_stages(2), 0, 64); },
+     "optimizer step #1 (layer 'block_0'): grads_stage is stage 'B1' (backward), which "
+     "accumulates param "
+     "'layers.0.w' 2 times per micro-batch, expected once"},
+    {"grads stage does not accumulate a param",
+     [](pb::Plan &p) {
+       auto *body = p.mutable_stages(2)->mutable_body();
+       for (int k = 0; k < body->size(); ++k)
+         if (body->Get(k).has_accumulate()) {
+           body->DeleteSubrange(k, 1);
+           break;
+         }
+     },
+     "optimizer step #1 (layer 'block_0'): grads_stage is stage 'B1' (backward), which "
+     "accumulates param "
+     "'layers.0.w' 0 times per micro-batch, expected once"},
+    {"host buffer downloaded by two stages",
+     [](pb::Plan &p) { rp::testing::addDownload(p.mutable_stages(1), 2, 32); },
+     "host buffer 'block_0#0' is downloaded by stage 'F0' (forward) and stage 'B0' (fused_tail); "
+     "a host buffer has one producing stage"},
     {"layer without optimizer step", [](pb::Plan &p) { p.mutable_optimizer_steps()->RemoveLast(); },
      "layer 'block_0': has trainable params but no optimizer step"},
     {"two optimizer steps for a layer",

@@ -7,8 +7,7 @@
 namespace rp::runtime {
 namespace {
 
-Status checkOutputs(DType tokenDType, const void *tokens, DType labelDType,
-                    const void *labels) {
+Status checkOutputs(DType tokenDType, const void *tokens, DType labelDType, const void *labels) {
   for (DType dtype : {tokenDType, labelDType})
     if (dtype != DType::I64 && dtype != DType::I32)
       return invalidArgument(std::string("batch sampler: token dtype ") + dtypeName(dtype) +
@@ -84,8 +83,7 @@ Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType tokenDTyp
                                   static_cast<uint64_t>(microBatch));
   for (int64_t r = 0; r < batch_; ++r) {
     const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(r));
-    fillRow(r, static_cast<int64_t>(mapToRange(h, range)), tokenDType, tokens, labelDType,
-            labels);
+    fillRow(r, static_cast<int64_t>(mapToRange(h, range)), tokenDType, tokens, labelDType, labels);
   }
   return okStatus();
 }
@@ -103,8 +101,7 @@ Status BatchSampler::fillEval(int64_t index, DType tokenDType, void *tokens, DTy
     return outOfRange(data_->path + ": eval batch " + std::to_string(index) +
                       " is outside [0, " + std::to_string(evalBatches()) + ")");
   for (int64_t r = 0; r < batch_; ++r)
-    fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, tokenDType, tokens, labelDType,
-            labels);
+    fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, tokenDType, tokens, labelDType, labels);
   return okStatus();
 }
 

@@ -115,8 +115,7 @@ void decodeIds(const unsigned char *b, size_t n, int tokenBytes, uint32_t *out) 
 
 /// Reads out.size() ids of `tokenBytes` bytes from `file` at byte `offset`, a chunk of at most
 /// kChunkBytes at a time.
-Status readIds(const InputFile &file, uint64_t offset, int tokenBytes,
-               std::vector<uint32_t> &out) {
+Status readIds(const InputFile &file, uint64_t offset, int tokenBytes, std::vector<uint32_t> &out) {
   const size_t bytes = static_cast<size_t>(tokenBytes);
   std::vector<unsigned char> chunk(std::min<uint64_t>(kChunkBytes, out.size() * bytes));
   const size_t perChunk = chunk.size() / bytes;
@@ -146,8 +145,7 @@ const char *dataFormatName(DataFormat format) {
 }
 
 StatusOr<DataFormat> parseDataFormat(std::string_view name) {
-  for (DataFormat f :
-       {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text, DataFormat::NanoGpt})
+  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens, DataFormat::Text, DataFormat::NanoGpt})
     if (name == dataFormatName(f))
       return f;
   return invalidArgument("unknown data format '" + std::string(name) +
@@ -177,8 +175,8 @@ StatusOr<TokenData> readTokenFile(const std::string &path) {
   else if (magic == kTokenFileMagicU32 && version == 7)
     tokenBytes = 4;
   else
-    return invalidArgument(where + ": unknown llm.c token file version " +
-                           std::to_string(version) + " for magic " + std::to_string(magic) +
+    return invalidArgument(where + ": unknown llm.c token file version " + std::to_string(version) +
+                           " for magic " + std::to_string(magic) +
                            " (20240520: version 1, uint16 tokens; 20240801: version 7, uint32 "
                            "tokens)");
   if (count < 0)
@@ -271,8 +269,7 @@ Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &toke
   }
   std::string bytes;
   bytes.reserve(static_cast<size_t>(kTokenFileHeaderBytes) + tokens.size() * tokenBytes);
-  storeLE(bytes, static_cast<uint32_t>(tokenBytes == 2 ? kTokenFileMagic : kTokenFileMagicU32),
-          4);
+  storeLE(bytes, static_cast<uint32_t>(tokenBytes == 2 ? kTokenFileMagic : kTokenFileMagicU32), 4);
   storeLE(bytes, tokenBytes == 2 ? 1 : 7, 4);
   storeLE(bytes, static_cast<uint32_t>(tokens.size()), 4);
   bytes.resize(static_cast<size_t>(kTokenFileHeaderBytes), '\0');

@@ -79,10 +79,10 @@ StatusOr<TokenData> readNanoGptFile(const std::string &path);
 StatusOr<TokenData> readTokens(const std::string &path, DataFormat format);
 
 /// Writes `tokens` as an llm.c token file (tokenBytes 2: magic 20240520 version 1, uint16
-/// tokens; 4: magic 20240801 version 7, uint32 tokens) atomically (writeFileAtomic: a temporary file, fsync, rename).
-/// Errors: InvalidArgument when tokenBytes is not 2 or 4, a token does not fit in tokenBytes
-/// (naming its position and value), or there are more than 2^31 - 1 tokens (the header count
-/// is an int32); those of writeFileAtomic.
+/// tokens; 4: magic 20240801 version 7, uint32 tokens) atomically (writeFileAtomic: a temporary
+/// file, fsync, rename). Errors: InvalidArgument when tokenBytes is not 2 or 4, a token does not
+/// fit in tokenBytes (naming its position and value), or there are more than 2^31 - 1 tokens (the
+/// header count is an int32); those of writeFileAtomic.
 Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
                       int tokenBytes);
 

@@ -90,8 +90,7 @@ Status Executor::start() {
   if (async_) {
     if (options_.trace)
       writerTrack_ = options_.trace->track("host weights writer");
-    weightsWriter_ =
-        std::thread([this] { hostLoop(writerQueue_, &Executor::writeStepWeights); });
+    weightsWriter_ = std::thread([this] { hostLoop(writerQueue_, &Executor::writeStepWeights); });
   }
   return okStatus();
 }

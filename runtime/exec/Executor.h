@@ -34,9 +34,10 @@
 //          iteration's AdamW still runs, and no AdamW wait for another layer's uploads.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
-// double) needs all of them; a norm that is not finite fails the step before any update. Each piece of host work (the norm, a layer's AdamW, a layer's
-// compute-weight write) is reported with Backend::hostWork(), which the simulator charges to
-// the optimizer thread's virtual clock.
+// double) needs all of them; a norm that is not finite fails the step before any update.
+// Each piece of host work (the norm, a layer's AdamW, a layer's compute-weight write) is
+// reported with Backend::hostWork(), which the simulator charges to the virtual clock of the
+// host thread that did it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_EXEC_EXECUTOR_H

@@ -821,8 +821,9 @@ private:
         const std::vector<int> &by = accumulatedBy_[static_cast<size_t>(p)];
         const int inGrads = static_cast<int>(std::count(by.begin(), by.end(), os.grads_stage()));
         if (inGrads != 1)
-          return fail(what + ": grads_stage is " + stageName(os.grads_stage()) + ", which accumulates " +
-                      paramName(p) + " " + str(inGrads) + " times per micro-batch, expected once");
+          return fail(what + ": grads_stage is " + stageName(os.grads_stage()) +
+                      ", which accumulates " + paramName(p) + " " + str(inGrads) +
+                      " times per micro-batch, expected once");
       }
     }
     for (int l = 0; l < plan_.layers_size(); ++l) {

@@ -173,8 +173,8 @@ std::vector<std::pair<int, Lane>> rowsOf(const Timeline &timeline) {
   }
   std::vector<std::pair<int, Lane>> rows;
   for (const auto &[d, l] : keys)
-    rows.push_back({static_cast<Lane>(l) == Lane::Host ? timeline.numDevices - d : d,
-                    static_cast<Lane>(l)});
+    rows.push_back(
+        {static_cast<Lane>(l) == Lane::Host ? timeline.numDevices - d : d, static_cast<Lane>(l)});
   return rows;
 }
 

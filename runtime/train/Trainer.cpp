@@ -448,10 +448,10 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     // A non-finite loss means the run diverged: fail once it is logged (exit 1), so that no
     // checkpoint of NaN weights is written.
     if (!std::isfinite(loss))
-      return trainingError(step, internal(std::string("the loss of step ") +
-                                          std::to_string(step + 1) + " is " +
-                                          (std::isnan(loss) ? "nan" : "inf") +
-                                          "; the run diverged (try a lower --lr)"));
+      return trainingError(step,
+                           internal(std::string("the loss of step ") + std::to_string(step + 1) +
+                                    " is " + (std::isnan(loss) ? "nan" : "inf") +
+                                    "; the run diverged (try a lower --lr)"));
     return okStatus();
   };
   // Where a micro-batch's inputs go in its host record. The labels of a plan without a labels
@@ -472,9 +472,8 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t m = 0; m < M; ++m) {
         uint8_t *record = executor.record(0, m);
-        RP_RETURN_IF_ERROR(sampler.fillEval((g * M + m) % sampler.evalBatches(),
-                                            feed.tokens.dtype, tokensIn(record),
-                                            labelDType, labelsIn(record)));
+        RP_RETURN_IF_ERROR(sampler.fillEval((g * M + m) % sampler.evalBatches(), feed.tokens.dtype,
+                                            tokensIn(record), labelDType, labelsIn(record)));
       }
       RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor.evaluate());
       all.insert(all.end(), losses.begin(), losses.end());
@@ -523,8 +522,7 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
       summary.interrupted = true;
       if (bar)
         bar->message("interrupted: finishing step " + std::to_string(k) +
-                     (options.saveDir.empty() ? std::string()
-                                              : " and saving a checkpoint") +
+                     (options.saveDir.empty() ? std::string() : " and saving a checkpoint") +
                      " (interrupt again to abort)");
     }
     if (Status s = executor.drain(); !s.ok())

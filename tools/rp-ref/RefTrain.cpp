@@ -86,8 +86,8 @@ int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initia
   const DType idType = graph::irDType(tokensType.getElementType());
   // Labels may have another integer dtype than the token ids.
   const DType labelType =
-      labelsArg ? graph::irDType(cast<RankedTensorType>(func.getArgumentTypes()[*labelsArg])
-                                     .getElementType())
+      labelsArg ? graph::irDType(
+                      cast<RankedTensorType>(func.getArgumentTypes()[*labelsArg]).getElementType())
                 : idType;
 
   rt::StatusOr<rt::TokenData> data = rt::readTokens(o.dataPath, o.dataFormat);

@@ -122,19 +122,18 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"reference", "cuda-host"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, 1024));
-  auto *seedOption =
-      app.add_option("--seed", seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
-          ->check(CLI::Validator(
-              [](std::string &text) -> std::string {
-                errno = 0;
-                char *end = nullptr;
-                std::strtoull(text.c_str(), &end, 10);
-                if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' ||
-                    errno == ERANGE)
-                  return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
-                return "";
-              },
-              "UINT64"));
+  auto *seedOption = app.add_option("--seed", seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
+                         ->check(CLI::Validator(
+                             [](std::string &text) -> std::string {
+                               errno = 0;
+                               char *end = nullptr;
+                               std::strtoull(text.c_str(), &end, 10);
+                               if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' ||
+                                   errno == ERANGE)
+                                 return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
+                               return "";
+                             },
+                             "UINT64"));
   app.add_option("--save", o.saveDir, "Write a checkpoint to DIR at the end");
   app.add_option("--save-every", o.saveEvery, "Also write a checkpoint every K steps")
       ->check(CLI::NonNegativeNumber);
@@ -155,23 +154,28 @@ int main(int argc, char **argv) {
                            "GPU: a target JSON file or name=..,peak_tflops=..,hbm_gbps=..,"
                            "pcie_gbps=..,memory_bytes=.. (default: an RTX 4090, 165 TFLOP/s, "
                            "1008 GB/s, 25 GB/s PCIe)"),
-      simGroup->add_option("--micro-batches", sim.microBatches,
-                           "Micro-batches per iteration (profile without a plan)")
+      simGroup
+          ->add_option("--micro-batches", sim.microBatches,
+                       "Micro-batches per iteration (profile without a plan)")
           ->check(CLI::PositiveNumber),
-      simGroup->add_option("--update", sim.update, "sync | async (profile without a plan; "
-                                                   "a plan fixes its own)")
+      simGroup
+          ->add_option("--update", sim.update,
+                       "sync | async (profile without a plan; "
+                       "a plan fixes its own)")
           ->check(CLI::IsMember({"sync", "async"})),
-      simGroup->add_option("--link-gbps", sim.linkGbps,
-                           "Host<->GPU link per GPU per direction, GB/s (default: the target's)")
+      simGroup
+          ->add_option("--link-gbps", sim.linkGbps,
+                       "Host<->GPU link per GPU per direction, GB/s (default: the target's)")
           ->check(finiteNumber(true)),
-      simGroup->add_option("--host-uplink-gbps", sim.hostUplinkGbps,
-                           "A host uplink all GPUs share, per direction, GB/s (default: none)")
+      simGroup
+          ->add_option("--host-uplink-gbps", sim.hostUplinkGbps,
+                       "A host uplink all GPUs share, per direction, GB/s (default: none)")
           ->check(finiteNumber(true)),
-      simGroup->add_option("--optimizer-ms", optimizerMs,
-                           "Host AdamW time per trainable layer, ms")
+      simGroup->add_option("--optimizer-ms", optimizerMs, "Host AdamW time per trainable layer, ms")
           ->check(finiteNumber(false)),
-      simGroup->add_option("--adamw-gbps", adamwGbps,
-                           "Host AdamW throughput, GB/s of fp32 params (default 8)")
+      simGroup
+          ->add_option("--adamw-gbps", adamwGbps,
+                       "Host AdamW throughput, GB/s of fp32 params (default 8)")
           ->check(finiteNumber(true)),
       simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
       simGroup->add_flag("--compare", sim.compare,

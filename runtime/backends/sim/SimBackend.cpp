@@ -106,7 +106,7 @@ struct SimBackend::Op {
 };
 
 struct SimBackend::QueueOps {
-  int device = -1; // < 0: a host thread (-1 the optimizer, -2 the weights writer)
+  int device = -1;     // < 0: a host thread (-1 the optimizer, -2 the weights writer)
   bool rowSet = false; // host threads: device set by the first hostWork
   Lane lane = Lane::Host;
   std::vector<Op> ops;
@@ -814,10 +814,10 @@ rp::sim::Timeline SimBackend::timeline() {
       if (byQueue[i].empty())
         continue;
       if (q.track == 0)
-        q.track = trace_->track(q.device == -2  ? std::string("host weights writer")
+        q.track = trace_->track(q.device == -2 ? std::string("host weights writer")
                                 : q.device < 0 ? std::string("host optimizer")
-                                             : "gpu" + std::to_string(q.device) + " " +
-                                                   queueName(static_cast<Queue>(q.lane)));
+                                               : "gpu" + std::to_string(q.device) + " " +
+                                                     queueName(static_cast<Queue>(q.lane)));
       std::sort(byQueue[i].begin(), byQueue[i].end(),
                 [](const Done *a, const Done *b) { return a->op < b->op; });
       size_t last = q.traced;

@@ -96,25 +96,6 @@ Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, co
                          " does not broadcast to " + formatShape(to));
 }
 
-Shape contiguousStrides(const Shape &shape) {
-  Shape strides(shape.size());
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= shape[i];
-  }
-  return strides;
-}
-
-Shape broadcastStrides(const Shape &from, const Shape &to) {
-  const Shape own = contiguousStrides(from);
-  Shape strides(to.size(), 0);
-  const size_t offset = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    strides[offset + i] = from[i] == 1 ? 0 : own[i];
-  return strides;
-}
-
 int64_t product(const Shape &shape, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end; ++i)

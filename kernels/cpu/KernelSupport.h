@@ -76,13 +76,11 @@ StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shap
 /// InvalidArgument unless `from` broadcasts to `to` (numpy rules).
 Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to);
 
-/// Row-major element strides of a contiguous tensor of `shape`.
-Shape contiguousStrides(const Shape &shape);
+/// Row-major element strides (runtime/core/HostTensor.h; the GPU planners use them too).
+using runtime::contiguousStrides;
 
-/// Element strides that read a contiguous tensor of shape `from` as if it had
-/// been broadcast to `to` (from must broadcast to to): one entry per dimension
-/// of `to`, 0 where `from` has no such dimension or a stretched 1.
-Shape broadcastStrides(const Shape &from, const Shape &to);
+/// Strides reading `from` broadcast to `to` (runtime/core/HostTensor.h).
+using runtime::broadcastStrides;
 
 /// Product of the dimensions in [begin, end) of `shape`.
 int64_t product(const Shape &shape, size_t begin, size_t end);

@@ -20,8 +20,8 @@ Status badDType(const char *op, DType d, const char *takes) {
 
 Status checkOut(const char *op, const Shape &want, const Shape &out) {
   if (want != out)
-    return invalidArgument(std::string(op) + ": result shape " + shapeText(out) + "; expected " +
-                           shapeText(want));
+    return invalidArgument(std::string(op) + ": result shape " + formatShape(out) + "; expected " +
+                           formatShape(want));
   return runtime::okStatus();
 }
 

@@ -32,8 +32,8 @@ Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, co
     ok = from[d] == 1 || from[d] == to[lead + d];
   if (ok)
     return runtime::okStatus();
-  return invalidArgument(std::string(op) + ": " + what + " of shape " + shapeText(from) +
-                         " does not broadcast to " + shapeText(to));
+  return invalidArgument(std::string(op) + ": " + what + " of shape " + formatShape(from) +
+                         " does not broadcast to " + formatShape(to));
 }
 
 //===--- kernels ----------------------------------------------------------===//
@@ -120,11 +120,11 @@ StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const
   const char *op = "rope";
   RP_RETURN_IF_ERROR(checkFloatDType(op, "x", dtype));
   if (x.empty() || x.back() % 2 != 0)
-    return invalidArgument("rope: x is " + shapeText(x) +
+    return invalidArgument("rope: x is " + formatShape(x) +
                            ", expected rank >= 1 with an even last dimension");
   RP_RETURN_IF_ERROR(checkShapeIs(op, "sin", dtype, sin, cos));
   if (cos.empty() || cos.back() != x.back())
-    return invalidArgument("rope: cos is " + shapeText(cos) + ", expected a last dimension of " +
+    return invalidArgument("rope: cos is " + formatShape(cos) + ", expected a last dimension of " +
                            std::to_string(x.back()));
   RP_RETURN_IF_ERROR(checkBroadcastsTo(op, "cos", cos, x));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
@@ -162,10 +162,10 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
   const char *op = "attention";
   RP_RETURN_IF_ERROR(checkFloatDType(op, "q", dtype));
   if (q.size() != 4)
-    return invalidArgument("attention: q is " + shapeText(q) + ", expected [B, Hq, S, D]");
+    return invalidArgument("attention: q is " + formatShape(q) + ", expected [B, Hq, S, D]");
   if (k.size() != 4 || k[0] != q[0] || k[2] != q[2] || k[3] != q[3] || k[1] == 0 ||
       q[1] % k[1] != 0)
-    return invalidArgument("attention: k is " + shapeText(k) + ", expected [" +
+    return invalidArgument("attention: k is " + formatShape(k) + ", expected [" +
                            std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
                            std::to_string(q[3]) + "] with Hkv dividing " + std::to_string(q[1]));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));

@@ -239,8 +239,8 @@ StatusOr<GatherElementsPlan> planGatherElements(DType dtype, const Shape &data, 
   for (size_t d = 0; fits && d < data.size(); ++d)
     fits = static_cast<int64_t>(d) == axis || indices[d] <= data[d];
   if (!fits)
-    return invalidArgument(std::string(op) + ": indices of shape " + shapeText(indices) +
-                           " do not fit data " + runtime::dtypeName(dtype) + shapeText(data) +
+    return invalidArgument(std::string(op) + ": indices of shape " + formatShape(indices) +
+                           " do not fit data " + runtime::dtypeName(dtype) + formatShape(data) +
                            ": expected rank " + std::to_string(data.size()) +
                            " and every dimension but " + std::to_string(axis) +
                            " at most the data's");
@@ -279,10 +279,10 @@ StatusOr<ScatterAddPlan> planScatterAdd(DType dtype, const Shape &updates, DType
   const Shape expected = spliced(out, axis, indices);
   if (updates != expected) {
     const std::string d = runtime::dtypeName(dtype);
-    return invalidArgument(std::string(op) + ": updates is " + d + shapeText(updates) +
-                           ", expected " + d + shapeText(expected) + " (gather of out " + d +
-                           shapeText(out) + " along axis " + std::to_string(axis) +
-                           " by indices of shape " + shapeText(indices) + ")");
+    return invalidArgument(std::string(op) + ": updates is " + d + formatShape(updates) +
+                           ", expected " + d + formatShape(expected) + " (gather of out " + d +
+                           formatShape(out) + " along axis " + std::to_string(axis) +
+                           " by indices of shape " + formatShape(indices) + ")");
   }
   ScatterAddPlan plan;
   plan.dtype = dtype;
@@ -339,14 +339,14 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
   RP_RETURN_IF_ERROR(checkIndexDType(op, indexDType));
   RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(out.size())));
   if (indices != updates)
-    return invalidArgument(std::string(op) + ": indices have shape " + shapeText(indices) +
-                           ", expected the shape of updates " + shapeText(updates));
+    return invalidArgument(std::string(op) + ": indices have shape " + formatShape(indices) +
+                           ", expected the shape of updates " + formatShape(updates));
   bool fits = updates.size() == out.size();
   for (size_t d = 0; fits && d < out.size(); ++d)
     fits = static_cast<int64_t>(d) == axis || updates[d] <= out[d];
   if (!fits)
-    return invalidArgument(std::string(op) + ": updates of shape " + shapeText(updates) +
-                           " do not fit out " + runtime::dtypeName(dtype) + shapeText(out) +
+    return invalidArgument(std::string(op) + ": updates of shape " + formatShape(updates) +
+                           " do not fit out " + runtime::dtypeName(dtype) + formatShape(out) +
                            ": expected rank " + std::to_string(out.size()) +
                            " and every dimension but " + std::to_string(axis) + " at most out's");
   ScatterElementsAddPlan plan;
@@ -363,7 +363,7 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
       continue; // coordinate always 0 in both
     if (rank == kMaxRank)
       return invalidArgument(std::string(op) + ": out " + runtime::dtypeName(dtype) +
-                             shapeText(out) + " has more than " + std::to_string(kMaxRank) +
+                             formatShape(out) + " has more than " + std::to_string(kMaxRank) +
                              " dimensions that are not 1 in both out and updates (the GPU "
                              "kernel's limit)");
     if (isAxis)

@@ -32,14 +32,14 @@ Status checkRangeOut(DType dtype, const Shape &out, bool integerOnly) {
                            (integerOnly ? "i64 or i32" : "f32, f64, f16, bf16, i64 or i32"));
   if (out.size() != 1)
     return invalidArgument(std::string("range: out is ") + runtime::dtypeName(dtype) +
-                           shapeText(out) + ", expected a 1-D tensor");
+                           formatShape(out) + ", expected a 1-D tensor");
   return runtime::okStatus();
 }
 
 Status lengthMismatch(DType dtype, const Shape &out, const std::string &length,
                       const std::string &args) {
   return invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
-                         runtime::dtypeName(dtype) + shapeText(out));
+                         runtime::dtypeName(dtype) + formatShape(out));
 }
 
 template <DType D> __global__ void rangeKernel(RangePlan plan, void *out) {
@@ -62,7 +62,7 @@ StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double de
   RP_RETURN_IF_ERROR(checkRangeArgs(start, limit, delta));
   if (isIndexDType(dtype)) {
     RP_RETURN_IF_ERROR(checkIntegralRangeArgs(start, limit, delta,
-                                              runtime::dtypeName(dtype) + shapeText(out)));
+                                              runtime::dtypeName(dtype) + formatShape(out)));
     return planRangeInt(dtype, static_cast<int64_t>(start), static_cast<int64_t>(limit),
                         static_cast<int64_t>(delta), out);
   }
@@ -118,11 +118,11 @@ StatusOr<TriluPlan> planTrilu(DType dtype, const Shape &x, int64_t k, bool upper
                               const Shape &out) {
   if (x.size() < 2)
     return invalidArgument(std::string("trilu: expected x of rank >= 2, got ") +
-                           runtime::dtypeName(dtype) + shapeText(x));
+                           runtime::dtypeName(dtype) + formatShape(x));
   if (out != x)
     return invalidArgument(std::string("trilu: out is ") + runtime::dtypeName(dtype) +
-                           shapeText(out) + ", expected " + runtime::dtypeName(dtype) +
-                           shapeText(x));
+                           formatShape(out) + ", expected " + runtime::dtypeName(dtype) +
+                           formatShape(x));
   TriluPlan plan;
   plan.dtype = dtype;
   plan.numel = numElements(x);

@@ -69,7 +69,7 @@ inline runtime::Status checkNoNegativeDim(const std::string &op, const char *wha
   for (int64_t d : shape)
     if (d < 0)
       return runtime::invalidArgument(op + ": " + what +
-                                      " has a negative dimension: " + shapeText(shape));
+                                      " has a negative dimension: " + formatShape(shape));
   return runtime::okStatus();
 }
 
@@ -88,8 +88,8 @@ inline runtime::Status checkShapeIs(const std::string &op, const char *what, run
   if (got == want)
     return runtime::okStatus();
   const std::string type = runtime::dtypeName(dtype);
-  return runtime::invalidArgument(op + ": " + what + " is " + type + shapeText(got) +
-                                  ", expected " + type + shapeText(want));
+  return runtime::invalidArgument(op + ": " + what + " is " + type + formatShape(got) +
+                                  ", expected " + type + formatShape(want));
 }
 
 } // namespace rp::kernels::cuda

@@ -15,7 +15,7 @@ StatusOr<CopyPlan> planStridedCopy(const char *op, int elementBytes, const Shape
                            " bytes; the copy kernel moves 1, 2, 4 or 8");
   if (srcStrides.size() != shape.size() || dstStrides.size() != shape.size())
     return invalidArgument(std::string(op) + ": stride lists do not match the rank of " +
-                           shapeText(shape));
+                           formatShape(shape));
   RP_ASSIGN_OR_RETURN(StridedIter<2> iter,
                       makeIter<2>(op, shape, {srcStrides, dstStrides}, {srcBase, dstBase}));
   return CopyPlan{elementBytes, iter};
@@ -32,21 +32,21 @@ StatusOr<CopyPlan> planTranspose(int elementBytes, const Shape &x, const std::ve
   const Shape own = contiguousStrides(x);
   for (size_t d = 0; d < rank; ++d) {
     if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(perm[d])])
-      return invalidArgument("transpose: " + shapeText(perm) + " is not a permutation");
+      return invalidArgument("transpose: " + formatShape(perm) + " is not a permutation");
     seen[static_cast<size_t>(perm[d])] = true;
     shape[d] = x[static_cast<size_t>(perm[d])];
     src[d] = own[static_cast<size_t>(perm[d])];
   }
   if (shape != out)
-    return invalidArgument("transpose: result shape " + shapeText(out) + "; expected " +
-                           shapeText(shape));
+    return invalidArgument("transpose: result shape " + formatShape(out) + "; expected " +
+                           formatShape(shape));
   return planStridedCopy("transpose", elementBytes, shape, src, 0, contiguousStrides(shape), 0);
 }
 
 StatusOr<CopyPlan> planExpand(int elementBytes, const Shape &x, const Shape &out) {
   RP_ASSIGN_OR_RETURN(Shape shape, broadcastShapes("expand", {x, out}));
   if (shape != out)
-    return invalidArgument("expand: " + shapeText(x) + " does not expand to " + shapeText(out));
+    return invalidArgument("expand: " + formatShape(x) + " does not expand to " + formatShape(out));
   return planStridedCopy("expand", elementBytes, out, broadcastStrides(x, out), 0,
                          contiguousStrides(out), 0);
 }
@@ -60,8 +60,8 @@ runtime::Status checkPiece(const char *op, const Shape &piece, const Shape &whol
   for (size_t d = 0; ok && d < whole.size(); ++d)
     ok = d == axis || piece[d] == whole[d];
   if (!ok)
-    return invalidArgument(std::string(op) + ": " + what + " is " + shapeText(piece) +
-                           "; expected " + shapeText(whole) + " except along axis " +
+    return invalidArgument(std::string(op) + ": " + what + " is " + formatShape(piece) +
+                           "; expected " + formatShape(whole) + " except along axis " +
                            std::to_string(axis));
   return runtime::okStatus();
 }

@@ -6,29 +6,6 @@
 
 namespace rp::kernels::cuda {
 
-Shape contiguousStrides(const Shape &shape) {
-  Shape strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
-Shape broadcastStrides(const Shape &from, const Shape &to) {
-  Shape own = contiguousStrides(from);
-  Shape strides(to.size(), 0);
-  const size_t lead = to.size() - from.size();
-  for (size_t d = 0; d < from.size(); ++d)
-    strides[lead + d] = from[d] == 1 ? 0 : own[d];
-  return strides;
-}
-
-std::string shapeText(const Shape &shape) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 runtime::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape> &shapes) {
   size_t rank = 0;
   for (const Shape &s : shapes)
@@ -42,7 +19,7 @@ runtime::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape
       if (o != 1) {
         std::string list;
         for (const Shape &t : shapes)
-          list += (list.empty() ? "" : " and ") + shapeText(t);
+          list += (list.empty() ? "" : " and ") + formatShape(t);
         return runtime::invalidArgument(std::string(op) + ": shapes " + list + " do not broadcast");
       }
       o = s[d];

@@ -25,6 +25,7 @@
 
 #include "runtime/core/DType.h"
 #include "runtime/core/Float16.h"
+#include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
 
 #include <array>
@@ -63,13 +64,10 @@ template <int N> struct StridedIter {
   }
 };
 
-/// Row-major contiguous strides of `shape` (elements).
-Shape contiguousStrides(const Shape &shape);
-
-/// Strides reading a tensor of shape `from` at the points of `to` under numpy broadcasting
-/// (right-aligned; a dimension of 1, or a missing one, gets stride 0). `from` must broadcast
-/// to `to` (checked by the caller).
-Shape broadcastStrides(const Shape &from, const Shape &to);
+/// Row-major contiguous strides, and the strides reading `from` broadcast to `to`
+/// (runtime/core/HostTensor.h, shared with the CPU kernels).
+using runtime::broadcastStrides;
+using runtime::contiguousStrides;
 
 /// The numpy broadcast of `shapes`. Errors: InvalidArgument "<op>: shapes [..] and [..] do
 /// not broadcast".
@@ -87,8 +85,8 @@ runtime::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
                                            const std::array<Shape, N> &strides,
                                            const std::array<int64_t, N> &base = {});
 
-/// "[2, 3]".
-std::string shapeText(const Shape &shape);
+/// "[2, 3]" (runtime/core/HostTensor.h).
+using runtime::formatShape;
 
 //===--- element storage -------------------------------------------------===//
 

@@ -20,6 +20,26 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   return out + "]";
 }
 
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &from,
+                                      const std::vector<int64_t> &to) {
+  const std::vector<int64_t> own = contiguousStrides(from);
+  std::vector<int64_t> strides(to.size(), 0);
+  const size_t offset = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    strides[offset + i] = from[i] == 1 ? 0 : own[i];
+  return strides;
+}
+
 StatusOr<int64_t> checkedNumElements(const std::vector<int64_t> &shape) {
   for (int64_t d : shape)
     if (d < 0)

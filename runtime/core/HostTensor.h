@@ -32,6 +32,16 @@ std::string formatShape(const std::vector<int64_t> &shape);
 /// naming the shape when a dimension is negative or the product overflows int64.
 StatusOr<int64_t> checkedNumElements(const std::vector<int64_t> &shape);
 
+/// Row-major element strides of a contiguous tensor of `shape`.
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
+
+/// Element strides that read a contiguous tensor of shape `from` as if it had been broadcast
+/// to `to` (numpy rules, trailing dimensions aligned; `from` must broadcast to `to`, which the
+/// caller checks): one entry per dimension of `to`, 0 where `from` has no such dimension or a
+/// stretched 1.
+std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &from,
+                                      const std::vector<int64_t> &to);
+
 /// An owning, contiguous, row-major host tensor. Movable, not copyable (use
 /// clone()). A moved-from or default-constructed tensor is an empty f32 tensor
 /// of shape [0] that owns no memory.

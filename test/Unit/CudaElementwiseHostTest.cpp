@@ -149,7 +149,7 @@ TEST(CudaElementwiseHost, BinaryBroadcastMatchesCpu) {
         binary(plan.value(), a.raw(), b.raw(), got.raw());
         expectSameBytes(got, want,
                         std::string(cpu::binaryKindName(kind)) + " " + runtime::dtypeName(dt) +
-                            " " + shapeText(c.a) + " x " + shapeText(c.b));
+                            " " + formatShape(c.a) + " x " + formatShape(c.b));
       }
     }
   }
@@ -236,7 +236,7 @@ TEST(CudaLayoutHost, TransposeExpandConcatSplitMatchCpu) {
     HostTensor want(DType::F32, out), got(DType::F32, out);
     ASSERT_TRUE(cpu::transpose(x, perm, want).ok());
     copy(planTranspose(4, x.shape(), perm, out).value(), x.raw(), got.raw());
-    expectSameBytes(got, want, "transpose " + shapeText(perm));
+    expectSameBytes(got, want, "transpose " + formatShape(perm));
   }
   HostTensor e = randomTensor(DType::F32, {3, 1, 5}, rng);
   HostTensor ew(DType::F32, {2, 3, 4, 5}), eg(DType::F32, {2, 3, 4, 5});

@@ -284,7 +284,7 @@ TEST(CudaFusedHost, RopeMatchesCpuWithBroadcastCosSin) {
                                            {{2, 0, 4}, {4}}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &[xs, cs] : cases) {
-      SCOPED_TRACE(label(dtype, xs) + " cos " + shapeText(cs));
+      SCOPED_TRACE(label(dtype, xs) + " cos " + formatShape(cs));
       const RopeInputs in = randomRopeInputs(dtype, xs, cs, rng);
       ASSERT_OK(in.cpuStatus);
       expectExactOrUlps(hostRope(in.x, in.cos, in.sin), in.want, "rope");
@@ -316,7 +316,7 @@ TEST(CudaFusedHost, AttentionMatchesCpu) {
     for (const AttentionCase &c : cases) {
       if (dtype == DType::F16 && c.q[2] > 100)
         continue; // one 16-bit format (bf16) suffices for the long sequences
-      SCOPED_TRACE(label(dtype, c.q) + " k " + shapeText(c.k) + (c.causal ? " causal" : "") +
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : "") +
                    " tile " + std::to_string(c.tile));
       const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng);
       ASSERT_OK(in.cpuStatus);

@@ -107,7 +107,7 @@ TEST_F(CudaFused, RopeMatchesCpu) {
       {{2, 8, 128, 64}, {128, 64}}, {{2, 4, 16, 32}, {2, 1, 16, 32}}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &[xs, cs] : cases) {
-      SCOPED_TRACE(label(dtype, xs) + " cos " + shapeText(cs));
+      SCOPED_TRACE(label(dtype, xs) + " cos " + formatShape(cs));
       const RopeInputs in = randomRopeInputs(dtype, xs, cs, rng);
       ASSERT_OK(in.cpuStatus);
       runtime::StatusOr<RopePlan> plan = planRope(dtype, xs, cs, cs, xs);
@@ -131,7 +131,7 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
                {{2, 2, 1, 8}, {2, 1, 1, 8}, true}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &c : cases) {
-      SCOPED_TRACE(label(dtype, c.q) + " k " + shapeText(c.k) + (c.causal ? " causal" : ""));
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : ""));
       const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng);
       ASSERT_OK(in.cpuStatus);
       runtime::StatusOr<AttentionPlan> plan =
@@ -286,7 +286,7 @@ TEST_F(CudaFused, ScatterElementsAddMatchesCpuBitForBit) {
   for (DType dtype : kGpuFloatTypes)
     for (DType index : {DType::I64, DType::I32})
       for (const auto &c : cases) {
-        SCOPED_TRACE(label(dtype, c.out) + " updates " + shapeText(c.updates));
+        SCOPED_TRACE(label(dtype, c.out) + " updates " + formatShape(c.updates));
         const ScatterInputs in =
             randomScatterElementsAddInputs(dtype, index, c.out, c.updates, c.axis, rng);
         ASSERT_OK(in.cpuStatus);

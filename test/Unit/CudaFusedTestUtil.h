@@ -97,7 +97,7 @@ inline DType cpuDType(DType d) { return d == DType::F32 ? DType::F32 : DType::F6
 
 /// "f32[2, 3]", for traces.
 inline std::string label(DType d, const Shape &s) {
-  return std::string(runtime::dtypeName(d)) + shapeText(s);
+  return std::string(runtime::dtypeName(d)) + formatShape(s);
 }
 
 /// `a` with dimension `axis` replaced by the dimensions of `mid` (gather's result shape).

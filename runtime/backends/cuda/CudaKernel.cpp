@@ -426,7 +426,7 @@ std::vector<CudaImpl> buildImpls() {
                                  "slice", shapeOf(d, false, 0), s.axes, s.starts, s.ends, s.steps));
          if (g.shape != shapeOf(d, true, 0))
            return d.fail("result 0 is " + typeText(d.results()[0]) + "; the slice is " +
-                         kc::shapeText(g.shape));
+                         runtime::formatShape(g.shape));
          RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
                              kc::planStridedCopy("slice", elementBytes(d), g.shape, g.strides,
                                                  g.base, kc::contiguousStrides(g.shape), 0));
@@ -442,7 +442,7 @@ std::vector<CudaImpl> buildImpls() {
                                                                  s.starts, s.ends, s.steps));
          if (g.shape != shapeOf(d, false, 0))
            return d.fail("operand 0 is " + typeText(d.operands()[0]) +
-                         "; the slice of the result is " + kc::shapeText(g.shape));
+                         "; the slice of the result is " + runtime::formatShape(g.shape));
          RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
                              kc::planStridedCopy("slice_scatter", elementBytes(d), g.shape,
                                                  kc::contiguousStrides(g.shape), 0, g.strides,

@@ -113,39 +113,20 @@ RP_HD inline int64_t lossLabel(const CrossEntropyPlan &p, const void *labels, in
   return static_cast<const int32_t *>(labels)[row];
 }
 
-/// Element offset in logits of class 0 of `row`.
-RP_HD inline int64_t lossRowBase(const CrossEntropyPlan &p, int64_t row) {
-  return (row / p.inner) * p.classes * p.inner + row % p.inner;
-}
-
-/// Class c of one row as the compute type.
-template <runtime::DType D> struct LossLoad {
-  const void *logits;
-  int64_t base, inner;
-  RP_HD LossCompute<D> operator()(int64_t c) const { return loadAs<D>(logits, base + c * inner); }
-};
-
-/// exp(x_c - m) of one row.
-template <runtime::DType D> struct LossExpLoad {
-  LossLoad<D> load;
-  LossCompute<D> m;
-  RP_HD LossCompute<D> operator()(int64_t c) const { return rowExp(load(c) - m); }
-};
-
 /// Thread `lane` of `threads`' partial maximum of `row`'s logits (FMaxOp from -inf).
 template <runtime::DType D>
 RP_HD inline LossCompute<D> lossMaxPartial(const CrossEntropyPlan &p, const void *logits,
                                            int64_t row, int lane, int threads) {
   return stridedFold(p.classes, lane, threads, static_cast<LossCompute<D>>(-INFINITY),
-                     LossLoad<D>{logits, lossRowBase(p, row), p.inner}, FMaxOp{});
+                     LineLoad<D>{logits, lineBase(row, p.classes, p.inner), p.inner}, FMaxOp{});
 }
 
 /// Thread `lane` of `threads`' partial sum of exp(x - m) over `row`'s logits.
 template <runtime::DType D>
 RP_HD inline LossCompute<D> lossSumPartial(const CrossEntropyPlan &p, const void *logits,
                                            int64_t row, int lane, int threads, LossCompute<D> m) {
-  const LossLoad<D> load{logits, lossRowBase(p, row), p.inner};
-  return stridedFold(p.classes, lane, threads, LossCompute<D>(0), LossExpLoad<D>{load, m}, SumOp{});
+  const LineLoad<D> load{logits, lineBase(row, p.classes, p.inner), p.inner};
+  return stridedFold(p.classes, lane, threads, LossCompute<D>(0), LineExpLoad<D>{load, m}, SumOp{});
 }
 
 /// True when `label` is neither ignore_index nor in [0, C): the row's loss is NaN.
@@ -158,7 +139,7 @@ template <runtime::DType D>
 RP_HD inline LossCompute<D> lossFromStats(const CrossEntropyPlan &p, const void *logits,
                                           int64_t row, int64_t label, LossCompute<D> m,
                                           LossCompute<D> sum) {
-  return m + rowLog(sum) - loadAs<D>(logits, lossRowBase(p, row) + label * p.inner);
+  return m + rowLog(sum) - loadAs<D>(logits, lineBase(row, p.classes, p.inner) + label * p.inner);
 }
 
 /// What kernel (1) stores for `row` when threadsPerRow is 1: 0 for an ignored row, NaN for

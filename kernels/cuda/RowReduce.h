@@ -106,6 +106,28 @@ RP_HD inline A stridedFold(int64_t n, int lane, int threads, A identity, const L
   return acc;
 }
 
+/// Element offset of element 0 of `line` of a tensor [outer, dim, inner] reduced over dim
+/// (lines = outer * inner; a line's elements are `inner` apart). Softmax and cross-entropy.
+RP_HD inline int64_t lineBase(int64_t line, int64_t dim, int64_t inner) {
+  return (line / inner) * dim * inner + line % inner;
+}
+
+/// Element k of one line (from lineBase) as the compute type: a stridedFold load.
+template <runtime::DType D> struct LineLoad {
+  const void *x;
+  int64_t base, inner;
+  RP_HD typename DTypeTraits<D>::Compute operator()(int64_t k) const {
+    return loadAs<D>(x, base + k * inner);
+  }
+};
+
+/// exp(x_k - m) of one line: the stridedFold load of a softmax denominator.
+template <runtime::DType D> struct LineExpLoad {
+  LineLoad<D> load;
+  typename DTypeTraits<D>::Compute m;
+  RP_HD typename DTypeTraits<D>::Compute operator()(int64_t k) const { return rowExp(load(k) - m); }
+};
+
 //===--- host side ----------------------------------------------------------===//
 
 /// True for the thread counts the row kernels launch with: 1, or a multiple of 32 up to

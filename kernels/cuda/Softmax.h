@@ -73,25 +73,6 @@ cudaError_t launchSoftmax(const SoftmaxPlan &plan, const void *x, void *out, cud
 
 template <runtime::DType D> using SoftmaxCompute = typename DTypeTraits<D>::Compute;
 
-/// Element offset of element 0 of `line`.
-RP_HD inline int64_t softmaxLineBase(const SoftmaxPlan &p, int64_t line) {
-  return (line / p.inner) * p.dim * p.inner + line % p.inner;
-}
-
-/// Element k of one line as the compute type.
-template <runtime::DType D> struct SoftmaxLoad {
-  const void *x;
-  int64_t base, inner;
-  RP_HD SoftmaxCompute<D> operator()(int64_t k) const { return loadAs<D>(x, base + k * inner); }
-};
-
-/// exp(x_k - m) of one line.
-template <runtime::DType D> struct SoftmaxExpLoad {
-  SoftmaxLoad<D> load;
-  SoftmaxCompute<D> m;
-  RP_HD SoftmaxCompute<D> operator()(int64_t k) const { return rowExp(load(k) - m); }
-};
-
 /// Thread `lane` of `threads`' partial maximum of `line` (MaxOp from -inf: NaN if the
 /// thread saw a NaN).
 template <runtime::DType D>
@@ -99,7 +80,7 @@ RP_HD inline SoftmaxCompute<D> softmaxMaxPartial(const SoftmaxPlan &p, const voi
                                                  int lane, int threads) {
   using C = SoftmaxCompute<D>;
   return stridedFold(p.dim, lane, threads, static_cast<C>(-INFINITY),
-                     SoftmaxLoad<D>{x, softmaxLineBase(p, line), p.inner}, MaxOp{});
+                     LineLoad<D>{x, lineBase(line, p.dim, p.inner), p.inner}, MaxOp{});
 }
 
 /// Thread `lane` of `threads`' partial sum of exp(x - m) over `line`.
@@ -107,8 +88,8 @@ template <runtime::DType D>
 RP_HD inline SoftmaxCompute<D> softmaxSumPartial(const SoftmaxPlan &p, const void *x, int64_t line,
                                                  int lane, int threads, SoftmaxCompute<D> m) {
   using C = SoftmaxCompute<D>;
-  const SoftmaxLoad<D> load{x, softmaxLineBase(p, line), p.inner};
-  return stridedFold(p.dim, lane, threads, C(0), SoftmaxExpLoad<D>{load, m}, SumOp{});
+  const LineLoad<D> load{x, lineBase(line, p.dim, p.inner), p.inner};
+  return stridedFold(p.dim, lane, threads, C(0), LineExpLoad<D>{load, m}, SumOp{});
 }
 
 /// Writes the elements k = lane, lane + threads, ... of `line` from the line's maximum m and
@@ -117,13 +98,13 @@ template <runtime::DType D>
 RP_HD inline void softmaxWrite(const SoftmaxPlan &p, const void *x, void *out, int64_t line,
                                int lane, int threads, SoftmaxCompute<D> m, SoftmaxCompute<D> sum) {
   using C = SoftmaxCompute<D>;
-  const int64_t base = softmaxLineBase(p, line);
+  const int64_t base = lineBase(line, p.dim, p.inner);
   if (!rowIsFinite(m)) {
     for (int64_t k = lane; k < p.dim; k += threads)
       storeAs<D>(out, base + k * p.inner, static_cast<C>(NAN));
     return;
   }
-  const SoftmaxLoad<D> load{x, base, p.inner};
+  const LineLoad<D> load{x, base, p.inner};
   if (p.log) {
     const C logSum = rowLog(sum);
     for (int64_t k = lane; k < p.dim; k += threads)

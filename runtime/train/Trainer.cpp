@@ -40,8 +40,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// The most workers of a pool (each is four host threads, or streams and feeder threads).
-constexpr int kMaxWorkers = 1024;
 /// Step counts beyond this are refused (job indices step * stages stay far from overflow).
 constexpr int64_t kMaxSteps = int64_t(1) << 40;
 
@@ -223,9 +221,15 @@ Status checkOutputFile(const std::string &path, const char *flag,
   return okStatus();
 }
 
-/// The seed a checkpoint's metadata records: decimal digits of a uint64.
+Status trainingError(int64_t step, const Status &status) {
+  return internal("training failed at step " + std::to_string(step + 1) + ": " +
+                  status.message());
+}
+
+} // namespace
+
 StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) {
-  if (text.empty() || text.size() > 20 ||
+  if (text.empty() ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return invalidArgument(where + ": the checkpoint's seed '" + text + "' is not a number");
   errno = 0;
@@ -235,13 +239,6 @@ StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) 
                            "' does not fit in 64 bits");
   return static_cast<uint64_t>(value);
 }
-
-Status trainingError(int64_t step, const Status &status) {
-  return internal("training failed at step " + std::to_string(step + 1) + ": " +
-                  status.message());
-}
-
-} // namespace
 
 StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::string &backend) {
   if (backend == "cpu")

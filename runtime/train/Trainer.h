@@ -30,6 +30,15 @@ class Plan;
 
 namespace rp::runtime {
 
+/// The most workers of a pool (rp-run --gpus): each is four host threads, or streams and
+/// feeder threads.
+inline constexpr int kMaxWorkers = 1024;
+
+/// A data sampling seed written as decimal digits of a uint64 (--seed, a checkpoint's
+/// metadata). Errors: InvalidArgument "<where>: the checkpoint's seed '<text>' is not a
+/// number" (empty, a sign or any other character) or "... does not fit in 64 bits".
+StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where);
+
 struct TrainOptions {
   std::string planPath;
   std::string weightsPath; ///< Empty: the file the plan names, beside it.

@@ -31,7 +31,6 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -121,17 +120,13 @@ int main(int argc, char **argv) {
                  "without a GPU; slow; fp32, bf16 and fp16 plans)")
       ->check(CLI::IsMember({"reference", "cuda-host"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, rp::runtime::kMaxWorkers));
   auto *seedOption = app.add_option("--seed", seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
                          ->check(CLI::Validator(
                              [](std::string &text) -> std::string {
-                               errno = 0;
-                               char *end = nullptr;
-                               std::strtoull(text.c_str(), &end, 10);
-                               if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' ||
-                                   errno == ERANGE)
-                                 return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
-                               return "";
+                               if (rp::runtime::parseSeed(text, "--seed").ok())
+                                 return "";
+                               return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
                              },
                              "UINT64"));
   app.add_option("--save", o.saveDir, "Write a checkpoint to DIR at the end");
@@ -242,7 +237,7 @@ int main(int argc, char **argv) {
   if (lrOption->count())
     o.lr = lr;
   if (seedOption->count())
-    o.seed = std::strtoull(seed.c_str(), nullptr, 10);
+    o.seed = rp::runtime::parseSeed(seed, "--seed").value(); // validated by the parser
   o.dataFormat = rp::runtime::parseDataFormat(dataFormat).value();
   o.progress = !noProgress;
   o.stop = &stopRequested;

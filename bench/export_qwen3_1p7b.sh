@@ -11,7 +11,7 @@
 # any other bench/export_qwen3.py flag (a small shape for tests); --dtype fp32 makes plans the
 # CPU backend runs (the harness's own test: bench/README.md).
 #
-# Environment: PYTHON (default /work/venv-export/bin/python, else python3: needs torch,
+# Environment: PYTHON (default python3 on PATH; it needs torch,
 # transformers, onnx, as examples/export/requirements.txt pins them), RPC (default
 # build/bin/rpc-compile), RP_RUN (default build/bin/rp-run).
 #
@@ -31,7 +31,7 @@
 #
 # Plan memory: a pool of N logical workers shares one GPU, so each plan is partitioned for
 # GPU_MEM/N per worker, except that the partitioner's per-stage budget (0.6 x memory / 2,
-# compiler/partition/Partitioner.h) must hold the fused tail (LM head + loss at 4096 tokens x
+# runtime/partition/Partitioner.h) must hold the fused tail (LM head + loss at 4096 tokens x
 # M micro-batches: 7.0 GiB for M = 5), so a worker gets at least MIN_WORKER_GIB (24). check.txt
 # lists the device arena each worker allocates; N x that must fit the GPU (checked below).
 set -euo pipefail
@@ -55,10 +55,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "export_qwen3_1p7b: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-py="${PYTHON:-}"
-if [[ -z "$py" ]]; then
-  if [[ -x /work/venv-export/bin/python ]]; then py=/work/venv-export/bin/python; else py=python3; fi
-fi
+py="${PYTHON:-python3}"
 rpc="${RPC:-$root/build/bin/rpc-compile}"
 rprun="${RP_RUN:-$root/build/bin/rp-run}"
 mkdir -p "$out/onnx" "$out/plans"

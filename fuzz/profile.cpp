@@ -1,15 +1,15 @@
 //===- profile.cpp - Fuzz target: layer profiles and the partitioner -------===//
 //
-// The input is a layer-profile JSON file (compiler/partition/Profile.h), parsed as
+// The input is a layer-profile JSON file (runtime/partition/Profile.h), parsed as
 // `rpc-compile --profile` and `rp-run --backend sim --profile` read it. A profile that parses
 // and validates is also partitioned by both partitioners for 2 GPUs and 4 micro-batches
 // (PCIe 32 GB/s, 24 GB of GPU memory, the limit raised as the library does): a fuzzed profile
 // may not crash or hang the planner either. Seeds: examples/profiles/*.json and the profiles
 // of the tests (scripts/fuzz.sh).
 
-#include "compiler/partition/CostModel.h"
-#include "compiler/partition/Partitioner.h"
-#include "compiler/partition/Profile.h"
+#include "runtime/partition/CostModel.h"
+#include "runtime/partition/Partitioner.h"
+#include "runtime/partition/Profile.h"
 
 #include <string_view>
 

@@ -1,12 +1,12 @@
 //===- target.cpp - Fuzz target: target descriptions -----------------------===//
 //
 // The first input byte picks the form: even, a target JSON file (`--target FILE`); odd, the
-// flag form "name=rtx4090,pcie_gbps=32,..." (`--target name=...`) (compiler/partition/
+// flag form "name=rtx4090,pcie_gbps=32,..." (`--target name=...`) (runtime/partition/
 // Profile.h). A target that parses gives the library's default memory limit.
 // Seeds: the target files of the tests and a few flags (scripts/fuzz.sh).
 
-#include "compiler/partition/Partitioner.h"
-#include "compiler/partition/Profile.h"
+#include "runtime/partition/Partitioner.h"
+#include "runtime/partition/Profile.h"
 
 #include <string_view>
 

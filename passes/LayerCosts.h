@@ -14,7 +14,7 @@
 #ifndef RP_PASSES_LAYERCOSTS_H
 #define RP_PASSES_LAYERCOSTS_H
 
-#include "compiler/partition/Profile.h"
+#include "runtime/partition/Profile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

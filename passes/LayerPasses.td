@@ -62,7 +62,7 @@ def GroupLayers : Pass<"rp-group-layers", "::mlir::ModuleOp"> {
 def PartitionStages : Pass<"rp-partition-stages", "::mlir::ModuleOp"> {
   let summary = "Partitions the layers into RoundPipe forward and backward stages";
   let description = [{
-    Runs the stage partitioner (compiler/partition: `roundpipe`, the paper's candidate
+    Runs the stage partitioner (runtime/partition: `roundpipe`, the paper's candidate
     enumeration and greedy packing minimising max(S, N) * T, or `exact`, a dynamic program
     whose stage time includes PCIe transfers; `auto` keeps the plan with the lower estimated
     step time) on the layers of a module grouped by `rp-group-layers`, with the costs of a

@@ -1,7 +1,7 @@
 //===- StagePlanning.h - the stage partition of a grouped module --*- C++ -*-===//
 //
 // Issue 5, item 4: partitions the layers of a module grouped by rp-group-layers into forward
-// and backward stages (compiler/partition: the RoundPipe partitioner and the exact one), from
+// and backward stages (runtime/partition: the RoundPipe partitioner and the exact one), from
 // a measured layer profile or the FLOP estimate of LayerCosts.h. Used by rp-partition-stages
 // and `rpc-compile --emit=stages`.
 //
@@ -10,7 +10,7 @@
 #ifndef RP_PASSES_STAGEPLANNING_H
 #define RP_PASSES_STAGEPLANNING_H
 
-#include "compiler/partition/Partitioner.h"
+#include "runtime/partition/Partitioner.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -28,7 +28,7 @@
 //
 // Host work: the executor's optimizer thread reports each piece of host work it has just done
 // with hostWork() (AdamW of a layer, writing a layer's compute weights, the clipping norm).
-// Real backends ignore it; the simulator (runtime/backends/sim) advances the calling thread's
+// Real backends ignore it; the simulator (runtime/sim/) advances the calling thread's
 // virtual clock by the modelled cost, so a later signal() is stamped after the work.
 //
 //===----------------------------------------------------------------------===//

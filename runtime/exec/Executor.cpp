@@ -4,7 +4,7 @@
 
 #include "runtime/optim/AdamW.h"
 #include "runtime/plan/PlanValidator.h"
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 //===- Baselines.h - Task graphs of pipeline schedules ----------*- C++ -*-===//
 //
-// Generators that turn a layer profile (compiler/partition/Profile.h), N GPUs and M
+// Generators that turn a layer profile (runtime/partition/Profile.h), N GPUs and M
 // micro-batches into the task graph (runtime/sim/ScheduleSim.h) of one pipeline schedule.
 // docs/SIMULATOR.md describes each model; the classic schedules and RoundPipe follow the
 // authors' simulator (ITcarrot/RoundPipe-artifact pp-simulate/simulator.py), which the
@@ -27,8 +27,8 @@
 #ifndef RP_RUNTIME_SIM_BASELINES_H
 #define RP_RUNTIME_SIM_BASELINES_H
 
-#include "compiler/partition/Profile.h"
 #include "runtime/core/Status.h"
+#include "runtime/partition/Profile.h"
 #include "runtime/sim/Compare.h"
 #include "runtime/sim/ScheduleSim.h"
 

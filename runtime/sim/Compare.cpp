@@ -9,8 +9,8 @@
 
 #include "runtime/sim/Compare.h"
 
-#include "compiler/partition/CostModel.h"
-#include "compiler/partition/Partitioner.h"
+#include "runtime/partition/CostModel.h"
+#include "runtime/partition/Partitioner.h"
 #include "runtime/sim/Baselines.h"
 #include "runtime/sim/ScheduleSim.h"
 

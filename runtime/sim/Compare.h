@@ -1,7 +1,7 @@
 //===- Compare.h - RoundPipe against the usual pipeline schedules -*- C++ -*-===//
 //
 // The schedule comparison of issue 10 (part A): one layer profile (the partitioner's format,
-// compiler/partition/Profile.h), N GPUs and M micro-batches are turned into the task graph of
+// runtime/partition/Profile.h), N GPUs and M micro-batches are turned into the task graph of
 // each schedule (runtime/sim/Baselines.h), run on the discrete-event engine
 // (runtime/sim/ScheduleSim.h), and measured the same way (runtime/sim/Timeline.h,
 // computeStats). The model of every schedule, the bubble definitions and where we differ from
@@ -19,8 +19,8 @@
 #ifndef RP_RUNTIME_SIM_COMPARE_H
 #define RP_RUNTIME_SIM_COMPARE_H
 
-#include "compiler/partition/Profile.h"
 #include "runtime/core/Status.h"
+#include "runtime/partition/Profile.h"
 #include "runtime/sim/Timeline.h"
 
 #include <cstdint>

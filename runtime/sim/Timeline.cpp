@@ -9,7 +9,7 @@
 #include "runtime/sim/Timeline.h"
 
 #include "runtime/core/AtomicFile.h"
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // on one virtual clock in milliseconds from the start of the simulated run. Both producers
 // fill it: the schedule simulator of the baselines and the profile replay (runtime/sim/), and
 // the simulator backend that the executor drives through a compiled plan
-// (runtime/backends/sim/). The statistics, the Chrome trace and the SVG Gantt chart are
+// (runtime/sim/). The statistics, the Chrome trace and the SVG Gantt chart are
 // computed from it alone, so every schedule is measured the same way.
 //
 //===----------------------------------------------------------------------===//
@@ -89,7 +89,7 @@ struct TimelineStats {
 /// host's -1) are ignored; zero-length spans count for nothing. An empty timeline gives zeros.
 TimelineStats computeStats(const Timeline &timeline);
 
-/// Writes the timeline in the Chrome trace event format (runtime/train/Trace.h; opens in
+/// Writes the timeline in the Chrome trace event format (runtime/trace/Trace.h; opens in
 /// ui.perfetto.dev and chrome://tracing): one track per device lane that has spans ("device 0
 /// compute", "device 0 h2d activations", ...) in device then lane order, then "host"; each span
 /// is a complete event named by its label, its category as "cat", times in microseconds of the

@@ -19,7 +19,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/MetricsLog.h"
 #include "runtime/train/Progress.h"
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -276,7 +276,7 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
 #endif
   if (options.backend == "sim")
     return invalidArgument("the simulator backend does not train: rp-run --backend sim "
-                           "simulates the plan (runtime/train/Simulate.h)");
+                           "simulates the plan (runtime/sim/Simulate.h)");
   if (options.backend != "cpu" && options.backend != "cuda")
     return invalidArgument("unknown --backend '" + options.backend +
                            "' (expected cpu, cuda or sim)");

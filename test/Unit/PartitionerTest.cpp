@@ -1,6 +1,6 @@
 //===- PartitionerTest.cpp - RoundPipe and exact stage partitioners -------===//
 //
-// compiler/partition/{CostModel,Partitioner}.h on the RoundPipe artifact's measured profiles
+// runtime/partition/{CostModel,Partitioner}.h on the RoundPipe artifact's measured profiles
 // (pp-simulate/run.sh inputs, reference digest section 6.7: per-layer per-micro-batch times on
 // one RTX 4090, 4 x 2048-token sequences per micro-batch) against the authors' plans (digest
 // section 5), on small random profiles against brute force, and the error cases.
@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/partition/Partitioner.h"
+#include "runtime/partition/Partitioner.h"
 
 #include <gtest/gtest.h>
 

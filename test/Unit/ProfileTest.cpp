@@ -1,12 +1,12 @@
 //===- ProfileTest.cpp - Layer profile and target parsing -----------------===//
 //
-// compiler/partition/Profile.h: the JSON layer profile, the JSON and flag forms of a target,
+// runtime/partition/Profile.h: the JSON layer profile, the JSON and flag forms of a target,
 // and every error class with its exact message.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/partition/CostModel.h"
-#include "compiler/partition/Profile.h"
+#include "runtime/partition/CostModel.h"
+#include "runtime/partition/Profile.h"
 
 #include <gtest/gtest.h>
 

@@ -17,12 +17,12 @@
 
 #include "PlanTestUtil.h"
 
-#include "runtime/backends/sim/SimBackend.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/plan/PlanFile.h"
-#include "runtime/train/Simulate.h"
-#include "runtime/train/Trace.h"
+#include "runtime/sim/SimBackend.h"
+#include "runtime/sim/Simulate.h"
+#include "runtime/trace/Trace.h"
 
 #include <gtest/gtest.h>
 
@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -451,8 +452,10 @@ TEST(SimBackendTest, BadConfigurations) {
 // the note on their difference (which read a pointer into the result vector after a push_back
 // moved it; found by ASan, docs/FUZZING.md; this test catches it under the sanitizer build).
 TEST(SimBackendTest, PlanModeComparisonReport) {
-  char dir[] = "/tmp/rp-sim-compare-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string dirTemplate =
+      (std::filesystem::temp_directory_path() / "rp-sim-compare-XXXXXX").string();
+  char *dir = ::mkdtemp(dirTemplate.data());
+  ASSERT_NE(dir, nullptr);
   const std::string planPath = std::string(dir) + "/model.rpplan";
   ASSERT_TRUE(writePlanFile(planPath, testPlan()).ok());
   SimulateOptions options;

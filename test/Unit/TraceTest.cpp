@@ -1,12 +1,12 @@
 //===- TraceTest.cpp - Chrome trace format recorder -----------------------===//
 //
-// TraceRecorder (runtime/train/Trace.h): the written file parses as JSON with the thread names
+// TraceRecorder (runtime/trace/Trace.h): the written file parses as JSON with the thread names
 // and the events sorted per track, the output is reproducible, concurrent recording loses no
 // event, and a disabled recorder records and writes nothing.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include "TempDirTest.h"
 

@@ -14,7 +14,7 @@
 // Loads MODEL.rpplan and its initial weights (runtime/plan/PlanLoader.h) and trains with the
 // executor (runtime/train/Trainer.h). `--check` stops after loading and prints a summary.
 // `--backend sim` simulates the plan on N virtual GPUs, or a layer profile without a plan
-// (runtime/train/Simulate.h). Runtime world: no LLVM/MLIR.
+// (runtime/sim/Simulate.h). Runtime world: no LLVM/MLIR.
 //
 // Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, profile, flags; nothing
 // is written), 1 a failure during training or simulation, 130 a run stopped by SIGINT or
@@ -25,7 +25,7 @@
 
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/train/Progress.h"
-#include "runtime/train/Simulate.h"
+#include "runtime/sim/Simulate.h"
 #include "runtime/train/Trainer.h"
 
 #include <CLI/CLI.hpp>
@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
   app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-progress", noProgress, "No progress bar or progress lines");
-  // --backend sim (runtime/train/Simulate.h, docs/SIMULATOR.md).
+  // --backend sim (runtime/sim/Simulate.h, docs/SIMULATOR.md).
   auto *simGroup = app.add_option_group("simulator", "--backend sim: a plan or a layer profile "
                                                      "on N virtual GPUs (default --steps 3)");
   std::vector<CLI::Option *> simOptions = {

@@ -6,7 +6,7 @@
 #include "runtime/core/HostTensor.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include <cstdlib>
 #include <cstring>

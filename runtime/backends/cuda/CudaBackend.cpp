@@ -7,7 +7,7 @@
 #include "runtime/core/FormatBytes.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include <algorithm>
 

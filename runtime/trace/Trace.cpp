@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include "runtime/core/AtomicFile.h"
 

@@ -51,10 +51,10 @@
 //    2.0 GiB)"
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_COMPILER_PARTITION_PARTITIONER_H
-#define RP_COMPILER_PARTITION_PARTITIONER_H
+#ifndef RP_RUNTIME_PARTITION_PARTITIONER_H
+#define RP_RUNTIME_PARTITION_PARTITIONER_H
 
-#include "compiler/partition/CostModel.h"
+#include "runtime/partition/CostModel.h"
 
 #include <cstdint>
 #include <string>
@@ -163,4 +163,4 @@ std::string formatPlan(const Plan &plan);
 
 } // namespace rp::partition
 
-#endif // RP_COMPILER_PARTITION_PARTITIONER_H
+#endif // RP_RUNTIME_PARTITION_PARTITIONER_H

@@ -1,6 +1,6 @@
 //===- CostModel.cpp - Stage costs for the RoundPipe partitioner ----------===//
 
-#include "compiler/partition/CostModel.h"
+#include "runtime/partition/CostModel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
 //===- SimBackend.cpp - The executor's devices on a virtual clock ---------===//
 
-#include "runtime/backends/sim/SimBackend.h"
+#include "runtime/sim/SimBackend.h"
 
 #include "runtime/plan/PlanValidator.h"
-#include "runtime/train/Trace.h"
+#include "runtime/trace/Trace.h"
 
 #include <algorithm>
 #include <cctype>

@@ -42,10 +42,10 @@
 // the library's ModelExecutePlan.auto. Activations are not counted (nor are they there).
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_COMPILER_PARTITION_COSTMODEL_H
-#define RP_COMPILER_PARTITION_COSTMODEL_H
+#ifndef RP_RUNTIME_PARTITION_COSTMODEL_H
+#define RP_RUNTIME_PARTITION_COSTMODEL_H
 
-#include "compiler/partition/Profile.h"
+#include "runtime/partition/Profile.h"
 
 #include <cstdint>
 #include <optional>
@@ -130,4 +130,4 @@ private:
 
 } // namespace rp::partition
 
-#endif // RP_COMPILER_PARTITION_COSTMODEL_H
+#endif // RP_RUNTIME_PARTITION_COSTMODEL_H

@@ -1,6 +1,6 @@
 //===- Partitioner.cpp - RoundPipe stage partitioning ---------------------===//
 
-#include "compiler/partition/Partitioner.h"
+#include "runtime/partition/Partitioner.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 //===- Profile.cpp - Layer profiles and target descriptions ---------------===//
 
-#include "compiler/partition/Profile.h"
+#include "runtime/partition/Profile.h"
 
 #include <nlohmann/json.hpp>
 

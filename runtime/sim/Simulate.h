@@ -4,7 +4,7 @@
 //
 //  plan mode      rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile F]
 //                 The executor (runtime/exec/Executor.h) runs K iterations of the compiled plan
-//                 on the simulator backend (runtime/backends/sim/SimBackend.h): the same dispatch,
+//                 on the simulator backend (runtime/sim/SimBackend.h): the same dispatch,
 //                 events and transfer order as a real run, on a virtual clock. No weights file
 //                 and no data are needed (the input records stay zero; no kernel reads them).
 //  profile mode   rp-run --backend sim --profile F --gpus N --micro-batches M [--update U]
@@ -21,8 +21,8 @@
 // and exposed transfer are measured in that window [end of K-1, end of K].
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_TRAIN_SIMULATE_H
-#define RP_RUNTIME_TRAIN_SIMULATE_H
+#ifndef RP_RUNTIME_SIM_SIMULATE_H
+#define RP_RUNTIME_SIM_SIMULATE_H
 
 #include "runtime/core/Status.h"
 
@@ -35,7 +35,7 @@ namespace rp::runtime {
 
 struct SimulateOptions {
   std::string planPath;      ///< The plan; empty: profile mode (needs profilePath).
-  std::string profilePath;   ///< Layer profile JSON (compiler/partition/Profile.h); optional
+  std::string profilePath;   ///< Layer profile JSON (runtime/partition/Profile.h); optional
                              ///< with a plan (default: the roofline of its instructions).
   std::string target;        ///< A target JSON file or the flag form "name=..,pcie_gbps=..";
                              ///< empty: an RTX 4090 (defaultSimTarget()).
@@ -60,4 +60,4 @@ Status simulate(const SimulateOptions &options, std::FILE *out);
 
 } // namespace rp::runtime
 
-#endif // RP_RUNTIME_TRAIN_SIMULATE_H
+#endif // RP_RUNTIME_SIM_SIMULATE_H

@@ -27,8 +27,8 @@
 //   RP_RETURN_IF_ERROR(trace.write(*opts.tracePath));
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_TRAIN_TRACE_H
-#define RP_RUNTIME_TRAIN_TRACE_H
+#ifndef RP_RUNTIME_TRACE_TRACE_H
+#define RP_RUNTIME_TRACE_TRACE_H
 
 #include "runtime/core/Status.h"
 
@@ -125,4 +125,4 @@ private:
 
 } // namespace rp::runtime
 
-#endif // RP_RUNTIME_TRAIN_TRACE_H
+#endif // RP_RUNTIME_TRACE_TRACE_H

@@ -1,16 +1,16 @@
 //===- Simulate.cpp - rp-run --backend sim --------------------------------===//
 
-#include "runtime/train/Simulate.h"
+#include "runtime/sim/Simulate.h"
 
-#include "compiler/partition/Profile.h"
-#include "runtime/backends/sim/SimBackend.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
+#include "runtime/partition/Profile.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/sim/Compare.h"
+#include "runtime/sim/SimBackend.h"
 #include "runtime/sim/Timeline.h"
 
 #include <algorithm>

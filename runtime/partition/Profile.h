@@ -48,8 +48,8 @@
 //   "profile.json: layer 3: missing 'bwd_ms'".
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_COMPILER_PARTITION_PROFILE_H
-#define RP_COMPILER_PARTITION_PROFILE_H
+#ifndef RP_RUNTIME_PARTITION_PROFILE_H
+#define RP_RUNTIME_PARTITION_PROFILE_H
 
 #include "runtime/core/FormatBytes.h"
 #include "runtime/core/Status.h"
@@ -127,4 +127,4 @@ using ::rp::runtime::formatBytes;
 
 } // namespace rp::partition
 
-#endif // RP_COMPILER_PARTITION_PROFILE_H
+#endif // RP_RUNTIME_PARTITION_PROFILE_H

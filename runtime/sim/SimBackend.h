@@ -26,7 +26,7 @@
 //    timing: the simulation is deterministic.
 //
 // Costs (all per command; GB/s = 1e9 bytes/s, so bytes / (GB/s x 1e6) = ms):
-//  - call: the layer profile (--profile, compiler/partition/Profile.h), charged as the
+//  - call: the layer profile (--profile, runtime/partition/Profile.h), charged as the
 //    partitioner's cost model charges the stage (CostModel.h): every layer's forward work once
 //    (fwd_ms in forward and fused stages, recompute_ms in backward stages), to the call of its
 //    forward function when the stage body calls it, else to its backward function; bwd_ms to
@@ -61,11 +61,11 @@
 // 1000).
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_BACKENDS_SIM_SIMBACKEND_H
-#define RP_RUNTIME_BACKENDS_SIM_SIMBACKEND_H
+#ifndef RP_RUNTIME_SIM_SIMBACKEND_H
+#define RP_RUNTIME_SIM_SIMBACKEND_H
 
-#include "compiler/partition/Profile.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/partition/Profile.h"
 #include "runtime/sim/Timeline.h"
 
 #include <condition_variable>
@@ -182,4 +182,4 @@ private:
 
 } // namespace rp::runtime
 
-#endif // RP_RUNTIME_BACKENDS_SIM_SIMBACKEND_H
+#endif // RP_RUNTIME_SIM_SIMBACKEND_H

@@ -8,7 +8,8 @@
 #   RP_RUN     the rp-run binary built with the CUDA backend (RP_ENABLE_CUDA=ON)
 #   PLANS_DIR  bench/export_qwen3_1p7b.sh's plans/ folder (pN/model.rpplan, params.json,
 #              model.json), compiled where MLIR is; carried to the GPU machine
-#   WORK_DIR   scratch for the 8.1 GB of weights and the logs (default /tmp/rpbench)
+#   WORK_DIR   scratch for the 8.1 GB of weights and the logs (default: a new directory made
+#              by mktemp in $TMPDIR)
 #
 # Environment (defaults): POOLS ("1 2 4"), STEPS (6: rp-run steps per pool), SKIP (2: warmup
 # steps left out of the numbers), BASELINE_STEPS (8), BASELINE_WARMUP (2), BASELINE_ARGS
@@ -26,11 +27,11 @@
 # phase status, the machine), summary.json (every number), bench-logs.tar.gz (metrics, traces,
 # logs, nvidia-smi samples). Exit status 0 when every phase succeeded, 1 otherwise.
 set -euo pipefail
-if [[ $# -lt 2 ]]; then sed -n '2,27p' "$0"; exit 2; fi
+if [[ $# -lt 2 ]]; then sed -n '2,28p' "$0"; exit 2; fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rprun="$(realpath "$1")"
 plans="$(realpath "$2")"
-work="${3:-/tmp/rpbench}"
+work="${3:-$(mktemp -d -t rpbench.XXXXXX)}"
 mkdir -p "$work"
 work="$(realpath "$work")"
 out="${OUT:-$work/out}"

@@ -13,10 +13,10 @@
 # the logs to OUTDIR, exits 1 if any check failed.
 set -uo pipefail
 tarball="$1"
-out="${2:-/tmp/rp-gpu-out}"
+out="${2:-$(mktemp -d -t rp-gpu-out.XXXXXX)}"
 mkdir -p "$out"
-work=/tmp/rp-gpu
-rm -rf "$work" && mkdir -p "$work" && tar -C "$work" -xJf "$tarball" || exit 1
+work="$(mktemp -d -t rp-gpu.XXXXXX)"
+tar -C "$work" -xJf "$tarball" || exit 1
 S="$work/stage"
 cudalibs=$(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(":".join(os.path.join(p, "nvidia", d, "lib") for d in ("cublas", "cuda_runtime")))' 2>/dev/null || true)
 export LD_LIBRARY_PATH="$S/lib:/usr/local/cuda/lib64:${cudalibs}:${LD_LIBRARY_PATH:-}"

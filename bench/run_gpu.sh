@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA benchmark (issue 9), one command on the GPU machine (one device `run` of at most
+# The CUDA benchmark, one command on the GPU machine (one device `run` of at most
 # 10 minutes): PyTorch baseline, inputs, rp-run on pools of 1, 2 and 4 logical workers of the
 # one GPU, summary table.
 #

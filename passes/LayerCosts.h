@@ -1,6 +1,6 @@
 //===- LayerCosts.h - per-layer costs of the grouped IR ---------*- C++ -*-===//
 //
-// The cost model of the compiler side (issue 5, item 3): a layer profile estimated from the
+// The cost model of the compiler side: a layer profile estimated from the
 // layer functions that rp-group-layers made, for when no measured profile is given. Per
 // layer: forward FLOPs (matmul 2*M*N*K per batch element, 1 per element for elementwise ops,
 // 5 per input element for reductions, softmax and norms), backward = 2x forward (the paper's

@@ -1,6 +1,6 @@
 //===- PlanMemory.cpp - rp-plan-memory ------------------------------------===//
 //
-// Static memory planning of a schedule.plan (DESIGN.md §1 "stateless workers"; the
+// Static memory planning of a schedule.plan (arXiv 2604.27085 §3, stateless workers; the
 // reference library allocates at run time with a caching allocator and pins memory per
 // tensor, we lay out two arenas once): offsets in the host arena and in one device arena.
 //

@@ -1,6 +1,6 @@
 //===- StagePlanning.h - the stage partition of a grouped module --*- C++ -*-===//
 //
-// Issue 5, item 4: partitions the layers of a module grouped by rp-group-layers into forward
+// Partitions the layers of a module grouped by rp-group-layers into forward
 // and backward stages (runtime/partition: the RoundPipe partitioner and the exact one), from
 // a measured layer profile or the FLOP estimate of LayerCosts.h. Used by rp-partition-stages
 // and `rpc-compile --emit=stages`.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of the CUDA backend (issue 9), run on a machine with a GPU over the stage that
+# The GPU checks of the CUDA backend, run on a machine with a GPU over the stage that
 # scripts/gpu-prepare.sh packed (no build there: the GPU machine has no LLVM, protobuf or
 # OpenBLAS development files):
 #   1. every CUDA unit test binary (kernels against the CPU references; the executor on the

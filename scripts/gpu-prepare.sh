@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares the GPU checks of the CUDA backend (issue 9) on a machine without a GPU: builds the
+# Prepares the GPU checks of the CUDA backend on a machine without a GPU: builds the
 # runtime world for Hopper (rp-run and the CUDA unit tests; protobuf static, no LLVM/MLIR),
 # compiles the example plans with rpc-compile, writes the data, and packs everything the GPU
 # machine needs, with the shared libraries it may lack (OpenBLAS), into

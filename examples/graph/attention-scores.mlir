@@ -1,5 +1,5 @@
 // Causal self-attention probabilities of four heads (keys = queries, to keep it short), written
-// the way the ONNX importer will emit them (issue 3).
+// the way the ONNX importer emits them.
 // `rp-opt --canonicalize` removes the identity ops an exporter leaves behind
 // (the transpose pair, the multiplication by 1, the reshape round trip).
 graph.param @"model.layers.0.self_attn.q_proj.weight" trainable : tensor<64x64xf32> initializer "model.layers.0.self_attn.q_proj.weight"

@@ -1,8 +1,8 @@
 //===- Backend.h - What the executor needs from a device pool ---*- C++ -*-===//
 //
 // The executor (runtime/exec/Executor.h) is written once against this interface; the CPU
-// backend (threads and host memory), the CUDA backend (streams, events, device memory; issue 9)
-// and the simulator (a virtual clock; issue 10) implement it.
+// backend (threads and host memory), the CUDA backend (streams, events, device memory)
+// and the simulator (a virtual clock) implement it.
 //
 // Model (CUDA's): each device has a linear device arena (the plan's `DeviceArena` layout:
 // [constants | slot 0 | slot 1 | activations 0 | activations 1 | workspace], byte offsets) and

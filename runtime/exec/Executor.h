@@ -1,6 +1,6 @@
 //===- Executor.h - Runs a plan's jobs on a backend's device pool -*- C++ -*-===//
 //
-// The RoundPipe executor (paper §4; reference/roundpipe.md §2-3), written once for every
+// The RoundPipe executor (arXiv 2604.27085 §4; docs/ARCHITECTURE.md), written once for every
 // backend (runtime/exec/Backend.h). Iteration (step) i runs the plan's S stages as jobs
 // j = i * S + s, job j on device j mod N (round-robin dispatch), in stage order. A job:
 //
@@ -24,7 +24,7 @@
 // micro-batches of each micro-batch's (mean) loss gradient.
 //   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
 //          i + 1 uploads layer l after that (exact synchronous semantics).
-//   async  staleness 1 (reference/roundpipe.md §2.3): a second host thread, the weights
+//   async  staleness 1 (arXiv 2604.27085 §4.3): a second host thread, the weights
 //          writer, copies layer l's master weights (W_i) into its compute weights as soon as
 //          every upload of l in iteration i has completed (layers in the order of their last
 //          upload); the optimizer thread runs l's AdamW (W_{i+1}) once l's grads have arrived

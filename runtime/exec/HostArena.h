@@ -1,6 +1,6 @@
 //===- HostArena.h - The host memory of a training run ----------*- C++ -*-===//
 //
-// RoundPipe keeps all model state in host memory (paper §3; reference/roundpipe.md §2). The
+// RoundPipe keeps all model state in host memory (arXiv 2604.27085 §3). The
 // plan's `HostArena` gives the sizes and every param's offsets; this class owns the memory:
 //
 //   weights      compute-dtype weights of every param (what the devices upload)
@@ -9,7 +9,7 @@
 //   grads        fp32 gradients downloaded by the backward stages (state_offset)
 //   activations  two copies (by iteration parity) of M micro-batch records of host buffers,
 //                so iteration i + 1's forward stages can write while iteration i's backward
-//                stages still read (docs/DECISIONS.md, "The executor").
+//                stages still read (docs/DECISIONS.md, "Executor and backends").
 //
 // One page-aligned allocation (the CUDA backend registers it as pinned memory).
 //

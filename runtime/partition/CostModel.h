@@ -1,18 +1,18 @@
 //===- CostModel.h - Stage costs for the RoundPipe partitioner --*- C++ -*-===//
 //
 // Turns a layer profile (Profile.h) into the cost of any candidate stage, a contiguous layer
-// range [begin, end), in O(1) through prefix sums. Three kinds of stage (DESIGN.md section 1):
+// range [begin, end), in O(1) through prefix sums. Three kinds of stage (docs/ARCHITECTURE.md):
 //
 //   forward     [b, e), e < L:  runs fwd of each layer.
 //   backward    [b, e), e < L:  recomputes the forward from the saved stage input, then runs
 //                               the backward: sum(recompute_ms + bwd_ms).
 //   fused tail  [b, L):         forward + loss + backward in one stage with no recomputation:
-//                               sum(fwd_ms + bwd_ms) (reference digest section 2.1).
+//                               sum(fwd_ms + bwd_ms) (the library's fused tail).
 //
 // All times are per micro-batch, in ms. A job runs one stage for all M micro-batches after a
 // single weight upload, so per micro-batch the weight traffic is amortised by M.
 //
-// Transfer model (reference digest sections 1.2 and 3; the overlap rule of section 9.2):
+// Transfer model (the library's placement and stream layout; docs/ARCHITECTURE.md):
 // every hop between stages goes through host memory; PCIe is full duplex, so the host-to-device
 // (H2D) and device-to-host (D2H) directions are separate resources, each overlapped with compute
 // by the runtime's stream layout (H2D(m+1) || compute(m) || D2H(m-1)). Per micro-batch:

@@ -1,7 +1,7 @@
 //===- Partitioner.h - RoundPipe stage partitioning -------------*- C++ -*-===//
 //
 // Splits a model's layers into forward stages, a fused tail stage and backward stages for the
-// RoundPipe schedule (DESIGN.md section 1 "Partitioning"; reference digest section 5).
+// RoundPipe schedule (arXiv 2604.27085 §4; docs/ARCHITECTURE.md, "The partitioner").
 //
 // A plan, for L layers (layer L-1 is the tail: LM head + loss):
 //
@@ -12,7 +12,7 @@
 //
 // Objective (the library's ModelExecutePlan.auto): minimise max(S, N) * T, T the slowest stage
 // time per micro-batch: max(S, N) stage slots of T each is the per-iteration GPU-time bound of the
-// round-robin schedule (digest section 2.4), i.e. step time ~ M * max(S, N) * T / N.
+// round-robin schedule (docs/ARCHITECTURE.md), i.e. step time ~ M * max(S, N) * T / N.
 // Constraint: every stage's GPU memory <= the model memory limit / 2 (the other half holds the
 // prefetched next stage).
 //
@@ -33,7 +33,7 @@
 //
 //  - Exact: minimises max(S, N) * T exactly over all contiguous partitions, with T the slowest
 //    stage time *including transfers* (CostModel::cost().timeMs; compute only when
-//    includeTransfer is false), as proposed in digest section 9.2. The optimal T is the time of
+//    includeTransfer is false), rpc's addition to the library. The optimal T is the time of
 //    some stage, so the candidates are the times of every memory-feasible stage (forward,
 //    backward and fused-tail ranges), taken in ascending order. For each candidate T two prefix
 //    DPs give, for every tail start t, the fewest forward and backward stages covering [0, t)

@@ -1,7 +1,7 @@
 //===- Profile.h - Layer profiles and target descriptions -------*- C++ -*-===//
 //
-// The inputs of the stage partitioner (DESIGN.md section 1 "Partitioning"; reference digest
-// section 5): one measured cost record per layer, and a description of the GPU the plan is for.
+// The inputs of the stage partitioner (docs/ARCHITECTURE.md, "The partitioner"): one
+// measured cost record per layer, and a description of the GPU the plan is for.
 //
 // Layer profile (JSON; times per micro-batch in milliseconds, sizes in bytes):
 //
@@ -40,8 +40,8 @@
 //  - pcie_gbps: host<->device bandwidth per direction, GB/s with 1 GB = 1e9 bytes (the
 //    artifact's 32 GB/s for PCIe 4.0 x16). Required, > 0.
 //  - memory_bytes: device memory in bytes. Required, > 0.
-//  - peak_tflops, hbm_gbps: optional (0 = unknown); recorded for roofline checks (digest
-//    section 3), not used by the partitioner, which works from measured times.
+//  - peak_tflops, hbm_gbps: optional (0 = unknown); recorded for roofline checks (the
+//    simulator's), not used by the partitioner, which works from measured times.
 //
 // Parsing never throws: every error is a Status whose message names the source (file name),
 // the layer index (0-based, as in the JSON array) and the field:

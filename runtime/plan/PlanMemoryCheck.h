@@ -2,7 +2,8 @@
 //
 // A plan states every byte a run needs before anything is allocated (plan.proto HostArena and
 // DeviceArena), so rp-run can refuse a plan that cannot fit, with the sizes, instead of dying
-// in the allocator or being killed by the OOM killer half-way (issue 11, "limits").
+// in the allocator or being killed by the OOM killer half-way (docs/FUZZING.md, "Path safety
+// and limits").
 //
 //   RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, /*hostDeviceArenas=*/workers));
 //

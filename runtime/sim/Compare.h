@@ -1,6 +1,6 @@
 //===- Compare.h - RoundPipe against the usual pipeline schedules -*- C++ -*-===//
 //
-// The schedule comparison of issue 10 (part A): one layer profile (the partitioner's format,
+// The schedule comparison: one layer profile (the partitioner's format,
 // runtime/partition/Profile.h), N GPUs and M micro-batches are turned into the task graph of
 // each schedule (runtime/sim/Baselines.h), run on the discrete-event engine
 // (runtime/sim/ScheduleSim.h), and measured the same way (runtime/sim/Timeline.h,

@@ -1,6 +1,6 @@
 //===- ScheduleSim.h - Discrete-event engine over a task graph --*- C++ -*-===//
 //
-// The engine under every simulated schedule (issue 10): a task graph whose tasks run on the
+// The engine under every simulated schedule: a task graph whose tasks run on the
 // resources of N virtual GPUs and the host, each resource an in-order queue like a CUDA stream
 // or the CPU optimizer thread. A task starts when
 //

@@ -1,6 +1,6 @@
 //===- SimBackend.h - The executor's devices on a virtual clock -*- C++ -*-===//
 //
-// The simulator backend (issue 10; runtime/exec/Backend.h): N virtual GPUs driven by the
+// The simulator backend (runtime/exec/Backend.h): N virtual GPUs driven by the
 // same executor as the real backends (same dispatch, same events, same transfer order), on a
 // virtual clock in milliseconds. No kernel runs and no byte is copied (device arenas are not
 // allocated, host pointers are never read or written); the executor's host optimizer still

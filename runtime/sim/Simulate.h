@@ -1,6 +1,6 @@
 //===- Simulate.h - rp-run --backend sim: a plan or a profile on N virtual GPUs -*- C++ -*-===//
 //
-// What `rp-run --backend sim` does (issue 10; docs/SIMULATOR.md, "The simulator backend"):
+// What `rp-run --backend sim` does (docs/SIMULATOR.md, "The simulator backend"):
 //
 //  plan mode      rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile F]
 //                 The executor (runtime/exec/Executor.h) runs K iterations of the compiled plan

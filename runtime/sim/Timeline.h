@@ -1,6 +1,6 @@
 //===- Timeline.h - A simulated run: spans on virtual time ------*- C++ -*-===//
 //
-// What the simulator produces (issue 10): every busy interval of every resource of N virtual
+// What the simulator produces: every busy interval of every resource of N virtual
 // GPUs (compute, the two upload queues, the download queue) and of the host (the optimizer),
 // on one virtual clock in milliseconds from the start of the simulated run. Both producers
 // fill it: the schedule simulator of the baselines and the profile replay (runtime/sim/), and

@@ -1,6 +1,6 @@
 //===- CpuDeterminismTest.cpp - kernels do not depend on the thread count -===//
 //
-// A project rule (docs/DESIGN.md, "Determinism"): results are bit-identical
+// A project rule (docs/DECISIONS.md, "Numerics"): results are bit-identical
 // whatever the number of threads. Each kernel runs on inputs large enough for
 // its parallel path, once with one thread and once with several (OpenMP, and
 // OpenBLAS for GEMM), and the outputs must match byte for byte.

@@ -1,9 +1,9 @@
 //===- PartitionerTest.cpp - RoundPipe and exact stage partitioners -------===//
 //
 // runtime/partition/{CostModel,Partitioner}.h on the RoundPipe artifact's measured profiles
-// (pp-simulate/run.sh inputs, reference digest section 6.7: per-layer per-micro-batch times on
-// one RTX 4090, 4 x 2048-token sequences per micro-batch) against the authors' plans (digest
-// section 5), on small random profiles against brute force, and the error cases.
+// (pp-simulate/run.sh inputs: per-layer per-micro-batch times on one RTX 4090, 4 x 2048-token
+// sequences per micro-batch) against the authors' plans (their pp-simulate/run.sh
+// partitions), on small random profiles against brute force, and the error cases.
 //
 // Byte sizes are derived from the models' configurations in fp16 (full fine-tuning: trainable
 // = param): Qwen3-1.7B block 50.3M params, LM head 151936 x 2048; Llama-3.1-8B block 218.1M
@@ -113,7 +113,7 @@ struct Comparison {
   Plan authors, roundpipe, exact, exactCompute;
 };
 
-/// Plans one model with both algorithms and checks the claims of the brief against the authors'
+/// Plans one model with both algorithms and checks the design's claims against the authors'
 /// plan.
 Comparison compareWithAuthors(const char *label, const Profile &profile, int gpus,
                               int microBatches, const std::vector<int> &authorsFwd,

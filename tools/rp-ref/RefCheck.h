@@ -1,6 +1,6 @@
 //===- RefCheck.h - rp-ref --reference: compare with a PyTorch sidecar ----===//
 //
-// The exporters' oracle (issue 8): examples/export/export_model.py writes, next to each ONNX
+// The exporters' oracle: examples/export/export_model.py writes, next to each ONNX
 // training graph, a safetensors sidecar computed by PyTorch on one seeded batch:
 //
 //   input.<graph input name>   the batch (e.g. input.input_ids, input.labels; int64)

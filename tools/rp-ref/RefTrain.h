@@ -9,7 +9,7 @@
 // staleness-1 recurrence it must match in async mode:
 //   sync   g_i = grad f(W_i; batch_i),            W_{i+1} = AdamW(W_i, g_i)
 //   async  g_i = grad f(W_{max(i-1,0)}; batch_i), W_{i+1} = AdamW(W_i, g_i)
-// (reference/roundpipe.md §2.3; runtime/exec/Executor.h).
+// (arXiv 2604.27085 §4.3; runtime/exec/Executor.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_TOOLS_RP_REF_REFTRAIN_H

@@ -1,8 +1,8 @@
 //===- CudaBackend.h - The executor's devices as CUDA GPUs ------*- C++ -*-===//
 //
-// The CUDA backend (runtime/exec/Backend.h; paper §4, reference/roundpipe.md §3): N logical
+// The CUDA backend (runtime/exec/Backend.h; arXiv 2604.27085 §4): N logical
 // workers, worker w on visible GPU w mod P (P = cudaGetDeviceCount), so a pool of 2 or 4
-// workers runs on one GPU with the same protocol (the "logical devices"). Each worker
+// workers runs on one GPU with the same protocol ("logical devices"). Each worker
 // has
 //   - a static device arena (cudaMalloc) laid out as the plan's DeviceArena, the constants
 //     uploaded once, plus the scratch its kernels need (cross-entropy row losses);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CUDA benchmark, one command on the GPU machine (one device `run` of at most
-# 10 minutes): PyTorch baseline, inputs, rp-run on pools of 1, 2 and 4 logical workers of the
+# The CUDA benchmark, one command on the GPU machine (at most 10 minutes
+# in all): PyTorch baseline, inputs, rp-run on pools of 1, 2 and 4 logical workers of the
 # one GPU, summary table.
 #
 #   bench/run_gpu.sh RP_RUN PLANS_DIR [WORK_DIR]
@@ -16,7 +16,7 @@
 # (extra torch_baseline.py flags, e.g. "--checkpointing on"), NUM_TOKENS (16777216),
 # PEAK_TFLOPS (989: H100 SXM / H200 dense bf16), PYTHON (python3), RP_LD_LIBRARY_PATH
 # (prepended to LD_LIBRARY_PATH for rp-run), BACKEND (cuda; cpu runs the harness itself on
-# fp32 plans without a GPU: bench/README.md), OUT (where results go; the device tool sets it;
+# fp32 plans without a GPU: bench/README.md), OUT (where results go;
 # default WORK_DIR/out). Time limits in seconds: T_BASELINE (150), T_INPUTS (90), T_RUN (100
 # per pool), DEADLINE (560: no phase starts, or runs, past this many seconds from the start;
 # what is left is reported as skipped).
@@ -146,7 +146,7 @@ sum_args=(--model-json "$plans/model.json" --peak-tflops "$peak" --skip "$skip"
 } >"$work/summary.txt"
 cat "$work/summary.txt"
 
-# 5. Results back (the device tool returns at most 8 files of 16 MiB from OUT).
+# 5. Results back: a few small files in OUT (each under 16 MiB).
 cp "$work/summary.txt" "$out/summary.txt"
 [[ -f "$work/summary.json" ]] && cp "$work/summary.json" "$out/summary.json"
 logs=()

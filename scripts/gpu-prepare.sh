@@ -3,7 +3,7 @@
 # runtime world for Hopper (rp-run and the CUDA unit tests; protobuf static, no LLVM/MLIR),
 # compiles the example plans with rpc-compile, writes the data, and packs everything the GPU
 # machine needs, with the shared libraries it may lack (OpenBLAS), into
-# gpu-stage/stage.tar.xz (git-ignored; under the device tool's 64 MiB carry limit).
+# gpu-stage/stage.tar.xz (git-ignored; kept under 64 MiB so that it travels quickly).
 #
 #   bash scripts/gpu-prepare.sh                 # then, on the GPU machine (carry gpu-stage):
 #   bash scripts/gpu-check.sh gpu-stage/stage.tar.xz "$OUT"
@@ -50,6 +50,6 @@ rm -rf "$stage"
 size=$(stat -c %s "$root/gpu-stage/stage.tar.xz")
 echo "gpu-prepare: gpu-stage/stage.tar.xz ($((size / 1048576)) MiB)"
 if ((size > 60 * 1048576)); then
-  echo "gpu-prepare: the stage is over 60 MiB; the device tool carries at most 64 MiB" >&2
+  echo "gpu-prepare: the stage is over 60 MiB (the limit this script keeps to)" >&2
   exit 1
 fi

@@ -269,11 +269,10 @@ private:
     }
     for (size_t k = 0; k < jobs.size(); ++k) {
       const Job &job = jobs[k];
-      int up = g_.add(copyTask(costs_, static_cast<int>(d), Lane::WeightUpload,
-                               costs_.weightsMs(range(job.stage)),
-                               std::string(job.backward ? "B" : "F") +
-                                   std::to_string(job.stage) + " weights",
-                               "weights", k >= 2 ? jobs[k - 2].tasks.back() : -1));
+      int up = g_.add(copyTask(
+          costs_, static_cast<int>(d), Lane::WeightUpload, costs_.weightsMs(range(job.stage)),
+          std::string(job.backward ? "B" : "F") + std::to_string(job.stage) + " weights", "weights",
+          k >= 2 ? jobs[k - 2].tasks.back() : -1));
       g_.task(job.tasks.front()).deps.push_back({up, 0});
     }
   }
@@ -286,11 +285,9 @@ private:
       int target = a.kind == Kind::F ? a.stage + 1 : a.kind == Kind::B ? a.stage - 1 : -1;
       if (target >= 0 && target < numStages_ && dev(target) != static_cast<int>(d)) {
         int boundary = a.kind == Kind::F ? range(a.stage).end - 1 : range(a.stage).begin - 1;
-        d2hId_[key(a.kind, a.stage, a.mb)] =
-            g_.add(copyTask(costs_, static_cast<int>(d), Lane::Download,
-                            costs_.hopLegMs(std::max(boundary, 0)),
-                            actionLabel(a.kind, a.stage, a.mb) + " out", "activations",
-                            id(a.kind, a.stage, a.mb)));
+        d2hId_[key(a.kind, a.stage, a.mb)] = g_.add(copyTask(
+            costs_, static_cast<int>(d), Lane::Download, costs_.hopLegMs(std::max(boundary, 0)),
+            actionLabel(a.kind, a.stage, a.mb) + " out", "activations", id(a.kind, a.stage, a.mb)));
       }
       if (!spec_.offload)
         continue;
@@ -298,9 +295,9 @@ private:
       if (++inJob < job.tasks.size())
         continue;
       if (job.backward)
-        gradDownload_[job.stage] = g_.add(copyTask(
-            costs_, static_cast<int>(d), Lane::Download, costs_.gradsMs(range(job.stage)),
-            "B" + std::to_string(job.stage) + " grads", "gradients", job.tasks.back()));
+        gradDownload_[job.stage] = g_.add(
+            copyTask(costs_, static_cast<int>(d), Lane::Download, costs_.gradsMs(range(job.stage)),
+                     "B" + std::to_string(job.stage) + " grads", "gradients", job.tasks.back()));
       ++jobIndex;
       inJob = 0;
     }
@@ -336,9 +333,9 @@ private:
   const StaticSpec &spec_;
   const int numStages_;
   TaskGraph g_;
-  std::map<Key, int> computeId_;   // compute task of (kind, stage, mb)
-  std::map<Key, int> d2hId_;       // its outgoing copy
-  std::map<int, int> gradDownload_; // stage -> its gradient download (offload)
+  std::map<Key, int> computeId_;       // compute task of (kind, stage, mb)
+  std::map<Key, int> d2hId_;           // its outgoing copy
+  std::map<int, int> gradDownload_;    // stage -> its gradient download (offload)
   std::vector<std::vector<Job>> jobs_; // per GPU (offload)
 };
 
@@ -671,9 +668,9 @@ private:
   void addJob(const Job &job, int r0, int r1) {
     // Weights into the free slot: wait for the job two before on this GPU.
     std::vector<int> &jobsHere = lastJobTasks_[static_cast<size_t>(job.device)];
-    const int weights = g_.add(copyTask(
-        costs_, job.device, Lane::WeightUpload, costs_.weightsMs(job.range),
-        job.stageName + " weights", "weights", jobsHere.size() >= 2 ? jobsHere.end()[-2] : -1));
+    const int weights = g_.add(copyTask(costs_, job.device, Lane::WeightUpload,
+                                        costs_.weightsMs(job.range), job.stageName + " weights",
+                                        "weights", jobsHere.size() >= 2 ? jobsHere.end()[-2] : -1));
     int last = -1;
     for (int mb = r0; mb < r1; ++mb)
       last = addMicroBatch(job, mb, mb == r0 ? weights : -1);
@@ -736,9 +733,8 @@ private:
       c.deps.push_back({producer, 0});
       return;
     }
-    int in = g_.add(copyTask(costs_, job.device, Lane::ActivationUpload,
-                             costs_.hopLegMs(boundary), c.label + " in", "activations",
-                             producerOut));
+    int in = g_.add(copyTask(costs_, job.device, Lane::ActivationUpload, costs_.hopLegMs(boundary),
+                             c.label + " in", "activations", producerOut));
     c.deps.push_back({in, 0});
   }
 
@@ -781,9 +777,8 @@ private:
     std::vector<double> free(static_cast<size_t>(n_), 0.0);
     for (int id = 0; id < g_.size(); ++id)
       if (g_.task(id).lane == Lane::Compute)
-        free[static_cast<size_t>(g_.task(id).device)] =
-            std::max(free[static_cast<size_t>(g_.task(id).device)],
-                     partial.endMs[static_cast<size_t>(id)]);
+        free[static_cast<size_t>(g_.task(id).device)] = std::max(
+            free[static_cast<size_t>(g_.task(id).device)], partial.endMs[static_cast<size_t>(id)]);
     return static_cast<int>(std::min_element(free.begin(), free.end()) - free.begin());
   }
 
@@ -817,17 +812,16 @@ private:
 
 StatusOr<BuiltSchedule> buildRoundPipe(const Profile &profile, const CompareOptions &options,
                                        const std::vector<int> &forwardSizes,
-                                       const std::vector<int> &backwardSizes,
-                                       bool syncOptimizer) {
+                                       const std::vector<int> &backwardSizes, bool syncOptimizer) {
   RP_ASSIGN_OR_RETURN(
       RoundPipeStages stages,
       roundPipeStages(static_cast<int>(profile.layers.size()), forwardSizes, backwardSizes));
   const int m = options.microBatches;
   const int perRound = options.roundMicroBatches > 0 ? std::min(options.roundMicroBatches, m)
                                                      : std::min(m, options.gpus);
-  RP_ASSIGN_OR_RETURN(TaskGraph g,
-                      RoundPipeBuilder(profile, options, std::move(stages))
-                          .build(perRound, syncOptimizer));
+  RP_ASSIGN_OR_RETURN(
+      TaskGraph g,
+      RoundPipeBuilder(profile, options, std::move(stages)).build(perRound, syncOptimizer));
   BuiltSchedule out{std::move(g), {}};
   out.description = describeRoundPipe(forwardSizes, backwardSizes, perRound);
   return out;

@@ -105,8 +105,8 @@ public:
       double start = 0;
       const int q = pickQueue(start);
       if (q < 0)
-        return internal("simulate '" + schedule + "': deadlock; waiting queue heads: " +
-                        waitingHeads());
+        return internal("simulate '" + schedule +
+                        "': deadlock; waiting queue heads: " + waitingHeads());
       commit(static_cast<size_t>(q), start);
     }
     return Status();
@@ -207,8 +207,7 @@ void fillTimeline(const TaskGraph &graph, SimResult &result) {
 
 StatusOr<SimResult> simulate(const TaskGraph &graph, int numDevices, const std::string &schedule) {
   if (numDevices < 1)
-    return invalidArgument("simulate: numDevices must be >= 1, got " +
-                           std::to_string(numDevices));
+    return invalidArgument("simulate: numDevices must be >= 1, got " + std::to_string(numDevices));
   RP_ASSIGN_OR_RETURN(Queues queues, groupQueues(graph, numDevices));
   SimResult result;
   RP_RETURN_IF_ERROR(ListScheduler(graph, std::move(queues), result).run(schedule));

@@ -668,10 +668,9 @@ void SimBackend::traceSpans(const std::vector<rp::sim::StreamSpan> &done) {
                               : q.device < 0 ? std::string("host optimizer")
                                              : "gpu" + std::to_string(q.device) + " " +
                                                    queueName(static_cast<Queue>(q.lane)));
-    std::sort(byQueue[i].begin(), byQueue[i].end(),
-              [](const rp::sim::StreamSpan *a, const rp::sim::StreamSpan *b) {
-                return a->op < b->op;
-              });
+    std::sort(
+        byQueue[i].begin(), byQueue[i].end(),
+        [](const rp::sim::StreamSpan *a, const rp::sim::StreamSpan *b) { return a->op < b->op; });
     size_t last = q.traced;
     for (const rp::sim::StreamSpan *d : byQueue[i]) {
       if (d->op < q.traced)

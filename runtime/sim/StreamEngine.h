@@ -53,9 +53,9 @@ struct StreamQueue {
 /// What the engine simulates.
 struct StreamGraph {
   std::vector<StreamQueue> queues;
-  int64_t numEvents = 0;     ///< Events are 0 .. numEvents - 1.
-  double linkGbps = 0;       ///< Every link's bandwidth, GB/s (> 0).
-  double uplinkGbps = 0;     ///< Every uplink group's bandwidth, GB/s (> 0 when one is used).
+  int64_t numEvents = 0;       ///< Events are 0 .. numEvents - 1.
+  double linkGbps = 0;         ///< Every link's bandwidth, GB/s (> 0).
+  double uplinkGbps = 0;       ///< Every uplink group's bandwidth, GB/s (> 0 when one is used).
   std::vector<int> linkUplink; ///< One entry per link: its uplink group (0, 1, ...) or -1.
 };
 

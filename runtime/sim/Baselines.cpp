@@ -139,179 +139,209 @@ std::string actionLabel(Kind k, int stage, int mb) {
   return std::string(p) + std::to_string(stage) + " mb" + std::to_string(mb);
 }
 
-StatusOr<TaskGraph> buildStatic(const Profile &profile, const CompareOptions &options,
-                                const StaticSpec &spec) {
-  const Costs costs(profile, options);
-  const int numStages = static_cast<int>(spec.stages.size());
-  const int m = options.microBatches;
-  const bool split = spec.wFraction > 0;
-  TaskGraph g;
+/// A transfer of `ms` on (device, lane), over the shared uplink of its direction, after task
+/// `dep` (-1: none).
+SimTask copyTask(const Costs &costs, int device, Lane lane, double ms, std::string label,
+                 const char *category, int dep) {
+  SimTask t;
+  t.device = device;
+  t.lane = lane;
+  t.durationMs = ms;
+  t.uplink = lane == Lane::Download ? costs.d2hUplink() : costs.h2dUplink();
+  t.label = std::move(label);
+  t.category = category;
+  if (dep >= 0)
+    t.deps.push_back({dep, 0});
+  return t;
+}
 
-  // Phase 1: compute tasks, per GPU in order.
-  std::map<std::tuple<int, int, int>, int> computeId; // (kind, stage, mb) -> task
-  auto key = [](Kind k, int s, int mb) { return std::make_tuple(static_cast<int>(k), s, mb); };
-  for (size_t d = 0; d < spec.ops.size(); ++d) {
-    for (const Action &a : spec.ops[d]) {
-      if (a.stage < 0 || a.stage >= numStages || spec.device[static_cast<size_t>(a.stage)] !=
-                                                     static_cast<int>(d))
-        return runtime::internal("schedule: action " + actionLabel(a.kind, a.stage, a.mb) +
-                                 " placed on GPU " + std::to_string(d));
-      LayerRange r = spec.stages[static_cast<size_t>(a.stage)];
-      SimTask t;
-      t.device = static_cast<int>(d);
-      t.lane = Lane::Compute;
-      t.label = actionLabel(a.kind, a.stage, a.mb);
-      if (a.kind == Kind::F) {
-        t.durationMs = costs.fwd(r);
-        t.category = "forward";
-      } else if (a.kind == Kind::B) {
-        t.durationMs = costs.recompute(r) + (1 - spec.wFraction) * costs.bwd(r);
-        t.category = "backward";
-      } else {
-        t.durationMs = spec.wFraction * costs.bwd(r);
-        t.category = "weight-grad";
-      }
-      if (!computeId.emplace(key(a.kind, a.stage, a.mb), g.add(std::move(t))).second)
-        return runtime::internal("schedule: duplicate action " +
-                                 actionLabel(a.kind, a.stage, a.mb));
-    }
-  }
-  for (int s = 0; s < numStages; ++s)
-    for (int mb = 0; mb < m; ++mb)
-      for (Kind k : {Kind::F, Kind::B, Kind::W})
-        if ((k != Kind::W || split) && !computeId.count(key(k, s, mb)))
-          return runtime::internal("schedule: missing action " + actionLabel(k, s, mb));
-  auto id = [&](Kind k, int s, int mb) { return computeId.at(key(k, s, mb)); };
-  auto dev = [&](int s) { return spec.device[static_cast<size_t>(s)]; };
+/// Host AdamW of layer `layer` (its dependencies are the caller's).
+SimTask adamwTask(int layer, double ms) {
+  SimTask t;
+  t.device = -1;
+  t.lane = Lane::Host;
+  t.durationMs = ms;
+  t.label = "adamw layer " + std::to_string(layer);
+  t.category = "optimizer";
+  return t;
+}
 
-  // Local dependencies.
-  for (int s = 0; s < numStages; ++s) {
-    for (int mb = 0; mb < m; ++mb) {
-      if (s > 0 && dev(s - 1) == dev(s))
-        g.task(id(Kind::F, s, mb)).deps.push_back({id(Kind::F, s - 1, mb), 0});
-      g.task(id(Kind::B, s, mb)).deps.push_back({id(Kind::F, s, mb), 0});
-      if (s + 1 < numStages && dev(s + 1) == dev(s))
-        g.task(id(Kind::B, s, mb)).deps.push_back({id(Kind::B, s + 1, mb), 0});
-      if (split)
-        g.task(id(Kind::W, s, mb)).deps.push_back({id(Kind::B, s, mb), 0});
-    }
+/// The task graph of a statically bound schedule, built in the phases of the file comment
+/// (tasks get their ids in that order).
+class StaticBuilder {
+public:
+  StaticBuilder(const Profile &profile, const CompareOptions &options, const StaticSpec &spec)
+      : costs_(profile, options), options_(options), spec_(spec),
+        numStages_(static_cast<int>(spec.stages.size())), jobs_(spec.ops.size()) {}
+
+  StatusOr<TaskGraph> build() {
+    RP_RETURN_IF_ERROR(addComputeTasks());
+    addLocalDeps();
+    if (spec_.offload)
+      for (size_t d = 0; d < spec_.ops.size(); ++d)
+        addWeightUploads(d);
+    for (size_t d = 0; d < spec_.ops.size(); ++d)
+      addOutgoingCopies(d);
+    for (size_t d = 0; d < spec_.ops.size(); ++d)
+      addIncomingCopies(d);
+    if (spec_.offload && options_.optimizerMsPerLayer > 0)
+      addHostAdamW();
+    return std::move(g_);
   }
 
-  // Offload: one job = a maximal run of one stage's forwards, or of its backwards (B and W).
+private:
+  using Key = std::tuple<int, int, int>; // (kind, stage, mb)
+  /// Offload: one job = a maximal run of one stage's forwards, or of its backwards (B and W).
   struct Job {
     int stage;
     bool backward;
     std::vector<int> tasks;
   };
-  std::vector<std::vector<Job>> jobs(spec.ops.size());
-  if (spec.offload) {
-    for (size_t d = 0; d < spec.ops.size(); ++d) {
-      for (const Action &a : spec.ops[d]) {
-        bool back = a.kind != Kind::F;
-        if (jobs[d].empty() || jobs[d].back().stage != a.stage || jobs[d].back().backward != back)
-          jobs[d].push_back(Job{a.stage, back, {}});
-        jobs[d].back().tasks.push_back(id(a.kind, a.stage, a.mb));
+
+  static Key key(Kind k, int s, int mb) { return std::make_tuple(static_cast<int>(k), s, mb); }
+  int id(Kind k, int s, int mb) const { return computeId_.at(key(k, s, mb)); }
+  int dev(int s) const { return spec_.device[static_cast<size_t>(s)]; }
+  const LayerRange &range(int s) const { return spec_.stages[static_cast<size_t>(s)]; }
+
+  /// Phase 1: the compute tasks, per GPU in order; every action exactly once.
+  Status addComputeTasks() {
+    for (size_t d = 0; d < spec_.ops.size(); ++d)
+      for (const Action &a : spec_.ops[d]) {
+        if (a.stage < 0 || a.stage >= numStages_ || dev(a.stage) != static_cast<int>(d))
+          return runtime::internal("schedule: action " + actionLabel(a.kind, a.stage, a.mb) +
+                                   " placed on GPU " + std::to_string(d));
+        if (!computeId_.emplace(key(a.kind, a.stage, a.mb), g_.add(computeTask(d, a))).second)
+          return runtime::internal("schedule: duplicate action " +
+                                   actionLabel(a.kind, a.stage, a.mb));
       }
-      // Weight uploads into two slots: job k's upload waits for job k - 2 to end.
-      for (size_t k = 0; k < jobs[d].size(); ++k) {
-        const Job &job = jobs[d][k];
-        LayerRange r = spec.stages[static_cast<size_t>(job.stage)];
-        SimTask t;
-        t.device = static_cast<int>(d);
-        t.lane = Lane::WeightUpload;
-        t.durationMs = costs.weightsMs(r);
-        t.uplink = costs.h2dUplink();
-        t.label = std::string(job.backward ? "B" : "F") + std::to_string(job.stage) + " weights";
-        t.category = "weights";
-        if (k >= 2)
-          t.deps.push_back({jobs[d][k - 2].tasks.back(), 0});
-        int up = g.add(std::move(t));
-        g.task(job.tasks.front()).deps.push_back({up, 0});
+    const bool split = spec_.wFraction > 0;
+    for (int s = 0; s < numStages_; ++s)
+      for (int mb = 0; mb < options_.microBatches; ++mb)
+        for (Kind k : {Kind::F, Kind::B, Kind::W})
+          if ((k != Kind::W || split) && !computeId_.count(key(k, s, mb)))
+            return runtime::internal("schedule: missing action " + actionLabel(k, s, mb));
+    return Status();
+  }
+
+  SimTask computeTask(size_t d, const Action &a) const {
+    const LayerRange r = range(a.stage);
+    SimTask t;
+    t.device = static_cast<int>(d);
+    t.lane = Lane::Compute;
+    t.label = actionLabel(a.kind, a.stage, a.mb);
+    if (a.kind == Kind::F) {
+      t.durationMs = costs_.fwd(r);
+      t.category = "forward";
+    } else if (a.kind == Kind::B) {
+      t.durationMs = costs_.recompute(r) + (1 - spec_.wFraction) * costs_.bwd(r);
+      t.category = "backward";
+    } else {
+      t.durationMs = spec_.wFraction * costs_.bwd(r);
+      t.category = "weight-grad";
+    }
+    return t;
+  }
+
+  /// Hand-offs between stages on the same GPU, and B after F (W after B).
+  void addLocalDeps() {
+    for (int s = 0; s < numStages_; ++s) {
+      for (int mb = 0; mb < options_.microBatches; ++mb) {
+        if (s > 0 && dev(s - 1) == dev(s))
+          g_.task(id(Kind::F, s, mb)).deps.push_back({id(Kind::F, s - 1, mb), 0});
+        g_.task(id(Kind::B, s, mb)).deps.push_back({id(Kind::F, s, mb), 0});
+        if (s + 1 < numStages_ && dev(s + 1) == dev(s))
+          g_.task(id(Kind::B, s, mb)).deps.push_back({id(Kind::B, s + 1, mb), 0});
+        if (spec_.wFraction > 0)
+          g_.task(id(Kind::W, s, mb)).deps.push_back({id(Kind::B, s, mb), 0});
       }
     }
   }
 
-  // Phase 2: outgoing copies per GPU in compute order (+ gradient downloads after a backward
-  // job when offloading).
-  std::map<std::tuple<int, int, int>, int> d2hId;
-  std::map<int, int> gradDownload; // stage -> task
-  for (size_t d = 0; d < spec.ops.size(); ++d) {
+  /// Offload: GPU d's jobs, and their weight uploads into two slots (job k's upload waits for
+  /// job k - 2 to end).
+  void addWeightUploads(size_t d) {
+    std::vector<Job> &jobs = jobs_[d];
+    for (const Action &a : spec_.ops[d]) {
+      bool back = a.kind != Kind::F;
+      if (jobs.empty() || jobs.back().stage != a.stage || jobs.back().backward != back)
+        jobs.push_back(Job{a.stage, back, {}});
+      jobs.back().tasks.push_back(id(a.kind, a.stage, a.mb));
+    }
+    for (size_t k = 0; k < jobs.size(); ++k) {
+      const Job &job = jobs[k];
+      int up = g_.add(copyTask(
+          costs_, static_cast<int>(d), Lane::WeightUpload, costs_.weightsMs(range(job.stage)),
+          std::string(job.backward ? "B" : "F") + std::to_string(job.stage) + " weights", "weights",
+          k >= 2 ? jobs[k - 2].tasks.back() : -1));
+      g_.task(job.tasks.front()).deps.push_back({up, 0});
+    }
+  }
+
+  /// Phase 2: GPU d's outgoing copies in compute order (+ gradient downloads after a backward
+  /// job when offloading).
+  void addOutgoingCopies(size_t d) {
     size_t jobIndex = 0, inJob = 0;
-    for (const Action &a : spec.ops[d]) {
+    for (const Action &a : spec_.ops[d]) {
       int target = a.kind == Kind::F ? a.stage + 1 : a.kind == Kind::B ? a.stage - 1 : -1;
-      if (target >= 0 && target < numStages && dev(target) != static_cast<int>(d)) {
-        int boundary = a.kind == Kind::F ? spec.stages[static_cast<size_t>(a.stage)].end - 1
-                                         : spec.stages[static_cast<size_t>(a.stage)].begin - 1;
-        SimTask t;
-        t.device = static_cast<int>(d);
-        t.lane = Lane::Download;
-        t.durationMs = costs.hopLegMs(std::max(boundary, 0));
-        t.uplink = costs.d2hUplink();
-        t.label = actionLabel(a.kind, a.stage, a.mb) + " out";
-        t.category = "activations";
-        t.deps.push_back({id(a.kind, a.stage, a.mb), 0});
-        d2hId[key(a.kind, a.stage, a.mb)] = g.add(std::move(t));
+      if (target >= 0 && target < numStages_ && dev(target) != static_cast<int>(d)) {
+        int boundary = a.kind == Kind::F ? range(a.stage).end - 1 : range(a.stage).begin - 1;
+        d2hId_[key(a.kind, a.stage, a.mb)] = g_.add(copyTask(
+            costs_, static_cast<int>(d), Lane::Download, costs_.hopLegMs(std::max(boundary, 0)),
+            actionLabel(a.kind, a.stage, a.mb) + " out", "activations", id(a.kind, a.stage, a.mb)));
       }
-      if (spec.offload) {
-        const Job &job = jobs[d][jobIndex];
-        if (++inJob == job.tasks.size()) {
-          if (job.backward) {
-            SimTask t;
-            t.device = static_cast<int>(d);
-            t.lane = Lane::Download;
-            t.durationMs = costs.gradsMs(spec.stages[static_cast<size_t>(job.stage)]);
-            t.uplink = costs.d2hUplink();
-            t.label = "B" + std::to_string(job.stage) + " grads";
-            t.category = "gradients";
-            t.deps.push_back({job.tasks.back(), 0});
-            gradDownload[job.stage] = g.add(std::move(t));
-          }
-          ++jobIndex;
-          inJob = 0;
-        }
-      }
-    }
-  }
-
-  // Phase 3: incoming copies per GPU in compute order.
-  for (size_t d = 0; d < spec.ops.size(); ++d) {
-    for (const Action &a : spec.ops[d]) {
-      int source = a.kind == Kind::F ? a.stage - 1 : a.kind == Kind::B ? a.stage + 1 : -1;
-      if (source < 0 || source >= numStages || dev(source) == static_cast<int>(d))
+      if (!spec_.offload)
         continue;
-      Kind srcKind = a.kind;
-      int boundary = a.kind == Kind::F ? spec.stages[static_cast<size_t>(a.stage)].begin - 1
-                                       : spec.stages[static_cast<size_t>(a.stage)].end - 1;
-      SimTask t;
-      t.device = static_cast<int>(d);
-      t.lane = Lane::ActivationUpload;
-      t.durationMs = costs.hopLegMs(std::max(boundary, 0));
-      t.uplink = costs.h2dUplink();
-      t.label = actionLabel(a.kind, a.stage, a.mb) + " in";
-      t.category = "activations";
-      t.deps.push_back({d2hId.at(key(srcKind, source, a.mb)), 0});
-      int up = g.add(std::move(t));
-      g.task(id(a.kind, a.stage, a.mb)).deps.push_back({up, 0});
+      const Job &job = jobs_[d][jobIndex];
+      if (++inJob < job.tasks.size())
+        continue;
+      if (job.backward)
+        gradDownload_[job.stage] = g_.add(
+            copyTask(costs_, static_cast<int>(d), Lane::Download, costs_.gradsMs(range(job.stage)),
+                     "B" + std::to_string(job.stage) + " grads", "gradients", job.tasks.back()));
+      ++jobIndex;
+      inJob = 0;
     }
   }
 
-  // Host AdamW per layer, in the order the gradients arrive (last stage first).
-  if (spec.offload && options.optimizerMsPerLayer > 0) {
-    for (int s = numStages - 1; s >= 0; --s) {
-      LayerRange r = spec.stages[static_cast<size_t>(s)];
-      for (int l = r.end - 1; l >= r.begin; --l) {
-        SimTask t;
-        t.device = -1;
-        t.lane = Lane::Host;
-        t.durationMs = options.optimizerMsPerLayer;
-        t.label = "adamw layer " + std::to_string(l);
-        t.category = "optimizer";
-        t.deps.push_back({gradDownload.at(s), 0});
-        g.add(std::move(t));
-      }
+  /// Phase 3: GPU d's incoming copies in compute order.
+  void addIncomingCopies(size_t d) {
+    for (const Action &a : spec_.ops[d]) {
+      int source = a.kind == Kind::F ? a.stage - 1 : a.kind == Kind::B ? a.stage + 1 : -1;
+      if (source < 0 || source >= numStages_ || dev(source) == static_cast<int>(d))
+        continue;
+      int boundary = a.kind == Kind::F ? range(a.stage).begin - 1 : range(a.stage).end - 1;
+      int up = g_.add(copyTask(costs_, static_cast<int>(d), Lane::ActivationUpload,
+                               costs_.hopLegMs(std::max(boundary, 0)),
+                               actionLabel(a.kind, a.stage, a.mb) + " in", "activations",
+                               d2hId_.at(key(a.kind, source, a.mb))));
+      g_.task(id(a.kind, a.stage, a.mb)).deps.push_back({up, 0});
     }
   }
-  return g;
+
+  /// Host AdamW per layer, in the order the gradients arrive (last stage first).
+  void addHostAdamW() {
+    for (int s = numStages_ - 1; s >= 0; --s)
+      for (int l = range(s).end - 1; l >= range(s).begin; --l) {
+        SimTask t = adamwTask(l, options_.optimizerMsPerLayer);
+        t.deps.push_back({gradDownload_.at(s), 0});
+        g_.add(std::move(t));
+      }
+  }
+
+  const Costs costs_;
+  const CompareOptions &options_;
+  const StaticSpec &spec_;
+  const int numStages_;
+  TaskGraph g_;
+  std::map<Key, int> computeId_;       // compute task of (kind, stage, mb)
+  std::map<Key, int> d2hId_;           // its outgoing copy
+  std::map<int, int> gradDownload_;    // stage -> its gradient download (offload)
+  std::vector<std::vector<Job>> jobs_; // per GPU (offload)
+};
+
+StatusOr<TaskGraph> buildStatic(const Profile &profile, const CompareOptions &options,
+                                const StaticSpec &spec) {
+  return StaticBuilder(profile, options, spec).build();
 }
 
 /// 1F1B order of one GPU with one stage (PyTorch Schedule1F1B): min(M, N - r) forwards, then
@@ -533,22 +563,24 @@ StatusOr<BuiltSchedule> buildInterleaved(const Profile &profile, const CompareOp
 // RoundPipe
 //===----------------------------------------------------------------------===//
 
-StatusOr<BuiltSchedule> buildRoundPipe(const Profile &profile, const CompareOptions &options,
-                                       const std::vector<int> &forwardSizes,
-                                       const std::vector<int> &backwardSizes,
-                                       bool syncOptimizer) {
-  const Costs costs(profile, options);
-  const int numLayers = static_cast<int>(profile.layers.size());
-  const int n = options.gpus, m = options.microBatches;
-  // Stage ranges: forward ascending from 0; backward[0] = [t, L), then descending to 0.
+namespace {
+
+/// RoundPipe's stage ranges: forward ascending from layer 0; backward[0] = [t, L) (the fused
+/// tail), then descending to layer 0.
+struct RoundPipeStages {
+  std::vector<LayerRange> fwd, bwd;
+};
+
+StatusOr<RoundPipeStages> roundPipeStages(int numLayers, const std::vector<int> &forwardSizes,
+                                          const std::vector<int> &backwardSizes) {
   if (backwardSizes.empty() || backwardSizes[0] < 1)
     return invalidArgument("roundpipe: the fused tail stage must hold at least the tail layer");
-  std::vector<LayerRange> fwd, bwd;
+  RoundPipeStages stages;
   int at = 0;
   for (int s : forwardSizes) {
     if (s < 1)
       return invalidArgument("roundpipe: forward stage sizes must be positive");
-    fwd.push_back({at, at + s});
+    stages.fwd.push_back({at, at + s});
     at += s;
   }
   const int t = at;
@@ -556,193 +588,242 @@ StatusOr<BuiltSchedule> buildRoundPipe(const Profile &profile, const CompareOpti
     return invalidArgument("roundpipe: forward stages cover " + std::to_string(t) +
                            " layers and the fused tail " + std::to_string(backwardSizes[0]) +
                            ", but the profile has " + std::to_string(numLayers));
-  bwd.push_back({t, numLayers});
+  stages.bwd.push_back({t, numLayers});
   int top = t;
   for (size_t j = 1; j < backwardSizes.size(); ++j) {
     if (backwardSizes[j] < 1)
       return invalidArgument("roundpipe: backward stage sizes must be positive");
-    bwd.push_back({top - backwardSizes[j], top});
+    stages.bwd.push_back({top - backwardSizes[j], top});
     top -= backwardSizes[j];
   }
   if (top != 0)
     return invalidArgument("roundpipe: backward stages cover " + std::to_string(t - top) +
                            " of the " + std::to_string(t) + " layers below the fused tail");
-  const int f = static_cast<int>(fwd.size()), b = static_cast<int>(bwd.size());
-  const int perRound = options.roundMicroBatches > 0 ? std::min(options.roundMicroBatches, m)
-                                                     : std::min(m, n);
+  return stages;
+}
 
-  TaskGraph g;
-  // Per micro-batch: the forward tasks (for saved inputs) and the outgoing copy of the last
-  // task of the chain (forward stage j, then backward stage j).
-  std::vector<std::vector<int>> fTask(static_cast<size_t>(f), std::vector<int>(m, -1));
-  std::vector<std::vector<int>> fOut(static_cast<size_t>(f), std::vector<int>(m, -1));
-  std::vector<std::vector<int>> bTask(static_cast<size_t>(b), std::vector<int>(m, -1));
-  std::vector<std::vector<int>> bOut(static_cast<size_t>(b), std::vector<int>(m, -1));
-  std::vector<std::vector<int>> lastJobTasks(static_cast<size_t>(n)); // last compute of each job
-  std::vector<std::vector<int>> gradDownloads(static_cast<size_t>(b));
-
-  // Forward stage holding layer i (for a backward stage's saved input = output of layer i).
-  auto forwardOf = [&](int i) {
-    for (int j = 0; j < f; ++j)
-      if (fwd[static_cast<size_t>(j)].begin <= i && i < fwd[static_cast<size_t>(j)].end)
-        return j;
-    return -1;
-  };
-
-  auto addCopy = [&](int device, Lane lane, double ms, int dep, std::string label) {
-    SimTask c;
-    c.device = device;
-    c.lane = lane;
-    c.durationMs = ms;
-    c.uplink = lane == Lane::Download ? costs.d2hUplink() : costs.h2dUplink();
-    c.label = std::move(label);
-    c.category = "activations";
-    c.deps.push_back({dep, 0});
-    return g.add(std::move(c));
-  };
-
-  int g0 = 0;
-  for (int r0 = 0; r0 < m; r0 += perRound) {
-    const int r1 = std::min(r0 + perRound, m);
-    for (int k = 0; k < f + b; ++k) {
-      const bool isFwd = k < f;
-      const int j = isFwd ? k : k - f;
-      const LayerRange range = isFwd ? fwd[static_cast<size_t>(j)] : bwd[static_cast<size_t>(j)];
-      const int device = (g0 + k) % n;
-      const std::string stageName = (isFwd ? "F" : "B") + std::to_string(j);
-      // Weights into the free slot: wait for the job two before on this GPU.
-      SimTask w;
-      w.device = device;
-      w.lane = Lane::WeightUpload;
-      w.durationMs = costs.weightsMs(range);
-      w.uplink = costs.h2dUplink();
-      w.label = stageName + " weights";
-      w.category = "weights";
-      std::vector<int> &jobsHere = lastJobTasks[static_cast<size_t>(device)];
-      if (jobsHere.size() >= 2)
-        w.deps.push_back({jobsHere[jobsHere.size() - 2], 0});
-      const int weights = g.add(std::move(w));
-      int last = -1;
-      for (int mb = r0; mb < r1; ++mb) {
-        SimTask c;
-        c.device = device;
-        c.lane = Lane::Compute;
-        c.label = stageName + " mb" + std::to_string(mb);
-        c.step = 0;
-        if (mb == r0)
-          c.deps.push_back({weights, 0});
-        // Input of this task, from the previous task of the micro-batch's chain.
-        int producer = -1, producerOut = -1, boundary = -1;
-        if (isFwd && j > 0) {
-          producer = fTask[static_cast<size_t>(j - 1)][static_cast<size_t>(mb)];
-          producerOut = fOut[static_cast<size_t>(j - 1)][static_cast<size_t>(mb)];
-          boundary = range.begin - 1;
-        } else if (!isFwd && j == 0 && f > 0) {
-          producer = fTask[static_cast<size_t>(f - 1)][static_cast<size_t>(mb)];
-          producerOut = fOut[static_cast<size_t>(f - 1)][static_cast<size_t>(mb)];
-          boundary = range.begin - 1;
-        } else if (!isFwd && j > 0) {
-          producer = bTask[static_cast<size_t>(j - 1)][static_cast<size_t>(mb)];
-          producerOut = bOut[static_cast<size_t>(j - 1)][static_cast<size_t>(mb)];
-          boundary = range.end - 1;
-        }
-        if (producer >= 0) {
-          if (g.task(producer).device == device) {
-            c.deps.push_back({producer, 0});
-          } else {
-            int in = addCopy(device, Lane::ActivationUpload, costs.hopLegMs(boundary),
-                             producerOut, c.label + " in");
-            c.deps.push_back({in, 0});
-          }
-        }
-        if (isFwd) {
-          c.durationMs = costs.fwd(range);
-          c.category = "forward";
-        } else if (j == 0) {
-          c.durationMs = costs.fwd(range) + costs.bwd(range);
-          c.category = "fused";
-        } else {
-          // Recomputation as the lead: it needs only the saved stage input (the output of
-          // layer begin - 1, saved to the host by the forward stage holding it).
-          c.leadMs = costs.recompute(range);
-          c.durationMs = c.leadMs + costs.bwd(range);
-          c.category = "backward";
-          c.leadLabel = "R" + std::to_string(j) + " mb" + std::to_string(mb);
-          c.leadCategory = "recompute";
-          int saver = forwardOf(range.begin - 1);
-          if (saver >= 0)
-            c.leadDeps.push_back({fTask[static_cast<size_t>(saver)][static_cast<size_t>(mb)],
-                                  2 * costs.hopLegMs(range.begin - 1)});
-        }
-        const std::string label = c.label;
-        const int task = g.add(std::move(c));
-        last = task;
-        // Output towards the next task of the chain (a forward output, or an input gradient).
-        bool hasConsumer = isFwd ? true : (j + 1 < b);
-        int out = -1;
-        if (hasConsumer) {
-          int outBoundary = isFwd ? range.end - 1 : range.begin - 1;
-          out = addCopy(device, Lane::Download, costs.hopLegMs(std::max(outBoundary, 0)), task,
-                        label + " out");
-        }
-        (isFwd ? fTask : bTask)[static_cast<size_t>(j)][static_cast<size_t>(mb)] = task;
-        (isFwd ? fOut : bOut)[static_cast<size_t>(j)][static_cast<size_t>(mb)] = out;
-      }
-      jobsHere.push_back(last);
-      if (!isFwd) {
-        SimTask gd;
-        gd.device = device;
-        gd.lane = Lane::Download;
-        gd.durationMs = costs.gradsMs(range);
-        gd.uplink = costs.d2hUplink();
-        gd.label = stageName + " grads";
-        gd.category = "gradients";
-        gd.deps.push_back({last, 0});
-        gradDownloads[static_cast<size_t>(j)].push_back(g.add(std::move(gd)));
-      }
-    }
-    if (r1 < m) {
-      // The next round starts on the GPU whose compute queue frees first (ties: lowest).
-      RP_ASSIGN_OR_RETURN(SimResult partial, simulate(g, n, "roundpipe"));
-      std::vector<double> free(static_cast<size_t>(n), 0.0);
-      for (int id = 0; id < g.size(); ++id)
-        if (g.task(id).lane == Lane::Compute)
-          free[static_cast<size_t>(g.task(id).device)] =
-              std::max(free[static_cast<size_t>(g.task(id).device)],
-                       partial.endMs[static_cast<size_t>(id)]);
-      g0 = static_cast<int>(std::min_element(free.begin(), free.end()) - free.begin());
-    }
-  }
-
-  // Synchronous AdamW on the host, per layer once all of its gradients are there, in dispatch
-  // order of the backward stages (the order gradients arrive), top layer first.
-  if (syncOptimizer && options.optimizerMsPerLayer > 0) {
-    for (int j = 0; j < b; ++j) {
-      LayerRange r = bwd[static_cast<size_t>(j)];
-      for (int l = r.end - 1; l >= r.begin; --l) {
-        SimTask t;
-        t.device = -1;
-        t.lane = Lane::Host;
-        t.durationMs = options.optimizerMsPerLayer;
-        t.label = "adamw layer " + std::to_string(l);
-        t.category = "optimizer";
-        for (int gd : gradDownloads[static_cast<size_t>(j)])
-          t.deps.push_back({gd, 0});
-        g.add(std::move(t));
-      }
-    }
-  }
-
-  BuiltSchedule out{std::move(g), {}};
+/// "S=5: forward 2,2 | backward 0+tail,2,2; rounds of 4 micro-batches".
+std::string describeRoundPipe(const std::vector<int> &forwardSizes,
+                              const std::vector<int> &backwardSizes, int perRound) {
   std::vector<std::string> fs, bs;
   for (int s : forwardSizes)
     fs.push_back(std::to_string(s));
   bs.push_back(std::to_string(backwardSizes[0] - 1) + "+tail");
   for (size_t j = 1; j < backwardSizes.size(); ++j)
     bs.push_back(std::to_string(backwardSizes[j]));
-  out.description = "S=" + std::to_string(f + b) + ": forward " + join(fs, ",") +
-                    " | backward " + join(bs, ",") + "; rounds of " +
-                    std::to_string(perRound) + " micro-batches";
+  return "S=" + std::to_string(forwardSizes.size() + backwardSizes.size()) + ": forward " +
+         join(fs, ",") + " | backward " + join(bs, ",") + "; rounds of " +
+         std::to_string(perRound) + " micro-batches";
+}
+
+/// The task graph of RoundPipe, built round by round: in each round, every stage's job in
+/// dispatch order (forward stages, then backward stages), each job its weight upload, per
+/// micro-batch its input copy, compute task and output copy, then (backward) its gradient
+/// download; finally the host optimizer.
+class RoundPipeBuilder {
+public:
+  RoundPipeBuilder(const Profile &profile, const CompareOptions &options, RoundPipeStages stages)
+      : costs_(profile, options), options_(options), fwd_(std::move(stages.fwd)),
+        bwd_(std::move(stages.bwd)), f_(static_cast<int>(fwd_.size())),
+        b_(static_cast<int>(bwd_.size())), n_(options.gpus), m_(options.microBatches),
+        fTask_(static_cast<size_t>(f_), std::vector<int>(m_, -1)),
+        fOut_(static_cast<size_t>(f_), std::vector<int>(m_, -1)),
+        bTask_(static_cast<size_t>(b_), std::vector<int>(m_, -1)),
+        bOut_(static_cast<size_t>(b_), std::vector<int>(m_, -1)),
+        lastJobTasks_(static_cast<size_t>(n_)), gradDownloads_(static_cast<size_t>(b_)) {}
+
+  StatusOr<TaskGraph> build(int perRound, bool syncOptimizer) {
+    int g0 = 0;
+    for (int r0 = 0; r0 < m_; r0 += perRound) {
+      const int r1 = std::min(r0 + perRound, m_);
+      for (int k = 0; k < f_ + b_; ++k)
+        addJob(jobAt(k, g0), r0, r1);
+      if (r1 < m_) {
+        RP_ASSIGN_OR_RETURN(g0, firstFreeGpu());
+      }
+    }
+    if (syncOptimizer && options_.optimizerMsPerLayer > 0)
+      addOptimizer();
+    return std::move(g_);
+  }
+
+private:
+  /// Job k of a round whose first GPU is g0: stage F_k (k < f) or B_{k - f}.
+  struct Job {
+    bool isFwd;
+    int j; // F_j or B_j
+    LayerRange range;
+    int device;
+    std::string stageName;
+  };
+
+  Job jobAt(int k, int g0) const {
+    const bool isFwd = k < f_;
+    const int j = isFwd ? k : k - f_;
+    const LayerRange range = isFwd ? fwd_[static_cast<size_t>(j)] : bwd_[static_cast<size_t>(j)];
+    return Job{isFwd, j, range, (g0 + k) % n_, (isFwd ? "F" : "B") + std::to_string(j)};
+  }
+
+  /// The job's weight upload, its compute tasks for micro-batches [r0, r1), its gradients.
+  void addJob(const Job &job, int r0, int r1) {
+    // Weights into the free slot: wait for the job two before on this GPU.
+    std::vector<int> &jobsHere = lastJobTasks_[static_cast<size_t>(job.device)];
+    const int weights = g_.add(copyTask(costs_, job.device, Lane::WeightUpload,
+                                        costs_.weightsMs(job.range), job.stageName + " weights",
+                                        "weights", jobsHere.size() >= 2 ? jobsHere.end()[-2] : -1));
+    int last = -1;
+    for (int mb = r0; mb < r1; ++mb)
+      last = addMicroBatch(job, mb, mb == r0 ? weights : -1);
+    jobsHere.push_back(last);
+    if (!job.isFwd)
+      gradDownloads_[static_cast<size_t>(job.j)].push_back(
+          g_.add(copyTask(costs_, job.device, Lane::Download, costs_.gradsMs(job.range),
+                          job.stageName + " grads", "gradients", last)));
+  }
+
+  /// Micro-batch mb's compute task of the job (after `weights` unless -1), with its input and
+  /// output copies; returns the compute task.
+  int addMicroBatch(const Job &job, int mb, int weights) {
+    SimTask c;
+    c.device = job.device;
+    c.lane = Lane::Compute;
+    c.label = job.stageName + " mb" + std::to_string(mb);
+    c.step = 0;
+    if (weights >= 0)
+      c.deps.push_back({weights, 0});
+    addInput(job, mb, c);
+    setWork(job, mb, c);
+    const std::string label = c.label;
+    const int task = g_.add(std::move(c));
+    // Output towards the next task of the chain (a forward output, or an input gradient).
+    int out = -1;
+    if (job.isFwd || job.j + 1 < b_) {
+      int outBoundary = job.isFwd ? job.range.end - 1 : job.range.begin - 1;
+      out = g_.add(copyTask(costs_, job.device, Lane::Download,
+                            costs_.hopLegMs(std::max(outBoundary, 0)), label + " out",
+                            "activations", task));
+    }
+    const size_t j = static_cast<size_t>(job.j), m = static_cast<size_t>(mb);
+    (job.isFwd ? fTask_ : bTask_)[j][m] = task;
+    (job.isFwd ? fOut_ : bOut_)[j][m] = out;
+    return task;
+  }
+
+  /// c's input, from the previous task of the micro-batch's chain: a dependency on it on the
+  /// same GPU, else on an upload (added now) of its outgoing copy.
+  void addInput(const Job &job, int mb, SimTask &c) {
+    const size_t m = static_cast<size_t>(mb);
+    int producer = -1, producerOut = -1, boundary = -1;
+    if (job.isFwd && job.j > 0) {
+      producer = fTask_[static_cast<size_t>(job.j - 1)][m];
+      producerOut = fOut_[static_cast<size_t>(job.j - 1)][m];
+      boundary = job.range.begin - 1;
+    } else if (!job.isFwd && job.j == 0 && f_ > 0) {
+      producer = fTask_[static_cast<size_t>(f_ - 1)][m];
+      producerOut = fOut_[static_cast<size_t>(f_ - 1)][m];
+      boundary = job.range.begin - 1;
+    } else if (!job.isFwd && job.j > 0) {
+      producer = bTask_[static_cast<size_t>(job.j - 1)][m];
+      producerOut = bOut_[static_cast<size_t>(job.j - 1)][m];
+      boundary = job.range.end - 1;
+    }
+    if (producer < 0)
+      return;
+    if (g_.task(producer).device == job.device) {
+      c.deps.push_back({producer, 0});
+      return;
+    }
+    int in = g_.add(copyTask(costs_, job.device, Lane::ActivationUpload, costs_.hopLegMs(boundary),
+                             c.label + " in", "activations", producerOut));
+    c.deps.push_back({in, 0});
+  }
+
+  /// c's duration and category; a backward stage's recomputation is its lead.
+  void setWork(const Job &job, int mb, SimTask &c) const {
+    if (job.isFwd) {
+      c.durationMs = costs_.fwd(job.range);
+      c.category = "forward";
+      return;
+    }
+    if (job.j == 0) {
+      c.durationMs = costs_.fwd(job.range) + costs_.bwd(job.range);
+      c.category = "fused";
+      return;
+    }
+    // Recomputation as the lead: it needs only the saved stage input (the output of
+    // layer begin - 1, saved to the host by the forward stage holding it).
+    c.leadMs = costs_.recompute(job.range);
+    c.durationMs = c.leadMs + costs_.bwd(job.range);
+    c.category = "backward";
+    c.leadLabel = "R" + std::to_string(job.j) + " mb" + std::to_string(mb);
+    c.leadCategory = "recompute";
+    int saver = forwardOf(job.range.begin - 1);
+    if (saver >= 0)
+      c.leadDeps.push_back({fTask_[static_cast<size_t>(saver)][static_cast<size_t>(mb)],
+                            2 * costs_.hopLegMs(job.range.begin - 1)});
+  }
+
+  /// Forward stage holding layer i (for a backward stage's saved input = output of layer i).
+  int forwardOf(int i) const {
+    for (int j = 0; j < f_; ++j)
+      if (fwd_[static_cast<size_t>(j)].begin <= i && i < fwd_[static_cast<size_t>(j)].end)
+        return j;
+    return -1;
+  }
+
+  /// The next round starts on the GPU whose compute queue frees first (ties: lowest).
+  StatusOr<int> firstFreeGpu() const {
+    RP_ASSIGN_OR_RETURN(SimResult partial, simulate(g_, n_, "roundpipe"));
+    std::vector<double> free(static_cast<size_t>(n_), 0.0);
+    for (int id = 0; id < g_.size(); ++id)
+      if (g_.task(id).lane == Lane::Compute)
+        free[static_cast<size_t>(g_.task(id).device)] = std::max(
+            free[static_cast<size_t>(g_.task(id).device)], partial.endMs[static_cast<size_t>(id)]);
+    return static_cast<int>(std::min_element(free.begin(), free.end()) - free.begin());
+  }
+
+  /// Synchronous AdamW on the host, per layer once all of its gradients are there, in dispatch
+  /// order of the backward stages (the order gradients arrive), top layer first.
+  void addOptimizer() {
+    for (int j = 0; j < b_; ++j) {
+      LayerRange r = bwd_[static_cast<size_t>(j)];
+      for (int l = r.end - 1; l >= r.begin; --l) {
+        SimTask t = adamwTask(l, options_.optimizerMsPerLayer);
+        for (int gd : gradDownloads_[static_cast<size_t>(j)])
+          t.deps.push_back({gd, 0});
+        g_.add(std::move(t));
+      }
+    }
+  }
+
+  const Costs costs_;
+  const CompareOptions &options_;
+  const std::vector<LayerRange> fwd_, bwd_;
+  const int f_, b_, n_, m_;
+  TaskGraph g_;
+  // Per stage and micro-batch: the compute task (forward ones: for saved inputs too) and the
+  // outgoing copy of the last task of the chain (forward stage j, then backward stage j).
+  std::vector<std::vector<int>> fTask_, fOut_, bTask_, bOut_;
+  std::vector<std::vector<int>> lastJobTasks_;  // per GPU: last compute task of each job
+  std::vector<std::vector<int>> gradDownloads_; // per backward stage
+};
+
+} // namespace
+
+StatusOr<BuiltSchedule> buildRoundPipe(const Profile &profile, const CompareOptions &options,
+                                       const std::vector<int> &forwardSizes,
+                                       const std::vector<int> &backwardSizes, bool syncOptimizer) {
+  RP_ASSIGN_OR_RETURN(
+      RoundPipeStages stages,
+      roundPipeStages(static_cast<int>(profile.layers.size()), forwardSizes, backwardSizes));
+  const int m = options.microBatches;
+  const int perRound = options.roundMicroBatches > 0 ? std::min(options.roundMicroBatches, m)
+                                                     : std::min(m, options.gpus);
+  RP_ASSIGN_OR_RETURN(
+      TaskGraph g,
+      RoundPipeBuilder(profile, options, std::move(stages)).build(perRound, syncOptimizer));
+  BuiltSchedule out{std::move(g), {}};
+  out.description = describeRoundPipe(forwardSizes, backwardSizes, perRound);
   return out;
 }
 

@@ -50,78 +50,99 @@ Status checkDeps(const std::vector<Dep> &deps, int id, const SimTask &t, int siz
   return Status();
 }
 
-} // namespace
+Status checkTask(const SimTask &t, int id, int size, int numDevices) {
+  bool host = t.lane == Lane::Host;
+  if (host ? t.device != -1 : (t.device < 0 || t.device >= numDevices))
+    return invalidArgument(taskName(t, id) + ": device " + std::to_string(t.device) +
+                           " is not valid for lane '" + laneName(t.lane) + "' with " +
+                           std::to_string(numDevices) + " devices");
+  if (!(t.durationMs >= 0) || !std::isfinite(t.durationMs))
+    return invalidArgument(taskName(t, id) + ": negative or non-finite duration");
+  if (!(t.leadMs >= 0) || t.leadMs > t.durationMs)
+    return invalidArgument(taskName(t, id) + ": lead must lie in [0, duration]");
+  RP_RETURN_IF_ERROR(checkDeps(t.deps, id, t, size));
+  RP_RETURN_IF_ERROR(checkDeps(t.leadDeps, id, t, size));
+  if (t.uplink < -1)
+    return invalidArgument(taskName(t, id) + ": uplink index must be >= -1");
+  return Status();
+}
 
-StatusOr<SimResult> simulate(const TaskGraph &graph, int numDevices, const std::string &schedule) {
-  const int n = graph.size();
-  if (numDevices < 1)
-    return invalidArgument("simulate: numDevices must be >= 1, got " +
-                           std::to_string(numDevices));
-
-  // Validate and group tasks into queues keyed by (device, lane), in insertion order.
-  std::map<std::pair<int, int>, std::vector<int>> queueMap;
+/// The graph's tasks grouped into queues ordered by (device, lane), each in insertion order.
+struct Queues {
+  std::vector<std::vector<int>> ids;
   int numUplinks = 0;
-  for (int id = 0; id < n; ++id) {
+};
+
+/// Validates every task (errors as simulate()) and groups them into queues.
+StatusOr<Queues> groupQueues(const TaskGraph &graph, int numDevices) {
+  std::map<std::pair<int, int>, std::vector<int>> queueMap;
+  Queues queues;
+  for (int id = 0; id < graph.size(); ++id) {
     const SimTask &t = graph.task(id);
-    bool host = t.lane == Lane::Host;
-    if (host ? t.device != -1 : (t.device < 0 || t.device >= numDevices))
-      return invalidArgument(taskName(t, id) + ": device " + std::to_string(t.device) +
-                             " is not valid for lane '" + laneName(t.lane) + "' with " +
-                             std::to_string(numDevices) + " devices");
-    if (!(t.durationMs >= 0) || !std::isfinite(t.durationMs))
-      return invalidArgument(taskName(t, id) + ": negative or non-finite duration");
-    if (!(t.leadMs >= 0) || t.leadMs > t.durationMs)
-      return invalidArgument(taskName(t, id) + ": lead must lie in [0, duration]");
-    RP_RETURN_IF_ERROR(checkDeps(t.deps, id, t, n));
-    RP_RETURN_IF_ERROR(checkDeps(t.leadDeps, id, t, n));
-    if (t.uplink < -1)
-      return invalidArgument(taskName(t, id) + ": uplink index must be >= -1");
-    numUplinks = std::max(numUplinks, t.uplink + 1);
+    RP_RETURN_IF_ERROR(checkTask(t, id, graph.size(), numDevices));
+    queues.numUplinks = std::max(queues.numUplinks, t.uplink + 1);
     queueMap[{t.device, static_cast<int>(t.lane)}].push_back(id);
   }
-  std::vector<std::vector<int>> queues;
-  std::vector<std::pair<int, int>> queueKeys;
-  for (auto &[key, ids] : queueMap) {
-    queueKeys.push_back(key);
-    queues.push_back(std::move(ids));
+  for (auto &[key, ids] : queueMap)
+    queues.ids.push_back(std::move(ids));
+  return queues;
+}
+
+/// Commits the queue heads in order of their earliest start (see the file comment), filling
+/// the start and end of every task.
+class ListScheduler {
+public:
+  ListScheduler(const TaskGraph &graph, Queues queues, SimResult &result)
+      : graph_(graph), queues_(std::move(queues.ids)), result_(result), head_(queues_.size(), 0),
+        queueFree_(queues_.size(), 0.0), uplinkFree_(static_cast<size_t>(queues.numUplinks), 0.0) {
+    result_.startMs.assign(static_cast<size_t>(graph.size()), kUnset);
+    result_.endMs.assign(static_cast<size_t>(graph.size()), kUnset);
   }
 
-  const double kUnset = -1;
-  SimResult result;
-  result.startMs.assign(static_cast<size_t>(n), kUnset);
-  result.endMs.assign(static_cast<size_t>(n), kUnset);
-  std::vector<size_t> head(queues.size(), 0);
-  std::vector<double> queueFree(queues.size(), 0.0);
-  std::vector<double> uplinkFree(static_cast<size_t>(numUplinks), 0.0);
+  /// Internal error on a deadlock.
+  Status run(const std::string &schedule) {
+    for (int committed = 0; committed < graph_.size(); ++committed) {
+      double start = 0;
+      const int q = pickQueue(start);
+      if (q < 0)
+        return internal("simulate '" + schedule +
+                        "': deadlock; waiting queue heads: " + waitingHeads());
+      commit(static_cast<size_t>(q), start);
+    }
+    return Status();
+  }
 
-  // Earliest start of task `id` (its queue head), or -1 while a dependency is uncommitted.
-  auto earliestStart = [&](int id, double queueFreeMs) -> double {
-    const SimTask &t = graph.task(id);
+private:
+  static constexpr double kUnset = -1;
+
+  /// Earliest start of task `id` (its queue head), or -1 while a dependency is uncommitted.
+  double earliestStart(int id, double queueFreeMs) const {
+    const SimTask &t = graph_.task(id);
     double start = queueFreeMs;
     if (t.uplink >= 0)
-      start = std::max(start, uplinkFree[static_cast<size_t>(t.uplink)]);
+      start = std::max(start, uplinkFree_[static_cast<size_t>(t.uplink)]);
     for (const Dep &d : t.leadDeps) {
-      double e = result.endMs[static_cast<size_t>(d.task)];
+      double e = result_.endMs[static_cast<size_t>(d.task)];
       if (e < 0)
         return kUnset;
       start = std::max(start, e + d.latencyMs);
     }
     for (const Dep &d : t.deps) {
-      double e = result.endMs[static_cast<size_t>(d.task)];
+      double e = result_.endMs[static_cast<size_t>(d.task)];
       if (e < 0)
         return kUnset;
       start = std::max(start, e + d.latencyMs - t.leadMs);
     }
     return start;
-  };
+  }
 
-  for (int committed = 0; committed < n; ++committed) {
+  /// The queue whose head can start first and that start, or -1 when no head can.
+  int pickQueue(double &bestStart) const {
     int bestQueue = -1;
-    double bestStart = 0;
-    for (size_t q = 0; q < queues.size(); ++q) {
-      if (head[q] >= queues[q].size())
+    for (size_t q = 0; q < queues_.size(); ++q) {
+      if (head_[q] >= queues_[q].size())
         continue;
-      double s = earliestStart(queues[q][head[q]], queueFree[q]);
+      double s = earliestStart(queues_[q][head_[q]], queueFree_[q]);
       if (s < 0)
         continue;
       // Queues are ordered by (device, lane), so the first minimum wins ties as documented.
@@ -130,43 +151,69 @@ StatusOr<SimResult> simulate(const TaskGraph &graph, int numDevices, const std::
         bestStart = s;
       }
     }
-    if (bestQueue < 0) {
-      std::string waiting;
-      for (size_t q = 0; q < queues.size(); ++q) {
-        if (head[q] >= queues[q].size())
-          continue;
-        int id = queues[q][head[q]];
-        if (!waiting.empty())
-          waiting += ", ";
-        waiting += taskName(graph.task(id), id);
-      }
-      return internal("simulate '" + schedule + "': deadlock; waiting queue heads: " + waiting);
-    }
-    size_t q = static_cast<size_t>(bestQueue);
-    int id = queues[q][head[q]];
-    const SimTask &t = graph.task(id);
-    double end = bestStart + t.durationMs;
-    result.startMs[static_cast<size_t>(id)] = bestStart;
-    result.endMs[static_cast<size_t>(id)] = end;
-    queueFree[q] = end;
-    if (t.uplink >= 0)
-      uplinkFree[static_cast<size_t>(t.uplink)] = end;
-    ++head[q];
+    return bestQueue;
   }
 
-  Timeline &tl = result.timeline;
-  tl.schedule = schedule;
-  tl.numDevices = numDevices;
-  for (int id = 0; id < n; ++id) {
+  /// "task 3 ('F0 mb1'), task 7" for the heads of the unfinished queues.
+  std::string waitingHeads() const {
+    std::string waiting;
+    for (size_t q = 0; q < queues_.size(); ++q) {
+      if (head_[q] >= queues_[q].size())
+        continue;
+      int id = queues_[q][head_[q]];
+      if (!waiting.empty())
+        waiting += ", ";
+      waiting += taskName(graph_.task(id), id);
+    }
+    return waiting;
+  }
+
+  void commit(size_t q, double start) {
+    int id = queues_[q][head_[q]];
+    const SimTask &t = graph_.task(id);
+    double end = start + t.durationMs;
+    result_.startMs[static_cast<size_t>(id)] = start;
+    result_.endMs[static_cast<size_t>(id)] = end;
+    queueFree_[q] = end;
+    if (t.uplink >= 0)
+      uplinkFree_[static_cast<size_t>(t.uplink)] = end;
+    ++head_[q];
+  }
+
+  const TaskGraph &graph_;
+  const std::vector<std::vector<int>> queues_;
+  SimResult &result_;
+  std::vector<size_t> head_;
+  std::vector<double> queueFree_;
+  std::vector<double> uplinkFree_;
+};
+
+/// One span per non-empty part (lead, rest) of each task, in task order.
+void fillTimeline(const TaskGraph &graph, SimResult &result) {
+  for (int id = 0; id < graph.size(); ++id) {
     const SimTask &t = graph.task(id);
     double s = result.startMs[static_cast<size_t>(id)];
     double e = result.endMs[static_cast<size_t>(id)];
     if (t.leadMs > 0)
-      tl.spans.push_back(Span{t.device, t.lane, s, s + t.leadMs, t.leadLabel, t.leadCategory,
-                              t.step});
+      result.timeline.spans.push_back(
+          Span{t.device, t.lane, s, s + t.leadMs, t.leadLabel, t.leadCategory, t.step});
     if (t.durationMs - t.leadMs > 0)
-      tl.spans.push_back(Span{t.device, t.lane, s + t.leadMs, e, t.label, t.category, t.step});
+      result.timeline.spans.push_back(
+          Span{t.device, t.lane, s + t.leadMs, e, t.label, t.category, t.step});
   }
+}
+
+} // namespace
+
+StatusOr<SimResult> simulate(const TaskGraph &graph, int numDevices, const std::string &schedule) {
+  if (numDevices < 1)
+    return invalidArgument("simulate: numDevices must be >= 1, got " + std::to_string(numDevices));
+  RP_ASSIGN_OR_RETURN(Queues queues, groupQueues(graph, numDevices));
+  SimResult result;
+  RP_RETURN_IF_ERROR(ListScheduler(graph, std::move(queues), result).run(schedule));
+  result.timeline.schedule = schedule;
+  result.timeline.numDevices = numDevices;
+  fillTimeline(graph, result);
   return result;
 }
 

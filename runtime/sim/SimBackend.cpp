@@ -9,8 +9,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <queue>
 #include <tuple>
 
 namespace rp::runtime {
@@ -582,257 +580,115 @@ Status SimBackend::finish() {
 }
 
 //===----------------------------------------------------------------------===//
-// Virtual time (discrete-event simulation of the recorded graph)
+// Virtual time (runtime/sim/StreamEngine.h simulates the recorded graph)
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-struct Action {
-  double time;
-  int phase; // 0: queue progress; 1: link arbitration (after every arrival at the same time)
-  uint64_t seq;
-  int type;
-  int index;
-  uint64_t version;
-  bool operator>(const Action &o) const {
-    return std::tie(time, phase, seq) > std::tie(o.time, o.phase, o.seq);
-  }
-};
-
-} // namespace
-
-rp::sim::Timeline SimBackend::timeline() {
-  std::lock_guard<std::mutex> lock(mutex_);
+rp::sim::StreamGraph SimBackend::streamGraph() const {
   const int N = config_.devices;
-  const size_t numQueues = queues_.size();
-  const double linkRate = (config_.linkGbps > 0 ? config_.linkGbps : config_.target.pcieGbps) * 1e6;
-  const double uplinkRate = config_.hostUplinkGbps * 1e6; // bytes per ms; 0: none
+  rp::sim::StreamGraph graph;
+  graph.numEvents = nextEvent_;
+  graph.linkGbps = config_.linkGbps > 0 ? config_.linkGbps : config_.target.pcieGbps;
+  graph.uplinkGbps = config_.hostUplinkGbps;
+  // Links: device d's H2D is 2d, its D2H 2d + 1. With a host uplink, groups of
+  // devicesPerUplink devices (0: all) share one per direction: group 2k + direction.
   const int perUplink = config_.devicesPerUplink > 0 ? config_.devicesPerUplink : N;
-
-  enum { Advance = 0, Complete = 1, CopyDone = 2, Arbitrate = 3 };
-  struct QueueState {
-    size_t next = 0;
-    bool running = false;
-    double start = 0;
-  };
-  struct Link {
-    int active = -1; // queue index of the copy in flight
-    std::vector<std::pair<double, int>> waiting; // (ready time, queue)
-    double remaining = 0, rate = 0, last = 0;
-    uint64_t version = 0;
-    int group = -1; // uplink group (index into groups), -1: none
-  };
-  std::vector<QueueState> qs(numQueues);
-  std::vector<double> evTime(static_cast<size_t>(nextEvent_), 0);
-  std::vector<char> evDone(static_cast<size_t>(nextEvent_), 0);
-  std::vector<std::vector<int>> evWaiters(static_cast<size_t>(nextEvent_));
-  // Links: device d's H2D is 2d, its D2H 2d + 1.
-  std::vector<Link> links(static_cast<size_t>(2 * N));
-  const int numGroups = (N + perUplink - 1) / perUplink;
-  std::vector<std::vector<int>> groups(static_cast<size_t>(2 * numGroups)); // active links
-  if (uplinkRate > 0)
+  graph.linkUplink.assign(static_cast<size_t>(2 * N), -1);
+  if (config_.hostUplinkGbps > 0)
     for (int d = 0; d < N; ++d)
       for (int dir = 0; dir < 2; ++dir)
-        links[static_cast<size_t>(2 * d + dir)].group = 2 * (d / perUplink) + dir;
-
-  std::priority_queue<Action, std::vector<Action>, std::greater<Action>> heap;
-  uint64_t seq = 0;
-  auto schedule = [&](double t, int phase, int type, int index, uint64_t version = 0) {
-    heap.push(Action{t, phase, seq++, type, index, version});
-  };
-  auto linkOf = [&](int q) {
-    const QueueOps &ops = *queues_[static_cast<size_t>(q)];
-    return 2 * ops.device + (ops.lane == Lane::Download ? 1 : 0);
-  };
-
-  struct Done {
-    int queue;
-    size_t op;
-    double start, end;
-  };
-  std::vector<Done> done;
-
-  auto rescheduleGroup = [&](int g, double now) {
-    std::vector<int> &active = groups[static_cast<size_t>(g)];
-    const double rate =
-        std::min(linkRate, uplinkRate / static_cast<double>(std::max<size_t>(active.size(), 1)));
-    for (int li : active) {
-      Link &link = links[static_cast<size_t>(li)];
-      link.remaining = std::max(0.0, link.remaining - link.rate * (now - link.last));
-      link.last = now;
-      link.rate = rate;
-      ++link.version;
-      schedule(now + link.remaining / link.rate, 0, CopyDone, li, link.version);
-    }
-  };
-
-  std::function<void(int, double)> advance = [&](int q, double now) {
-    QueueState &s = qs[static_cast<size_t>(q)];
-    const std::vector<Op> &ops = queues_[static_cast<size_t>(q)]->ops;
-    if (s.running)
-      return;
-    while (s.next < ops.size()) {
-      const Op &op = ops[s.next];
+        graph.linkUplink[static_cast<size_t>(2 * d + dir)] = 2 * (d / perUplink) + dir;
+  for (const std::unique_ptr<QueueOps> &q : queues_) {
+    rp::sim::StreamQueue &sq = graph.queues.emplace_back();
+    if (q->device >= 0)
+      sq.link = 2 * q->device + (q->lane == Lane::Download ? 1 : 0);
+    for (const Op &op : q->ops) {
+      rp::sim::StreamOp &so = sq.ops.emplace_back();
       switch (op.kind) {
-      case Op::Wait: {
-        const size_t id = static_cast<size_t>(op.event->id);
-        if (!evDone[id]) {
-          evWaiters[id].push_back(q);
-          return;
-        }
-        ++s.next;
-        continue;
-      }
-      case Op::Record: {
-        const size_t id = static_cast<size_t>(op.event->id);
-        if (!evDone[id]) {
-          evDone[id] = 1;
-          evTime[id] = now;
-          for (int w : evWaiters[id])
-            schedule(now, 0, Advance, w);
-          evWaiters[id].clear();
-        }
-        ++s.next;
-        continue;
-      }
+      case Op::Wait:
+      case Op::Record:
+        so.kind = op.kind == Op::Wait ? rp::sim::StreamOp::Wait : rp::sim::StreamOp::Record;
+        so.event = op.event->id;
+        break;
       case Op::Compute:
       case Op::Work:
-        s.running = true;
-        s.start = now;
-        schedule(now + op.ms, 0, Complete, q);
-        return;
-      case Op::Copy: {
-        s.running = true;
-        const int li = linkOf(q);
-        links[static_cast<size_t>(li)].waiting.push_back({now, q});
-        schedule(now, 1, Arbitrate, li);
-        return;
-      }
-      }
-    }
-  };
-
-  for (size_t q = 0; q < numQueues; ++q)
-    schedule(0, 0, Advance, static_cast<int>(q));
-  while (!heap.empty()) {
-    const Action a = heap.top();
-    heap.pop();
-    const double now = a.time;
-    switch (a.type) {
-    case Advance:
-      advance(a.index, now);
-      break;
-    case Complete: {
-      QueueState &s = qs[static_cast<size_t>(a.index)];
-      done.push_back({a.index, s.next, s.start, now});
-      ++s.next;
-      s.running = false;
-      advance(a.index, now);
-      break;
-    }
-    case Arbitrate: {
-      Link &link = links[static_cast<size_t>(a.index)];
-      if (link.active >= 0 || link.waiting.empty())
+        so.kind = rp::sim::StreamOp::Busy;
+        so.ms = op.ms;
         break;
-      // First come, first served; at equal times activations before weights.
-      auto best = std::min_element(link.waiting.begin(), link.waiting.end(),
-                                   [&](const auto &x, const auto &y) {
-                                     return std::make_pair(x.first, x.second) <
-                                            std::make_pair(y.first, y.second);
-                                   });
-      const int q = best->second;
-      link.waiting.erase(best);
-      QueueState &s = qs[static_cast<size_t>(q)];
-      s.start = now;
-      link.active = q;
-      link.remaining = queues_[static_cast<size_t>(q)]->ops[s.next].bytes;
-      link.last = now;
-      ++link.version;
-      if (link.group >= 0) {
-        groups[static_cast<size_t>(link.group)].push_back(a.index);
-        rescheduleGroup(link.group, now);
-      } else {
-        link.rate = linkRate;
-        schedule(now + link.remaining / link.rate, 0, CopyDone, a.index, link.version);
-      }
-      break;
-    }
-    case CopyDone: {
-      Link &link = links[static_cast<size_t>(a.index)];
-      if (a.version != link.version || link.active < 0)
+      case Op::Copy:
+        so.kind = rp::sim::StreamOp::Copy;
+        so.bytes = op.bytes;
         break;
-      const int q = link.active;
-      link.active = -1;
-      ++link.version;
-      if (link.group >= 0) {
-        std::vector<int> &active = groups[static_cast<size_t>(link.group)];
-        active.erase(std::find(active.begin(), active.end(), a.index));
-        rescheduleGroup(link.group, now);
       }
-      QueueState &s = qs[static_cast<size_t>(q)];
-      done.push_back({q, s.next, s.start, now});
-      ++s.next;
-      s.running = false;
-      advance(q, now);
-      schedule(now, 1, Arbitrate, a.index);
-      break;
-    }
     }
   }
+  return graph;
+}
 
+rp::sim::Timeline SimBackend::timelineOf(std::vector<rp::sim::StreamSpan> done) const {
   rp::sim::Timeline out;
   out.schedule = std::string("roundpipe-") +
                  (plan_ && plan_->config().update() == pb::ASYNC ? "async" : "sync");
-  out.numDevices = N;
-  std::sort(done.begin(), done.end(), [&](const Done &a, const Done &b) {
+  out.numDevices = config_.devices;
+  using rp::sim::StreamSpan;
+  std::sort(done.begin(), done.end(), [&](const StreamSpan &a, const StreamSpan &b) {
     const QueueOps &qa = *queues_[static_cast<size_t>(a.queue)];
     const QueueOps &qb = *queues_[static_cast<size_t>(b.queue)];
-    return std::make_tuple(static_cast<int>(qa.lane), qa.device, a.start, a.queue, a.op) <
-           std::make_tuple(static_cast<int>(qb.lane), qb.device, b.start, b.queue, b.op);
+    return std::make_tuple(static_cast<int>(qa.lane), qa.device, a.startMs, a.queue, a.op) <
+           std::make_tuple(static_cast<int>(qb.lane), qb.device, b.startMs, b.queue, b.op);
   });
-  for (const Done &d : done) {
-    QueueOps &q = *queues_[static_cast<size_t>(d.queue)];
+  for (const StreamSpan &d : done) {
+    const QueueOps &q = *queues_[static_cast<size_t>(d.queue)];
     const Op &op = q.ops[d.op];
     Span span;
     span.device = q.device;
     span.lane = q.lane;
-    span.startMs = d.start;
-    span.endMs = d.end;
+    span.startMs = d.startMs;
+    span.endMs = d.endMs;
     span.label = op.label;
     span.category = op.category;
     span.step = static_cast<int>(op.step);
     out.spans.push_back(span);
   }
-
-  if (trace_ && trace_->enabled()) {
-    // Each queue's spans once, in queue order (later calls add the spans of later commands).
-    std::vector<std::vector<const Done *>> byQueue(numQueues);
-    for (const Done &d : done)
-      byQueue[static_cast<size_t>(d.queue)].push_back(&d);
-    for (size_t i = 0; i < numQueues; ++i) {
-      QueueOps &q = *queues_[i];
-      if (byQueue[i].empty())
-        continue;
-      if (q.track == 0)
-        q.track = trace_->track(q.device == -2 ? std::string("host weights writer")
-                                : q.device < 0 ? std::string("host optimizer")
-                                               : "gpu" + std::to_string(q.device) + " " +
-                                                     queueName(static_cast<Queue>(q.lane)));
-      std::sort(byQueue[i].begin(), byQueue[i].end(),
-                [](const Done *a, const Done *b) { return a->op < b->op; });
-      size_t last = q.traced;
-      for (const Done *d : byQueue[i]) {
-        if (d->op < q.traced)
-          continue;
-        const Op &op = q.ops[d->op];
-        trace_->complete(q.track, op.label, op.category, d->start * 1000,
-                         (d->end - d->start) * 1000, {{"step", std::to_string(op.step)}});
-        last = d->op + 1;
-      }
-      q.traced = last;
-    }
-  }
   return out;
+}
+
+void SimBackend::traceSpans(const std::vector<rp::sim::StreamSpan> &done) {
+  if (!trace_ || !trace_->enabled())
+    return;
+  // Each queue's spans once, in queue order (later calls add the spans of later commands).
+  std::vector<std::vector<const rp::sim::StreamSpan *>> byQueue(queues_.size());
+  for (const rp::sim::StreamSpan &d : done)
+    byQueue[static_cast<size_t>(d.queue)].push_back(&d);
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    QueueOps &q = *queues_[i];
+    if (byQueue[i].empty())
+      continue;
+    if (q.track == 0)
+      q.track = trace_->track(q.device == -2 ? std::string("host weights writer")
+                              : q.device < 0 ? std::string("host optimizer")
+                                             : "gpu" + std::to_string(q.device) + " " +
+                                                   queueName(static_cast<Queue>(q.lane)));
+    std::sort(
+        byQueue[i].begin(), byQueue[i].end(),
+        [](const rp::sim::StreamSpan *a, const rp::sim::StreamSpan *b) { return a->op < b->op; });
+    size_t last = q.traced;
+    for (const rp::sim::StreamSpan *d : byQueue[i]) {
+      if (d->op < q.traced)
+        continue;
+      const Op &op = q.ops[d->op];
+      trace_->complete(q.track, op.label, op.category, d->startMs * 1000,
+                       (d->endMs - d->startMs) * 1000, {{"step", std::to_string(op.step)}});
+      last = d->op + 1;
+    }
+    q.traced = last;
+  }
+}
+
+rp::sim::Timeline SimBackend::timeline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<rp::sim::StreamSpan> done = rp::sim::simulateStreams(streamGraph());
+  traceSpans(done); // spans in queue order: the order of `done` does not matter
+  return timelineOf(std::move(done));
 }
 
 } // namespace rp::runtime

@@ -17,13 +17,13 @@
 //    resolved (e.g. while its queue waits behind an optimizer signal not yet given), then
 //    returns; finish() blocks until every device queue is resolved.
 //  - virtual time (timeline()): a discrete-event simulation of the whole graph in virtual
-//    time order. A command starts when its queue is free and the events it waits for have
-//    completed; a device command also not before the issuing host thread's virtual time
-//    (its clock advances only through hostWait and hostWork), so the dispatcher blocking on
-//    a loss delays the work it issues afterwards exactly as on real hardware. Recorded
-//    events complete when their queue reaches them, host events at the signalling thread's
-//    clock. Virtual times depend only on each thread's program order, never on real thread
-//    timing: the simulation is deterministic.
+//    time order (runtime/sim/StreamEngine.h, which also models the copy links). A command
+//    starts when its queue is free and the events it waits for have completed; a device
+//    command also not before the issuing host thread's virtual time (its clock advances only
+//    through hostWait and hostWork), so the dispatcher blocking on a loss delays the work it
+//    issues afterwards exactly as on real hardware. Recorded events complete when their queue
+//    reaches them, host events at the signalling thread's clock. Virtual times depend only on
+//    each thread's program order, never on real thread timing: the simulation is deterministic.
 //
 // Costs (all per command; GB/s = 1e9 bytes/s, so bytes / (GB/s x 1e6) = ms):
 //  - call: the layer profile (--profile, runtime/partition/Profile.h), charged as the
@@ -66,6 +66,7 @@
 
 #include "runtime/exec/Backend.h"
 #include "runtime/partition/Profile.h"
+#include "runtime/sim/StreamEngine.h"
 #include "runtime/sim/Timeline.h"
 
 #include <condition_variable>
@@ -159,6 +160,11 @@ private:
   void issueCopy(int device, Queue queue, int64_t bytes, std::string label, const char *category);
   void resolve(int queue); // live pass from `queue`, lock held
   double copyMs(int64_t bytes) const;
+  // timeline(), lock held: the recorded queues as the engine's input, the engine's spans as a
+  // Timeline (sorted by lane, device, start), and the spans not yet traced to the recorder.
+  rp::sim::StreamGraph streamGraph() const;
+  rp::sim::Timeline timelineOf(std::vector<rp::sim::StreamSpan> done) const;
+  void traceSpans(const std::vector<rp::sim::StreamSpan> &done);
 
   SimConfig config_;
   const rp::plan::Plan *plan_ = nullptr;

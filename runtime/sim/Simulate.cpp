@@ -248,7 +248,8 @@ std::map<int, double> stepEnds(const sim::Timeline &t) {
   return ends;
 }
 
-Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
+/// Reads and validates the plan; --update and --micro-batches must be the plan's.
+StatusOr<pb::Plan> readSimulatedPlan(const SimulateOptions &o) {
   RP_ASSIGN_OR_RETURN(pb::Plan plan, readPlanFile(o.planPath));
   if (Status valid = validatePlan(plan); !valid.ok())
     return Status(valid.code(), o.planPath + ": " + valid.message());
@@ -262,9 +263,13 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
                            ": the plan was compiled for " + std::to_string(cfg.micro_batches()) +
                            " (recompile with rpc-compile --micro-batches, or simulate a profile "
                            "without a plan)");
+  return plan;
+}
 
+/// The simulated machine of the options (the plan's pool unless --gpus), validated.
+StatusOr<SimConfig> planSimConfig(const SimulateOptions &o, const pb::Plan &plan) {
   SimConfig config;
-  config.devices = o.gpus > 0 ? o.gpus : static_cast<int>(cfg.gpus());
+  config.devices = o.gpus > 0 ? o.gpus : static_cast<int>(plan.config().gpus());
   if (!o.profilePath.empty()) {
     RP_ASSIGN_OR_RETURN(part::Profile profile, part::loadProfile(o.profilePath));
     config.profile = std::move(profile);
@@ -280,33 +285,163 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
     return invalidArgument(o.profilePath + ": the profile has " +
                            std::to_string(config.profile->layers.size()) + " layers, the plan " +
                            std::to_string(plan.layers_size()) + " (a profile of another model?)");
+  return config;
+}
+
+/// The comparison's options on the plan's costs: its pool and partition, one job per stage over
+/// all M micro-batches (the executor), the mean host AdamW time per layer.
+sim::CompareOptions planCompareOptions(const pb::Plan &plan, const SimConfig &config) {
+  sim::CompareOptions copts;
+  copts.gpus = config.devices;
+  copts.microBatches = static_cast<int>(plan.config().micro_batches());
+  copts.linkGbps = config.linkGbps > 0 ? config.linkGbps : config.target.pcieGbps;
+  copts.hostUplinkGbps = config.hostUplinkGbps;
+  copts.gpuMemoryBytes = config.target.memoryBytes;
+  copts.roundMicroBatches = copts.microBatches; // one job per stage over all M (the executor)
+  double adamwMs = 0;
+  int layers = 0;
+  for (const pb::Layer &layer : plan.layers()) {
+    double bytes = 0;
+    for (int pi : layer.params())
+      if (plan.params(pi).trainable())
+        bytes += 4.0 * static_cast<double>(
+                           tensorTypeElements(plan.params(pi).type(), "param").valueOr(0));
+    adamwMs += config.optimizerMs ? (bytes > 0 ? *config.optimizerMs : 0)
+                                  : bytes / (config.adamwGbps * 1e6);
+    ++layers;
+  }
+  copts.optimizerMsPerLayer = layers ? adamwMs / layers : 0;
+  for (const pb::Stage &st : plan.stages())
+    (st.kind() == pb::FORWARD ? copts.roundPipeForward : copts.roundPipeBackward)
+        .push_back(st.end() - st.begin());
+  return copts;
+}
+
+/// Runs `steps` iterations as rp-run trains (dispatch step k, then read step k-1's losses).
+Status runSteps(Executor &executor, int64_t steps) {
+  auto failed = [](int64_t step, const Status &s) {
+    return internal("the simulated run failed at step " + std::to_string(step + 1) + ": " +
+                    s.message());
+  };
+  for (int64_t k = 0; k < steps; ++k) {
+    Status s = executor.waitInputsWritable(k);
+    if (s.ok())
+      s = executor.dispatch(k, steps);
+    if (s.ok() && k > 0)
+      s = executor.losses(k - 1).status();
+    if (!s.ok())
+      return failed(k, s);
+  }
+  if (Status s = executor.drain(); !s.ok())
+    return failed(steps - 1, s);
+  return okStatus();
+}
+
+/// The steady-state measures of a simulated run (Simulate.h).
+struct StepMeasure {
+  int last = 0;      ///< The last step (0-based).
+  double stepMs = 0; ///< End of the last step minus the end of the one before.
+  sim::TimelineStats whole, steady;
+};
+
+StepMeasure measureSteps(const sim::Timeline &timeline, int64_t steps) {
+  StepMeasure m;
+  const std::map<int, double> ends = stepEnds(timeline);
+  m.last = static_cast<int>(steps - 1);
+  const double end = ends.count(m.last) ? ends.at(m.last) : 0;
+  const double begin = m.last > 0 && ends.count(m.last - 1) ? ends.at(m.last - 1) : 0;
+  m.stepMs = end - begin;
+  m.whole = sim::computeStats(timeline);
+  m.steady = sim::computeStats(window(timeline, begin, end));
+  return m;
+}
+
+/// Tokens per iteration: batch x seq of the plan's token input x M (0 without one).
+int64_t tokensPerStep(const pb::Plan &plan) {
+  for (const PlanInput &in : analyzeInputs(plan))
+    if (in.role == InputRole::Tokens && in.shape.size() == 2)
+      return in.shape[0] * in.shape[1] * plan.config().micro_batches();
+  return 0;
+}
+
+void printPlanReport(std::FILE *out, const SimulateOptions &o, const pb::Plan &plan,
+                     const SimConfig &config, const std::string &planMode, const StepMeasure &m) {
+  const int64_t tokens = tokensPerStep(plan);
+  const double link = config.linkGbps > 0 ? config.linkGbps : config.target.pcieGbps;
+  std::fprintf(out,
+               "rp-run: simulated %s: %d stages, %lld micro-batches, %s updates, %lld steps on %d "
+               "virtual GPUs\n",
+               o.planPath.c_str(), plan.stages_size(),
+               static_cast<long long>(plan.config().micro_batches()), planMode.c_str(),
+               static_cast<long long>(o.steps), config.devices);
+  std::fprintf(out, "rp-run: costs: %s; target %s (%s TFLOP/s, %s GB/s HBM); link %s GB/s per "
+                    "direction%s\n",
+               config.profile ? ("profile " + o.profilePath).c_str()
+                              : "roofline of the plan's instructions",
+               config.target.name.c_str(), fixed(config.target.peakTflops, 0).c_str(),
+               fixed(config.target.hbmGbps, 0).c_str(), fixed(link, 1).c_str(),
+               config.hostUplinkGbps > 0
+                   ? (", shared host uplink " + fixed(config.hostUplinkGbps, 1) + " GB/s").c_str()
+                   : "");
+  std::fprintf(
+      out, "rp-run: step time %s (steady state: step %d ends %s after step %d)%s\n",
+      ms(m.stepMs).c_str(), m.last + 1, ms(m.stepMs).c_str(), m.last,
+      tokens > 0 && m.stepMs > 0
+          ? (", " + fixed(static_cast<double>(tokens) / (m.stepMs / 1000), 0) + " tokens/s").c_str()
+          : "");
+  printStats(out, m.steady, ("step " + std::to_string(m.last + 1)).c_str());
+  std::fprintf(out,
+               "rp-run: whole run (%lld steps): makespan %s, bubble %s%%, exposed transfer "
+               "%s%%, host optimizer busy %s\n",
+               static_cast<long long>(o.steps), ms(m.whole.makespanMs).c_str(),
+               fixed(m.whole.bubblePercent, 1).c_str(),
+               fixed(m.whole.exposedTransferPercent, 1).c_str(), ms(m.whole.hostBusyMs).c_str());
+}
+
+/// The comparison table with the executor's row, and why it differs from the schedule model's.
+void printPlanComparison(std::FILE *out, std::vector<sim::ScheduleResult> results,
+                         const std::string &planMode, const StepMeasure &m, int64_t steps) {
+  sim::ScheduleResult mine;
+  mine.name = "executor-" + planMode;
+  mine.description = "the compiled plan run by the executor (steady-state step)";
+  mine.stats = m.steady;
+  mine.stepMs = m.stepMs;
+  mine.bubblePercent = m.steady.bubblePercent;
+  // The analytic row's step time by value: the push_back below may move `results`
+  // (a pointer into it was read after the move; found by ASan, docs/FUZZING.md).
+  std::optional<double> analyticMs;
+  for (const sim::ScheduleResult &r : results)
+    if (r.name == "roundpipe-" + planMode)
+      analyticMs = r.stepMs;
+  results.push_back(mine);
+  std::fputs(sim::formatCompareTable(results).c_str(), out);
+  if (analyticMs && std::fabs(*analyticMs - m.stepMs) > 0.01 * std::max(m.stepMs, 1e-9))
+    std::fprintf(out,
+                 "rp-run: executor-%s (%s) differs from roundpipe-%s (%s), the schedule model "
+                 "of the same partition and costs: the executor runs the plan's own commands "
+                 "(the backward functions of stage-grain plans recompute their layer's forward "
+                 "once more; the weight prefetch shares each GPU's upload link with the "
+                 "activations; the first N jobs upload their weights unprefetched; the host "
+                 "optimizer, %s per step here, runs as the executor orders it: sync steps wait "
+                 "for it, async steps wait for the previous step's) and its step is measured "
+                 "in steady state, after %lld steps\n",
+                 planMode.c_str(), ms(m.stepMs).c_str(), planMode.c_str(), ms(*analyticMs).c_str(),
+                 ms(m.whole.hostBusyMs / static_cast<double>(steps)).c_str(),
+                 static_cast<long long>(steps));
+}
+
+Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
+  RP_ASSIGN_OR_RETURN(pb::Plan plan, readSimulatedPlan(o));
+  const pb::Config &cfg = plan.config();
+  const std::string planMode = cfg.update() == pb::ASYNC ? "async" : "sync";
+  RP_ASSIGN_OR_RETURN(SimConfig config, planSimConfig(o, plan));
 
   // The comparison's inputs are checked before anything runs or is written.
   sim::CompareOptions copts;
   part::Profile profile;
   if (o.compare) {
     profile = planProfile(plan, config);
-    copts.gpus = config.devices;
-    copts.microBatches = static_cast<int>(cfg.micro_batches());
-    copts.linkGbps = config.linkGbps > 0 ? config.linkGbps : config.target.pcieGbps;
-    copts.hostUplinkGbps = config.hostUplinkGbps;
-    copts.gpuMemoryBytes = config.target.memoryBytes;
-    copts.roundMicroBatches = copts.microBatches; // one job per stage over all M (the executor)
-    double adamwMs = 0;
-    int layers = 0;
-    for (const pb::Layer &layer : plan.layers()) {
-      double bytes = 0;
-      for (int pi : layer.params())
-        if (plan.params(pi).trainable())
-          bytes += 4.0 * static_cast<double>(tensorTypeElements(plan.params(pi).type(), "param").valueOr(0));
-      adamwMs += config.optimizerMs ? (bytes > 0 ? *config.optimizerMs : 0)
-                                    : bytes / (config.adamwGbps * 1e6);
-      ++layers;
-    }
-    copts.optimizerMsPerLayer = layers ? adamwMs / layers : 0;
-    for (const pb::Stage &st : plan.stages())
-      (st.kind() == pb::FORWARD ? copts.roundPipeForward : copts.roundPipeBackward)
-          .push_back(st.end() - st.begin());
+    copts = planCompareOptions(plan, config);
   }
 
   // The simulated devices hold no memory; the host arena is real (the executor runs AdamW).
@@ -326,95 +461,12 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
     results = std::move(r).value();
   }
 
-  auto failed = [](int64_t step, const Status &s) {
-    return internal("the simulated run failed at step " + std::to_string(step + 1) + ": " +
-                    s.message());
-  };
-  for (int64_t k = 0; k < o.steps; ++k) {
-    Status s = executor.waitInputsWritable(k);
-    if (s.ok())
-      s = executor.dispatch(k, o.steps);
-    if (s.ok() && k > 0)
-      s = executor.losses(k - 1).status();
-    if (!s.ok())
-      return failed(k, s);
-  }
-  if (Status s = executor.drain(); !s.ok())
-    return failed(o.steps - 1, s);
+  RP_RETURN_IF_ERROR(runSteps(executor, o.steps));
   sim::Timeline timeline = backend.timeline();
-
-  const std::map<int, double> ends = stepEnds(timeline);
-  const int last = static_cast<int>(o.steps - 1);
-  const double end = ends.count(last) ? ends.at(last) : 0;
-  const double begin = last > 0 && ends.count(last - 1) ? ends.at(last - 1) : 0;
-  const double stepMs = end - begin;
-  const sim::TimelineStats whole = sim::computeStats(timeline);
-  const sim::TimelineStats steady = sim::computeStats(window(timeline, begin, end));
-
-  int64_t tokens = 0;
-  for (const PlanInput &in : analyzeInputs(plan))
-    if (in.role == InputRole::Tokens && in.shape.size() == 2) {
-      tokens = in.shape[0] * in.shape[1] * cfg.micro_batches();
-      break;
-    }
-  const double link = config.linkGbps > 0 ? config.linkGbps : config.target.pcieGbps;
-  std::fprintf(out,
-               "rp-run: simulated %s: %d stages, %lld micro-batches, %s updates, %lld steps on %d "
-               "virtual GPUs\n",
-               o.planPath.c_str(), plan.stages_size(), static_cast<long long>(cfg.micro_batches()),
-               planMode.c_str(), static_cast<long long>(o.steps), config.devices);
-  std::fprintf(out, "rp-run: costs: %s; target %s (%s TFLOP/s, %s GB/s HBM); link %s GB/s per "
-                    "direction%s\n",
-               config.profile ? ("profile " + o.profilePath).c_str()
-                              : "roofline of the plan's instructions",
-               config.target.name.c_str(), fixed(config.target.peakTflops, 0).c_str(),
-               fixed(config.target.hbmGbps, 0).c_str(), fixed(link, 1).c_str(),
-               config.hostUplinkGbps > 0
-                   ? (", shared host uplink " + fixed(config.hostUplinkGbps, 1) + " GB/s").c_str()
-                   : "");
-  std::fprintf(out, "rp-run: step time %s (steady state: step %d ends %s after step %d)%s\n",
-               ms(stepMs).c_str(), last + 1, ms(stepMs).c_str(), last,
-               tokens > 0 && stepMs > 0
-                   ? (", " + fixed(static_cast<double>(tokens) / (stepMs / 1000), 0) + " tokens/s")
-                         .c_str()
-                   : "");
-  printStats(out, steady, ("step " + std::to_string(last + 1)).c_str());
-  std::fprintf(out, "rp-run: whole run (%lld steps): makespan %s, bubble %s%%, exposed transfer "
-                    "%s%%, host optimizer busy %s\n",
-               static_cast<long long>(o.steps), ms(whole.makespanMs).c_str(),
-               fixed(whole.bubblePercent, 1).c_str(), fixed(whole.exposedTransferPercent, 1).c_str(),
-               ms(whole.hostBusyMs).c_str());
-
-  if (o.compare) {
-    sim::ScheduleResult mine;
-    mine.name = "executor-" + planMode;
-    mine.description = "the compiled plan run by the executor (steady-state step)";
-    mine.stats = steady;
-    mine.stepMs = stepMs;
-    mine.bubblePercent = steady.bubblePercent;
-    // The analytic row's step time by value: the push_back below may move `results`
-    // (a pointer into it was read after the move; found by ASan, docs/FUZZING.md).
-    std::optional<double> analyticMs;
-    for (const sim::ScheduleResult &r : results)
-      if (r.name == "roundpipe-" + planMode)
-        analyticMs = r.stepMs;
-    results.push_back(mine);
-    std::fputs(sim::formatCompareTable(results).c_str(), out);
-    if (analyticMs && std::fabs(*analyticMs - stepMs) > 0.01 * std::max(stepMs, 1e-9))
-      std::fprintf(out,
-                   "rp-run: executor-%s (%s) differs from roundpipe-%s (%s), the schedule model "
-                   "of the same partition and costs: the executor runs the plan's own commands "
-                   "(the backward functions of stage-grain plans recompute their layer's forward "
-                   "once more; the weight prefetch shares each GPU's upload link with the "
-                   "activations; the first N jobs upload their weights unprefetched; the host "
-                   "optimizer, %s per step here, runs as the executor orders it: sync steps wait "
-                   "for it, async steps wait for the previous step's) and its step is measured "
-                   "in steady state, after %lld steps\n",
-                   planMode.c_str(), ms(stepMs).c_str(), planMode.c_str(),
-                   ms(*analyticMs).c_str(),
-                   ms(whole.hostBusyMs / static_cast<double>(o.steps)).c_str(),
-                   static_cast<long long>(o.steps));
-  }
+  const StepMeasure measure = measureSteps(timeline, o.steps);
+  printPlanReport(out, o, plan, config, planMode, measure);
+  if (o.compare)
+    printPlanComparison(out, std::move(results), planMode, measure, o.steps);
   return writeOutputs(timeline, o, out);
 }
 

@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   # build tools
   cmake ninja-build ccache g++ pkg-config python3
+  # Debian packages (cpack: dpkg-shlibdeps computes their Depends; cmake/Packaging.cmake)
+  dpkg-dev file
   # MLIR / LLVM 22.1 (tools: /usr/lib/llvm-22/bin: mlir-tblgen, FileCheck, lit, not)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # LLVM's CMake config links these system libraries

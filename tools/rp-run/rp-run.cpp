@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/train/BackendFactory.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Simulate.h"
 #include "runtime/train/Trainer.h"

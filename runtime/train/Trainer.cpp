@@ -589,8 +589,8 @@ Status Trainer::dispatchStep(int64_t k, int64_t segmentEnd) {
   RP_RETURN_IF_ERROR(executor_->waitInputsWritable(k));
   for (int64_t m = 0; m < microBatches_; ++m) {
     uint8_t *record = executor_->record(k, m);
-    RP_RETURN_IF_ERROR(sampler_->fillTrain(k, m, feed_.tokens.dtype, tokensIn(record),
-                                           labelDType_, labelsIn(record)));
+    RP_RETURN_IF_ERROR(sampler_->fillTrain(k, m, feed_.tokens.dtype, tokensIn(record), labelDType_,
+                                           labelsIn(record)));
   }
   return executor_->dispatch(k, segmentEnd);
 }

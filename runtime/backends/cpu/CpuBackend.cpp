@@ -87,8 +87,8 @@ Status CpuBackend::prepare(const pb::Plan &plan) {
   if (trace_)
     for (int d = 0; d < numDevices_; ++d)
       for (int q = 0; q < kNumQueues; ++q)
-        tracks_[static_cast<size_t>(d * kNumQueues + q)] = trace_->track(
-            "cpu" + std::to_string(d) + " " + queueName(static_cast<Queue>(q)));
+        tracks_[static_cast<size_t>(d * kNumQueues + q)] =
+            trace_->track("cpu" + std::to_string(d) + " " + queueName(static_cast<Queue>(q)));
   return okStatus();
 }
 
@@ -193,19 +193,21 @@ void CpuBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elemen
 Event CpuBackend::newEvent() { return std::make_shared<QueueEvent>(); }
 
 void CpuBackend::record(int device, Queue queue, const Event &event) {
-  enqueue(device, queue, {[this, event] {
-                            queues_.markRecorded(cpuEvent(event));
-                            return okStatus();
-                          },
-                          ""});
+  enqueue(device, queue,
+          {[this, event] {
+             queues_.markRecorded(cpuEvent(event));
+             return okStatus();
+           },
+           ""});
 }
 
 void CpuBackend::wait(int device, Queue queue, const Event &event) {
-  enqueue(device, queue, {[this, event] {
-                            (void)queues_.waitEvent(cpuEvent(event));
-                            return okStatus();
-                          },
-                          ""});
+  enqueue(device, queue,
+          {[this, event] {
+             (void)queues_.waitEvent(cpuEvent(event));
+             return okStatus();
+           },
+           ""});
 }
 
 void CpuBackend::signal(const Event &event) { queues_.markSignalled(cpuEvent(event)); }

@@ -99,8 +99,8 @@ private:
   std::vector<DeviceMemory> memory_;
   int64_t workspaceOffset_ = 0;
 
-  std::vector<int> tracks_;   // trace track per queue: device * kNumQueues + queue
-  QueueThreads queues_;       // device * kNumQueues + queue
+  std::vector<int> tracks_; // trace track per queue: device * kNumQueues + queue
+  QueueThreads queues_;     // device * kNumQueues + queue
 };
 
 } // namespace rp::runtime

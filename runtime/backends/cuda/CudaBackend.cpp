@@ -197,7 +197,8 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
   queues_.start([this](int index, QueueThreads::Task &task) { return submitTask(index, task); },
                 [this](int index) {
                   const int gpu = workers_[static_cast<size_t>(index / kNumQueues)].gpu;
-                  return cudaStatus(cudaSetDevice(gpu), "cudaSetDevice(" + std::to_string(gpu) + ")");
+                  return cudaStatus(cudaSetDevice(gpu),
+                                    "cudaSetDevice(" + std::to_string(gpu) + ")");
                 });
   return okStatus();
 }

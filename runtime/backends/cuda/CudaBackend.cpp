@@ -171,24 +171,8 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                      who + ": cudaStreamCreateWithPriority"));
     }
   }
-  if (trace_) {
-    timeBase_.assign(static_cast<size_t>(numGpus_), nullptr);
-    timeBaseUs_.assign(static_cast<size_t>(numGpus_), 0);
-    for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
-      RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(g), "cudaSetDevice"));
-      RP_RETURN_IF_ERROR(
-          cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]), "cudaEventCreate"));
-      RP_RETURN_IF_ERROR(
-          cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]), "cudaEventRecord"));
-      RP_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(timeBase_[static_cast<size_t>(g)]),
-                                    "cudaEventSynchronize"));
-      timeBaseUs_[static_cast<size_t>(g)] = trace_->nowUs();
-    }
-    for (int w = 0; w < numWorkers_; ++w)
-      for (int q = 0; q < kNumQueues; ++q)
-        tracks_[static_cast<size_t>(w * kNumQueues + q)] =
-            trace_->track("cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
-  }
+  if (trace_)
+    RP_RETURN_IF_ERROR(prepareTrace());
   for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
     size_t freeBytes = 0, totalBytes = 0;
     if (cudaSetDevice(g) == cudaSuccess && cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
@@ -200,6 +184,26 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                   return cudaStatus(cudaSetDevice(gpu),
                                     "cudaSetDevice(" + std::to_string(gpu) + ")");
                 });
+  return okStatus();
+}
+
+Status CudaBackend::prepareTrace() {
+  timeBase_.assign(static_cast<size_t>(numGpus_), nullptr);
+  timeBaseUs_.assign(static_cast<size_t>(numGpus_), 0);
+  for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
+    RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(g), "cudaSetDevice"));
+    RP_RETURN_IF_ERROR(
+        cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]), "cudaEventCreate"));
+    RP_RETURN_IF_ERROR(
+        cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]), "cudaEventRecord"));
+    RP_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(timeBase_[static_cast<size_t>(g)]),
+                                  "cudaEventSynchronize"));
+    timeBaseUs_[static_cast<size_t>(g)] = trace_->nowUs();
+  }
+  for (int w = 0; w < numWorkers_; ++w)
+    for (int q = 0; q < kNumQueues; ++q)
+      tracks_[static_cast<size_t>(w * kNumQueues + q)] =
+          trace_->track("cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
   return okStatus();
 }
 

@@ -118,6 +118,9 @@ private:
   };
 
   CudaBackend(int workers, int gpus);
+  /// prepare() with a trace: each GPU's time base (an event synchronized against the host
+  /// clock) and the "cuda<w> <queue>" tracks.
+  Status prepareTrace();
   /// Appends a command to (device, queue): `label` empty: not traced (waits, records);
   /// `bytes`: copies, bytes moved (a trace argument).
   void enqueue(int device, Queue queue, Submit submit, std::string label, int64_t bytes = -1);

@@ -2,9 +2,9 @@
 //
 // The CPU backend (runtime/exec/Backend.h): each of the N devices is a block of host memory
 // laid out as the plan's device arena, and each of its four queues is a thread running its
-// commands in order. Copies are memcpy, kernels are the CPU reference kernels
-// (kernels/cpu, through runtime/backends/cpu/KernelDispatch.h) run on views into the arena,
-// and events are flags under one mutex. It runs fp32 plans (prepare() rejects others), and
+// commands in order (runtime/exec/QueueThreads.h). Copies are memcpy, kernels are the CPU
+// reference kernels (kernels/cpu, through runtime/backends/cpu/KernelDispatch.h) run on views
+// into the arena, and events are flags under one mutex. It runs fp32 plans (prepare() rejects others), and
 // its results do not depend on N or on thread timing: every value is computed by the same
 // kernels from the same inputs, ordered by events (the executor's contract).
 //

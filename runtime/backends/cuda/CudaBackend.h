@@ -13,13 +13,14 @@
 // The host arena is page-locked with cudaHostRegister (registerHostMemory), so every copy is
 // an asynchronous DMA.
 //
-// Queues: each (worker, queue) has a host feeder thread that takes the executor's commands in
-// order and submits them to its stream; submitting never waits for the GPU. A wait on an event
-// recorded by another queue blocks only that feeder until the record has been submitted, then
-// becomes cudaStreamWaitEvent (cross-device when the queues are on different GPUs); a wait on
-// a host-signalled event (the optimizer's) blocks the feeder until signal(). hostWait()
-// blocks until the record is submitted, then cudaEventSynchronize. So the GPU sees exactly the
-// executor's event graph, and no host thread spins.
+// Queues: each (worker, queue) has a host feeder thread (runtime/exec/QueueThreads.h) that
+// takes the executor's commands in order and submits them to its stream; submitting never
+// waits for the GPU. A wait on an event recorded by another queue blocks only that feeder
+// until the record has been submitted, then becomes cudaStreamWaitEvent (cross-device when
+// the queues are on different GPUs); a wait on a host-signalled event (the optimizer's) blocks
+// the feeder until signal(). hostWait() blocks until the record is submitted, then
+// cudaEventSynchronize. So the GPU sees exactly the executor's event graph, and no host
+// thread spins.
 //
 // Errors: a CUDA error from any call or kernel (surfacing at the next call or synchronize on
 // that device) puts the backend in the failed state (Backend.h): commands are skipped, waits

@@ -182,121 +182,161 @@ void Executor::dispatchJob(int64_t job, int64_t step, int stage, Mode mode, Step
   DeviceState &dev = devices_[static_cast<size_t>(device)];
   const int slot = static_cast<int>(dev.jobs % 2);
   ++dev.jobs;
-  const int64_t slotOff = slotOffset(slot);
   const int parity = mode == Mode::Train ? static_cast<int>(step % 2) : 0;
-  JobEvents &je = ev.jobs[static_cast<size_t>(stage)];
-  const std::string tag = st.name() + " s" + std::to_string(step);
+  const Job j{job,
+              step,
+              stage,
+              mode,
+              ev,
+              st,
+              ev.jobs[static_cast<size_t>(stage)],
+              device,
+              slot,
+              slotOffset(slot),
+              parity,
+              st.name() + " s" + std::to_string(step)};
 
-  if (mode == Mode::Eval || !prefetched_.erase(job)) {
-    if (mode == Mode::Train)
-      waitWeightsVersion(device, step, stage);
-    uploadWeights(device, slot, step, stage, je.weightsReady, nullptr);
-  }
-  backend_.wait(device, Queue::Compute, je.weightsReady);
-
+  enqueueJobWeights(j);
   // The device's next job, whose weights this job prefetches chunk by chunk.
   const int64_t next = job + numDevices_;
   const int64_t nextStep = next / numStages_;
   const bool prefetch = mode == Mode::Train && nextStep < segmentEnd;
-  std::vector<Event> behind;
-
+  std::vector<Event> behind; // each micro-batch's activation-upload event
   bool waitedRecords = false;
   Event lastCompute;
-  for (int64_t m = 0; m < microBatches_; ++m) {
-    const int set = static_cast<int>(dev.sets % 2);
-    ++dev.sets;
-    const int64_t setOff = setOffset(set);
-    uint8_t *record = host_.record(parity, m);
-    const std::string mtag = tag + " mb" + std::to_string(m);
+  for (int64_t m = 0; m < microBatches_; ++m)
+    lastCompute = enqueueMicroBatch(j, m, behind, waitedRecords);
+  backend_.record(device, Queue::ActivationUpload, j.events.uploadsDone);
+  if (prefetch)
+    prefetchNextWeights(j, next, behind);
+  enqueueGradients(j, lastCompute);
+}
 
-    if (dev.setFree[set])
-      backend_.wait(device, Queue::ActivationUpload, dev.setFree[set]);
-    for (const pb::Step &s : st.body()) {
-      if (!s.has_upload())
-        continue;
-      const pb::Upload &u = s.upload();
-      const pb::HostBuffer &b = plan_.host_buffers(u.buffer());
-      if (u.after_stage() >= 0)
-        backend_.wait(device, Queue::ActivationUpload,
-                      ev.jobs[static_cast<size_t>(u.after_stage())].downloaded[static_cast<size_t>(m)]);
-      backend_.copyToDevice(device, Queue::ActivationUpload, record + b.offset(),
-                            setOff + u.offset(), bufferBytes_[static_cast<size_t>(u.buffer())],
-                            mtag + " " + b.name());
-    }
-    Event uploaded = backend_.newEvent();
-    backend_.record(device, Queue::ActivationUpload, uploaded);
-    behind.push_back(uploaded);
-
-    backend_.wait(device, Queue::Compute, uploaded);
-    for (const pb::Step &s : st.body()) {
-      if (s.has_call()) {
-        CallFrame frame;
-        frame.function = s.call().function();
-        frame.stage = stage;
-        frame.slotOffset = slotOff;
-        for (int64_t a : s.call().arg_offsets())
-          frame.args.push_back(setOff + a);
-        for (int64_t r : s.call().result_offsets())
-          frame.results.push_back(setOff + r);
-        backend_.call(device, std::move(frame),
-                      mtag + " " + plan_.functions(s.call().function()).name());
-      } else if (s.has_accumulate()) {
-        const pb::Param &p = plan_.params(s.accumulate().param());
-        const int64_t dst = slotOff + st.weight_bytes() + (p.state_offset() - st.state_offset());
-        backend_.accumulate(device, dst, setOff + s.accumulate().offset(),
-                            host_.paramElements(s.accumulate().param()), host_.computeDType(),
-                            m == 0, mtag + " accumulate " + p.name());
-      }
-    }
-    lastCompute = backend_.newEvent();
-    backend_.record(device, Queue::Compute, lastCompute);
-
-    backend_.wait(device, Queue::Download, lastCompute);
-    for (const pb::Step &s : st.body()) {
-      if (!s.has_download())
-        continue;
-      if (!waitedRecords && mode == Mode::Train && step - 2 >= options_.firstStep) {
-        // The record of this parity was last read by step - 2's uploads.
-        for (const JobEvents &old : events(step - 2).jobs)
-          backend_.wait(device, Queue::Download, old.uploadsDone);
-        waitedRecords = true;
-      }
-      const pb::HostBuffer &b = plan_.host_buffers(s.download().buffer());
-      backend_.copyToHost(device, Queue::Download, setOff + s.download().offset(),
-                          record + b.offset(), bufferBytes_[static_cast<size_t>(s.download().buffer())],
-                          mtag + " " + b.name());
-    }
-    backend_.record(device, Queue::Download, je.downloaded[static_cast<size_t>(m)]);
-    dev.setFree[set] = je.downloaded[static_cast<size_t>(m)];
+void Executor::enqueueJobWeights(const Job &j) {
+  if (j.mode == Mode::Eval || !prefetched_.erase(j.index)) {
+    if (j.mode == Mode::Train)
+      waitWeightsVersion(j.device, j.step, j.stage);
+    uploadWeights(j.device, j.slot, j.step, j.stage, j.events.weightsReady, nullptr);
   }
-  backend_.record(device, Queue::ActivationUpload, je.uploadsDone);
+  backend_.wait(j.device, Queue::Compute, j.events.weightsReady);
+}
 
-  if (prefetch) {
-    // Enqueued after this job's uploads in program order; each chunk waits for its
-    // micro-batch's upload event, so the copies run behind the activations.
-    const int nextSlot = static_cast<int>(dev.jobs % 2);
-    const int nextStage = static_cast<int>(next % numStages_);
-    waitWeightsVersion(device, nextStep, nextStage);
-    uploadWeights(device, nextSlot, nextStep, nextStage,
-                  events(nextStep).jobs[static_cast<size_t>(nextStage)].weightsReady, &behind);
-    prefetched_.insert(next);
+Event Executor::enqueueMicroBatch(const Job &j, int64_t m, std::vector<Event> &behind,
+                                  bool &waitedRecords) {
+  DeviceState &dev = devices_[static_cast<size_t>(j.device)];
+  const int set = static_cast<int>(dev.sets % 2);
+  ++dev.sets;
+  const MicroBatch mb{m, set, setOffset(set), host_.record(j.parity, m),
+                      j.tag + " mb" + std::to_string(m)};
+  Event uploaded = enqueueUploads(j, mb);
+  behind.push_back(uploaded);
+  Event lastCompute = enqueueCompute(j, mb, uploaded);
+  enqueueDownloads(j, mb, lastCompute, waitedRecords);
+  return lastCompute;
+}
+
+Event Executor::enqueueUploads(const Job &j, const MicroBatch &mb) {
+  DeviceState &dev = devices_[static_cast<size_t>(j.device)];
+  if (dev.setFree[mb.set])
+    backend_.wait(j.device, Queue::ActivationUpload, dev.setFree[mb.set]);
+  for (const pb::Step &s : j.spec.body()) {
+    if (!s.has_upload())
+      continue;
+    const pb::Upload &u = s.upload();
+    const pb::HostBuffer &b = plan_.host_buffers(u.buffer());
+    if (u.after_stage() >= 0)
+      backend_.wait(j.device, Queue::ActivationUpload,
+                    j.stepEvents.jobs[static_cast<size_t>(u.after_stage())]
+                        .downloaded[static_cast<size_t>(mb.index)]);
+    backend_.copyToDevice(j.device, Queue::ActivationUpload, mb.record + b.offset(),
+                          mb.setOffset + u.offset(), bufferBytes_[static_cast<size_t>(u.buffer())],
+                          mb.tag + " " + b.name());
   }
+  Event uploaded = backend_.newEvent();
+  backend_.record(j.device, Queue::ActivationUpload, uploaded);
+  return uploaded;
+}
 
-  if (mode == Mode::Train && st.grad_bytes() > 0) {
-    if (step - 1 >= options_.firstStep) {
-      StepEvents &prev = events(step - 1);
-      for (int l = st.begin(); l < st.end(); ++l)
-        if (layerHasStep_[static_cast<size_t>(l)])
-          backend_.wait(device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(l)]);
+Event Executor::enqueueCompute(const Job &j, const MicroBatch &mb, const Event &uploaded) {
+  backend_.wait(j.device, Queue::Compute, uploaded);
+  for (const pb::Step &s : j.spec.body()) {
+    if (s.has_call()) {
+      CallFrame frame;
+      frame.function = s.call().function();
+      frame.stage = j.stage;
+      frame.slotOffset = j.slotOffset;
+      for (int64_t a : s.call().arg_offsets())
+        frame.args.push_back(mb.setOffset + a);
+      for (int64_t r : s.call().result_offsets())
+        frame.results.push_back(mb.setOffset + r);
+      backend_.call(j.device, std::move(frame),
+                    mb.tag + " " + plan_.functions(s.call().function()).name());
+    } else if (s.has_accumulate()) {
+      const pb::Param &p = plan_.params(s.accumulate().param());
+      const int64_t dst =
+          j.slotOffset + j.spec.weight_bytes() + (p.state_offset() - j.spec.state_offset());
+      backend_.accumulate(j.device, dst, mb.setOffset + s.accumulate().offset(),
+                          host_.paramElements(s.accumulate().param()), host_.computeDType(),
+                          mb.index == 0, mb.tag + " accumulate " + p.name());
     }
-    backend_.copyToHost(device, Queue::Download, slotOff + st.weight_bytes(),
-                        reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
-                        st.grad_bytes(), tag + " grads");
-    backend_.record(device, Queue::Download, je.gradsDownloaded);
-    dev.slotFree[slot] = je.gradsDownloaded;
-  } else {
-    dev.slotFree[slot] = lastCompute;
   }
+  Event lastCompute = backend_.newEvent();
+  backend_.record(j.device, Queue::Compute, lastCompute);
+  return lastCompute;
+}
+
+void Executor::enqueueDownloads(const Job &j, const MicroBatch &mb, const Event &lastCompute,
+                                bool &waitedRecords) {
+  backend_.wait(j.device, Queue::Download, lastCompute);
+  for (const pb::Step &s : j.spec.body()) {
+    if (!s.has_download())
+      continue;
+    if (!waitedRecords && j.mode == Mode::Train && j.step - 2 >= options_.firstStep) {
+      // The record of this parity was last read by step - 2's uploads.
+      for (const JobEvents &old : events(j.step - 2).jobs)
+        backend_.wait(j.device, Queue::Download, old.uploadsDone);
+      waitedRecords = true;
+    }
+    const pb::HostBuffer &b = plan_.host_buffers(s.download().buffer());
+    backend_.copyToHost(
+        j.device, Queue::Download, mb.setOffset + s.download().offset(), mb.record + b.offset(),
+        bufferBytes_[static_cast<size_t>(s.download().buffer())], mb.tag + " " + b.name());
+  }
+  const Event &downloaded = j.events.downloaded[static_cast<size_t>(mb.index)];
+  backend_.record(j.device, Queue::Download, downloaded);
+  devices_[static_cast<size_t>(j.device)].setFree[mb.set] = downloaded;
+}
+
+void Executor::prefetchNextWeights(const Job &j, int64_t next, const std::vector<Event> &behind) {
+  // Enqueued after this job's uploads in program order; each chunk waits for its
+  // micro-batch's upload event, so the copies run behind the activations.
+  const int64_t nextStep = next / numStages_;
+  const int nextSlot = static_cast<int>(devices_[static_cast<size_t>(j.device)].jobs % 2);
+  const int nextStage = static_cast<int>(next % numStages_);
+  waitWeightsVersion(j.device, nextStep, nextStage);
+  uploadWeights(j.device, nextSlot, nextStep, nextStage,
+                events(nextStep).jobs[static_cast<size_t>(nextStage)].weightsReady, &behind);
+  prefetched_.insert(next);
+}
+
+void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
+  DeviceState &dev = devices_[static_cast<size_t>(j.device)];
+  const pb::Stage &st = j.spec;
+  if (j.mode != Mode::Train || st.grad_bytes() <= 0) {
+    dev.slotFree[j.slot] = lastCompute;
+    return;
+  }
+  if (j.step - 1 >= options_.firstStep) {
+    StepEvents &prev = events(j.step - 1);
+    for (int l = st.begin(); l < st.end(); ++l)
+      if (layerHasStep_[static_cast<size_t>(l)])
+        backend_.wait(j.device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(l)]);
+  }
+  backend_.copyToHost(j.device, Queue::Download, j.slotOffset + st.weight_bytes(),
+                      reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
+                      st.grad_bytes(), j.tag + " grads");
+  backend_.record(j.device, Queue::Download, j.events.gradsDownloaded);
+  dev.slotFree[j.slot] = j.events.gradsDownloaded;
 }
 
 Status Executor::dispatch(int64_t step, int64_t segmentEnd) {

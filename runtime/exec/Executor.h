@@ -121,11 +121,75 @@ private:
     Event setFree[2];
   };
   enum class Mode { Train, Eval };
+  /// What the phases of one job's dispatch share.
+  struct Job {
+    int64_t index; ///< The job number j (evaluation: its own count).
+    int64_t step;  ///< Its iteration (evaluation: -1).
+    int stage;     ///< Index of its stage.
+    Mode mode;
+    StepEvents &stepEvents;      ///< The events of its step.
+    const rp::plan::Stage &spec; ///< Its stage in the plan.
+    JobEvents &events;           ///< stepEvents.jobs[stage].
+    int device;                  ///< j mod N.
+    int slot;                    ///< The device's weight slot (its job count's parity).
+    int64_t slotOffset;          ///< Device-arena offset of that slot.
+    int parity;                  ///< The host records' copy: step parity (evaluation: 0).
+    std::string tag;             ///< Label prefix, "<stage> s<step>".
+  };
+  /// One micro-batch of a job.
+  struct MicroBatch {
+    int64_t index;     ///< m.
+    int set;           ///< The device's activation set (its micro-batch count's parity).
+    int64_t setOffset; ///< Device-arena offset of that set.
+    uint8_t *record;   ///< The host record of (parity, m).
+    std::string tag;   ///< Label prefix, "<stage> s<step> mb<m>".
+  };
 
   StepEvents makeStepEvents();
   StepEvents &events(int64_t step);
+  /// Enqueues job `job` (stage `stage` of `step`, events `ev`) on device job mod N, phase by
+  /// phase in this order: its weights, each micro-batch's uploads, compute and downloads,
+  /// the uploadsDone record (ActivationUpload), the prefetch of the device's next job's
+  /// weights when that job's step is < `segmentEnd` (training only), and the gradient
+  /// download. The order of the enqueued commands is the executor's contract with the
+  /// determinism tests: do not reorder.
   void dispatchJob(int64_t job, int64_t step, int stage, Mode mode, StepEvents &ev,
                    int64_t segmentEnd);
+  /// Weights phase. Unless a previous job prefetched them (training), WeightUpload waits
+  /// for the previous step's weightsWritten of the stage's layers (training) and the slot's
+  /// slotFree, then uploads the stage's weights and records events.weightsReady. Then
+  /// Compute waits for weightsReady.
+  void enqueueJobWeights(const Job &j);
+  /// Micro-batch `m`: takes the device's next activation set, then enqueueUploads,
+  /// enqueueCompute and enqueueDownloads. Appends the upload event to `behind` (the prefetch
+  /// chunks wait on them); `waitedRecords` carries enqueueDownloads' one-time wait. Returns
+  /// the micro-batch's compute-done event.
+  Event enqueueMicroBatch(const Job &j, int64_t m, std::vector<Event> &behind, bool &waitedRecords);
+  /// ActivationUpload waits for the set's setFree (its previous micro-batch's downloads),
+  /// then per upload step for the producing stage's downloaded[m] (when after_stage >= 0) and
+  /// copies the host record's buffer into the set; records and returns a new upload event.
+  Event enqueueUploads(const Job &j, const MicroBatch &mb);
+  /// Compute waits for `uploaded`, then runs the stage body's calls and gradient
+  /// accumulations (first: m = 0) in body order; records and returns a new compute event.
+  Event enqueueCompute(const Job &j, const MicroBatch &mb, const Event &uploaded);
+  /// Download waits for `lastCompute`; before the job's first download (training, once per
+  /// job through `waitedRecords`) for every uploadsDone of step - 2 (the last reader of this
+  /// parity's records); copies the download steps' buffers into the host record, records
+  /// events.downloaded[m] and makes it the set's setFree.
+  void enqueueDownloads(const Job &j, const MicroBatch &mb, const Event &lastCompute,
+                        bool &waitedRecords);
+  /// Prefetch phase (after the job's uploads in program order): WeightUpload waits for the
+  /// weightsWritten of job `next`'s stage's layers in the step before next's, and for the
+  /// device's other slot's slotFree, then uploads next's weights into that slot in chunks,
+  /// chunk m waiting on `behind`[m], and records next's weightsReady; marks `next`
+  /// prefetched.
+  void prefetchNextWeights(const Job &j, int64_t next, const std::vector<Event> &behind);
+  /// Gradient phase. Training stages with gradients: Download waits for the previous step's
+  /// gradsConsumed of the stage's layers (the optimizer has read the host gradients), copies
+  /// the slot's fp32 accumulators to the host gradient region and records
+  /// events.gradsDownloaded, the slot's slotFree. Otherwise the slot is free after
+  /// `lastCompute`.
+  void enqueueGradients(const Job &j, const Event &lastCompute);
   void uploadWeights(int device, int slot, int64_t step, int stage, const Event &ready,
                      const std::vector<Event> *behind);
   void waitWeightsVersion(int device, int64_t step, int stage);

@@ -2,12 +2,7 @@
 
 #include "runtime/train/Trainer.h"
 
-#include "kernels/cpu/Cast.h"
-#include "runtime/backends/cpu/CpuBackend.h"
-#if RP_HAVE_CUDA
-#include "runtime/backends/cuda/CudaBackend.h"
-#include "runtime/backends/cuda/CudaHostKernels.h"
-#endif
+#include "runtime/core/HostTensor.h"
 #include "runtime/data/BatchSampler.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
@@ -16,10 +11,12 @@
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanValidator.h"
+#include "runtime/train/ArenaCheckpoint.h"
+#include "runtime/train/BackendFactory.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/MetricsLog.h"
-#include "runtime/train/Progress.h"
 #include "runtime/trace/Trace.h"
+#include "runtime/train/Progress.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,7 +24,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <unistd.h>
@@ -85,109 +81,6 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
   return feed;
 }
 
-/// Tensors of a checkpoint (owning copies where the arena holds another dtype).
-struct CheckpointTensors {
-  std::vector<std::vector<uint8_t>> scratch;
-  CheckpointData data;
-};
-
-SafetensorsTensor tensorOf(const std::string &name, DType dtype, const pb::TensorType &type,
-                           const void *data, int64_t elements) {
-  return SafetensorsTensor{name, fromRuntimeDType(dtype),
-                           std::vector<int64_t>(type.shape().begin(), type.shape().end()), data,
-                           static_cast<size_t>(elements) * dtypeSize(dtype)};
-}
-
-StatusOr<std::unique_ptr<CheckpointTensors>> checkpointOf(HostArena &host, int64_t step,
-                                                          uint64_t seed) {
-  const pb::Plan &plan = host.plan();
-  auto out = std::make_unique<CheckpointTensors>();
-  out->data.step = step;
-  const bool async = plan.config().update() == pb::ASYNC;
-  out->data.metadata = {{"producer", "rp-run"},
-                        {"update", async ? "async" : "sync"},
-                        {"seed", std::to_string(seed)},
-                        {"micro_batches", std::to_string(plan.config().micro_batches())},
-                        {"compute_dtype", dtypeName(host.computeDType())}};
-  for (int i = 0; i < plan.params_size(); ++i) {
-    const pb::Param &p = plan.params(i);
-    const int64_t n = host.paramElements(i);
-    const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
-    uint8_t *weights = host.weights() + p.weight_offset();
-    if (p.trainable()) {
-      const int64_t at = p.state_offset() / 4;
-      out->data.model.push_back(tensorOf(p.name(), DType::F32, p.type(), host.master() + at, n));
-      out->data.optimizer.push_back(
-          tensorOf("m." + p.name(), DType::F32, p.type(), host.moment1() + at, n));
-      out->data.optimizer.push_back(
-          tensorOf("v." + p.name(), DType::F32, p.type(), host.moment2() + at, n));
-      if (async) // the compute weights the next iteration uses (one step behind the master)
-        out->data.optimizer.push_back(
-            tensorOf("weights." + p.name(), host.computeDType(), p.type(), weights, n));
-    } else if (!isFloat(stored) || host.computeDType() == stored) {
-      out->data.model.push_back(tensorOf(p.name(), stored, p.type(), weights, n));
-    } else {
-      out->scratch.emplace_back(static_cast<size_t>(n) * dtypeSize(stored));
-      RP_RETURN_IF_ERROR(kernels::cpu::cast(weights, host.computeDType(),
-                                            out->scratch.back().data(), stored, n));
-      out->data.model.push_back(
-          tensorOf(p.name(), stored, p.type(), out->scratch.back().data(), n));
-    }
-  }
-  return out;
-}
-
-/// Copies checkpoint tensor `name` of `file` (dtype, shape checked) to `dst`.
-Status restoreTensor(const SafetensorsFile &file, const std::string &name, DType dtype,
-                     const pb::TensorType &type, void *dst) {
-  const SafetensorsTensorView *t = file.find(name);
-  if (!t)
-    return invalidArgument(file.path() + ": the checkpoint has no tensor '" + name +
-                           "' (a checkpoint of another plan?)");
-  std::vector<int64_t> shape(type.shape().begin(), type.shape().end());
-  if (toRuntimeDType(t->dtype) != dtype || t->shape != shape)
-    return invalidArgument(file.path() + ": tensor '" + name + "' is " +
-                           safetensorsDTypeName(t->dtype) + formatShape(t->shape) +
-                           "; the plan expects " + dtypeName(dtype) + formatShape(shape));
-  if (t->size)
-    std::memcpy(dst, t->data, t->size);
-  return okStatus();
-}
-
-Status restoreCheckpoint(HostArena &host, const LoadedCheckpoint &ckpt) {
-  const pb::Plan &plan = host.plan();
-  const bool async = plan.config().update() == pb::ASYNC;
-  auto meta = ckpt.metadata.find("update");
-  if (meta != ckpt.metadata.end() && meta->second != (async ? "async" : "sync"))
-    return invalidArgument("the checkpoint was written by a run with " + meta->second +
-                           " updates; this plan uses " + (async ? "async" : "sync"));
-  for (int i = 0; i < plan.params_size(); ++i) {
-    const pb::Param &p = plan.params(i);
-    const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
-    uint8_t *weights = host.weights() + p.weight_offset();
-    if (!p.trainable()) {
-      std::vector<uint8_t> value(static_cast<size_t>(host.paramElements(i)) * dtypeSize(stored));
-      RP_RETURN_IF_ERROR(restoreTensor(ckpt.model, p.name(), stored, p.type(), value.data()));
-      RP_RETURN_IF_ERROR(kernels::cpu::cast(value.data(), stored, weights,
-                                            isFloat(stored) ? host.computeDType() : stored,
-                                            host.paramElements(i)));
-      continue;
-    }
-    const int64_t at = p.state_offset() / 4;
-    RP_RETURN_IF_ERROR(restoreTensor(ckpt.model, p.name(), DType::F32, p.type(), host.master() + at));
-    RP_RETURN_IF_ERROR(
-        restoreTensor(ckpt.optimizer, "m." + p.name(), DType::F32, p.type(), host.moment1() + at));
-    RP_RETURN_IF_ERROR(
-        restoreTensor(ckpt.optimizer, "v." + p.name(), DType::F32, p.type(), host.moment2() + at));
-    if (async)
-      RP_RETURN_IF_ERROR(restoreTensor(ckpt.optimizer, "weights." + p.name(), host.computeDType(),
-                                       p.type(), weights));
-    else
-      RP_RETURN_IF_ERROR(host.writeComputeWeights(i));
-  }
-  return okStatus();
-}
-
 double mean(const std::vector<float> &values) {
   double sum = 0;
   for (float v : values)
@@ -240,40 +133,14 @@ StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) 
   return static_cast<uint64_t>(value);
 }
 
-StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::string &backend) {
-  if (backend == "cpu")
-    RP_RETURN_IF_ERROR(checkCpuPlanDType(plan));
-  int64_t instructions = 0;
-  for (const pb::Function &f : plan.functions()) {
-    if (backend == "cpu") {
-      RP_RETURN_IF_ERROR(decodeFunction(f));
-    } else if (backend == "cuda") {
-#if RP_HAVE_CUDA
-      RP_RETURN_IF_ERROR(decodeCudaFunction(f));
-#else
-      return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
-                           "time, or -DRP_ENABLE_CUDA=OFF)");
-#endif
-    } else {
-      return invalidArgument("--check decodes plans for the cpu and cuda backends, not '" +
-                             backend + "'");
-    }
-    instructions += f.body_size();
-  }
-  return backend + ": " + std::to_string(instructions) + " instructions in " +
-         std::to_string(plan.functions_size()) + " functions decode for the " +
-         (backend == "cuda" ? "GPU" : "CPU") + " kernels";
-}
+namespace {
 
-StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
+/// Checks the flags of `options` before anything is loaded or created (nothing is written).
+Status checkTrainOptions(const TrainOptions &options) {
   if (options.steps < 1)
     return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) +
                            ")");
-#if !RP_HAVE_CUDA
-  if (options.backend == "cuda")
-    return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
-                         "time, or -DRP_ENABLE_CUDA=OFF); use --backend cpu");
-#endif
+  RP_RETURN_IF_ERROR(BackendFactory::checkBuilt(options));
   if (options.backend == "sim")
     return invalidArgument("the simulator backend does not train: rp-run --backend sim "
                            "simulates the plan (runtime/sim/Simulate.h)");
@@ -294,279 +161,386 @@ StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
                                      {options.planPath, options.weightsPath, options.dataPath}));
   RP_RETURN_IF_ERROR(checkOutputFile(options.tracePath, "--trace",
                                      {options.planPath, options.weightsPath, options.dataPath}));
-  if (options.kernels != "reference" && options.kernels != "cuda-host")
-    return invalidArgument("unknown --kernels '" + options.kernels +
-                           "' (expected reference or cuda-host)");
-  if (options.kernels == "cuda-host" && options.backend != "cpu")
-    return invalidArgument("--kernels cuda-host runs on the CPU backend (--backend cpu)");
-#if !RP_HAVE_CUDA
-  if (options.kernels == "cuda-host")
-    return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
-                         "rp-run was built without (no nvcc at build time)");
-#else
-  // A missing GPU is reported before anything is loaded.
-  std::optional<CudaDevices> gpus;
-  if (options.backend == "cuda") {
-    RP_ASSIGN_OR_RETURN(CudaDevices found, queryCudaDevices());
-    gpus = std::move(found);
-  }
-#endif
+  return okStatus();
+}
 
-  RP_ASSIGN_OR_RETURN(LoadedPlan loaded, loadPlan(options.planPath, options.weightsPath));
-  const pb::Plan &plan = loaded.plan;
-  RP_ASSIGN_OR_RETURN(Feed feed, planFeed(plan));
-  RP_ASSIGN_OR_RETURN(TokenData data, readTokens(options.dataPath, options.dataFormat));
-  int64_t vocab = feed.tokens.vocabSize;
-  if (feed.labels && feed.labels->vocabSize < vocab)
-    vocab = feed.labels->vocabSize;
-  RP_RETURN_IF_ERROR(checkVocabulary(data, vocab));
+/// One training run, phase by phase: every phase up to openOutputs() checks its input before
+/// anything is written; the members hold what the phases share. Members are declared in the
+/// order they are made, so they are destroyed in reverse: the executor before the backend,
+/// the backend before the host arena it reads.
+class Trainer {
+public:
+  Trainer(const TrainOptions &options, std::FILE *out) : options_(options), out_(out) {}
 
-  std::optional<LoadedCheckpoint> ckpt;
-  uint64_t seed = options.seed.value_or(0);
-  if (!options.resumeDir.empty()) {
-    RP_ASSIGN_OR_RETURN(LoadedCheckpoint c, loadCheckpoint(options.resumeDir));
-    ckpt = std::move(c);
-    auto s = ckpt->metadata.find("seed");
-    if (!options.seed && s != ckpt->metadata.end()) {
-      RP_ASSIGN_OR_RETURN(seed, parseSeed(s->second, options.resumeDir));
-    }
-    if (ckpt->step > kMaxSteps - options.steps)
-      return invalidArgument(options.resumeDir + ": the checkpoint's step " +
-                             std::to_string(ckpt->step) + " + --steps " +
-                             std::to_string(options.steps) + " is more than the " +
-                             std::to_string(kMaxSteps) + " steps rp-run counts");
-    auto m = ckpt->metadata.find("micro_batches");
-    if (m != ckpt->metadata.end() && m->second != std::to_string(plan.config().micro_batches()))
-      std::fprintf(out,
-                   "rp-run: note: the checkpoint was written with %s micro-batches per step, "
-                   "this plan has %lld: the data order differs from an uninterrupted run\n",
-                   m->second.c_str(), static_cast<long long>(plan.config().micro_batches()));
+  StatusOr<TrainSummary> run();
+
+private:
+  /// The plan, its data-fed inputs and the token data (checked against the plan's vocabulary).
+  Status loadPlanAndData();
+  /// --resume: the checkpoint, its seed (unless --seed), its step (+ --steps in range) and a
+  /// note on `out` when it was written with another number of micro-batches.
+  Status loadCheckpointToResume();
+  /// The batch sampler of (batch, seq) windows; --eval-every needs held-out windows.
+  Status createSampler();
+  /// The pool size, the memory check, and the host arena with the checkpoint's state or the
+  /// plan's initial weights.
+  Status createHostArena();
+  /// The trace recorder, the backend (BackendFactory) and the executor, started.
+  Status startExecutor();
+  /// The checkpoint directory check and the metrics log (output files are opened only once
+  /// every input has been checked), the summary's constants and the progress bar.
+  Status openOutputs();
+  /// Steps [firstStep, end) in segments ending at evaluations, checkpoints or the end.
+  Status runSteps();
+  /// Fills and dispatches the steps of [step, segmentEnd) until an interrupt, reporting each
+  /// step once the next one is dispatched; returns the first step not dispatched.
+  StatusOr<int64_t> dispatchSegment(int64_t step, int64_t segmentEnd);
+  /// Step `k`: waits for its input records, fills them from the sampler and dispatches it.
+  Status dispatchStep(int64_t k, int64_t segmentEnd);
+  /// After the drain of a segment whose steps [.., done) completed: its last step's report,
+  /// the evaluation and the checkpoint that fall on it.
+  Status endSegment(int64_t done, int64_t segmentEnd, int64_t &savedAt);
+  /// The evaluation at the end of segment `segmentEnd` (and its progress message).
+  StatusOr<double> evaluateAt(int64_t segmentEnd);
+  /// The summary's time, the end of the progress bar and the trace file.
+  StatusOr<TrainSummary> finish();
+
+  /// A step's micro-batch losses, read from its host records (read them before an evaluation,
+  /// which reuses the records).
+  StatusOr<std::vector<float>> lossesOf(int64_t step);
+  /// Logs and shows step `step`; fails a diverged run.
+  Status report(int64_t step, const std::vector<float> &losses, std::optional<double> evalLoss);
+  /// The mean loss over the held-out windows (up to 4 groups of M micro-batches).
+  StatusOr<double> evaluate();
+  /// A checkpoint of the first `steps` steps to --save.
+  Status save(int64_t steps);
+  /// Where a micro-batch's inputs go in its host record. The labels of a plan without a labels
+  /// input go to `unusedLabels_` (the sampler always writes both); labels may have another
+  /// integer dtype than the token ids.
+  uint8_t *tokensIn(uint8_t *record) const;
+  void *labelsIn(uint8_t *record);
+  bool stopRequested() const {
+    return options_.stop && options_.stop->load(std::memory_order_relaxed);
   }
-  const int64_t batch = feed.tokens.shape[0], seq = feed.tokens.shape[1];
-  RP_ASSIGN_OR_RETURN(BatchSampler sampler, BatchSampler::create(data, batch, seq, seed));
-  if (options.evalEvery > 0 && sampler.evalBatches() == 0)
-    return invalidArgument("--eval-every needs held-out data: " + options.dataPath + " holds " +
-                           std::to_string(data.tokens.size()) +
+  int64_t nextBoundary(int64_t step, int64_t every) const {
+    return every > 0 ? (step / every + 1) * every : end_;
+  }
+
+  const TrainOptions &options_;
+  std::FILE *out_;
+  std::optional<BackendFactory> backends_;
+  LoadedPlan loaded_;
+  Feed feed_;
+  TokenData data_{};
+  std::optional<LoadedCheckpoint> ckpt_;
+  uint64_t seed_ = 0;
+  int64_t batch_ = 0, seq_ = 0;
+  std::optional<BatchSampler> sampler_;
+  int devices_ = 0;
+  std::optional<HostArena> host_;
+  int64_t firstStep_ = 0;
+  std::optional<TraceRecorder> trace_;
+  std::unique_ptr<Backend> backend_;
+  ExecutorOptions exec_;
+  std::optional<Executor> executor_;
+  std::optional<MetricsLog> log_;
+  TrainSummary summary_;
+  int64_t microBatches_ = 0;
+  int64_t end_ = 0;
+  std::optional<ProgressBar> bar_;
+  Clock::time_point start_, lastReport_;
+  std::vector<uint8_t> unusedLabels_;
+  DType labelDType_ = DType::I64;
+};
+
+StatusOr<TrainSummary> Trainer::run() {
+  RP_RETURN_IF_ERROR(checkTrainOptions(options_));
+  RP_ASSIGN_OR_RETURN(backends_, BackendFactory::probe(options_));
+  RP_RETURN_IF_ERROR(loadPlanAndData());
+  RP_RETURN_IF_ERROR(loadCheckpointToResume());
+  RP_RETURN_IF_ERROR(createSampler());
+  RP_RETURN_IF_ERROR(createHostArena());
+  RP_RETURN_IF_ERROR(startExecutor());
+  RP_RETURN_IF_ERROR(openOutputs());
+  RP_RETURN_IF_ERROR(runSteps());
+  return finish();
+}
+
+Status Trainer::loadPlanAndData() {
+  RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath));
+  RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
+  RP_ASSIGN_OR_RETURN(data_, readTokens(options_.dataPath, options_.dataFormat));
+  int64_t vocab = feed_.tokens.vocabSize;
+  if (feed_.labels && feed_.labels->vocabSize < vocab)
+    vocab = feed_.labels->vocabSize;
+  return checkVocabulary(data_, vocab);
+}
+
+Status Trainer::loadCheckpointToResume() {
+  seed_ = options_.seed.value_or(0);
+  if (options_.resumeDir.empty())
+    return okStatus();
+  RP_ASSIGN_OR_RETURN(ckpt_, loadCheckpoint(options_.resumeDir));
+  auto s = ckpt_->metadata.find("seed");
+  if (!options_.seed && s != ckpt_->metadata.end()) {
+    RP_ASSIGN_OR_RETURN(seed_, parseSeed(s->second, options_.resumeDir));
+  }
+  if (ckpt_->step > kMaxSteps - options_.steps)
+    return invalidArgument(options_.resumeDir + ": the checkpoint's step " +
+                           std::to_string(ckpt_->step) + " + --steps " +
+                           std::to_string(options_.steps) + " is more than the " +
+                           std::to_string(kMaxSteps) + " steps rp-run counts");
+  const pb::Plan &plan = loaded_.plan;
+  auto m = ckpt_->metadata.find("micro_batches");
+  if (m != ckpt_->metadata.end() && m->second != std::to_string(plan.config().micro_batches()))
+    std::fprintf(out_,
+                 "rp-run: note: the checkpoint was written with %s micro-batches per step, "
+                 "this plan has %lld: the data order differs from an uninterrupted run\n",
+                 m->second.c_str(), static_cast<long long>(plan.config().micro_batches()));
+  return okStatus();
+}
+
+Status Trainer::createSampler() {
+  batch_ = feed_.tokens.shape[0];
+  seq_ = feed_.tokens.shape[1];
+  RP_ASSIGN_OR_RETURN(sampler_, BatchSampler::create(data_, batch_, seq_, seed_));
+  if (options_.evalEvery > 0 && sampler_->evalBatches() == 0)
+    return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
+                           std::to_string(data_.tokens.size()) +
                            " tokens, too few for a 10% evaluation split of windows of " +
-                           std::to_string(seq + 1) + " tokens");
+                           std::to_string(seq_ + 1) + " tokens");
+  return okStatus();
+}
 
-  const int devices = options.devices > 0 ? options.devices
-                                          : static_cast<int>(plan.config().gpus());
-  if (devices > kMaxWorkers)
-    return invalidArgument("the plan's pool of " + std::to_string(devices) +
+Status Trainer::createHostArena() {
+  const pb::Plan &plan = loaded_.plan;
+  devices_ = options_.devices > 0 ? options_.devices : static_cast<int>(plan.config().gpus());
+  if (devices_ > kMaxWorkers)
+    return invalidArgument("the plan's pool of " + std::to_string(devices_) +
                            " workers is more than " + std::to_string(kMaxWorkers) +
                            "; pass --gpus N");
   // The CPU backend keeps each worker's device arena in host memory too.
-  const bool onGpu = options.backend == "cuda";
-  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, onGpu ? 0 : devices));
-  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
-  if (ckpt)
-    RP_RETURN_IF_ERROR(restoreCheckpoint(host, *ckpt));
+  const bool onGpu = options_.backend == "cuda";
+  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, onGpu ? 0 : devices_));
+  RP_ASSIGN_OR_RETURN(host_, HostArena::create(plan));
+  if (ckpt_)
+    RP_RETURN_IF_ERROR(restoreCheckpoint(*host_, *ckpt_));
   else
-    RP_RETURN_IF_ERROR(host.loadWeights(loaded.weights));
-  const int64_t firstStep = ckpt ? ckpt->step : 0;
-  ckpt.reset();
+    RP_RETURN_IF_ERROR(host_->loadWeights(loaded_.weights));
+  firstStep_ = ckpt_ ? ckpt_->step : 0;
+  ckpt_.reset();
+  return okStatus();
+}
 
-  TraceRecorder trace(!options.tracePath.empty());
-  std::unique_ptr<Backend> backendOwner;
-#if RP_HAVE_CUDA
-  if (gpus) {
-    RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu, CudaBackend::create(devices));
-    if (options.progress)
-      std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
-                   devices, gpus->count, gpus->count, gpus->names[0].c_str());
-    backendOwner = std::move(gpu);
-  } else if (options.kernels == "cuda-host") {
-    backendOwner = std::make_unique<CpuBackend>(devices, makeCudaHostKernels());
+Status Trainer::startExecutor() {
+  trace_.emplace(!options_.tracePath.empty());
+  RP_ASSIGN_OR_RETURN(backend_, backends_->create(devices_, out_));
+  if (trace_->enabled())
+    backend_->setTrace(&*trace_);
+  exec_.lr = options_.lr.value_or(loaded_.plan.config().optimizer().lr());
+  exec_.warmup = options_.warmup;
+  exec_.firstStep = firstStep_;
+  exec_.trace = trace_->enabled() ? &*trace_ : nullptr;
+  executor_.emplace(*host_, *backend_, exec_);
+  return executor_->start();
+}
+
+Status Trainer::openOutputs() {
+  if (!options_.saveDir.empty())
+    RP_RETURN_IF_ERROR(checkCheckpointDir(options_.saveDir));
+  if (!options_.logPath.empty()) {
+    RP_ASSIGN_OR_RETURN(log_, MetricsLog::open(options_.logPath));
   }
-#endif
-  if (!backendOwner)
-    backendOwner = std::make_unique<CpuBackend>(devices);
-  Backend &backend = *backendOwner;
-  if (trace.enabled())
-    backend.setTrace(&trace);
-  ExecutorOptions exec;
-  exec.lr = options.lr.value_or(plan.config().optimizer().lr());
-  exec.warmup = options.warmup;
-  exec.firstStep = firstStep;
-  exec.trace = trace.enabled() ? &trace : nullptr;
-  Executor executor(host, backend, exec);
-  RP_RETURN_IF_ERROR(executor.start());
+  const pb::Plan &plan = loaded_.plan;
+  summary_.firstStep = firstStep_;
+  summary_.devices = devices_;
+  summary_.tokensPerStep = plan.config().micro_batches() * batch_ * seq_;
+  microBatches_ = plan.config().micro_batches();
+  end_ = firstStep_ + options_.steps;
+  if (options_.progress)
+    bar_.emplace(out_, end_, firstStep_);
+  return okStatus();
+}
 
-  // Output files are opened only once every input has been checked.
-  if (!options.saveDir.empty())
-    RP_RETURN_IF_ERROR(checkCheckpointDir(options.saveDir));
-  std::optional<MetricsLog> log;
-  if (!options.logPath.empty()) {
-    RP_ASSIGN_OR_RETURN(MetricsLog l, MetricsLog::open(options.logPath));
-    log = std::move(l);
+uint8_t *Trainer::tokensIn(uint8_t *record) const {
+  return record + loaded_.plan.host_buffers(feed_.tokens.buffer).offset();
+}
+
+void *Trainer::labelsIn(uint8_t *record) {
+  return feed_.labels ? record + loaded_.plan.host_buffers(feed_.labels->buffer).offset()
+                      : unusedLabels_.data();
+}
+
+StatusOr<std::vector<float>> Trainer::lossesOf(int64_t step) {
+  StatusOr<std::vector<float>> losses = executor_->losses(step);
+  if (!losses.ok())
+    return trainingError(step, losses.status());
+  return losses;
+}
+
+Status Trainer::report(int64_t step, const std::vector<float> &losses,
+                       std::optional<double> evalLoss) {
+  const double loss = mean(losses);
+  summary_.losses.push_back(loss);
+  const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport_).count();
+  lastReport_ = Clock::now();
+  const double elapsed = secondsSince(start_);
+  const double tokensPerSecond =
+      elapsed > 0 ? static_cast<double>(summary_.tokensPerStep) *
+                        static_cast<double>(summary_.losses.size()) / elapsed
+                  : 0;
+  if (log_) {
+    StepMetrics m{step + 1, loss, learningRate(exec_.lr, exec_.warmup, step),
+                  summary_.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt};
+    if (backend_->deviceMemoryBytes() >= 0)
+      m.gpuMemoryBytes = backend_->deviceMemoryBytes();
+    RP_RETURN_IF_ERROR(log_->write(m));
   }
+  if (bar_)
+    bar_->update(step + 1, loss, tokensPerSecond);
+  // A non-finite loss means the run diverged: fail once it is logged (exit 1), so that no
+  // checkpoint of NaN weights is written.
+  if (!std::isfinite(loss))
+    return trainingError(step,
+                         internal(std::string("the loss of step ") + std::to_string(step + 1) +
+                                  " is " + (std::isnan(loss) ? "nan" : "inf") +
+                                  "; the run diverged (try a lower --lr)"));
+  return okStatus();
+}
 
-  TrainSummary summary;
-  summary.firstStep = firstStep;
-  summary.devices = devices;
-  summary.tokensPerStep = plan.config().micro_batches() * batch * seq;
-  const int64_t M = plan.config().micro_batches();
-  const int64_t end = firstStep + options.steps;
-  std::optional<ProgressBar> bar;
-  if (options.progress)
-    bar.emplace(out, end, firstStep);
-
-  const Clock::time_point start = Clock::now();
-  Clock::time_point lastReport = start;
-  // A step's micro-batch losses, read from its host records (read them before an evaluation,
-  // which reuses the records).
-  auto lossesOf = [&](int64_t step) -> StatusOr<std::vector<float>> {
-    StatusOr<std::vector<float>> losses = executor.losses(step);
-    if (!losses.ok())
-      return trainingError(step, losses.status());
-    return losses;
-  };
-  auto report = [&](int64_t step, const std::vector<float> &losses,
-                    std::optional<double> evalLoss) -> Status {
-    const double loss = mean(losses);
-    summary.losses.push_back(loss);
-    const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport).count();
-    lastReport = Clock::now();
-    const double elapsed = secondsSince(start);
-    const double tokensPerSecond =
-        elapsed > 0 ? static_cast<double>(summary.tokensPerStep) *
-                          static_cast<double>(summary.losses.size()) / elapsed
-                    : 0;
-    if (log) {
-      StepMetrics m{step + 1, loss, learningRate(exec.lr, exec.warmup, step),
-                    summary.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt};
-      if (backend.deviceMemoryBytes() >= 0)
-        m.gpuMemoryBytes = backend.deviceMemoryBytes();
-      RP_RETURN_IF_ERROR(log->write(m));
+StatusOr<double> Trainer::evaluate() {
+  const int64_t M = microBatches_;
+  const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(4, sampler_->evalBatches() / M));
+  std::vector<float> all;
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t m = 0; m < M; ++m) {
+      uint8_t *record = executor_->record(0, m);
+      RP_RETURN_IF_ERROR(sampler_->fillEval((g * M + m) % sampler_->evalBatches(),
+                                            feed_.tokens.dtype, tokensIn(record), labelDType_,
+                                            labelsIn(record)));
     }
-    if (bar)
-      bar->update(step + 1, loss, tokensPerSecond);
-    // A non-finite loss means the run diverged: fail once it is logged (exit 1), so that no
-    // checkpoint of NaN weights is written.
-    if (!std::isfinite(loss))
-      return trainingError(step,
-                           internal(std::string("the loss of step ") + std::to_string(step + 1) +
-                                    " is " + (std::isnan(loss) ? "nan" : "inf") +
-                                    "; the run diverged (try a lower --lr)"));
-    return okStatus();
-  };
-  // Where a micro-batch's inputs go in its host record. The labels of a plan without a labels
-  // input go to `unusedLabels` (the sampler always writes both); labels may have another
-  // integer dtype than the token ids.
-  std::vector<uint8_t> unusedLabels(static_cast<size_t>(batch * seq) * 8);
-  const DType labelDType = feed.labels ? feed.labels->dtype : feed.tokens.dtype;
-  auto tokensIn = [&](uint8_t *record) {
-    return record + plan.host_buffers(feed.tokens.buffer).offset();
-  };
-  auto labelsIn = [&](uint8_t *record) -> void * {
-    return feed.labels ? record + plan.host_buffers(feed.labels->buffer).offset()
-                       : unusedLabels.data();
-  };
-  auto evaluate = [&]() -> StatusOr<double> {
-    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(4, sampler.evalBatches() / M));
-    std::vector<float> all;
-    for (int64_t g = 0; g < groups; ++g) {
-      for (int64_t m = 0; m < M; ++m) {
-        uint8_t *record = executor.record(0, m);
-        RP_RETURN_IF_ERROR(sampler.fillEval((g * M + m) % sampler.evalBatches(), feed.tokens.dtype,
-                                            tokensIn(record), labelDType, labelsIn(record)));
-      }
-      RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor.evaluate());
-      all.insert(all.end(), losses.begin(), losses.end());
-    }
-    return mean(all);
-  };
-  auto save = [&](int64_t steps) -> Status {
-    RP_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointTensors> c, checkpointOf(host, steps, seed));
-    RP_RETURN_IF_ERROR(saveCheckpoint(options.saveDir, c->data));
-    summary.checkpointDir = options.saveDir;
-    if (bar)
-      bar->message("saved checkpoint of step " + std::to_string(steps) + " to " +
-                   options.saveDir);
-    return okStatus();
-  };
+    RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor_->evaluate());
+    all.insert(all.end(), losses.begin(), losses.end());
+  }
+  return mean(all);
+}
 
-  auto nextBoundary = [&](int64_t step, int64_t every) {
-    return every > 0 ? (step / every + 1) * every : end;
-  };
-  auto stopRequested = [&] {
-    return options.stop && options.stop->load(std::memory_order_relaxed);
-  };
-  int64_t savedAt = firstStep; // the step of the newest checkpoint (or the resumed one)
-  for (int64_t step = firstStep; step < end;) {
+Status Trainer::save(int64_t steps) {
+  RP_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointTensors> c, checkpointOf(*host_, steps, seed_));
+  RP_RETURN_IF_ERROR(saveCheckpoint(options_.saveDir, c->data));
+  summary_.checkpointDir = options_.saveDir;
+  if (bar_)
+    bar_->message("saved checkpoint of step " + std::to_string(steps) + " to " +
+                  options_.saveDir);
+  return okStatus();
+}
+
+Status Trainer::runSteps() {
+  start_ = Clock::now();
+  lastReport_ = start_;
+  unusedLabels_.assign(static_cast<size_t>(batch_ * seq_) * 8, 0);
+  labelDType_ = feed_.labels ? feed_.labels->dtype : feed_.tokens.dtype;
+  int64_t savedAt = firstStep_; // the step of the newest checkpoint (or the resumed one)
+  for (int64_t step = firstStep_; step < end_;) {
     const int64_t segmentEnd = std::min(
-        {end, nextBoundary(step, options.evalEvery), nextBoundary(step, options.saveEvery)});
+        {end_, nextBoundary(step, options_.evalEvery), nextBoundary(step, options_.saveEvery)});
     // An interrupt stops dispatching; the steps dispatched finish, then a checkpoint is saved.
-    int64_t k = step;
-    for (; k < segmentEnd && !stopRequested(); ++k) {
-      Status s = executor.waitInputsWritable(k);
-      for (int64_t m = 0; m < M && s.ok(); ++m) {
-        uint8_t *record = executor.record(k, m);
-        s = sampler.fillTrain(k, m, feed.tokens.dtype, tokensIn(record), labelDType,
-                              labelsIn(record));
-      }
-      if (s.ok())
-        s = executor.dispatch(k, segmentEnd);
-      if (!s.ok())
-        return trainingError(k, s);
-      if (k > step) {
-        RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(k - 1));
-        RP_RETURN_IF_ERROR(report(k - 1, losses, std::nullopt));
-      }
-    }
+    RP_ASSIGN_OR_RETURN(const int64_t k, dispatchSegment(step, segmentEnd));
     if (k < segmentEnd) {
-      summary.interrupted = true;
-      if (bar)
-        bar->message("interrupted: finishing step " + std::to_string(k) +
-                     (options.saveDir.empty() ? std::string() : " and saving a checkpoint") +
-                     " (interrupt again to abort)");
+      summary_.interrupted = true;
+      if (bar_)
+        bar_->message("interrupted: finishing step " + std::to_string(k) +
+                      (options_.saveDir.empty() ? std::string() : " and saving a checkpoint") +
+                      " (interrupt again to abort)");
     }
-    if (Status s = executor.drain(); !s.ok())
+    if (Status s = executor_->drain(); !s.ok())
       return trainingError(k - 1, s);
     if (k == step) { // interrupted before this segment's first step
-      if (!options.saveDir.empty() && savedAt != step)
+      if (!options_.saveDir.empty() && savedAt != step)
         if (Status s = save(step); !s.ok())
           return trainingError(step - 1, s);
       break;
     }
-    const int64_t done = k; // steps completed: [0, done)
-    RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(done - 1));
-    std::optional<double> evalLoss;
-    if (!summary.interrupted && options.evalEvery > 0 && segmentEnd % options.evalEvery == 0) {
-      StatusOr<double> e = evaluate();
-      if (!e.ok())
-        return trainingError(segmentEnd - 1, e.status());
-      evalLoss = e.value();
-      summary.evalLoss = evalLoss;
-      if (bar) {
-        char text[64];
-        std::snprintf(text, sizeof text, "step %lld: eval loss %.4f",
-                      static_cast<long long>(segmentEnd), *evalLoss);
-        bar->message(text);
-      }
-    }
-    RP_RETURN_IF_ERROR(report(done - 1, losses, evalLoss));
-    if (!options.saveDir.empty() &&
-        (summary.interrupted || (options.saveEvery > 0 && done % options.saveEvery == 0) ||
-         done == end)) {
-      if (Status s = save(done); !s.ok())
-        return trainingError(done - 1, s);
-      savedAt = done;
-    }
-    if (summary.interrupted)
+    RP_RETURN_IF_ERROR(endSegment(k, segmentEnd, savedAt));
+    if (summary_.interrupted)
       break;
     step = segmentEnd;
   }
-  summary.seconds = secondsSince(start);
-  if (bar)
-    bar->finish();
-  if (trace.enabled()) {
-    if (Status s = trace.write(options.tracePath); !s.ok())
-      return internal("cannot write the trace: " + s.message());
-    summary.tracePath = options.tracePath;
+  return okStatus();
+}
+
+StatusOr<int64_t> Trainer::dispatchSegment(int64_t step, int64_t segmentEnd) {
+  int64_t k = step;
+  for (; k < segmentEnd && !stopRequested(); ++k) {
+    if (Status s = dispatchStep(k, segmentEnd); !s.ok())
+      return trainingError(k, s);
+    if (k > step) {
+      RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(k - 1));
+      RP_RETURN_IF_ERROR(report(k - 1, losses, std::nullopt));
+    }
   }
-  return summary;
+  return k;
+}
+
+Status Trainer::dispatchStep(int64_t k, int64_t segmentEnd) {
+  RP_RETURN_IF_ERROR(executor_->waitInputsWritable(k));
+  for (int64_t m = 0; m < microBatches_; ++m) {
+    uint8_t *record = executor_->record(k, m);
+    RP_RETURN_IF_ERROR(sampler_->fillTrain(k, m, feed_.tokens.dtype, tokensIn(record), labelDType_,
+                                           labelsIn(record)));
+  }
+  return executor_->dispatch(k, segmentEnd);
+}
+
+Status Trainer::endSegment(int64_t done, int64_t segmentEnd, int64_t &savedAt) {
+  // Steps completed: [0, done).
+  RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(done - 1));
+  std::optional<double> evalLoss;
+  if (!summary_.interrupted && options_.evalEvery > 0 && segmentEnd % options_.evalEvery == 0) {
+    RP_ASSIGN_OR_RETURN(evalLoss, evaluateAt(segmentEnd));
+  }
+  RP_RETURN_IF_ERROR(report(done - 1, losses, evalLoss));
+  if (!options_.saveDir.empty() &&
+      (summary_.interrupted || (options_.saveEvery > 0 && done % options_.saveEvery == 0) ||
+       done == end_)) {
+    if (Status s = save(done); !s.ok())
+      return trainingError(done - 1, s);
+    savedAt = done;
+  }
+  return okStatus();
+}
+
+StatusOr<double> Trainer::evaluateAt(int64_t segmentEnd) {
+  StatusOr<double> e = evaluate();
+  if (!e.ok())
+    return trainingError(segmentEnd - 1, e.status());
+  summary_.evalLoss = e.value();
+  if (bar_) {
+    char text[64];
+    std::snprintf(text, sizeof text, "step %lld: eval loss %.4f",
+                  static_cast<long long>(segmentEnd), e.value());
+    bar_->message(text);
+  }
+  return e;
+}
+
+StatusOr<TrainSummary> Trainer::finish() {
+  summary_.seconds = secondsSince(start_);
+  if (bar_)
+    bar_->finish();
+  if (trace_->enabled()) {
+    if (Status s = trace_->write(options_.tracePath); !s.ok())
+      return internal("cannot write the trace: " + s.message());
+    summary_.tracePath = options_.tracePath;
+  }
+  return summary_;
+}
+
+} // namespace
+
+StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
+  Trainer trainer(options, out);
+  return trainer.run();
 }
 
 } // namespace rp::runtime

@@ -24,10 +24,6 @@
 #include <string>
 #include <vector>
 
-namespace rp::plan {
-class Plan;
-}
-
 namespace rp::runtime {
 
 /// The most workers of a pool (rp-run --gpus): each is four host threads, or streams and
@@ -82,14 +78,6 @@ struct TrainSummary {
 /// input found before the first step (plan, weights, data, checkpoint, flags; nothing is
 /// written then), Internal for a failure during training (naming the step).
 StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out);
-
-/// rp-run --check --backend B: decodes every instruction of `plan` for backend `backend`
-/// ("cpu" or "cuda") as prepare() would, without running anything (the CUDA decoder needs no
-/// GPU), and returns a one-line summary ("cuda: 812 instructions in 9 functions decode for
-/// the GPU kernels"). Errors: the first instruction the backend cannot run (InvalidArgument,
-/// naming the function, instruction, kernel and location); Unimplemented for "cuda" in a
-/// build without CUDA.
-StatusOr<std::string> checkPlanForBackend(const rp::plan::Plan &plan, const std::string &backend);
 
 } // namespace rp::runtime
 

@@ -68,169 +68,259 @@ rt::SafetensorsTensor tensorOf(const std::string &name, const HostTensor &t) {
                                t.byteSize()};
 }
 
-} // namespace
+/// The model's token-id and labels arguments, as the sampler fills them.
+struct FeedArgs {
+  unsigned tokens = 0;
+  std::optional<unsigned> labels;
+  int64_t batch = 0, seq = 0;
+  DType idType = DType::I64;
+  DType labelType = DType::I64; ///< Labels may have another integer dtype than the token ids.
+};
 
-int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initializers,
-                         const RefTrainOptions &o) {
-  std::optional<unsigned> tokensArg = argumentUsedAs(func, false);
-  std::optional<unsigned> labelsArg = argumentUsedAs(func, true);
+/// rp-ref --train, step by step. Each phase returns 0 to go on, or the process exit code (with
+/// its message on stderr).
+class ReferenceTrainer {
+public:
+  ReferenceTrainer(func::FuncOp func, const onnx::InitializerTable &initializers,
+                   const RefTrainOptions &options)
+      : func_(func), initializers_(initializers), o_(options) {}
+
+  int run();
+
+private:
+  /// The token-id and labels arguments of @train_step, and their shapes and dtypes.
+  int findFeed();
+  /// The data and the sampler of (batch, seq) windows.
+  int openData();
+  /// Params: every graph.param at its initial value; trainable = has a gradient result (its
+  /// fp32 master and AdamW moments); the loss result.
+  int loadParams();
+  /// The metrics log and the checkpoint directory check.
+  int openOutputs();
+  /// Step `step`: the M micro-batches' forward and backward, gradients accumulated in fp32
+  /// in micro-batch order; `loss` receives the mean of their losses.
+  int runMicroBatches(int64_t step, double &loss);
+  /// The optimizer step, exactly as runtime/exec/Executor.cpp orders it (exit 1 when the
+  /// clipping norm is not finite); `lr` receives the step's learning rate.
+  int optimizerStep(int64_t step, double &lr);
+  /// The checkpoint of the last step, as rp-run writes it.
+  int saveCheckpoint();
+
+  func::FuncOp func_;
+  const onnx::InitializerTable &initializers_;
+  const RefTrainOptions &o_;
+  FeedArgs feed_;
+  std::optional<rt::TokenData> data_;
+  std::optional<rt::BatchSampler> sampler_;
+  std::map<std::string, Param> params_;
+  int lossResult_ = -1;
+  std::vector<std::string> gradOf_; ///< Per result: the param of a gradient ("" : the loss).
+  std::optional<rt::MetricsLog> log_;
+};
+
+int ReferenceTrainer::findFeed() {
+  std::optional<unsigned> tokensArg = argumentUsedAs(func_, false);
+  std::optional<unsigned> labelsArg = argumentUsedAs(func_, true);
   if (!tokensArg)
     return fail("@train_step has no token-id argument (the indices of an embedding gather)");
-  if (func.getNumArguments() != (labelsArg ? 2u : 1u))
+  if (func_.getNumArguments() != (labelsArg ? 2u : 1u))
     return fail("--train feeds a token-id argument and a labels argument only; @train_step "
-                "has " + std::to_string(func.getNumArguments()) + " arguments");
-  auto tokensType = cast<RankedTensorType>(func.getArgumentTypes()[*tokensArg]);
+                "has " + std::to_string(func_.getNumArguments()) + " arguments");
+  auto tokensType = cast<RankedTensorType>(func_.getArgumentTypes()[*tokensArg]);
   if (tokensType.getRank() != 2)
     return fail("the token-id argument must be [batch, seq]");
-  const int64_t batch = tokensType.getDimSize(0), seq = tokensType.getDimSize(1);
-  const DType idType = graph::irDType(tokensType.getElementType());
-  // Labels may have another integer dtype than the token ids.
-  const DType labelType =
+  feed_.tokens = *tokensArg;
+  feed_.labels = labelsArg;
+  feed_.batch = tokensType.getDimSize(0);
+  feed_.seq = tokensType.getDimSize(1);
+  feed_.idType = graph::irDType(tokensType.getElementType());
+  feed_.labelType =
       labelsArg ? graph::irDType(
-                      cast<RankedTensorType>(func.getArgumentTypes()[*labelsArg]).getElementType())
-                : idType;
+                      cast<RankedTensorType>(func_.getArgumentTypes()[*labelsArg]).getElementType())
+                : feed_.idType;
+  return 0;
+}
 
-  rt::StatusOr<rt::TokenData> data = rt::readTokens(o.dataPath, o.dataFormat);
+int ReferenceTrainer::openData() {
+  rt::StatusOr<rt::TokenData> data = rt::readTokens(o_.dataPath, o_.dataFormat);
   if (!data.ok())
     return fail(data.status().message());
-  rt::StatusOr<rt::BatchSampler> sampler = rt::BatchSampler::create(*data, batch, seq, o.seed);
+  data_ = std::move(data).value();
+  rt::StatusOr<rt::BatchSampler> sampler =
+      rt::BatchSampler::create(*data_, feed_.batch, feed_.seq, o_.seed);
   if (!sampler.ok())
     return fail(sampler.status().message());
+  sampler_.emplace(std::move(sampler).value());
+  return 0;
+}
 
-  // Params: every graph.param; trainable = has a gradient result.
-  auto module = func->getParentOfType<ModuleOp>();
-  std::map<std::string, Param> params;
+int ReferenceTrainer::loadParams() {
+  auto module = func_->getParentOfType<ModuleOp>();
   for (auto p : module.getOps<graph::ParamOp>()) {
-    FailureOr<HostTensor> value = initializers.load(p);
+    FailureOr<HostTensor> value = initializers_.load(p);
     if (failed(value))
       return kBadInput;
-    Param &param = params[p.getSymName().str()];
+    Param &param = params_[p.getSymName().str()];
     param.name = p.getSymName().str();
     param.compute = std::move(*value);
   }
-  int lossResult = -1;
-  std::vector<std::string> gradOf(func.getNumResults());
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    if (auto of = func.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of")) {
-      gradOf[i] = of.getValue().str();
-      Param &p = params.at(gradOf[i]);
+  gradOf_.assign(func_.getNumResults(), std::string());
+  for (unsigned i = 0; i < func_.getNumResults(); ++i) {
+    if (auto of = func_.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of")) {
+      gradOf_[i] = of.getValue().str();
+      Param &p = params_.at(gradOf_[i]);
       p.trainable = true;
       p.master = p.compute.clone();
       p.m = HostTensor(DType::F32, p.compute.shape());
       p.v = HostTensor(DType::F32, p.compute.shape());
     } else {
-      lossResult = static_cast<int>(i);
+      lossResult_ = static_cast<int>(i);
     }
   }
-  if (lossResult < 0)
+  if (lossResult_ < 0)
     return fail("@train_step has no loss result");
+  return 0;
+}
 
-  std::optional<rt::MetricsLog> log;
-  if (!o.logPath.empty()) {
-    rt::StatusOr<rt::MetricsLog> l = rt::MetricsLog::open(o.logPath);
+int ReferenceTrainer::openOutputs() {
+  if (!o_.logPath.empty()) {
+    rt::StatusOr<rt::MetricsLog> l = rt::MetricsLog::open(o_.logPath);
     if (!l.ok())
       return fail(l.status().message());
-    log = std::move(l).value();
+    log_ = std::move(l).value();
   }
-  if (!o.saveDir.empty())
-    if (rt::Status s = rt::checkCheckpointDir(o.saveDir); !s.ok())
+  if (!o_.saveDir.empty())
+    if (rt::Status s = rt::checkCheckpointDir(o_.saveDir); !s.ok())
       return fail(s.message());
+  return 0;
+}
 
+int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
   auto loadParam = [&](graph::ParamOp p) -> FailureOr<HostTensor> {
-    return params.at(p.getSymName().str()).compute.clone();
+    return params_.at(p.getSymName().str()).compute.clone();
   };
-  const int64_t M = o.microBatches;
-  for (int64_t step = 0; step < o.steps; ++step) {
-    std::vector<float> losses;
-    for (int64_t mb = 0; mb < M; ++mb) {
-      SmallVector<HostTensor> args;
-      args.resize(func.getNumArguments());
-      HostTensor tokens(idType, {batch, seq}), labels(labelType, {batch, seq});
-      if (rt::Status s =
-              sampler->fillTrain(step, mb, idType, tokens.raw(), labelType, labels.raw());
-          !s.ok())
-        return fail(s.message());
-      args[*tokensArg] = std::move(tokens);
-      if (labelsArg)
-        args[*labelsArg] = std::move(labels);
-      FailureOr<SmallVector<HostTensor>> results =
-          graph::runFunction(func, args, loadParam, graph::EvalPrecision::F32);
-      if (failed(results))
-        return kBadInput;
-      losses.push_back((*results)[static_cast<size_t>(lossResult)].data<float>()[0]);
-      for (size_t i = 0; i < gradOf.size(); ++i) {
-        if (gradOf[i].empty())
-          continue;
-        Param &p = params.at(gradOf[i]);
-        const HostTensor &g = (*results)[i];
-        if (mb == 0)
-          p.acc = HostTensor(DType::F32, g.shape());
-        rt::accumulateGradient(p.acc.data<float>(), g.data<float>(), g.numElements(), mb == 0);
-      }
-    }
-    double sum = 0;
-    for (float l : losses)
-      sum += static_cast<double>(l);
-    const double loss = sum / static_cast<double>(M);
-
-    // The optimizer step, exactly as runtime/exec/Executor.cpp orders it.
-    float gradScale = static_cast<float>(1.0 / static_cast<double>(M));
-    if (o.gradClip > 0) {
-      double squares = 0;
-      for (auto &[name, p] : params) // std::map: sorted by name
-        if (p.trainable)
-          squares += rt::sumOfSquares(p.acc.data<float>(), p.acc.numElements(), gradScale);
-      rt::StatusOr<float> clipped = rt::clippedGradScale(squares, o.gradClip, M, step + 1);
-      if (!clipped.ok()) { // a diverged run, not bad input: exit 1 as rp-run
-        fail(clipped.status().message());
-        return 1;
-      }
-      gradScale = clipped.value();
-    }
-    const double lr = rt::learningRate(o.lr, o.warmup, step);
-    rt::AdamWConfig config{lr, o.beta1, o.beta2, o.eps, o.weightDecay};
-    for (auto &[name, p] : params) {
-      if (!p.trainable)
+  const int64_t M = o_.microBatches;
+  std::vector<float> losses;
+  for (int64_t mb = 0; mb < M; ++mb) {
+    SmallVector<HostTensor> args;
+    args.resize(func_.getNumArguments());
+    HostTensor tokens(feed_.idType, {feed_.batch, feed_.seq}),
+        labels(feed_.labelType, {feed_.batch, feed_.seq});
+    if (rt::Status s = sampler_->fillTrain(step, mb, feed_.idType, tokens.raw(), feed_.labelType,
+                                           labels.raw());
+        !s.ok())
+      return fail(s.message());
+    args[feed_.tokens] = std::move(tokens);
+    if (feed_.labels)
+      args[*feed_.labels] = std::move(labels);
+    FailureOr<SmallVector<HostTensor>> results =
+        graph::runFunction(func_, args, loadParam, graph::EvalPrecision::F32);
+    if (failed(results))
+      return kBadInput;
+    losses.push_back((*results)[static_cast<size_t>(lossResult_)].data<float>()[0]);
+    for (size_t i = 0; i < gradOf_.size(); ++i) {
+      if (gradOf_[i].empty())
         continue;
-      if (o.async) // iteration step + 1 computes with W_step
-        p.compute = p.master.clone();
-      rt::adamwStep(p.master.data<float>(), p.m.data<float>(), p.v.data<float>(),
-                    p.acc.data<float>(), p.master.numElements(), config, step + 1, gradScale);
-      if (!o.async)
-        p.compute = p.master.clone();
-    }
-    std::printf("step %lld loss %.9g\n", static_cast<long long>(step + 1), loss);
-    if (log) {
-      rt::StepMetrics metrics{step + 1, loss, lr,           M * batch * seq,
-                              0,        0,    std::nullopt, std::nullopt};
-      if (rt::Status s = log->write(metrics); !s.ok())
-        return fail(s.message());
+      Param &p = params_.at(gradOf_[i]);
+      const HostTensor &g = (*results)[i];
+      if (mb == 0)
+        p.acc = HostTensor(DType::F32, g.shape());
+      rt::accumulateGradient(p.acc.data<float>(), g.data<float>(), g.numElements(), mb == 0);
     }
   }
+  double sum = 0;
+  for (float l : losses)
+    sum += static_cast<double>(l);
+  loss = sum / static_cast<double>(M);
+  return 0;
+}
 
-  if (!o.saveDir.empty()) {
-    rt::CheckpointData ckpt;
-    ckpt.step = o.steps;
-    ckpt.metadata = {{"producer", "rp-ref"},
-                     {"update", o.async ? "async" : "sync"},
-                     {"seed", std::to_string(o.seed)},
-                     {"micro_batches", std::to_string(M)},
-                     {"compute_dtype", "f32"}};
-    for (auto &[name, p] : params) {
-      if (!p.trainable) {
-        ckpt.model.push_back(tensorOf(name, p.compute));
-        continue;
-      }
-      ckpt.model.push_back(tensorOf(name, p.master));
-      ckpt.optimizer.push_back(tensorOf("m." + name, p.m));
-      ckpt.optimizer.push_back(tensorOf("v." + name, p.v));
-      if (o.async)
-        ckpt.optimizer.push_back(tensorOf("weights." + name, p.compute));
+int ReferenceTrainer::optimizerStep(int64_t step, double &lr) {
+  const int64_t M = o_.microBatches;
+  float gradScale = static_cast<float>(1.0 / static_cast<double>(M));
+  if (o_.gradClip > 0) {
+    double squares = 0;
+    for (auto &[name, p] : params_) // std::map: sorted by name
+      if (p.trainable)
+        squares += rt::sumOfSquares(p.acc.data<float>(), p.acc.numElements(), gradScale);
+    rt::StatusOr<float> clipped = rt::clippedGradScale(squares, o_.gradClip, M, step + 1);
+    if (!clipped.ok()) { // a diverged run, not bad input: exit 1 as rp-run
+      fail(clipped.status().message());
+      return 1;
     }
-    if (rt::Status s = rt::saveCheckpoint(o.saveDir, ckpt); !s.ok())
-      return fail(s.message());
+    gradScale = clipped.value();
+  }
+  lr = rt::learningRate(o_.lr, o_.warmup, step);
+  rt::AdamWConfig config{lr, o_.beta1, o_.beta2, o_.eps, o_.weightDecay};
+  for (auto &[name, p] : params_) {
+    if (!p.trainable)
+      continue;
+    if (o_.async) // iteration step + 1 computes with W_step
+      p.compute = p.master.clone();
+    rt::adamwStep(p.master.data<float>(), p.m.data<float>(), p.v.data<float>(),
+                  p.acc.data<float>(), p.master.numElements(), config, step + 1, gradScale);
+    if (!o_.async)
+      p.compute = p.master.clone();
   }
   return 0;
+}
+
+int ReferenceTrainer::saveCheckpoint() {
+  rt::CheckpointData ckpt;
+  ckpt.step = o_.steps;
+  ckpt.metadata = {{"producer", "rp-ref"},
+                   {"update", o_.async ? "async" : "sync"},
+                   {"seed", std::to_string(o_.seed)},
+                   {"micro_batches", std::to_string(o_.microBatches)},
+                   {"compute_dtype", "f32"}};
+  for (auto &[name, p] : params_) {
+    if (!p.trainable) {
+      ckpt.model.push_back(tensorOf(name, p.compute));
+      continue;
+    }
+    ckpt.model.push_back(tensorOf(name, p.master));
+    ckpt.optimizer.push_back(tensorOf("m." + name, p.m));
+    ckpt.optimizer.push_back(tensorOf("v." + name, p.v));
+    if (o_.async)
+      ckpt.optimizer.push_back(tensorOf("weights." + name, p.compute));
+  }
+  if (rt::Status s = rt::saveCheckpoint(o_.saveDir, ckpt); !s.ok())
+    return fail(s.message());
+  return 0;
+}
+
+int ReferenceTrainer::run() {
+  if (int code = findFeed())
+    return code;
+  if (int code = openData())
+    return code;
+  if (int code = loadParams())
+    return code;
+  if (int code = openOutputs())
+    return code;
+  const int64_t M = o_.microBatches;
+  for (int64_t step = 0; step < o_.steps; ++step) {
+    double loss = 0, lr = 0;
+    if (int code = runMicroBatches(step, loss))
+      return code;
+    if (int code = optimizerStep(step, lr))
+      return code;
+    std::printf("step %lld loss %.9g\n", static_cast<long long>(step + 1), loss);
+    if (log_) {
+      rt::StepMetrics metrics{step + 1, loss, lr,           M * feed_.batch * feed_.seq,
+                              0,        0,    std::nullopt, std::nullopt};
+      if (rt::Status s = log_->write(metrics); !s.ok())
+        return fail(s.message());
+    }
+  }
+  return o_.saveDir.empty() ? 0 : saveCheckpoint();
+}
+
+} // namespace
+
+int runReferenceTraining(func::FuncOp func, const onnx::InitializerTable &initializers,
+                         const RefTrainOptions &o) {
+  return ReferenceTrainer(func, initializers, o).run();
 }
 
 } // namespace mlir::rp

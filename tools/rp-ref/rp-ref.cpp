@@ -63,45 +63,53 @@ int fail(const llvm::Twine &message) {
   return kBadInput;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  CLI::App app{"rp-ref: reference execution of an ONNX model on the CPU (the numeric oracle)"};
+/// The flags as parsed.
+struct RefFlags {
   std::string modelPath, inputsDir, outDir;
   std::vector<std::string> dims, shapes;
-  bool f64 = false, grads = false;
+  bool f64 = false, grads = false, train = false;
   mlir::rp::TrainingOptions training;
-  app.add_option("model", modelPath, "ONNX model (.onnx or .onnxtext)")->required();
-  app.add_option("--inputs", inputsDir, "Directory with input_N.pb, one per graph input");
-  app.add_option("--out", outDir, "Directory to write output_N.pb into (created if missing)");
-  app.add_option("--dim", dims, "Bind a symbolic dimension, NAME=N (repeatable)");
-  app.add_option("--input-shape", shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
-  app.add_flag("--f64", f64, "Compute floating-point ops in double precision");
-  app.add_flag("--grads", grads, "Write the loss and every trainable param's gradient");
   mlir::rp::RefCheckOptions check;
-  app.add_option("--reference", check.sidecarPath,
-                 "Compare loss and gradients on the batch of a PyTorch sidecar (safetensors)");
-  app.add_option("--loss-rtol", check.lossRtol, "--reference: loss relative tolerance")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--grad-rtol", check.gradRtol,
-                 "--reference: gradient tolerance (max |diff| / max |reference| per param)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--lora-rank", training.loraRank, "Add LoRA adapters of this rank (0: none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--lora-alpha", training.loraAlpha, "LoRA alpha (updates scaled by alpha/rank)");
-  app.add_option("--lora-targets", training.loraTargets, "Regex of the weights that get adapters");
-  app.add_option("--freeze", training.freeze, "Regex of params to freeze");
-  bool train = false;
   std::string update = "sync", dataFormat = "auto";
   mlir::rp::RefTrainOptions ref;
-  app.add_flag("--train", train, "Train (non-pipelined reference of rp-run) instead");
+};
+
+/// The model, the import, output and training-graph flags (in --help's order, with the
+/// --reference and --train groups).
+void addFlags(CLI::App &app, RefFlags &f) {
+  app.add_option("model", f.modelPath, "ONNX model (.onnx or .onnxtext)")->required();
+  app.add_option("--inputs", f.inputsDir, "Directory with input_N.pb, one per graph input");
+  app.add_option("--out", f.outDir, "Directory to write output_N.pb into (created if missing)");
+  app.add_option("--dim", f.dims, "Bind a symbolic dimension, NAME=N (repeatable)");
+  app.add_option("--input-shape", f.shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
+  app.add_flag("--f64", f.f64, "Compute floating-point ops in double precision");
+  app.add_flag("--grads", f.grads, "Write the loss and every trainable param's gradient");
+  app.add_option("--reference", f.check.sidecarPath,
+                 "Compare loss and gradients on the batch of a PyTorch sidecar (safetensors)");
+  app.add_option("--loss-rtol", f.check.lossRtol, "--reference: loss relative tolerance")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--grad-rtol", f.check.gradRtol,
+                 "--reference: gradient tolerance (max |diff| / max |reference| per param)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lora-rank", f.training.loraRank, "Add LoRA adapters of this rank (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lora-alpha", f.training.loraAlpha, "LoRA alpha (updates scaled by alpha/rank)");
+  app.add_option("--lora-targets", f.training.loraTargets,
+                 "Regex of the weights that get adapters");
+  app.add_option("--freeze", f.training.freeze, "Regex of params to freeze");
+}
+
+/// --train's flags (the reference of rp-run's).
+void addTrainFlags(CLI::App &app, RefFlags &f) {
+  mlir::rp::RefTrainOptions &ref = f.ref;
+  app.add_flag("--train", f.train, "Train (non-pipelined reference of rp-run) instead");
   app.add_option("--data", ref.dataPath, "--train: token file or text (as rp-run --data)");
-  app.add_option("--data-format", dataFormat, "--train: auto | tokens | text")
+  app.add_option("--data-format", f.dataFormat, "--train: auto | tokens | text")
       ->check(CLI::IsMember({"auto", "tokens", "text"}));
   app.add_option("--steps", ref.steps, "--train: steps")->check(CLI::PositiveNumber);
   app.add_option("--micro-batches", ref.microBatches, "--train: micro-batches per step")
       ->check(CLI::PositiveNumber);
-  app.add_option("--update", update, "--train: sync | async (staleness 1)")
+  app.add_option("--update", f.update, "--train: sync | async (staleness 1)")
       ->check(CLI::IsMember({"sync", "async"}));
   app.add_option("--lr", ref.lr, "--train: peak learning rate");
   app.add_option("--warmup", ref.warmup, "--train: linear warmup steps");
@@ -113,75 +121,40 @@ int main(int argc, char **argv) {
   app.add_option("--seed", ref.seed, "--train: data sampling seed");
   app.add_option("--log", ref.logPath, "--train: metrics as JSON lines");
   app.add_option("--save", ref.saveDir, "--train: write a checkpoint to DIR at the end");
-  app.set_version_flag("--version", std::string("rp-ref ") + RP_VERSION);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError &e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kBadInput;
-  }
+}
 
-  if (train && ref.dataPath.empty())
+/// The modes' required and exclusive flags: 0, or the exit code after the message.
+int checkModes(const RefFlags &f) {
+  if (f.train && f.ref.dataPath.empty())
     return fail("--train needs --data FILE");
-  bool reference = !check.sidecarPath.empty();
-  if (reference && (train || !inputsDir.empty() || !outDir.empty()))
+  const bool reference = !f.check.sidecarPath.empty();
+  if (reference && (f.train || !f.inputsDir.empty() || !f.outDir.empty()))
     return fail("--reference compares on the sidecar's batch: no --train, --inputs or --out");
-  if (!train && !reference && (inputsDir.empty() || outDir.empty()))
+  if (!f.train && !reference && (f.inputsDir.empty() || f.outDir.empty()))
     return fail("--inputs DIR and --out DIR are required (or --train)");
-  ref.async = update == "async";
-  ref.dataFormat = ::rp::runtime::parseDataFormat(dataFormat).value();
+  return 0;
+}
 
-  mlir::rp::onnx::ImportOptions options;
-  for (const std::string &d : dims)
-    if (llvm::Error e = mlir::rp::onnx::parseDimBinding(d, options))
-      return fail(llvm::toString(std::move(e)));
-  for (const std::string &s : shapes)
-    if (llvm::Error e = mlir::rp::onnx::parseInputShape(s, options))
-      return fail(llvm::toString(std::move(e)));
-
-  llvm::Expected<mlir::rp::onnx::OnnxModel> model = mlir::rp::onnx::loadOnnxModel(modelPath);
-  if (!model)
-    return fail(llvm::toString(model.takeError()));
-
-  DialectRegistry registry;
-  mlir::rp::registerAllDialects(registry);
-  MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
-  if (!module)
+/// The graph rpc-compile lowers (parameter transformations, fusion, then one whole-model
+/// backward instead of per-layer ones), trained by the reference (RefTrain.h).
+int trainReference(MLIRContext &context, ModuleOp module, const mlir::rp::onnx::OnnxModel &model,
+                   const RefFlags &f) {
+  PassManager pm(&context);
+  mlir::rp::buildTrainPipeline(pm, f.training);
+  mlir::rp::buildFusionPipeline(pm);
+  mlir::rp::buildTrainPipeline(pm, mlir::rp::TrainingOptions());
+  if (failed(pm.run(module)))
     return kBadInput;
-  grads = grads || reference;
-  training.differentiate = grads && !train;
-  if (train) {
-    // The graph rpc-compile lowers: parameter transformations, fusion, then one whole-model
-    // backward instead of per-layer ones.
-    PassManager pm(&context);
-    mlir::rp::buildTrainPipeline(pm, training);
-    mlir::rp::buildFusionPipeline(pm);
-    mlir::rp::buildTrainPipeline(pm, mlir::rp::TrainingOptions());
-    if (failed(pm.run(*module)))
-      return kBadInput;
-    mlir::rp::onnx::InitializerTable initializers(*model);
-    return mlir::rp::runReferenceTraining(module->lookupSymbol<func::FuncOp>("train_step"),
-                                          initializers, ref);
-  }
-  if (grads || training.loraRank > 0 || !training.freeze.empty()) {
-    PassManager pm(&context);
-    mlir::rp::buildTrainPipeline(pm, training);
-    if (failed(pm.run(*module)))
-      return kBadInput;
-  }
-  auto func = module->lookupSymbol<func::FuncOp>(grads ? "train_step" : options.functionName);
-  if (reference) {
-    mlir::rp::onnx::InitializerTable initializers(*model);
-    return mlir::rp::checkAgainstReference(func, initializers, check);
-  }
+  mlir::rp::onnx::InitializerTable initializers(model);
+  return mlir::rp::runReferenceTraining(module.lookupSymbol<func::FuncOp>("train_step"),
+                                        initializers, f.ref);
+}
 
-  // Inputs: one file per function argument, in the order of the graph inputs.
-  std::vector<HostTensor> inputs;
+/// Reads `input_N.pb` from `dir` for every argument of `func`, in the order of the graph
+/// inputs, checking shapes and element types: 0, or the exit code after the message.
+int readInputs(func::FuncOp func, const std::string &dir, std::vector<HostTensor> &inputs) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    llvm::SmallString<256> path(inputsDir);
+    llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, "input_" + std::to_string(i) + ".pb");
     llvm::Expected<HostTensor> t = mlir::rp::onnx::readTensorFile(path);
     if (!t)
@@ -199,18 +172,16 @@ int main(int argc, char **argv) {
                   ::rp::runtime::dtypeName(expected));
     inputs.push_back(std::move(*t));
   }
+  return 0;
+}
 
-  mlir::rp::onnx::InitializerTable initializers(*model);
-  auto loadParam = [&](mlir::rp::graph::ParamOp param) { return initializers.load(param); };
-  auto precision = f64 ? mlir::rp::graph::EvalPrecision::F64 : mlir::rp::graph::EvalPrecision::F32;
-  FailureOr<llvm::SmallVector<HostTensor>> outputs =
-      mlir::rp::graph::runFunction(func, inputs, loadParam, precision);
-  if (failed(outputs))
-    return kBadInput;
-
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return fail("cannot create '" + outDir + "': " + ec.message());
-  for (auto [i, t] : llvm::enumerate(*outputs)) {
+/// Writes `outputs` (the results of `func`) to `dir`: output_N.pb, or with `grads` loss.pb
+/// and grad_<param>.pb.
+int writeOutputs(MLIRContext &context, func::FuncOp func, llvm::ArrayRef<HostTensor> outputs,
+                 const std::string &dir, bool grads) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return fail("cannot create '" + dir + "': " + ec.message());
+  for (auto [i, t] : llvm::enumerate(outputs)) {
     auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
     auto name = func.getResultAttrOfType<StringAttr>(i, "graph.name");
     std::string file = "output_" + std::to_string(i) + ".pb";
@@ -219,11 +190,91 @@ int main(int argc, char **argv) {
       file = param ? "grad_" + safeName(param.getValue()) + ".pb" : "loss.pb";
       name = StringAttr::get(&context, param ? "grad_" + param.getValue().str() : "loss");
     }
-    llvm::SmallString<256> path(outDir);
+    llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, file);
     if (llvm::Error e = mlir::rp::onnx::writeTensorFile(mlir::rp::graph::tensorInIRType(t, type),
-                                                  name ? name.getValue() : "", path))
+                                                        name ? name.getValue() : "", path))
       return fail(llvm::toString(std::move(e)));
   }
   return 0;
+}
+
+/// Interprets `func` on the inputs of --inputs and writes its results to --out.
+int runInference(MLIRContext &context, func::FuncOp func, const mlir::rp::onnx::OnnxModel &model,
+                 const RefFlags &f, bool grads) {
+  std::vector<HostTensor> inputs;
+  if (int code = readInputs(func, f.inputsDir, inputs))
+    return code;
+  mlir::rp::onnx::InitializerTable initializers(model);
+  auto loadParam = [&](mlir::rp::graph::ParamOp param) { return initializers.load(param); };
+  auto precision =
+      f.f64 ? mlir::rp::graph::EvalPrecision::F64 : mlir::rp::graph::EvalPrecision::F32;
+  FailureOr<llvm::SmallVector<HostTensor>> outputs =
+      mlir::rp::graph::runFunction(func, inputs, loadParam, precision);
+  if (failed(outputs))
+    return kBadInput;
+  return writeOutputs(context, func, *outputs, f.outDir, grads);
+}
+
+/// Imports the model and runs the mode: --train, --reference, or the interpreter.
+int runModel(RefFlags &f, const mlir::rp::onnx::ImportOptions &options) {
+  llvm::Expected<mlir::rp::onnx::OnnxModel> model = mlir::rp::onnx::loadOnnxModel(f.modelPath);
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
+
+  DialectRegistry registry;
+  mlir::rp::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::rp::onnx::importOnnxModel(context, *model, options);
+  if (!module)
+    return kBadInput;
+  const bool reference = !f.check.sidecarPath.empty();
+  const bool grads = f.grads || reference;
+  f.training.differentiate = grads && !f.train;
+  if (f.train)
+    return trainReference(context, *module, *model, f);
+  if (grads || f.training.loraRank > 0 || !f.training.freeze.empty()) {
+    PassManager pm(&context);
+    mlir::rp::buildTrainPipeline(pm, f.training);
+    if (failed(pm.run(*module)))
+      return kBadInput;
+  }
+  auto func = module->lookupSymbol<func::FuncOp>(grads ? "train_step" : options.functionName);
+  if (reference) {
+    mlir::rp::onnx::InitializerTable initializers(*model);
+    return mlir::rp::checkAgainstReference(func, initializers, f.check);
+  }
+  return runInference(context, func, *model, f, grads);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"rp-ref: reference execution of an ONNX model on the CPU (the numeric oracle)"};
+  RefFlags f;
+  addFlags(app, f);
+  addTrainFlags(app, f);
+  app.set_version_flag("--version", std::string("rp-ref ") + RP_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kBadInput;
+  }
+
+  if (int code = checkModes(f))
+    return code;
+  f.ref.async = f.update == "async";
+  f.ref.dataFormat = ::rp::runtime::parseDataFormat(f.dataFormat).value();
+
+  mlir::rp::onnx::ImportOptions options;
+  for (const std::string &d : f.dims)
+    if (llvm::Error e = mlir::rp::onnx::parseDimBinding(d, options))
+      return fail(llvm::toString(std::move(e)));
+  for (const std::string &s : f.shapes)
+    if (llvm::Error e = mlir::rp::onnx::parseInputShape(s, options))
+      return fail(llvm::toString(std::move(e)));
+  return runModel(f, options);
 }

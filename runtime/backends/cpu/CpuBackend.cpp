@@ -17,36 +17,22 @@ namespace pb = rp::plan;
 
 namespace {
 
-struct CpuEvent final : BackendEvent {
-  bool done = false; // guarded by CpuBackend::mutex_
-};
-
-CpuEvent &cpuEvent(const Event &e) { return static_cast<CpuEvent &>(*e); }
+/// The CPU backend's events: complete once a queue reaches their record, or signalled.
+QueueEvent &cpuEvent(const Event &e) { return static_cast<QueueEvent &>(*e); }
 
 constexpr int64_t kArenaAlignment = 4096;
 
 } // namespace
 
 CpuBackend::CpuBackend(int devices, std::unique_ptr<HostKernelSet> kernels)
-    : numDevices_(devices < 1 ? 1 : devices), kernels_(std::move(kernels)) {
-  queues_.resize(static_cast<size_t>(numDevices_ * kNumQueues));
+    : numDevices_(devices < 1 ? 1 : devices), kernels_(std::move(kernels)),
+      tracks_(static_cast<size_t>(numDevices_ * kNumQueues), -1),
+      queues_(numDevices_ * kNumQueues) {
   memory_.resize(static_cast<size_t>(numDevices_));
-  for (int d = 0; d < numDevices_; ++d)
-    for (int q = 0; q < kNumQueues; ++q)
-      queues_[static_cast<size_t>(d * kNumQueues + q)].thread =
-          std::thread([this, d, q] { worker(d, q); });
+  queues_.start([this](int index, QueueThreads::Task &task) { return runTask(index, task); });
 }
 
-CpuBackend::~CpuBackend() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    failed_ = true; // releases waits on events that will never complete; skips the rest
-  }
-  cv_.notify_all();
-  for (QueueState &q : queues_)
-    q.thread.join();
-}
+CpuBackend::~CpuBackend() { queues_.stop(); }
 
 Status checkCpuPlanDType(const pb::Plan &plan) {
   if (plan.config().compute_dtype() != pb::F32)
@@ -101,48 +87,24 @@ Status CpuBackend::prepare(const pb::Plan &plan) {
   if (trace_)
     for (int d = 0; d < numDevices_; ++d)
       for (int q = 0; q < kNumQueues; ++q)
-        queues_[static_cast<size_t>(d * kNumQueues + q)].track = trace_->track(
-            "cpu" + std::to_string(d) + " " + queueName(static_cast<Queue>(q)));
+        tracks_[static_cast<size_t>(d * kNumQueues + q)] =
+            trace_->track("cpu" + std::to_string(d) + " " + queueName(static_cast<Queue>(q)));
   return okStatus();
 }
 
-void CpuBackend::enqueue(int device, Queue queue, Command command) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    queues_[static_cast<size_t>(device * kNumQueues + static_cast<int>(queue))].commands.push_back(
-        std::move(command));
-  }
-  cv_.notify_all();
+void CpuBackend::enqueue(int device, Queue queue, QueueThreads::Task task) {
+  queues_.enqueue(device * kNumQueues + static_cast<int>(queue), std::move(task));
 }
 
-void CpuBackend::worker(int device, int queue) {
-  QueueState &q = queues_[static_cast<size_t>(device * kNumQueues + queue)];
-  std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !q.commands.empty(); });
-    if (q.commands.empty())
-      return; // stopping
-    Command command = std::move(q.commands.front());
-    q.commands.pop_front();
-    q.busy = true;
-    const bool skip = failed_;
-    lock.unlock();
-    Status status;
-    if (!skip) {
-      const double start = trace_ && !command.label.empty() ? trace_->nowUs() : 0;
-      status = command.run();
-      if (trace_ && !command.label.empty())
-        trace_->complete(q.track, command.label, queueName(static_cast<Queue>(queue)), start,
-                         trace_->nowUs() - start, copyArgs(command.bytes));
-    }
-    lock.lock();
-    q.busy = false;
-    if (!status.ok() && !failed_) {
-      failed_ = true;
-      status_ = status;
-    }
-    cv_.notify_all();
-  }
+Status CpuBackend::runTask(int index, QueueThreads::Task &task) {
+  const bool traced = trace_ && !task.label.empty();
+  const double start = traced ? trace_->nowUs() : 0;
+  Status status = task.run();
+  if (traced)
+    trace_->complete(tracks_[static_cast<size_t>(index)], task.label,
+                     queueName(static_cast<Queue>(index % kNumQueues)), start,
+                     trace_->nowUs() - start, copyArgs(task.bytes));
+  return status;
 }
 
 void CpuBackend::copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
@@ -228,61 +190,34 @@ void CpuBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elemen
            std::move(label)});
 }
 
-Event CpuBackend::newEvent() { return std::make_shared<CpuEvent>(); }
+Event CpuBackend::newEvent() { return std::make_shared<QueueEvent>(); }
 
 void CpuBackend::record(int device, Queue queue, const Event &event) {
-  enqueue(device, queue, {[this, event] {
-                            signal(event);
-                            return okStatus();
-                          },
-                          ""});
+  enqueue(device, queue,
+          {[this, event] {
+             queues_.markRecorded(cpuEvent(event));
+             return okStatus();
+           },
+           ""});
 }
 
 void CpuBackend::wait(int device, Queue queue, const Event &event) {
-  enqueue(device, queue, {[this, event] {
-                            std::unique_lock<std::mutex> lock(mutex_);
-                            cv_.wait(lock, [&] { return cpuEvent(event).done || failed_; });
-                            return okStatus();
-                          },
-                          ""});
+  enqueue(device, queue,
+          {[this, event] {
+             (void)queues_.waitEvent(cpuEvent(event));
+             return okStatus();
+           },
+           ""});
 }
 
-void CpuBackend::signal(const Event &event) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cpuEvent(event).done = true;
-  }
-  cv_.notify_all();
-}
+void CpuBackend::signal(const Event &event) { queues_.markSignalled(cpuEvent(event)); }
 
 Status CpuBackend::hostWait(const Event &event) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] { return cpuEvent(event).done || failed_; });
-  return failed_ ? status_ : okStatus();
+  return queues_.waitEvent(cpuEvent(event)).status;
 }
 
-void CpuBackend::fail(Status status) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!failed_) {
-      failed_ = true;
-      status_ = std::move(status);
-    }
-  }
-  cv_.notify_all();
-}
+void CpuBackend::fail(Status status) { queues_.fail(std::move(status)); }
 
-Status CpuBackend::finish() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] {
-    if (failed_)
-      return true;
-    for (const QueueState &q : queues_)
-      if (q.busy || !q.commands.empty())
-        return false;
-    return true;
-  });
-  return failed_ ? status_ : okStatus();
-}
+Status CpuBackend::finish() { return queues_.waitIdle(); }
 
 } // namespace rp::runtime

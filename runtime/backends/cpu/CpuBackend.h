@@ -2,9 +2,9 @@
 //
 // The CPU backend (runtime/exec/Backend.h): each of the N devices is a block of host memory
 // laid out as the plan's device arena, and each of its four queues is a thread running its
-// commands in order. Copies are memcpy, kernels are the CPU reference kernels
-// (kernels/cpu, through runtime/backends/cpu/KernelDispatch.h) run on views into the arena,
-// and events are flags under one mutex. It runs fp32 plans (prepare() rejects others), and
+// commands in order (runtime/exec/QueueThreads.h). Copies are memcpy, kernels are the CPU
+// reference kernels (kernels/cpu, through runtime/backends/cpu/KernelDispatch.h) run on views
+// into the arena, and events are flags under one mutex. It runs fp32 plans (prepare() rejects others), and
 // its results do not depend on N or on thread timing: every value is computed by the same
 // kernels from the same inputs, ordered by events (the executor's contract).
 //
@@ -14,13 +14,10 @@
 
 #include "runtime/backends/cpu/KernelDispatch.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/exec/QueueThreads.h"
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 namespace rp::runtime {
@@ -78,17 +75,6 @@ public:
   void setTrace(TraceRecorder *trace) override { trace_ = trace; }
 
 private:
-  struct Command {
-    std::function<Status()> run;
-    std::string label; // empty: not traced (waits, records)
-    int64_t bytes = -1; // copies: bytes moved (a trace argument)
-  };
-  struct QueueState {
-    std::deque<Command> commands;
-    bool busy = false;
-    int track = -1;
-    std::thread thread;
-  };
   struct Instr {
     CpuKernel kernel;
     std::vector<rp::plan::BufferRef> operands;
@@ -99,8 +85,9 @@ private:
     std::vector<uint8_t> scratch; // HostKernelSet::scratchBytes()
   };
 
-  void enqueue(int device, Queue queue, Command command);
-  void worker(int device, int queue);
+  void enqueue(int device, Queue queue, QueueThreads::Task task);
+  /// Runs `task` of queue `index` (device * kNumQueues + queue), a span in the trace.
+  Status runTask(int index, QueueThreads::Task &task);
   Status runCall(int device, const CallFrame &frame);
   uint8_t *memory(int device) { return memory_[static_cast<size_t>(device)].bytes.get(); }
 
@@ -112,12 +99,8 @@ private:
   std::vector<DeviceMemory> memory_;
   int64_t workspaceOffset_ = 0;
 
-  std::mutex mutex_; // guards queues, events, status
-  std::condition_variable cv_;
-  std::vector<QueueState> queues_; // device * kNumQueues + queue
-  Status status_;
-  bool failed_ = false;
-  bool stopping_ = false;
+  std::vector<int> tracks_; // trace track per queue: device * kNumQueues + queue
+  QueueThreads queues_;     // device * kNumQueues + queue
 };
 
 } // namespace rp::runtime

@@ -18,11 +18,10 @@ namespace pb = rp::plan;
 namespace {
 
 /// An event: recorded on a stream (a CUDA event, created on the recording GPU at the first
-/// record) or signalled from the host. Flags guarded by CudaBackend::mutex_.
-struct CudaEvent final : BackendEvent {
+/// record; `recorded` once submitted) or signalled from the host. Flags guarded by the
+/// backend's QueueThreads.
+struct CudaEvent final : QueueEvent {
   cudaEvent_t event = nullptr;
-  bool recorded = false;
-  bool signalled = false;
   ~CudaEvent() override {
     if (event)
       cudaEventDestroy(event);
@@ -59,29 +58,23 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int workers) {
   return std::unique_ptr<CudaBackend>(new CudaBackend(workers < 1 ? 1 : workers, devices.count));
 }
 
-CudaBackend::CudaBackend(int workers, int gpus) : numWorkers_(workers), numGpus_(gpus) {
-  queues_.resize(static_cast<size_t>(numWorkers_ * kNumQueues));
+CudaBackend::CudaBackend(int workers, int gpus)
+    : numWorkers_(workers), numGpus_(gpus),
+      streams_(static_cast<size_t>(numWorkers_ * kNumQueues), nullptr),
+      tracks_(static_cast<size_t>(numWorkers_ * kNumQueues), -1),
+      queues_(numWorkers_ * kNumQueues) {
   workers_.resize(static_cast<size_t>(numWorkers_));
   for (int w = 0; w < numWorkers_; ++w)
     workers_[static_cast<size_t>(w)].gpu = gpuOf(w);
 }
 
 CudaBackend::~CudaBackend() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    failed_ = true; // releases waits on events that will never complete; skips the rest
-  }
-  cv_.notify_all();
-  for (QueueState &q : queues_)
-    if (q.thread.joinable())
-      q.thread.join();
-  for (size_t i = 0; i < queues_.size(); ++i) {
-    QueueState &q = queues_[i];
-    if (q.stream) {
+  queues_.stop();
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    if (streams_[i]) {
       cudaSetDevice(workers_[i / kNumQueues].gpu);
-      cudaStreamSynchronize(q.stream);
-      cudaStreamDestroy(q.stream);
+      cudaStreamSynchronize(streams_[i]);
+      cudaStreamDestroy(streams_[i]);
     }
   }
   for (const Span &s : spans_) {
@@ -172,39 +165,45 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                                       /*WeightUpload*/ lowest,
                                       /*Download*/ std::min(highest + 1, lowest)};
     for (int q = 0; q < kNumQueues; ++q) {
-      QueueState &qs = queues_[static_cast<size_t>(w * kNumQueues + q)];
+      cudaStream_t &stream = streams_[static_cast<size_t>(w * kNumQueues + q)];
       RP_RETURN_IF_ERROR(
-          cudaStatus(cudaStreamCreateWithPriority(&qs.stream, cudaStreamNonBlocking, priority[q]),
+          cudaStatus(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority[q]),
                      who + ": cudaStreamCreateWithPriority"));
     }
   }
-  if (trace_) {
-    timeBase_.assign(static_cast<size_t>(numGpus_), nullptr);
-    timeBaseUs_.assign(static_cast<size_t>(numGpus_), 0);
-    for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
-      RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(g), "cudaSetDevice"));
-      RP_RETURN_IF_ERROR(
-          cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]), "cudaEventCreate"));
-      RP_RETURN_IF_ERROR(
-          cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]), "cudaEventRecord"));
-      RP_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(timeBase_[static_cast<size_t>(g)]),
-                                    "cudaEventSynchronize"));
-      timeBaseUs_[static_cast<size_t>(g)] = trace_->nowUs();
-    }
-    for (int w = 0; w < numWorkers_; ++w)
-      for (int q = 0; q < kNumQueues; ++q)
-        queues_[static_cast<size_t>(w * kNumQueues + q)].track =
-            trace_->track("cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
-  }
+  if (trace_)
+    RP_RETURN_IF_ERROR(prepareTrace());
   for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
     size_t freeBytes = 0, totalBytes = 0;
     if (cudaSetDevice(g) == cudaSuccess && cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
       usedBytes_ = std::max(usedBytes_, static_cast<int64_t>(totalBytes - freeBytes));
   }
+  queues_.start([this](int index, QueueThreads::Task &task) { return submitTask(index, task); },
+                [this](int index) {
+                  const int gpu = workers_[static_cast<size_t>(index / kNumQueues)].gpu;
+                  return cudaStatus(cudaSetDevice(gpu),
+                                    "cudaSetDevice(" + std::to_string(gpu) + ")");
+                });
+  return okStatus();
+}
+
+Status CudaBackend::prepareTrace() {
+  timeBase_.assign(static_cast<size_t>(numGpus_), nullptr);
+  timeBaseUs_.assign(static_cast<size_t>(numGpus_), 0);
+  for (int g = 0; g < numGpus_ && g < numWorkers_; ++g) {
+    RP_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(g), "cudaSetDevice"));
+    RP_RETURN_IF_ERROR(
+        cudaStatus(cudaEventCreate(&timeBase_[static_cast<size_t>(g)]), "cudaEventCreate"));
+    RP_RETURN_IF_ERROR(
+        cudaStatus(cudaEventRecord(timeBase_[static_cast<size_t>(g)]), "cudaEventRecord"));
+    RP_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(timeBase_[static_cast<size_t>(g)]),
+                                  "cudaEventSynchronize"));
+    timeBaseUs_[static_cast<size_t>(g)] = trace_->nowUs();
+  }
   for (int w = 0; w < numWorkers_; ++w)
     for (int q = 0; q < kNumQueues; ++q)
-      queues_[static_cast<size_t>(w * kNumQueues + q)].thread =
-          std::thread([this, w, q] { feeder(w, q); });
+      tracks_[static_cast<size_t>(w * kNumQueues + q)] =
+          trace_->track("cuda" + std::to_string(w) + " " + queueName(static_cast<Queue>(q)));
   return okStatus();
 }
 
@@ -221,102 +220,78 @@ Status CudaBackend::registerHostMemory(void *base, int64_t bytes) {
   return okStatus();
 }
 
-void CudaBackend::enqueue(int device, Queue queue, Command command) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    queues_[static_cast<size_t>(device * kNumQueues + static_cast<int>(queue))].commands.push_back(
-        std::move(command));
-  }
-  cv_.notify_all();
+void CudaBackend::enqueue(int device, Queue queue, Submit submit, std::string label,
+                          int64_t bytes) {
+  const int index = device * kNumQueues + static_cast<int>(queue);
+  queues_.enqueue(index, {[this, index, submit = std::move(submit)] {
+                            return submit(streams_[static_cast<size_t>(index)]);
+                          },
+                          std::move(label), bytes});
 }
 
-void CudaBackend::setFailed(Status status) {
-  // mutex_ held by the caller.
-  if (!failed_) {
-    failed_ = true;
-    status_ = std::move(status);
+Status CudaBackend::submitTask(int index, QueueThreads::Task &task) {
+  const cudaStream_t stream = streams_[static_cast<size_t>(index)];
+  const int gpu = workers_[static_cast<size_t>(index / kNumQueues)].gpu;
+  const bool timed = trace_ && !task.label.empty();
+  Status status;
+  cudaEvent_t start = nullptr, end = nullptr;
+  if (timed &&
+      (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess ||
+       cudaEventRecord(start, stream) != cudaSuccess))
+    status = internal("cannot create the trace events of '" + task.label + "'");
+  if (status.ok())
+    status = task.run();
+  if (timed && status.ok()) {
+    const cudaError_t e = cudaEventRecord(end, stream);
+    std::lock_guard<std::mutex> spanLock(spansMutex_);
+    if (e == cudaSuccess)
+      spans_.push_back(Span{tracks_[static_cast<size_t>(index)], task.label,
+                            queueName(static_cast<Queue>(index % kNumQueues)), start, end, gpu,
+                            task.bytes});
+  } else if (timed) {
+    if (start)
+      cudaEventDestroy(start);
+    if (end)
+      cudaEventDestroy(end);
   }
-}
-
-void CudaBackend::feeder(int device, int queue) {
-  QueueState &q = queues_[static_cast<size_t>(device * kNumQueues + queue)];
-  const int gpu = workers_[static_cast<size_t>(device)].gpu;
-  const cudaError_t set = cudaSetDevice(gpu);
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (set != cudaSuccess)
-    setFailed(cudaStatus(set, "cudaSetDevice(" + std::to_string(gpu) + ")"));
-  for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !q.commands.empty(); });
-    if (q.commands.empty())
-      return; // stopping
-    Command command = std::move(q.commands.front());
-    q.commands.pop_front();
-    q.busy = true;
-    const bool skip = failed_;
-    lock.unlock();
-    Status status;
-    if (!skip) {
-      const bool timed = trace_ && !command.label.empty();
-      cudaEvent_t start = nullptr, end = nullptr;
-      if (timed &&
-          (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess ||
-           cudaEventRecord(start, q.stream) != cudaSuccess))
-        status = internal("cannot create the trace events of '" + command.label + "'");
-      if (status.ok())
-        status = command.run(q.stream);
-      if (timed && status.ok()) {
-        const cudaError_t e = cudaEventRecord(end, q.stream);
-        std::lock_guard<std::mutex> spanLock(mutex_);
-        if (e == cudaSuccess)
-          spans_.push_back(Span{q.track, command.label, queueName(static_cast<Queue>(queue)), start,
-                                end, gpu, command.bytes});
-      } else if (timed) {
-        if (start)
-          cudaEventDestroy(start);
-        if (end)
-          cudaEventDestroy(end);
-      }
-      if (!status.ok() && !command.label.empty())
-        status = Status(status.code(), command.label + ": " + status.message());
-    }
-    lock.lock();
-    q.busy = false;
-    if (!status.ok())
-      setFailed(std::move(status));
-    cv_.notify_all();
-  }
+  if (!status.ok() && !task.label.empty())
+    status = Status(status.code(), task.label + ": " + status.message());
+  return status;
 }
 
 void CudaBackend::copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
                                std::string label) {
-  enqueue(device, queue,
-          {[this, device, src, dst, bytes](cudaStream_t stream) {
-             return cudaStatus(cudaMemcpyAsync(workers_[static_cast<size_t>(device)].arena + dst,
-                                               src, static_cast<size_t>(bytes),
-                                               cudaMemcpyHostToDevice, stream),
-                               "cudaMemcpyAsync host to device");
-           },
-           std::move(label), bytes});
+  enqueue(
+      device, queue,
+      [this, device, src, dst, bytes](cudaStream_t stream) {
+        return cudaStatus(cudaMemcpyAsync(workers_[static_cast<size_t>(device)].arena + dst, src,
+                                          static_cast<size_t>(bytes), cudaMemcpyHostToDevice,
+                                          stream),
+                          "cudaMemcpyAsync host to device");
+      },
+      std::move(label), bytes);
 }
 
 void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
                              std::string label) {
-  enqueue(device, queue,
-          {[this, device, src, dst, bytes](cudaStream_t stream) {
-             return cudaStatus(
-                 cudaMemcpyAsync(dst, workers_[static_cast<size_t>(device)].arena + src,
-                                 static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, stream),
-                 "cudaMemcpyAsync device to host");
-           },
-           std::move(label), bytes});
+  enqueue(
+      device, queue,
+      [this, device, src, dst, bytes](cudaStream_t stream) {
+        return cudaStatus(cudaMemcpyAsync(dst, workers_[static_cast<size_t>(device)].arena + src,
+                                          static_cast<size_t>(bytes), cudaMemcpyDeviceToHost,
+                                          stream),
+                          "cudaMemcpyAsync device to host");
+      },
+      std::move(label), bytes);
 }
 
 void CudaBackend::call(int device, CallFrame frame, std::string label) {
-  enqueue(device, Queue::Compute,
-          {[this, device, frame = std::move(frame)](cudaStream_t stream) {
-             return runCall(device, frame, stream);
-           },
-           std::move(label)});
+  enqueue(
+      device, Queue::Compute,
+      [this, device, frame = std::move(frame)](cudaStream_t stream) {
+        return runCall(device, frame, stream);
+      },
+      std::move(label));
 }
 
 Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t stream) {
@@ -339,94 +314,70 @@ Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t str
 
 void CudaBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype,
                              bool first, std::string label) {
-  enqueue(device, Queue::Compute,
-          {[this, device, dst, src, elements, dtype, first](cudaStream_t stream) {
-             uint8_t *arena = workers_[static_cast<size_t>(device)].arena;
-             return cudaStatus(kernels::cuda::launchAccumulate(
-                                   dtype, arena + src, reinterpret_cast<float *>(arena + dst),
-                                   elements, first, stream),
-                               std::string("gradient accumulation (") + dtypeName(dtype) + ")");
-           },
-           std::move(label)});
+  enqueue(
+      device, Queue::Compute,
+      [this, device, dst, src, elements, dtype, first](cudaStream_t stream) {
+        uint8_t *arena = workers_[static_cast<size_t>(device)].arena;
+        return cudaStatus(kernels::cuda::launchAccumulate(dtype, arena + src,
+                                                          reinterpret_cast<float *>(arena + dst),
+                                                          elements, first, stream),
+                          std::string("gradient accumulation (") + dtypeName(dtype) + ")");
+      },
+      std::move(label));
 }
 
 Event CudaBackend::newEvent() { return std::make_shared<CudaEvent>(); }
 
 void CudaBackend::record(int device, Queue queue, const Event &event) {
-  enqueue(device, queue,
-          {[this, event](cudaStream_t stream) -> Status {
-             CudaEvent &e = cudaEventOf(event);
-             if (!e.event)
-               RP_RETURN_IF_ERROR(
-                   cudaStatus(cudaEventCreateWithFlags(&e.event, cudaEventDisableTiming),
-                              "cudaEventCreateWithFlags"));
-             RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(e.event, stream), "cudaEventRecord"));
-             {
-               std::lock_guard<std::mutex> lock(mutex_);
-               e.recorded = true;
-             }
-             cv_.notify_all();
-             return okStatus();
-           },
-           ""});
+  enqueue(
+      device, queue,
+      [this, event](cudaStream_t stream) -> Status {
+        CudaEvent &e = cudaEventOf(event);
+        if (!e.event)
+          RP_RETURN_IF_ERROR(cudaStatus(cudaEventCreateWithFlags(&e.event, cudaEventDisableTiming),
+                                        "cudaEventCreateWithFlags"));
+        RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(e.event, stream), "cudaEventRecord"));
+        queues_.markRecorded(e);
+        return okStatus();
+      },
+      "");
 }
 
 void CudaBackend::wait(int device, Queue queue, const Event &event) {
-  enqueue(device, queue,
-          {[this, event](cudaStream_t stream) -> Status {
-             CudaEvent &e = cudaEventOf(event);
-             {
-               std::unique_lock<std::mutex> lock(mutex_);
-               cv_.wait(lock, [&] { return e.recorded || e.signalled || failed_; });
-               if (!e.recorded)
-                 return okStatus(); // host-signalled, or failed (skipped)
-             }
-             return cudaStatus(cudaStreamWaitEvent(stream, e.event, 0), "cudaStreamWaitEvent");
-           },
-           ""});
+  enqueue(
+      device, queue,
+      [this, event](cudaStream_t stream) -> Status {
+        CudaEvent &e = cudaEventOf(event);
+        if (!queues_.waitEvent(e).recorded)
+          return okStatus(); // host-signalled, or failed (skipped)
+        return cudaStatus(cudaStreamWaitEvent(stream, e.event, 0), "cudaStreamWaitEvent");
+      },
+      "");
 }
 
-void CudaBackend::signal(const Event &event) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cudaEventOf(event).signalled = true;
-  }
-  cv_.notify_all();
-}
+void CudaBackend::signal(const Event &event) { queues_.markSignalled(cudaEventOf(event)); }
 
 Status CudaBackend::hostWait(const Event &event) {
   CudaEvent &e = cudaEventOf(event);
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return e.recorded || e.signalled || failed_; });
-    if (failed_)
-      return status_;
-    if (!e.recorded)
-      return okStatus();
-  }
+  const QueueThreads::EventWait waited = queues_.waitEvent(e);
+  if (waited.failed)
+    return waited.status;
+  if (!waited.recorded)
+    return okStatus();
   const cudaError_t err = cudaEventSynchronize(e.event);
   if (err != cudaSuccess) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    setFailed(cudaStatus(err, "a GPU command failed"));
-    cv_.notify_all();
-    return status_;
+    queues_.fail(cudaStatus(err, "a GPU command failed"));
+    return queues_.status();
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  return failed_ ? status_ : okStatus();
+  return queues_.status();
 }
 
-void CudaBackend::fail(Status status) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    setFailed(std::move(status));
-  }
-  cv_.notify_all();
-}
+void CudaBackend::fail(Status status) { queues_.fail(std::move(status)); }
 
 Status CudaBackend::resolveSpans() {
   std::vector<Span> spans;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(spansMutex_);
     spans.swap(spans_);
   }
   for (const Span &s : spans) {
@@ -444,29 +395,18 @@ Status CudaBackend::resolveSpans() {
 }
 
 Status CudaBackend::finish() {
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] {
-      if (failed_)
-        return true;
-      for (const QueueState &q : queues_)
-        if (q.busy || !q.commands.empty())
-          return false;
-      return true;
-    });
-    if (failed_)
-      return status_;
-  }
-  for (size_t i = 0; i < queues_.size(); ++i) {
+  bool failed = false;
+  if (Status idle = queues_.waitIdle(&failed); failed)
+    return idle;
+  for (size_t i = 0; i < streams_.size(); ++i) {
     const int gpu = workers_[i / kNumQueues].gpu;
     cudaError_t e = cudaSetDevice(gpu);
     if (e == cudaSuccess)
-      e = cudaStreamSynchronize(queues_[i].stream);
+      e = cudaStreamSynchronize(streams_[i]);
     if (e != cudaSuccess) {
       fail(cudaStatus(e, "GPU " + std::to_string(gpu) + " " +
                              queueName(static_cast<Queue>(i % kNumQueues))));
-      std::lock_guard<std::mutex> lock(mutex_);
-      return status_;
+      return queues_.status();
     }
   }
   if (trace_)

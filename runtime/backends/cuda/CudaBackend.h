@@ -13,13 +13,14 @@
 // The host arena is page-locked with cudaHostRegister (registerHostMemory), so every copy is
 // an asynchronous DMA.
 //
-// Queues: each (worker, queue) has a host feeder thread that takes the executor's commands in
-// order and submits them to its stream; submitting never waits for the GPU. A wait on an event
-// recorded by another queue blocks only that feeder until the record has been submitted, then
-// becomes cudaStreamWaitEvent (cross-device when the queues are on different GPUs); a wait on
-// a host-signalled event (the optimizer's) blocks the feeder until signal(). hostWait()
-// blocks until the record is submitted, then cudaEventSynchronize. So the GPU sees exactly the
-// executor's event graph, and no host thread spins.
+// Queues: each (worker, queue) has a host feeder thread (runtime/exec/QueueThreads.h) that
+// takes the executor's commands in order and submits them to its stream; submitting never
+// waits for the GPU. A wait on an event recorded by another queue blocks only that feeder
+// until the record has been submitted, then becomes cudaStreamWaitEvent (cross-device when
+// the queues are on different GPUs); a wait on a host-signalled event (the optimizer's) blocks
+// the feeder until signal(). hostWait() blocks until the record is submitted, then
+// cudaEventSynchronize. So the GPU sees exactly the executor's event graph, and no host
+// thread spins.
 //
 // Errors: a CUDA error from any call or kernel (surfacing at the next call or synchronize on
 // that device) puts the backend in the failed state (Backend.h): commands are skipped, waits
@@ -36,16 +37,14 @@
 
 #include "runtime/backends/cuda/CudaKernel.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/exec/QueueThreads.h"
 
 #include <cuda_runtime.h>
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace rp::kernels::cuda {
@@ -102,19 +101,8 @@ public:
   int gpuOf(int w) const { return w % numGpus_; }
 
 private:
-  struct Command {
-    /// Submits the work to `stream` (runs on the queue's feeder thread, its GPU current).
-    std::function<Status(cudaStream_t stream)> run;
-    std::string label;  // empty: not traced (waits, records)
-    int64_t bytes = -1; // copies: bytes moved (a trace argument)
-  };
-  struct QueueState {
-    std::deque<Command> commands;
-    bool busy = false;
-    int track = -1;
-    cudaStream_t stream = nullptr;
-    std::thread thread;
-  };
+  /// Submits a command's work to `stream` (runs on the queue's feeder thread, its GPU current).
+  using Submit = std::function<Status(cudaStream_t stream)>;
   struct Worker {
     int gpu = 0;
     uint8_t *arena = nullptr;
@@ -131,11 +119,17 @@ private:
   };
 
   CudaBackend(int workers, int gpus);
-  void enqueue(int device, Queue queue, Command command);
-  void feeder(int device, int queue);
+  /// prepare() with a trace: each GPU's time base (an event synchronized against the host
+  /// clock) and the "cuda<w> <queue>" tracks.
+  Status prepareTrace();
+  /// Appends a command to (device, queue): `label` empty: not traced (waits, records);
+  /// `bytes`: copies, bytes moved (a trace argument).
+  void enqueue(int device, Queue queue, Submit submit, std::string label, int64_t bytes = -1);
+  /// The feeder of queue `index` (worker * kNumQueues + queue): submits `task` to the queue's
+  /// stream, bracketed by timing events when traced.
+  Status submitTask(int index, QueueThreads::Task &task);
   Status runCall(int device, const CallFrame &frame, cudaStream_t stream);
   Status resolveSpans();
-  void setFailed(Status status);
 
   int numWorkers_;
   int numGpus_;
@@ -149,13 +143,12 @@ private:
   std::vector<cudaEvent_t> timeBase_; // per GPU (trace)
   std::vector<double> timeBaseUs_;
 
-  std::mutex mutex_; // guards queues, events, status, spans
-  std::condition_variable cv_;
-  std::vector<QueueState> queues_; // device * kNumQueues + queue
+  // Per queue, worker * kNumQueues + queue: its stream (prepare()) and trace track.
+  std::vector<cudaStream_t> streams_;
+  std::vector<int> tracks_;
+  std::mutex spansMutex_; // guards spans_
   std::vector<Span> spans_;
-  Status status_;
-  bool failed_ = false;
-  bool stopping_ = false;
+  QueueThreads queues_; // the feeders, started at the end of prepare()
 };
 
 } // namespace rp::runtime

@@ -1,0 +1,97 @@
+//===- BackendFactory.cpp - The backend of a training run (rp-run) --------===//
+//
+// The only file of the trainer that depends on RP_HAVE_CUDA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/train/BackendFactory.h"
+
+#include "runtime/backends/cpu/CpuBackend.h"
+#if RP_HAVE_CUDA
+#include "runtime/backends/cuda/CudaBackend.h"
+#include "runtime/backends/cuda/CudaHostKernels.h"
+#endif
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+Status BackendFactory::checkBuilt(const TrainOptions &options) {
+#if !RP_HAVE_CUDA
+  if (options.backend == "cuda")
+    return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
+                         "time, or -DRP_ENABLE_CUDA=OFF); use --backend cpu");
+#else
+  (void)options;
+#endif
+  return okStatus();
+}
+
+StatusOr<BackendFactory> BackendFactory::probe(const TrainOptions &options) {
+  if (options.kernels != "reference" && options.kernels != "cuda-host")
+    return invalidArgument("unknown --kernels '" + options.kernels +
+                           "' (expected reference or cuda-host)");
+  if (options.kernels == "cuda-host" && options.backend != "cpu")
+    return invalidArgument("--kernels cuda-host runs on the CPU backend (--backend cpu)");
+  BackendFactory factory;
+  factory.kernels_ = options.kernels;
+  factory.progress_ = options.progress;
+#if !RP_HAVE_CUDA
+  if (options.kernels == "cuda-host")
+    return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
+                         "rp-run was built without (no nvcc at build time)");
+#else
+  // A missing GPU is reported before anything is loaded.
+  if (options.backend == "cuda") {
+    RP_ASSIGN_OR_RETURN(CudaDevices found, queryCudaDevices());
+    factory.cuda_ = true;
+    factory.gpus_ = found.count;
+    factory.firstGpu_ = found.names[0];
+  }
+#endif
+  return factory;
+}
+
+StatusOr<std::unique_ptr<Backend>> BackendFactory::create(int devices, std::FILE *out) const {
+#if RP_HAVE_CUDA
+  if (cuda_) {
+    RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu, CudaBackend::create(devices));
+    if (progress_)
+      std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
+                   devices, gpus_, gpus_, firstGpu_.c_str());
+    return std::unique_ptr<Backend>(std::move(gpu));
+  }
+  if (kernels_ == "cuda-host")
+    return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(devices, makeCudaHostKernels()));
+#else
+  (void)out;
+#endif
+  return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(devices));
+}
+
+StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::string &backend) {
+  if (backend == "cpu")
+    RP_RETURN_IF_ERROR(checkCpuPlanDType(plan));
+  int64_t instructions = 0;
+  for (const pb::Function &f : plan.functions()) {
+    if (backend == "cpu") {
+      RP_RETURN_IF_ERROR(decodeFunction(f));
+    } else if (backend == "cuda") {
+#if RP_HAVE_CUDA
+      RP_RETURN_IF_ERROR(decodeCudaFunction(f));
+#else
+      return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
+                           "time, or -DRP_ENABLE_CUDA=OFF)");
+#endif
+    } else {
+      return invalidArgument("--check decodes plans for the cpu and cuda backends, not '" +
+                             backend + "'");
+    }
+    instructions += f.body_size();
+  }
+  return backend + ": " + std::to_string(instructions) + " instructions in " +
+         std::to_string(plan.functions_size()) + " functions decode for the " +
+         (backend == "cuda" ? "GPU" : "CPU") + " kernels";
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,62 @@
+//===- BackendFactory.h - The backend of a training run (rp-run) -*- C++ -*-===//
+//
+// Which backends this build of rp-run has, and the one place that makes them: --backend cpu
+// (runtime/backends/cpu/CpuBackend.h) with the CPU reference kernels or, with --kernels
+// cuda-host, the CUDA backend's kernels replayed on the host
+// (runtime/backends/cuda/CudaHostKernels.h); --backend cuda
+// (runtime/backends/cuda/CudaBackend.h). Builds without nvcc (RP_HAVE_CUDA=0) refuse the CUDA
+// choices with Unimplemented. Every other file of the trainer is the same in both builds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_TRAIN_BACKENDFACTORY_H
+#define RP_RUNTIME_TRAIN_BACKENDFACTORY_H
+
+#include "runtime/core/Status.h"
+#include "runtime/exec/Backend.h"
+#include "runtime/train/Trainer.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace rp::runtime {
+
+/// Makes the backend of a training run (TrainOptions::backend, kernels, progress).
+class BackendFactory {
+public:
+  /// Refuses --backend cuda in a build without CUDA: Unimplemented "this rp-run was built
+  /// without the CUDA backend (...); use --backend cpu". OK for every other backend name.
+  static Status checkBuilt(const TrainOptions &options);
+
+  /// Checks --kernels (InvalidArgument for an unknown name, or cuda-host on another backend
+  /// than cpu; Unimplemented for cuda-host in a build without CUDA) and, for --backend cuda,
+  /// queries the GPUs (Unavailable without one), so that a missing GPU is reported before
+  /// anything is loaded. `options.backend` is cpu or cuda.
+  static StatusOr<BackendFactory> probe(const TrainOptions &options);
+
+  /// A pool of `devices` (>= 1) workers: a CudaBackend for --backend cuda (with progress, its
+  /// "cuda: N workers on P GPU(s), ..." line on `out`), else a CpuBackend with the reference
+  /// or the cuda-host kernels. Errors: CudaBackend::create's.
+  StatusOr<std::unique_ptr<Backend>> create(int devices, std::FILE *out) const;
+
+private:
+  BackendFactory() = default;
+
+  std::string kernels_ = "reference";
+  bool progress_ = true;
+  bool cuda_ = false;    ///< --backend cuda (the GPUs below were queried).
+  int gpus_ = 0;         ///< Visible GPUs.
+  std::string firstGpu_; ///< The name of GPU 0.
+};
+
+/// rp-run --check --backend B: decodes every instruction of `plan` for backend `backend`
+/// ("cpu" or "cuda") as prepare() would, without running anything (the CUDA decoder needs no
+/// GPU), and returns a one-line summary ("cuda: 812 instructions in 9 functions decode for
+/// the GPU kernels"). Errors: the first instruction the backend cannot run (InvalidArgument,
+/// naming the function, instruction, kernel and location); Unimplemented for "cuda" in a
+/// build without CUDA.
+StatusOr<std::string> checkPlanForBackend(const rp::plan::Plan &plan, const std::string &backend);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_TRAIN_BACKENDFACTORY_H

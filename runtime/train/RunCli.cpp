@@ -1,0 +1,301 @@
+//===- RunCli.cpp - rp-run's command line: flags, modes, exit codes -------===//
+
+#include "runtime/train/RunCli.h"
+
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/sim/Simulate.h"
+#include "runtime/train/BackendFactory.h"
+#include "runtime/train/Progress.h"
+#include "runtime/train/Trainer.h"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace rp::runtime {
+
+namespace {
+
+constexpr int kBadInput = 2;
+constexpr int kFailure = 1;
+/// An interrupted run (SIGINT / SIGTERM) that stopped cleanly: 128 + SIGINT, as shells report.
+constexpr int kInterrupted = 130;
+
+/// A number option that must be finite and > 0 (`positive`) or >= 0. CLI11's PositiveNumber
+/// accepts nan and prints DBL_MAX in full when it refuses.
+CLI::Validator finiteNumber(bool positive) {
+  return CLI::Validator(
+      [positive](std::string &text) -> std::string {
+        char *end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool parsed = !text.empty() && end && *end == '\0';
+        if (parsed && std::isfinite(v) && (positive ? v > 0 : v >= 0))
+          return "";
+        return positive ? "must be a positive finite number, not '" + text + "'"
+                        : "must be a finite number >= 0, not '" + text + "'";
+      },
+      positive ? "POSITIVE" : "NONNEGATIVE");
+}
+
+/// Set by the first SIGINT / SIGTERM: the trainer stops after the steps under way and saves.
+std::atomic<bool> stopRequested{false};
+
+extern "C" void onStopSignal(int) { stopRequested.store(true); }
+
+/// The first SIGINT or SIGTERM asks the run to stop cleanly; the handler then resets to the
+/// default, so a second one ends the process at once.
+void installStopHandler() {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+int fail(const Status &status) {
+  std::fprintf(stderr, "rp-run: error: %s\n", status.message().c_str());
+  return status.code() == StatusCode::Internal ? kFailure : kBadInput;
+}
+
+/// The flags as parsed, before they become TrainOptions / SimulateOptions.
+struct RunFlags {
+  TrainOptions train;
+  SimulateOptions sim;
+  bool check = false, noProgress = false;
+  double lr = 0, optimizerMs = 0, adamwGbps = 0;
+  std::string seed;
+  std::string dataFormat = "auto";
+  CLI::Option *lrOption = nullptr, *seedOption = nullptr;
+  std::vector<CLI::Option *> simOptions; ///< Those of the "simulator" group.
+};
+
+/// The plan and the training and --check flags (in --help's order).
+void addTrainFlags(CLI::App &app, RunFlags &f) {
+  TrainOptions &o = f.train;
+  app.add_option("plan", o.planPath,
+                 "The plan file (MODEL.rpplan); required except for --backend sim --profile");
+  app.add_option("--weights", o.weightsPath,
+                 "Initial weights (default: the safetensors file the plan names, beside it)");
+  app.add_flag("--check", f.check, "Validate the plan and its weights, print a summary, and exit");
+  app.add_option("--data", o.dataPath,
+                 "Training data: an llm.c token file (uint16/uint32 ids), raw text as byte "
+                 "tokens (--data-format text, or a .txt name), or nanoGPT's headerless uint16 "
+                 "ids (--data-format nanogpt)");
+  app.add_option("--data-format", f.dataFormat,
+                 "auto | tokens (llm.c) | text (bytes) | nanogpt (headerless uint16)")
+      ->check(CLI::IsMember({"auto", "tokens", "text", "nanogpt"}));
+  app.add_option("--steps", o.steps,
+                 "Training steps to run (--backend sim: iterations to simulate, default 3)")
+      ->check(CLI::PositiveNumber);
+  f.lrOption = app.add_option("--lr", f.lr, "Peak learning rate (default: the plan's)")
+                   ->check(finiteNumber(true));
+  app.add_option("--warmup", o.warmup, "Linear learning-rate warmup steps")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--backend", o.backend, "cpu | cuda | sim")
+      ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
+  app.add_option("--kernels", o.kernels,
+                 "--backend cpu's kernels: reference (the CPU reference kernels) or cuda-host "
+                 "(the CUDA backend's kernels replayed on the host: tests the GPU code path "
+                 "without a GPU; slow; fp32, bf16 and fp16 plans)")
+      ->check(CLI::IsMember({"reference", "cuda-host"}));
+  app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
+      ->check(CLI::Range(1, kMaxWorkers));
+  f.seedOption = app.add_option("--seed", f.seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
+                     ->check(CLI::Validator(
+                         [](std::string &text) -> std::string {
+                           if (parseSeed(text, "--seed").ok())
+                             return "";
+                           return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
+                         },
+                         "UINT64"));
+  app.add_option("--save", o.saveDir, "Write a checkpoint to DIR at the end");
+  app.add_option("--save-every", o.saveEvery, "Also write a checkpoint every K steps")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.resumeDir, "Resume from the checkpoint in DIR");
+  app.add_option("--log", o.logPath, "Write metrics as JSON lines to FILE");
+  app.add_option("--trace", o.tracePath,
+                 "Write a Chrome trace (Perfetto) of the run (or the simulated run) to FILE");
+  app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-progress", f.noProgress, "No progress bar or progress lines");
+}
+
+/// --backend sim's own flags (runtime/sim/Simulate.h, docs/SIMULATOR.md), in their group.
+void addSimFlags(CLI::App &app, RunFlags &f) {
+  SimulateOptions &sim = f.sim;
+  auto *simGroup = app.add_option_group("simulator", "--backend sim: a plan or a layer profile "
+                                                     "on N virtual GPUs (default --steps 3)");
+  f.simOptions = {
+      simGroup->add_option("--profile", sim.profilePath,
+                           "Layer profile JSON (the partitioner's format): kernel times instead "
+                           "of the roofline; without a plan, simulate the profile alone"),
+      simGroup->add_option("--target", sim.target,
+                           "GPU: a target JSON file or name=..,peak_tflops=..,hbm_gbps=..,"
+                           "pcie_gbps=..,memory_bytes=.. (default: an RTX 4090, 165 TFLOP/s, "
+                           "1008 GB/s, 25 GB/s PCIe)"),
+      simGroup
+          ->add_option("--micro-batches", sim.microBatches,
+                       "Micro-batches per iteration (profile without a plan)")
+          ->check(CLI::PositiveNumber),
+      simGroup
+          ->add_option("--update", sim.update,
+                       "sync | async (profile without a plan; "
+                       "a plan fixes its own)")
+          ->check(CLI::IsMember({"sync", "async"})),
+      simGroup
+          ->add_option("--link-gbps", sim.linkGbps,
+                       "Host<->GPU link per GPU per direction, GB/s (default: the target's)")
+          ->check(finiteNumber(true)),
+      simGroup
+          ->add_option("--host-uplink-gbps", sim.hostUplinkGbps,
+                       "A host uplink all GPUs share, per direction, GB/s (default: none)")
+          ->check(finiteNumber(true)),
+      simGroup
+          ->add_option("--optimizer-ms", f.optimizerMs, "Host AdamW time per trainable layer, ms")
+          ->check(finiteNumber(false)),
+      simGroup
+          ->add_option("--adamw-gbps", f.adamwGbps,
+                       "Host AdamW throughput, GB/s of fp32 params (default 8)")
+          ->check(finiteNumber(true)),
+      simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
+      simGroup->add_flag("--compare", sim.compare,
+                         "Also compare with GPipe, 1F1B, interleaved 1F1B, Looped-BFS, ZB-H1 "
+                         "and Mobius on the same costs"),
+  };
+}
+
+/// --backend sim (without --check): refuses the training-only flags, then simulates.
+int runSimulation(const CLI::App &app, RunFlags &f) {
+  for (const char *name :
+       {"--save", "--save-every", "--resume", "--log", "--eval-every", "--kernels"})
+    if (app.get_option(name)->count()) {
+      std::fprintf(stderr,
+                   "rp-run: error: %s is not an option of --backend sim (it simulates, "
+                   "it does not train)\n",
+                   name);
+      return kBadInput;
+    }
+  SimulateOptions &sim = f.sim;
+  sim.planPath = f.train.planPath;
+  sim.gpus = f.train.devices;
+  sim.steps = f.train.steps > 0 ? f.train.steps : 3;
+  sim.tracePath = f.train.tracePath;
+  if (app.get_option("--optimizer-ms")->count())
+    sim.optimizerMs = f.optimizerMs;
+  if (app.get_option("--adamw-gbps")->count())
+    sim.adamwGbps = f.adamwGbps;
+  Status status = simulate(sim, stdout);
+  return status.ok() ? 0 : fail(status);
+}
+
+/// --check: loads and validates the plan and its weights, prints the summary and, with an
+/// explicit --backend, decodes the plan for it.
+int checkPlan(const CLI::App &app, const RunFlags &f) {
+  const TrainOptions &o = f.train;
+  StatusOr<LoadedPlan> loaded = loadPlan(o.planPath, o.weightsPath);
+  if (!loaded.ok())
+    return fail(loaded.status());
+  std::fputs(describePlan(loaded.value()).c_str(), stdout);
+  if (app.get_option("--backend")->count() && o.backend != "sim") {
+    StatusOr<std::string> decoded = checkPlanForBackend(loaded.value().plan, o.backend);
+    if (!decoded.ok())
+      return fail(decoded.status());
+    std::printf("%s\n", decoded.value().c_str());
+  }
+  std::printf("rp-run: %s is valid\n", o.planPath.c_str());
+  return 0;
+}
+
+/// The result lines of a training run on stdout; kInterrupted when it was stopped early.
+int printTrainSummary(const TrainSummary &s, const std::string &backend) {
+  if (s.losses.empty()) { // interrupted before the first step
+    std::printf("rp-run: interrupted before step %lld; nothing trained\n",
+                static_cast<long long>(s.firstStep + 1));
+    return kInterrupted;
+  }
+  const double tokens = static_cast<double>(s.tokensPerStep) * static_cast<double>(s.losses.size());
+  std::printf("rp-run: trained steps %lld..%lld on %s x %d: loss %.4f -> %.4f, %.0f tokens/s "
+              "(%s)\n",
+              static_cast<long long>(s.firstStep + 1),
+              static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())),
+              backend.c_str(), s.devices, s.losses.front(), s.losses.back(),
+              s.seconds > 0 ? tokens / s.seconds : 0.0, formatDuration(s.seconds).c_str());
+  if (s.evalLoss)
+    std::printf("rp-run: eval loss %.4f\n", *s.evalLoss);
+  if (!s.checkpointDir.empty())
+    std::printf("rp-run: checkpoint: %s\n", s.checkpointDir.c_str());
+  if (!s.tracePath.empty())
+    std::printf("rp-run: trace: %s (open in https://ui.perfetto.dev)\n", s.tracePath.c_str());
+  if (s.interrupted) {
+    std::printf("rp-run: interrupted after step %lld\n",
+                static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())));
+    return kInterrupted;
+  }
+  return 0;
+}
+
+/// Training: needs --data and --steps; stops cleanly on the first SIGINT / SIGTERM.
+int runTraining(RunFlags &f) {
+  TrainOptions &o = f.train;
+  if (o.dataPath.empty() || o.steps == 0) {
+    std::fprintf(stderr, "rp-run: error: training needs --data FILE and --steps N "
+                         "(or --check to validate the plan)\n");
+    return kBadInput;
+  }
+  if (f.lrOption->count())
+    o.lr = f.lr;
+  if (f.seedOption->count())
+    o.seed = parseSeed(f.seed, "--seed").value(); // validated by the parser
+  o.dataFormat = parseDataFormat(f.dataFormat).value();
+  o.progress = !f.noProgress;
+  o.stop = &stopRequested;
+  installStopHandler();
+
+  StatusOr<TrainSummary> result = train(o, stderr);
+  if (!result.ok())
+    return fail(result.status());
+  return printTrainSummary(result.value(), o.backend);
+}
+
+} // namespace
+
+int runRpRun(int argc, char **argv) {
+  CLI::App app{"rp-run: train with a compiled RoundPipe plan (rpc-compile -o MODEL.rpplan), or "
+               "simulate it or a layer profile on N virtual GPUs (--backend sim)"};
+  app.set_version_flag("--version", std::string("rp-run ") + RP_VERSION);
+  RunFlags f;
+  addTrainFlags(app, f);
+  addSimFlags(app, f);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kBadInput;
+  }
+
+  if (f.train.backend == "sim" && !f.check)
+    return runSimulation(app, f);
+  for (CLI::Option *opt : f.simOptions)
+    if (opt->count()) {
+      std::fprintf(stderr, "rp-run: error: %s is an option of --backend sim\n",
+                   opt->get_name().c_str());
+      return kBadInput;
+    }
+  if (f.train.planPath.empty()) {
+    std::fprintf(stderr, "rp-run: error: a plan file (MODEL.rpplan) is required; only "
+                         "--backend sim --profile FILE runs without one\n");
+    return kBadInput;
+  }
+  if (f.check)
+    return checkPlan(app, f);
+  return runTraining(f);
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,37 @@
+//===- RunCli.h - rp-run's command line: flags, modes, exit codes -*- C++ -*-===//
+//
+//   rp-run MODEL.rpplan --data FILE --steps N [--lr 3e-4] [--warmup 20]
+//          [--backend cpu|cuda|sim] [--gpus N] [--seed S] [--save DIR] [--save-every K]
+//          [--resume DIR] [--log FILE.jsonl] [--trace FILE.json] [--eval-every K]
+//          [--data-format auto|tokens|text] [--weights FILE.safetensors] [--no-progress]
+//   rp-run MODEL.rpplan --check [--weights FILE.safetensors]
+//   rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile FILE.json]
+//          [--target T] [--link-gbps X] [--host-uplink-gbps Y] [--optimizer-ms Z | --adamw-gbps W]
+//          [--trace FILE.json] [--gantt FILE.svg] [--compare]
+//   rp-run --backend sim --profile FILE.json --gpus N --micro-batches M [--update sync|async]
+//          [same options]
+//
+// Three modes: training (runtime/train/Trainer.h), `--check` (load and validate the plan and
+// its weights, print a summary; with --backend, decode it for that backend:
+// BackendFactory.h, checkPlanForBackend), and `--backend sim` (runtime/sim/Simulate.h).
+//
+// Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, profile, flags; nothing
+// is written), 1 a failure during training or simulation, 130 a run stopped by SIGINT or
+// SIGTERM: the steps under way finish and, with --save, a checkpoint of them is written (a
+// second signal ends the process at once; the previous checkpoint stays intact).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_RUNTIME_TRAIN_RUNCLI_H
+#define RP_RUNTIME_TRAIN_RUNCLI_H
+
+namespace rp::runtime {
+
+/// rp-run's main: parses `argv` (CLI11; --help and --version print and return 0), runs the
+/// mode, prints its result on stdout, progress on stderr and errors as "rp-run: error: ..."
+/// on stderr, and returns the exit code (see the file comment). Training installs a
+/// SIGINT / SIGTERM handler for the process.
+int runRpRun(int argc, char **argv);
+
+} // namespace rp::runtime
+
+#endif // RP_RUNTIME_TRAIN_RUNCLI_H

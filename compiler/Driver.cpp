@@ -133,7 +133,7 @@ private:
   FailureOr<::rp::plan::Plan> buildPlan(llvm::StringRef weightsFile) {
     PlanExportOptions exportOptions;
     exportOptions.producer = options.producer;
-    exportOptions.model = options.inputPath;
+    exportOptions.model = llvm::sys::path::filename(options.inputPath).str();
     exportOptions.weightsFile = weightsFile.str();
     return exportPlan(*module, exportOptions);
   }

@@ -48,9 +48,9 @@ constexpr int kExitBadInput = 2;
 /// Compiles `options.inputPath` as rpc-compile does and returns its exit code: kExitOk, or
 /// kExitBadInput for an unreadable or malformed model, an unsupported op, a bad option value,
 /// a failing pass or an unwritable output. Errors go to stderr as "rpc-compile: error: ..."
-/// or as MLIR diagnostics at the model's location. Text outputs and the plan file are written
-/// atomically; the weights are written before the plan and removed again when the plan cannot
-/// be written.
+/// or as MLIR diagnostics at the model's location. The plan's `model` field is the model's
+/// file name, without its directory. Text outputs and the plan file are written atomically;
+/// the weights are written before the plan and removed again when the plan cannot be written.
 int runCompileDriver(const DriverOptions &options);
 
 } // namespace mlir::rp

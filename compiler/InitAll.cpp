@@ -4,6 +4,7 @@
 
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Schedule/IR/ScheduleDialect.h"
+#include "compiler/ExportPasses.h"
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
 
@@ -23,6 +24,7 @@ void mlir::rp::registerAllPasses() {
     registerSymbolDCEPass();
     registerInlinerPass();
     registerRPPasses();
+    registerRPExportPasses();
     registerPipelines();
     return true;
   }();

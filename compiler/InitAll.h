@@ -15,8 +15,9 @@ namespace rp {
 /// Adds rpc's dialects (graph) and the upstream dialects rpc IR uses (builtin, func, arith).
 void registerAllDialects(DialectRegistry &registry);
 
-/// Registers rpc's passes and the upstream generic transforms (canonicalize, cse,
-/// symbol-dce, inline) with the global pass registry. Idempotent.
+/// Registers rpc's passes (passes/, and compiler/'s rp-export-plan), its pipelines and the
+/// upstream generic transforms (canonicalize, cse, symbol-dce, inline) with the global pass
+/// registry. Idempotent.
 void registerAllPasses();
 
 } // namespace rp

@@ -45,7 +45,8 @@ namespace mlir::rp {
 struct PlanExportOptions {
   /// "rpc-compile <version>".
   std::string producer = "rpc-compile";
-  /// The model file the plan was compiled from, as given on the command line.
+  /// The model file the plan was compiled from: its file name, without the directory
+  /// (rpc-compile), so that plans do not embed the paths of the machine that compiled them.
   std::string model;
   /// The safetensors file of initial weights beside the plan: a file name, no directory.
   std::string weightsFile;

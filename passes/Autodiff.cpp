@@ -34,9 +34,10 @@ Value zerosOf(OpBuilder &b, Location loc, Type type) {
       b, loc, rt, DenseElementsAttr::get(rt, b.getFloatAttr(rt.getElementType(), 0.0)));
 }
 
-} // namespace
-
-FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const AutodiffConfig &config) {
+/// Emits an error at `forward` and fails when `config` cannot differentiate it: more than one
+/// block, a loss that is not a scalar float (without cotangent arguments), a wrt argument out
+/// of range or not a float tensor, an output name already taken.
+LogicalResult checkGradientRequest(func::FuncOp forward, const AutodiffConfig &config) {
   auto module = forward->getParentOfType<ModuleOp>();
   if (!forward.getBody().hasOneBlock())
     return forward.emitError("rp-autodiff: expected a function with one block");
@@ -66,159 +67,217 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const Autodi
   if (module.lookupSymbol(config.output))
     return forward.emitError("rp-autodiff: a symbol named '")
            << config.output << "' already exists";
+  return success();
+}
 
-  llvm::DenseSet<StringRef> loaded;
-  forward.walk([&](graph::LoadParamOp load) { loaded.insert(load.getParam()); });
-  SmallVector<graph::ParamOp> params;
-  for (auto p : module.getOps<graph::ParamOp>())
-    if (p.getTrainable() && (!config.usedParamsOnly || loaded.contains(p.getSymName())))
-      params.push_back(p);
+/// Builds the reverse-mode function of one forward function, step by step (see
+/// buildGradientFunction): signature, a copy of the forward body, activity, seed, reverse
+/// pass, results, dead-code removal.
+class GradientBuilder {
+public:
+  GradientBuilder(func::FuncOp forward, const AutodiffConfig &config)
+      : forward(forward), config(config), ft(forward.getFunctionType()), b(forward.getContext()),
+        loc(forward.getLoc()) {}
 
-  // Signature: forward args (+ cotangents) -> loss or forward results, param grads, arg grads.
-  SmallVector<Type> argTypes(ft.getInputs()), resultTypes;
-  SmallVector<unsigned> cotangentOf; // forward result index of each cotangent argument
-  if (config.cotangentArgs) {
-    for (auto [i, t] : llvm::enumerate(ft.getResults()))
-      if (isFloatTensor(t)) {
-        argTypes.push_back(t);
-        cotangentOf.push_back(i);
-      }
-    if (config.forwardResults)
-      resultTypes.append(ft.getResults().begin(), ft.getResults().end());
-  } else {
-    resultTypes.push_back(ft.getResult(0));
-  }
-  unsigned firstGrad = resultTypes.size();
-  for (auto p : params)
-    resultTypes.push_back(p.getType());
-  for (unsigned a : config.wrtArgs)
-    resultTypes.push_back(ft.getInput(a));
-
-  OpBuilder b(forward.getContext());
-  b.setInsertionPointAfter(forward);
-  Location loc = forward.getLoc();
-  auto fn = func::FuncOp::create(b, loc, config.output, b.getFunctionType(argTypes, resultTypes));
-  Block *body = fn.addEntryBlock();
-  for (unsigned i = 0; i < ft.getNumInputs(); ++i)
-    if (auto name = forward.getArgAttr(i, "graph.name"))
-      fn.setArgAttr(i, "graph.name", name);
-
-  // Forward: a copy of the body.
-  b.setInsertionPointToStart(body);
-  IRMapping map;
-  for (unsigned i = 0; i < ft.getNumInputs(); ++i)
-    map.map(forward.getArgument(i), body->getArgument(i));
-  SmallVector<Operation *> forwardOps;
-  for (Operation &op : forward.getBody().front().without_terminator())
-    forwardOps.push_back(b.clone(op, map));
-  auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
-  SmallVector<Value> outs;
-  for (Value v : ret.getOperands())
-    outs.push_back(map.lookup(v));
-
-  // Activity: values that depend on a trainable param or a wrt argument.
-  llvm::DenseSet<Value> active;
-  llvm::DenseSet<StringRef> trainable;
-  for (auto p : params)
-    trainable.insert(p.getSymName());
-  for (unsigned a : config.wrtArgs)
-    active.insert(body->getArgument(a));
-  for (Operation *op : forwardOps) {
-    if (auto load = dyn_cast<graph::LoadParamOp>(op)) {
-      if (trainable.contains(load.getParam()))
-        active.insert(load.getResult());
-      continue;
+  FailureOr<func::FuncOp> build() {
+    collectParams();
+    createFunction();
+    cloneForward();
+    markActive();
+    seed();
+    if (failed(reversePass())) {
+      fn.erase();
+      return failure();
     }
-    if (llvm::any_of(op->getOperands(), [&](Value v) { return active.contains(v); }))
-      for (Value r : op->getResults())
-        if (isFloatTensor(r.getType()))
-          active.insert(r);
+    buildResults();
+    removeUnused();
+    return fn;
   }
 
-  // Seed.
-  llvm::DenseMap<Value, Value> grads;
-  auto accumulate = [&](Value v, Value g) {
+private:
+  /// The trainable params that get a gradient, in module order.
+  void collectParams() {
+    auto module = forward->getParentOfType<ModuleOp>();
+    llvm::DenseSet<StringRef> loaded;
+    forward.walk([&](graph::LoadParamOp load) { loaded.insert(load.getParam()); });
+    for (auto p : module.getOps<graph::ParamOp>())
+      if (p.getTrainable() && (!config.usedParamsOnly || loaded.contains(p.getSymName())))
+        params.push_back(p);
+  }
+
+  /// Signature: forward args (+ cotangents) -> loss or forward results, param grads, arg
+  /// grads. Creates the function after `forward`, with the args' `graph.name`s.
+  void createFunction() {
+    SmallVector<Type> argTypes(ft.getInputs()), resultTypes;
+    if (config.cotangentArgs) {
+      for (auto [i, t] : llvm::enumerate(ft.getResults()))
+        if (isFloatTensor(t)) {
+          argTypes.push_back(t);
+          cotangentOf.push_back(i);
+        }
+      if (config.forwardResults)
+        resultTypes.append(ft.getResults().begin(), ft.getResults().end());
+    } else {
+      resultTypes.push_back(ft.getResult(0));
+    }
+    firstGrad = resultTypes.size();
+    for (auto p : params)
+      resultTypes.push_back(p.getType());
+    for (unsigned a : config.wrtArgs)
+      resultTypes.push_back(ft.getInput(a));
+
+    b.setInsertionPointAfter(forward);
+    fn = func::FuncOp::create(b, loc, config.output, b.getFunctionType(argTypes, resultTypes));
+    body = fn.addEntryBlock();
+    for (unsigned i = 0; i < ft.getNumInputs(); ++i)
+      if (auto name = forward.getArgAttr(i, "graph.name"))
+        fn.setArgAttr(i, "graph.name", name);
+  }
+
+  /// Forward: a copy of the body; `outs` are the copies of the returned values.
+  void cloneForward() {
+    b.setInsertionPointToStart(body);
+    IRMapping map;
+    for (unsigned i = 0; i < ft.getNumInputs(); ++i)
+      map.map(forward.getArgument(i), body->getArgument(i));
+    for (Operation &op : forward.getBody().front().without_terminator())
+      forwardOps.push_back(b.clone(op, map));
+    auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+    for (Value v : ret.getOperands())
+      outs.push_back(map.lookup(v));
+  }
+
+  /// Activity: values that depend on a trainable param or a wrt argument.
+  void markActive() {
+    llvm::DenseSet<StringRef> trainable;
+    for (auto p : params)
+      trainable.insert(p.getSymName());
+    for (unsigned a : config.wrtArgs)
+      active.insert(body->getArgument(a));
+    for (Operation *op : forwardOps) {
+      if (auto load = dyn_cast<graph::LoadParamOp>(op)) {
+        if (trainable.contains(load.getParam()))
+          active.insert(load.getResult());
+        continue;
+      }
+      if (llvm::any_of(op->getOperands(), [&](Value v) { return active.contains(v); }))
+        for (Value r : op->getResults())
+          if (isFloatTensor(r.getType()))
+            active.insert(r);
+    }
+  }
+
+  /// Adds `g` to the cotangent of `v` (fan-out accumulates with graph.add).
+  void accumulate(Value v, Value g) {
     auto it = grads.find(v);
     if (it == grads.end())
       grads[v] = g;
     else
       it->second = graph::AddOp::create(b, loc, it->second, g);
-  };
-  b.setInsertionPointToEnd(body);
-  if (config.cotangentArgs) {
-    for (auto [k, r] : llvm::enumerate(cotangentOf))
-      accumulate(outs[r], body->getArgument(ft.getNumInputs() + k));
-  } else {
-    auto lossType = cast<RankedTensorType>(ft.getResult(0));
-    accumulate(outs[0], graph::ConstantOp::create(
-                            b, loc, lossType,
-                            DenseElementsAttr::get(lossType, b.getFloatAttr(lossType.getElementType(), 1.0))));
   }
 
-  // Reverse pass.
-  for (Operation *op : llvm::reverse(forwardOps)) {
-    SmallVector<Value> resultGrads;
-    bool any = false;
-    for (Value r : op->getResults()) {
-      Value g = active.contains(r) ? grads.lookup(r) : Value();
-      resultGrads.push_back(g);
-      any |= static_cast<bool>(g);
-    }
-    // Leaves (param loads, constants) and ops whose operands carry no gradient end the path.
-    if (!any || llvm::none_of(op->getOperands(), [&](Value v) { return active.contains(v); }))
-      continue;
-    auto iface = dyn_cast<graph::GradientOpInterface>(op);
-    if (!iface) {
-      op->emitError("rp-autodiff: '")
-          << op->getName() << "' has no VJP but lies on a gradient path";
-      fn.erase();
-      return failure();
-    }
-    SmallVector<Value> operandGrads;
+  /// Seed: the cotangent arguments, or 1 for the loss.
+  void seed() {
     b.setInsertionPointToEnd(body);
-    if (failed(iface.buildVJP(b, resultGrads, operandGrads))) {
-      fn.erase();
-      return failure();
+    if (config.cotangentArgs) {
+      for (auto [k, r] : llvm::enumerate(cotangentOf))
+        accumulate(outs[r], body->getArgument(ft.getNumInputs() + k));
+      return;
     }
-    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
-      if (g && active.contains(operand))
-        accumulate(operand, g);
+    auto lossType = cast<RankedTensorType>(ft.getResult(0));
+    auto one = DenseElementsAttr::get(lossType, b.getFloatAttr(lossType.getElementType(), 1.0));
+    accumulate(outs[0], graph::ConstantOp::create(b, loc, lossType, one));
   }
 
-  // Results: (loss | forward results), param grads in module order, argument grads.
-  SmallVector<Value> results;
-  if (config.cotangentArgs) {
-    if (config.forwardResults)
-      results.append(outs.begin(), outs.end());
-  } else
-    results.push_back(outs[0]);
-  for (auto p : params) {
-    Value total;
-    for (Operation *op : forwardOps)
-      if (auto load = dyn_cast<graph::LoadParamOp>(op))
-        if (load.getParam() == p.getSymName())
-          if (Value g = grads.lookup(load.getResult()))
-            total = total ? Value(graph::AddOp::create(b, loc, total, g)) : g;
-    results.push_back(total ? total : zerosOf(b, loc, p.getType()));
+  /// Reverse pass: the VJP of every forward op on a gradient path, last op first.
+  LogicalResult reversePass() {
+    for (Operation *op : llvm::reverse(forwardOps)) {
+      SmallVector<Value> resultGrads;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        Value g = active.contains(r) ? grads.lookup(r) : Value();
+        resultGrads.push_back(g);
+        any |= static_cast<bool>(g);
+      }
+      // Leaves (param loads, constants) and ops whose operands carry no gradient end the path.
+      if (!any || llvm::none_of(op->getOperands(), [&](Value v) { return active.contains(v); }))
+        continue;
+      auto iface = dyn_cast<graph::GradientOpInterface>(op);
+      if (!iface)
+        return op->emitError("rp-autodiff: '")
+               << op->getName() << "' has no VJP but lies on a gradient path";
+      SmallVector<Value> operandGrads;
+      b.setInsertionPointToEnd(body);
+      if (failed(iface.buildVJP(b, resultGrads, operandGrads)))
+        return failure();
+      for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+        if (g && active.contains(operand))
+          accumulate(operand, g);
+    }
+    return success();
   }
-  for (unsigned a : config.wrtArgs) {
-    Value g = grads.lookup(body->getArgument(a));
-    results.push_back(g ? g : zerosOf(b, loc, ft.getInput(a)));
-  }
-  func::ReturnOp::create(b, loc, results);
-  for (auto [i, p] : llvm::enumerate(params))
-    fn.setResultAttr(firstGrad + i, "graph.grad_of", FlatSymbolRefAttr::get(p.getSymNameAttr()));
-  for (auto [i, a] : llvm::enumerate(config.wrtArgs))
-    fn.setResultAttr(firstGrad + params.size() + i, "graph.grad_of_arg", b.getI64IntegerAttr(a));
 
-  // Remove what nothing uses (forward values no gradient needs, unused VJP pieces).
-  SmallVector<Operation *> ops;
-  for (Operation &op : body->without_terminator())
-    ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops))
-    if (op->use_empty() && isPure(op))
-      op->erase();
-  return fn;
+  /// Results: (loss | forward results), param grads in module order, argument grads, with
+  /// their `graph.grad_of` / `graph.grad_of_arg` attributes.
+  void buildResults() {
+    SmallVector<Value> results;
+    if (config.cotangentArgs) {
+      if (config.forwardResults)
+        results.append(outs.begin(), outs.end());
+    } else
+      results.push_back(outs[0]);
+    for (auto p : params) {
+      Value total;
+      for (Operation *op : forwardOps)
+        if (auto load = dyn_cast<graph::LoadParamOp>(op))
+          if (load.getParam() == p.getSymName())
+            if (Value g = grads.lookup(load.getResult()))
+              total = total ? Value(graph::AddOp::create(b, loc, total, g)) : g;
+      results.push_back(total ? total : zerosOf(b, loc, p.getType()));
+    }
+    for (unsigned a : config.wrtArgs) {
+      Value g = grads.lookup(body->getArgument(a));
+      results.push_back(g ? g : zerosOf(b, loc, ft.getInput(a)));
+    }
+    func::ReturnOp::create(b, loc, results);
+    for (auto [i, p] : llvm::enumerate(params))
+      fn.setResultAttr(firstGrad + i, "graph.grad_of", FlatSymbolRefAttr::get(p.getSymNameAttr()));
+    for (auto [i, a] : llvm::enumerate(config.wrtArgs))
+      fn.setResultAttr(firstGrad + params.size() + i, "graph.grad_of_arg", b.getI64IntegerAttr(a));
+  }
+
+  /// Removes what nothing uses (forward values no gradient needs, unused VJP pieces).
+  void removeUnused() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : body->without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && isPure(op))
+        op->erase();
+  }
+
+  func::FuncOp forward;
+  const AutodiffConfig &config;
+  FunctionType ft;
+  OpBuilder b;
+  Location loc;
+  SmallVector<graph::ParamOp> params;
+  SmallVector<unsigned> cotangentOf; ///< forward result index of each cotangent argument
+  unsigned firstGrad = 0;            ///< index of the first gradient result
+  func::FuncOp fn;
+  Block *body = nullptr;
+  SmallVector<Operation *> forwardOps;
+  SmallVector<Value> outs;
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, Value> grads;
+};
+
+} // namespace
+
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const AutodiffConfig &config) {
+  if (failed(checkGradientRequest(forward, config)))
+    return failure();
+  return GradientBuilder(forward, config).build();
 }
 
 namespace {

@@ -119,158 +119,192 @@ struct Match {
   SmallVector<Operation *> inner;
 };
 
-/// Matches the whole loss with `root` as its final op.
-std::optional<Match> matchLoss(Operation *root) {
+/// Matches a whole loss from its final op down, one step per part: the reduction, the
+/// per-label loss, the log-probabilities, the labels, the count of a mean.
+class LossMatcher {
+public:
+  /// Matches the whole loss with `root` as its final op.
+  std::optional<Match> match(Operation *root) {
+    if (root->getNumResults() != 1)
+      return std::nullopt;
+    auto resultType = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+    if (!resultType || resultType.getRank() != 0 || !isa<FloatType>(resultType.getElementType()))
+      return std::nullopt;
+    fp = resultType.getElementType();
+    if (failed(matchReduction(root)) || failed(matchPerLabelLoss()) ||
+        failed(matchLogProbabilities()) || failed(matchLabels()) || failed(matchCount()))
+      return std::nullopt;
+    if (!usedOnlyWithin(m.inner, root))
+      return std::nullopt;
+    return std::move(m);
+  }
+
+private:
+  /// The reduction, below negations: `elems` becomes the reduced values and `count` the
+  /// divisor of a `div(reduce_sum, count)` mean.
+  LogicalResult matchReduction(Operation *root) {
+    Operation *red = root;
+    if (auto neg = dyn_cast<NegOp>(root)) {
+      ++negs;
+      red = skipNegs(neg.getInput(), negs, m.inner).getDefiningOp();
+      if (!red)
+        return failure();
+      m.inner.push_back(red);
+    }
+    if (auto div = dyn_cast<DivOp>(red)) {
+      m.reduction = LossReduction::mean;
+      count = div.getRhs();
+      Value total = skipNegs(div.getLhs(), negs, m.inner);
+      auto sum = total.getDefiningOp<ReduceSumOp>();
+      if (!sum || !reducesEverything(sum))
+        return failure();
+      m.inner.push_back(sum);
+      elems = sum.getInput();
+    } else if (auto sum = dyn_cast<ReduceSumOp>(red)) {
+      if (!reducesEverything(sum))
+        return failure();
+      m.reduction = LossReduction::sum;
+      elems = sum.getInput();
+    } else if (auto mean = dyn_cast<ReduceMeanOp>(red)) {
+      if (!reducesEverything(mean))
+        return failure();
+      m.reduction = LossReduction::mean;
+      elems = mean.getInput();
+    } else {
+      return failure();
+    }
+    return success();
+  }
+
+  /// The per-label loss: negations (one in all), the where that zeroes ignored labels, the
+  /// reshape back.
+  LogicalResult matchPerLabelLoss() {
+    elems = skipNegs(elems, negs, m.inner);
+    if (auto where = elems.getDefiningOp<WhereOp>()) {
+      m.inner.push_back(where);
+      std::optional<Select> sel = matchSelect(where, m.inner);
+      std::optional<double> zero = sel ? splatFloat(sel->replacement) : std::nullopt;
+      if (!sel || !zero || *zero != 0.0 || where.getType() != sel->kept.getType())
+        return failure();
+      lossMask = matchIgnored(sel->ignored, m.inner);
+      if (!lossMask)
+        return failure();
+      elems = skipNegs(sel->kept, negs, m.inner);
+    }
+    if (auto back = elems.getDefiningOp<ReshapeOp>()) {
+      m.inner.push_back(back);
+      elems = skipNegs(back.getInput(), negs, m.inner);
+    }
+    return success(negs == 1);
+  }
+
+  /// gather_elements(log_softmax(logits, 1) or log(softmax(logits, 1)), indices, axis 1),
+  /// with the label shapes of the logits: [N, d1..dk] and [N, 1, d1..dk].
+  LogicalResult matchLogProbabilities() {
+    gather = elems.getDefiningOp<GatherElementsOp>();
+    if (!gather || gather.getAxisAttr().getInt() != 1)
+      return failure();
+    m.inner.push_back(gather);
+    Value logp = gather.getData();
+    if (auto ls = logp.getDefiningOp<LogSoftmaxOp>()) {
+      if (ls.getAxisAttr().getInt() != 1)
+        return failure();
+      m.inner.push_back(ls);
+      m.logits = ls.getInput();
+    } else if (auto log = logp.getDefiningOp<LogOp>()) {
+      auto sm = log.getInput().getDefiningOp<SoftmaxOp>();
+      if (!sm || sm.getAxisAttr().getInt() != 1)
+        return failure();
+      m.inner.append({log, sm});
+      m.logits = sm.getInput();
+    } else {
+      return failure();
+    }
+    auto logitsType = cast<RankedTensorType>(m.logits.getType());
+    if (logitsType.getRank() < 2 || logitsType.getElementType() != fp)
+      return failure();
+    labelShape.assign(logitsType.getShape().begin(), logitsType.getShape().end());
+    withClass = labelShape;
+    labelShape.erase(labelShape.begin() + 1);
+    withClass[1] = 1;
+    return success();
+  }
+
+  /// The gather's indices: the labels reshaped to [N, 1, d1..dk], where ignored labels may be
+  /// replaced by 0 (then the per-label loss masks the same labels with the same comparison).
+  LogicalResult matchLabels() {
+    auto indices = gather.getIndices();
+    if (indices.getType().getShape() != ArrayRef<int64_t>(withClass))
+      return failure();
+    Value src = indices;
+    if (auto idxReshape = indices.getDefiningOp<ReshapeOp>();
+        idxReshape && idxReshape.getInput().getType().getShape() == ArrayRef<int64_t>(labelShape)) {
+      m.inner.push_back(idxReshape);
+      src = idxReshape.getInput();
+    }
+    std::optional<Mask> labelMask;
+    if (auto where = src.getDefiningOp<WhereOp>()) {
+      SmallVector<Operation *> ops{where};
+      std::optional<Select> sel = matchSelect(where, ops);
+      std::optional<int64_t> zero = sel ? splatInt(sel->replacement) : std::nullopt;
+      if (sel && zero && *zero == 0 && where.getType() == sel->kept.getType() &&
+          (labelMask = matchIgnored(sel->ignored, ops))) {
+        m.inner.append(ops);
+        src = sel->kept;
+      }
+    }
+    // Both masks or neither, on the same labels and the same comparison.
+    if (lossMask.has_value() != labelMask.has_value())
+      return failure();
+    if (lossMask && (lossMask->ignored != labelMask->ignored || lossMask->labels != src))
+      return failure();
+    auto srcType = cast<RankedTensorType>(src.getType());
+    if (srcType.getShape() == ArrayRef<int64_t>(labelShape))
+      m.labels = src;
+    else if (!lossMask && srcType.getShape() == ArrayRef<int64_t>(withClass))
+      m.labelsWithClass = src;
+    else
+      return failure();
+    m.ignoreIndex = lossMask ? lossMask->ignoreIndex : kNoIgnoreIndex;
+    return success();
+  }
+
+  /// The count of a mean: reduce_sum(cast(keep)) with a mask, the number of labels without.
+  LogicalResult matchCount() {
+    if (!count) {
+      // reduce_mean over masked losses divides by all labels, not the kept.
+      return success(!(m.reduction == LossReduction::mean && lossMask));
+    }
+    if (!lossMask) {
+      int64_t numLabels = 1;
+      for (int64_t d : labelShape)
+        numLabels *= d;
+      std::optional<double> n = splatFloat(count);
+      return success(n && *n == static_cast<double>(numLabels));
+    }
+    auto cnt = count.getDefiningOp<ReduceSumOp>();
+    auto toFloat = cnt ? cnt.getInput().getDefiningOp<CastOp>() : CastOp();
+    if (!cnt || !reducesEverything(cnt) || !toFloat || toFloat.getType().getElementType() != fp)
+      return failure();
+    auto keep = toFloat.getInput().getDefiningOp<LogicalNotOp>();
+    if (!keep || keep.getInput() != lossMask->ignored)
+      return failure();
+    m.inner.append({cnt, toFloat, keep});
+    return success();
+  }
+
   Match m;
   int negs = 0;
-  if (root->getNumResults() != 1)
-    return std::nullopt;
-  auto resultType = dyn_cast<RankedTensorType>(root->getResult(0).getType());
-  if (!resultType || resultType.getRank() != 0 || !isa<FloatType>(resultType.getElementType()))
-    return std::nullopt;
-  Type fp = resultType.getElementType();
+  Type fp;                      ///< the loss's element type
+  Value elems;                  ///< the values being matched, from the reduction down
+  Value count;                  ///< the divisor of a div mean; null otherwise
+  std::optional<Mask> lossMask; ///< the masking of the per-label loss
+  GatherElementsOp gather;
+  SmallVector<int64_t> labelShape, withClass;
+};
 
-  // The reduction, below negations.
-  Operation *red = root;
-  if (auto neg = dyn_cast<NegOp>(root)) {
-    ++negs;
-    red = skipNegs(neg.getInput(), negs, m.inner).getDefiningOp();
-    if (!red)
-      return std::nullopt;
-    m.inner.push_back(red);
-  }
-  Value elems, count;
-  if (auto div = dyn_cast<DivOp>(red)) {
-    m.reduction = LossReduction::mean;
-    count = div.getRhs();
-    Value total = skipNegs(div.getLhs(), negs, m.inner);
-    auto sum = total.getDefiningOp<ReduceSumOp>();
-    if (!sum || !reducesEverything(sum))
-      return std::nullopt;
-    m.inner.push_back(sum);
-    elems = sum.getInput();
-  } else if (auto sum = dyn_cast<ReduceSumOp>(red)) {
-    if (!reducesEverything(sum))
-      return std::nullopt;
-    m.reduction = LossReduction::sum;
-    elems = sum.getInput();
-  } else if (auto mean = dyn_cast<ReduceMeanOp>(red)) {
-    if (!reducesEverything(mean))
-      return std::nullopt;
-    m.reduction = LossReduction::mean;
-    elems = mean.getInput();
-  } else {
-    return std::nullopt;
-  }
-
-  // The per-label loss: negations, the where that zeroes ignored labels, the reshape back.
-  elems = skipNegs(elems, negs, m.inner);
-  std::optional<Mask> lossMask;
-  if (auto where = elems.getDefiningOp<WhereOp>()) {
-    m.inner.push_back(where);
-    std::optional<Select> sel = matchSelect(where, m.inner);
-    std::optional<double> zero = sel ? splatFloat(sel->replacement) : std::nullopt;
-    if (!sel || !zero || *zero != 0.0 || where.getType() != sel->kept.getType())
-      return std::nullopt;
-    lossMask = matchIgnored(sel->ignored, m.inner);
-    if (!lossMask)
-      return std::nullopt;
-    elems = skipNegs(sel->kept, negs, m.inner);
-  }
-  if (auto back = elems.getDefiningOp<ReshapeOp>()) {
-    m.inner.push_back(back);
-    elems = skipNegs(back.getInput(), negs, m.inner);
-  }
-  if (negs != 1)
-    return std::nullopt;
-
-  // gather_elements(log_softmax(logits, 1), labels reshaped to [N, 1, d1..dk], axis 1).
-  auto gather = elems.getDefiningOp<GatherElementsOp>();
-  if (!gather || gather.getAxisAttr().getInt() != 1)
-    return std::nullopt;
-  m.inner.push_back(gather);
-  Value logp = gather.getData();
-  if (auto ls = logp.getDefiningOp<LogSoftmaxOp>()) {
-    if (ls.getAxisAttr().getInt() != 1)
-      return std::nullopt;
-    m.inner.push_back(ls);
-    m.logits = ls.getInput();
-  } else if (auto log = logp.getDefiningOp<LogOp>()) {
-    auto sm = log.getInput().getDefiningOp<SoftmaxOp>();
-    if (!sm || sm.getAxisAttr().getInt() != 1)
-      return std::nullopt;
-    m.inner.append({log, sm});
-    m.logits = sm.getInput();
-  } else {
-    return std::nullopt;
-  }
-  auto logitsType = cast<RankedTensorType>(m.logits.getType());
-  if (logitsType.getRank() < 2 || logitsType.getElementType() != fp)
-    return std::nullopt;
-  SmallVector<int64_t> labelShape(logitsType.getShape()), withClass(logitsType.getShape());
-  labelShape.erase(labelShape.begin() + 1);
-  withClass[1] = 1;
-  auto indices = gather.getIndices();
-  if (indices.getType().getShape() != ArrayRef<int64_t>(withClass))
-    return std::nullopt;
-  Value src = indices;
-  if (auto idxReshape = indices.getDefiningOp<ReshapeOp>();
-      idxReshape && idxReshape.getInput().getType().getShape() == ArrayRef<int64_t>(labelShape)) {
-    m.inner.push_back(idxReshape);
-    src = idxReshape.getInput();
-  }
-  std::optional<Mask> labelMask;
-  if (auto where = src.getDefiningOp<WhereOp>()) {
-    SmallVector<Operation *> ops{where};
-    std::optional<Select> sel = matchSelect(where, ops);
-    std::optional<int64_t> zero = sel ? splatInt(sel->replacement) : std::nullopt;
-    if (sel && zero && *zero == 0 && where.getType() == sel->kept.getType() &&
-        (labelMask = matchIgnored(sel->ignored, ops))) {
-      m.inner.append(ops);
-      src = sel->kept;
-    }
-  }
-  // Both masks or neither, on the same labels and the same comparison.
-  if (lossMask.has_value() != labelMask.has_value())
-    return std::nullopt;
-  if (lossMask && (lossMask->ignored != labelMask->ignored || lossMask->labels != src))
-    return std::nullopt;
-  auto srcType = cast<RankedTensorType>(src.getType());
-  if (srcType.getShape() == ArrayRef<int64_t>(labelShape))
-    m.labels = src;
-  else if (!lossMask && srcType.getShape() == ArrayRef<int64_t>(withClass))
-    m.labelsWithClass = src;
-  else
-    return std::nullopt;
-  m.ignoreIndex = lossMask ? lossMask->ignoreIndex : kNoIgnoreIndex;
-
-  // The count of a mean: reduce_sum(cast(keep)) with a mask, the number of labels without.
-  if (count) {
-    int64_t numLabels = 1;
-    for (int64_t d : labelShape)
-      numLabels *= d;
-    if (lossMask) {
-      auto cnt = count.getDefiningOp<ReduceSumOp>();
-      auto toFloat = cnt ? cnt.getInput().getDefiningOp<CastOp>() : CastOp();
-      if (!cnt || !reducesEverything(cnt) || !toFloat ||
-          toFloat.getType().getElementType() != fp)
-        return std::nullopt;
-      auto keep = toFloat.getInput().getDefiningOp<LogicalNotOp>();
-      if (!keep || keep.getInput() != lossMask->ignored)
-        return std::nullopt;
-      m.inner.append({cnt, toFloat, keep});
-    } else {
-      std::optional<double> n = splatFloat(count);
-      if (!n || *n != static_cast<double>(numLabels))
-        return std::nullopt;
-    }
-  } else if (m.reduction == LossReduction::mean && lossMask) {
-    return std::nullopt; // reduce_mean over masked losses divides by all labels, not the kept
-  }
-  if (!usedOnlyWithin(m.inner, root))
-    return std::nullopt;
-  return m;
-}
+/// Matches the whole loss with `root` as its final op.
+std::optional<Match> matchLoss(Operation *root) { return LossMatcher().match(root); }
 
 struct FuseCrossEntropyPattern : RewritePattern {
   explicit FuseCrossEntropyPattern(MLIRContext *ctx)

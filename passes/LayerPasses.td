@@ -88,8 +88,8 @@ def PartitionStages : Pass<"rp-partition-stages", "::mlir::ModuleOp"> {
            "Measured layer profile (JSON); default: the FLOP estimate">,
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "Target GPU description (JSON); default: an RTX 4090">,
-    Option<"partitioner", "partitioner", "std::string", /*default=*/"\"auto\"",
-           "roundpipe, exact, or auto">,
+    Option<"partitioner", "partitioner", "::mlir::rp::Partitioner",
+           /*default=*/"::mlir::rp::Partitioner::Auto", "roundpipe, exact, or auto">,
   ];
 }
 

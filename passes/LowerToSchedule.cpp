@@ -112,7 +112,7 @@ private:
   std::map<ValueId, size_t> cotangentProducer;  ///< value -> stage downloading its cotangent
   llvm::StringMap<schedule::HostBufferOp> buffers;
   std::string lossName = "loss";
-  FloatType computeType; ///< From options.dtype, parsed first.
+  FloatType computeType; ///< options.dtype, set first.
 };
 
 LogicalResult Lowering::collectLayers() {
@@ -328,7 +328,7 @@ LogicalResult Lowering::convertComputeDType() {
 }
 
 void Lowering::planTransfers() {
-  bool layerGrain = options.recompute == "layer";
+  bool layerGrain = options.recompute == schedule::RecomputeGrain::layer;
   for (size_t s = 0; s < stages.size(); ++s) {
     const StageInfo &st = stages[s];
     for (int64_t l = st.begin; l < st.end; ++l)
@@ -370,7 +370,8 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
 
   auto sym = [&](StringRef name) { return FlatSymbolRefAttr::get(ctx, name); };
   auto stageSym = [&](size_t i) { return sym(stages[i].name); };
-  bool layerGrain = options.recompute == "layer" && st.kind == StageKind::backward;
+  bool layerGrain =
+      options.recompute == schedule::RecomputeGrain::layer && st.kind == StageKind::backward;
   bool recomputes = st.kind == StageKind::backward;
 
   // Uploads: model inputs (once each), boundary values produced outside the stage (or every
@@ -468,13 +469,6 @@ LogicalResult Lowering::buildPlan() {
   auto microBatches = partition.getAs<IntegerAttr>("micro_batches");
   if (!gpus || !microBatches)
     return fail("'graph.partition' needs 'gpus' and 'micro_batches'");
-  auto update = schedule::symbolizeUpdateMode(options.update);
-  if (!update)
-    return fail("unknown update mode '" + options.update + "': expected sync or async");
-  auto grain = schedule::symbolizeRecomputeGrain(options.recompute);
-  if (!grain)
-    return fail("unknown recomputation grain '" + options.recompute +
-                "': expected stage or layer");
   if (module.lookupSymbol(options.planName))
     return fail("a symbol named '" + options.planName + "' already exists");
 
@@ -485,8 +479,8 @@ LogicalResult Lowering::buildPlan() {
   b.setInsertionPointToEnd(module.getBody());
   auto plan = schedule::PlanOp::create(
       b, loc, b.getStringAttr(options.planName), b.getI64IntegerAttr(microBatches.getInt()),
-      b.getI64IntegerAttr(gpus.getInt()), schedule::UpdateModeAttr::get(ctx, *update),
-      schedule::RecomputeGrainAttr::get(ctx, *grain), b.getStringAttr("round_robin"),
+      b.getI64IntegerAttr(gpus.getInt()), schedule::UpdateModeAttr::get(ctx, options.update),
+      schedule::RecomputeGrainAttr::get(ctx, options.recompute), b.getStringAttr("round_robin"),
       TypeAttr::get(computeType), adamw, nullptr, nullptr);
   Block *body = &plan.getBody().emplaceBlock();
   b.setInsertionPointToEnd(body);
@@ -549,14 +543,17 @@ LogicalResult Lowering::buildPlan() {
 
 LogicalResult Lowering::run() {
   MLIRContext *ctx = module.getContext();
-  if (options.dtype == "f32" || options.dtype == "fp32")
+  switch (options.dtype) {
+  case ComputeDType::F32:
     computeType = Float32Type::get(ctx);
-  else if (options.dtype == "f16" || options.dtype == "fp16")
+    break;
+  case ComputeDType::F16:
     computeType = Float16Type::get(ctx);
-  else if (options.dtype == "bf16")
+    break;
+  case ComputeDType::BF16:
     computeType = BFloat16Type::get(ctx);
-  else
-    return fail("unknown compute dtype '" + options.dtype + "': expected f32, f16 or bf16");
+    break;
+  }
   if (failed(collectLayers()) || failed(collectStages()) || failed(checkUses()) ||
       failed(buildBackwardFunctions()) || failed(convertComputeDType()))
     return failure();

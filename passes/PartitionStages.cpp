@@ -43,7 +43,7 @@ std::optional<uint64_t> parseBytes(llvm::StringRef text) {
 
 } // namespace
 
-FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options) {
+FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &options) {
   auto fail = [&](const std::string &message) -> FailureOr<StagePlan> {
     return module.emitError(message);
   };
@@ -53,12 +53,11 @@ FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options) {
   if (options.gpus < 1)
     return fail("the GPU count must be at least 1, got " + std::to_string(options.gpus));
   part::TargetSpec target;
-  if (!options.targetPath.empty()) {
+  if (!options.target.empty()) {
     // A JSON file, or the flag form "name=rtx4090,peak_tflops=165,pcie_gbps=25,...".
-    bool isFlag = options.targetPath.find('=') != std::string::npos &&
-                  !llvm::sys::fs::exists(options.targetPath);
-    auto t = isFlag ? part::parseTargetFlag(options.targetPath)
-                    : part::loadTarget(options.targetPath);
+    bool isFlag =
+        options.target.find('=') != std::string::npos && !llvm::sys::fs::exists(options.target);
+    auto t = isFlag ? part::parseTargetFlag(options.target) : part::loadTarget(options.target);
     if (!t.ok())
       return fail(t.status().message());
     target = t.value();
@@ -73,16 +72,16 @@ FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options) {
     target.memoryBytes = *bytes;
   }
   StagePlan result;
-  if (!options.profilePath.empty()) {
-    auto p = part::loadProfile(options.profilePath);
+  if (!options.profile.empty()) {
+    auto p = part::loadProfile(options.profile);
     if (!p.ok())
       return fail(p.status().message());
     result.profile = p.value();
     if (result.profile.layers.size() != layers.size())
-      return fail(options.profilePath + ": the profile has " +
+      return fail(options.profile + ": the profile has " +
                   std::to_string(result.profile.layers.size()) + " layers, the model has " +
-                  std::to_string(layers.size()) + " (prefix, " +
-                  std::to_string(layers.size() - 2) + " blocks, tail)");
+                  std::to_string(layers.size()) + " (prefix, " + std::to_string(layers.size() - 2) +
+                  " blocks, tail)");
   } else {
     FailureOr<part::Profile> estimated = estimateProfile(module, target);
     if (failed(estimated))
@@ -97,14 +96,10 @@ FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options) {
   po.numGpus = options.gpus;
   po.modelMemoryLimitBytes = part::defaultModelMemoryLimit(target);
   std::vector<part::PartitionAlgorithm> algorithms;
-  if (options.partitioner == "auto") {
-    algorithms = {part::PartitionAlgorithm::RoundPipe, part::PartitionAlgorithm::Exact};
-  } else {
-    auto algorithm = part::parsePartitionAlgorithm(options.partitioner);
-    if (!algorithm.ok())
-      return fail(algorithm.status().message() + " (or auto)");
-    algorithms = {algorithm.value()};
-  }
+  if (options.partitioner != Partitioner::Exact)
+    algorithms.push_back(part::PartitionAlgorithm::RoundPipe);
+  if (options.partitioner != Partitioner::RoundPipe)
+    algorithms.push_back(part::PartitionAlgorithm::Exact);
   std::optional<part::Plan> best;
   for (part::PartitionAlgorithm algorithm : algorithms) {
     auto plan = part::partition(algorithm, costs.value(), po);
@@ -178,20 +173,26 @@ namespace {
 struct PartitionStagesPass : public impl::PartitionStagesBase<PartitionStagesPass> {
   using PartitionStagesBase::PartitionStagesBase;
 
+  PartitionStagesPass(const PartitionStagesOptions &options, StagePlanObserver observer)
+      : PartitionStagesBase(options), observer(std::move(observer)) {}
+
   void runOnOperation() override {
-    StageOptions options;
-    options.gpus = gpus;
-    options.gpuMemory = gpuMemory;
-    options.microBatches = microBatches;
-    options.profilePath = profile;
-    options.targetPath = target;
-    options.partitioner = partitioner;
+    PartitionStagesOptions options{gpus, gpuMemory, microBatches, profile, target, partitioner};
     FailureOr<StagePlan> plan = planStages(getOperation(), options);
     if (failed(plan))
       return signalPassFailure();
     recordPlan(getOperation(), *plan);
+    if (observer)
+      observer(*plan);
   }
+
+  StagePlanObserver observer;
 };
 
 } // namespace
+
+std::unique_ptr<Pass> createPartitionStages(const PartitionStagesOptions &options,
+                                            StagePlanObserver observer) {
+  return std::make_unique<PartitionStagesPass>(options, std::move(observer));
+}
 } // namespace mlir::rp

@@ -5,6 +5,7 @@
 
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Schedule/IR/ScheduleDialect.h"
+#include "passes/OptionEnums.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -116,6 +116,5 @@ include "passes/NormFusionPasses.td"
 include "passes/BlockFusionPasses.td"
 include "passes/LayerPasses.td"
 include "passes/SchedulePasses.td"
-include "passes/ExportPasses.td"
 
 #endif // RP_PASSES_TD

@@ -58,11 +58,14 @@ def LowerToSchedule : Pass<"rp-lower-to-schedule", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rp::schedule::ScheduleDialect"];
   let options = [
     Option<"planName", "name", "std::string", /*default=*/"\"train\"", "Symbol of the plan">,
-    Option<"update", "update", "std::string", /*default=*/"\"async\"",
+    Option<"update", "update", "::mlir::rp::schedule::UpdateMode",
+           /*default=*/"::mlir::rp::schedule::UpdateMode::async",
            "Optimizer update mode: sync or async (staleness 1)">,
-    Option<"recompute", "recompute", "std::string", /*default=*/"\"stage\"",
+    Option<"recompute", "recompute", "::mlir::rp::schedule::RecomputeGrain",
+           /*default=*/"::mlir::rp::schedule::RecomputeGrain::stage",
            "Recomputation grain: stage or layer">,
-    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+    Option<"dtype", "dtype", "::mlir::rp::ComputeDType",
+           /*default=*/"::mlir::rp::ComputeDType::F32",
            "Compute dtype of weights and activations: f32 (or fp32), f16 (or fp16), bf16">,
     Option<"lr", "lr", "double", /*default=*/"3.0e-4", "AdamW learning rate">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,

@@ -12,31 +12,25 @@
 
 #include "runtime/partition/Partitioner.h"
 
+#include "passes/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace mlir::rp {
-
-struct StageOptions {
-  int gpus = 8;                   ///< N.
-  std::string gpuMemory;          ///< "24GiB"; empty: the target's memory.
-  int microBatches = 0;           ///< M; 0: N + 1 (the paper's default).
-  std::string profilePath;        ///< Measured profile (JSON); empty: the FLOP estimate.
-  std::string targetPath;         ///< Target: a JSON file, or the flag form
-                                  ///< "name=X,peak_tflops=T,pcie_gbps=B,memory_bytes=M";
-                                  ///< empty: an RTX 4090.
-  std::string partitioner = "auto"; ///< roundpipe, exact, or auto (the lower step time).
-};
 
 struct StagePlan {
   ::rp::partition::Profile profile;
   ::rp::partition::Plan plan;
 };
 
-/// Plans the stages of a grouped module; emits an error at the module and fails on bad
-/// options, a profile whose layer count differs from the model, or a layer that does not fit.
-FailureOr<StagePlan> planStages(ModuleOp module, const StageOptions &options);
+/// Plans the stages of a grouped module with the options of rp-partition-stages; emits an
+/// error at the module and fails on bad options, a profile whose layer count differs from the
+/// model, or a layer that does not fit.
+FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &options);
 
 /// Records `plan` on the module as `graph.partition`: a dictionary with the algorithm, N, M,
 /// the stage time and objective (ms), and `forward` / `backward` lists of [begin, end) layer
@@ -47,6 +41,14 @@ void recordPlan(ModuleOp module, const StagePlan &plan);
 /// time per micro-batch, the cost model's memory, and (when given, one per stage in dispatch
 /// order) the peak device memory rp-plan-memory planned for the stage's job.
 std::string formatStageTable(const StagePlan &plan, ArrayRef<int64_t> devicePeakBytes = {});
+
+/// Called by rp-partition-stages with the plan it recorded.
+using StagePlanObserver = std::function<void(const StagePlan &)>;
+
+/// rp-partition-stages that also hands its plan to `observer` (rpc-compile --emit=stages
+/// prints the plan's table after the rest of the pipeline ran).
+std::unique_ptr<Pass> createPartitionStages(const PartitionStagesOptions &options,
+                                            StagePlanObserver observer);
 
 } // namespace mlir::rp
 

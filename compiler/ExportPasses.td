@@ -1,7 +1,13 @@
 //===- ExportPasses.td - plan export ----------------------*- tablegen -*-===//
+//
+// The compiler's own passes: they call the plan exporter (compiler/PlanExport.h), which the
+// passes of passes/ do not link. Generated into compiler/ExportPasses.h.inc, registered by
+// compiler/InitAll.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef RP_EXPORTPASSES_TD
-#define RP_EXPORTPASSES_TD
+#ifndef RP_COMPILER_EXPORTPASSES_TD
+#define RP_COMPILER_EXPORTPASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
@@ -51,4 +57,4 @@ def ExportPlan : Pass<"rp-export-plan", "::mlir::ModuleOp"> {
   ];
 }
 
-#endif // RP_EXPORTPASSES_TD
+#endif // RP_COMPILER_EXPORTPASSES_TD

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "compiler/ExportPasses.h"
 
 #include "compiler/PlanExport.h"
 #include "runtime/plan/PlanFile.h"
@@ -20,7 +20,7 @@
 namespace mlir::rp {
 
 #define GEN_PASS_DEF_EXPORTPLAN
-#include "passes/Passes.h.inc"
+#include "compiler/ExportPasses.h.inc"
 
 namespace {
 

@@ -88,11 +88,8 @@ runtime::StatusOr<CrossEntropyPlan> planCrossEntropy(DType dtype, const Shape &l
                                                      const Shape &out) {
   const std::string op = "cross_entropy";
   const std::string type = runtime::dtypeName(dtype);
-  if (!rowFloatDType(dtype))
-    return invalidArgument(op + ": logits has dtype " + type + ", expected f32, f16, bf16 or f64");
-  if (labelDType != DType::I64 && labelDType != DType::I32)
-    return invalidArgument(op + ": labels has dtype " + runtime::dtypeName(labelDType) +
-                           ", expected i64 or i32");
+  RP_RETURN_IF_ERROR(checkDType(op, "logits", dtype, kRowFloatTypes));
+  RP_RETURN_IF_ERROR(checkDType(op, "labels", labelDType, kIndexTypes));
   RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "logits", logits));
   if (logits.size() < 2)
     return invalidArgument(op + ": expected logits of rank >= 2 ([N, C, ...]), got " + type +

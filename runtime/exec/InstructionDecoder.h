@@ -19,10 +19,10 @@
 #include "runtime/core/DType.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
+#include "runtime/plan/InstructionRules.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/plan.pb.h"
 
-#include <algorithm>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -56,43 +56,6 @@ inline std::string typeText(DType dtype, const std::vector<int64_t> &shape) {
   return std::string(dtypeName(dtype)) + formatShape(shape);
 }
 inline std::string typeText(const TensorSig &t) { return typeText(t.dtype, t.shape); }
-
-/// What a plan attribute holds, for messages.
-inline const char *attrValueName(pb::Attribute::ValueCase c) {
-  switch (c) {
-  case pb::Attribute::kI:
-    return "an int";
-  case pb::Attribute::kF:
-    return "a float";
-  case pb::Attribute::kS:
-    return "a string";
-  case pb::Attribute::kInts:
-    return "ints";
-  case pb::Attribute::kB:
-    return "a bool";
-  case pb::Attribute::VALUE_NOT_SET:
-    break;
-  }
-  return "no value";
-}
-
-inline bool attrKindMatches(AttrKind kind, pb::Attribute::ValueCase c) {
-  switch (kind) {
-  case AttrKind::Int:
-    return c == pb::Attribute::kI;
-  case AttrKind::Float:
-    return c == pb::Attribute::kF;
-  case AttrKind::String:
-    return c == pb::Attribute::kS;
-  case AttrKind::Ints:
-    return c == pb::Attribute::kInts;
-  case AttrKind::Bool:
-    return c == pb::Attribute::kB;
-  case AttrKind::IntOrFloat:
-    return c == pb::Attribute::kI || c == pb::Attribute::kF;
-  }
-  return false;
-}
 
 /// The dtypes a kernel takes, checked when decoding (the kernels check shapes when they run).
 enum class DTypeRule {
@@ -148,33 +111,11 @@ public:
   }
 
   /// Every required attribute present, every present one of the registry's kind, no unknown
-  /// names (the plan validator's rules, repeated so that decode stands alone).
+  /// names (the plan validator's rules, runtime/plan/InstructionRules.h, so that decode
+  /// stands alone).
   Status checkAttributes() const {
-    for (const AttrSpec &spec : info_.attrs) {
-      auto it = ins_.attrs().find(std::string(spec.name));
-      if (it == ins_.attrs().end()) {
-        if (spec.required)
-          return fail("missing required attribute '" + std::string(spec.name) + "' (" +
-                      kernels::attrKindName(spec.kind) + ")");
-        continue;
-      }
-      if (!attrKindMatches(spec.kind, it->second.value_case()))
-        return fail("attribute '" + std::string(spec.name) + "' holds " +
-                    attrValueName(it->second.value_case()) + ", expected " +
-                    kernels::attrKindName(spec.kind));
-    }
-    std::vector<std::string> names;
-    for (const auto &entry : ins_.attrs())
-      names.push_back(entry.first);
-    std::sort(names.begin(), names.end()); // report the same name whatever the map order
-    for (const std::string &name : names)
-      if (!info_.findAttr(name)) {
-        std::string takes;
-        for (const AttrSpec &spec : info_.attrs)
-          takes += (takes.empty() ? "" : ", ") + std::string(spec.name);
-        return fail("unknown attribute '" + name + "' (the kernel takes " +
-                    (takes.empty() ? std::string("none") : takes) + ")");
-      }
+    if (std::optional<std::string> problem = attributeProblem(info_, ins_, ValueWording::Article))
+      return fail(*problem);
     return okStatus();
   }
 
@@ -441,8 +382,9 @@ inline Status checkIntegerRangeBounds(const Decoder &d) {
   for (const char *name : {"start", "limit", "delta"})
     if (d.attr(name).value_case() != pb::Attribute::kI)
       return d.fail("attribute '" + std::string(name) + "' holds " +
-                    attrValueName(d.attr(name).value_case()) + "; an integer result (" +
-                    typeText(d.results()[0]) + ") needs int start, limit and delta");
+                    attrValueName(d.attr(name).value_case(), ValueWording::Article) +
+                    "; an integer result (" + typeText(d.results()[0]) +
+                    ") needs int start, limit and delta");
   return okStatus();
 }
 

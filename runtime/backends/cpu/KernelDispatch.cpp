@@ -39,7 +39,6 @@ constexpr FloatPolicy kCpuFloats{false,
                                 "the CPU backend runs fp32 plans; compile with --dtype fp32",
                                 "f32 (the CPU backend runs fp32 plans)"};
 
-using decode::attrValueName;
 using decode::Decoder;
 using decode::DTypeRule;
 using decode::typeText;

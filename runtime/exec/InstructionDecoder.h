@@ -57,19 +57,8 @@ inline std::string typeText(DType dtype, const std::vector<int64_t> &shape) {
 }
 inline std::string typeText(const TensorSig &t) { return typeText(t.dtype, t.shape); }
 
-/// The dtypes a kernel takes, checked when decoding (the kernels check shapes when they run).
-enum class DTypeRule {
-  Same,         ///< every operand and result has one dtype (data movement: any dtype)
-  Float,        ///< every operand and result is f32
-  Numeric,      ///< every operand and result has one dtype, f32, i64 or i32 (not i1)
-  Bool,         ///< every operand and result is i1
-  Compare,      ///< the operands have one dtype; the result is i1
-  Where,        ///< operand 0 is i1; operands 1, 2 and the result have one dtype
-  Cast,         ///< any dtypes
-  Indexed,      ///< operand 0 and the result have one dtype; operand 1 (indices) is i64 or i32
-  FloatIndexed, ///< as Indexed with operand 0 and the result f32 (scatters, cross_entropy)
-  Range,        ///< the result is f32, i64 or i32
-};
+/// The dtypes a kernel takes (the registry says which rule each kernel follows).
+using DTypeRule = kernels::DTypeRule;
 
 /// The instruction being decoded: its types and checked attributes, and the message prefix.
 class Decoder {
@@ -267,8 +256,8 @@ inline StatusOr<const KernelInfo *> registryEntry(const pb::Instruction &ins,
 }
 
 /// The checks every backend makes before binding an instruction: operand and result counts
-/// against the registry, the types, the attributes, and the kernel's dtype `rule`.
-inline Status checkInstruction(Decoder &d, DTypeRule rule) {
+/// against the registry, the types, the attributes, and the kernel's dtype rule.
+inline Status checkInstruction(Decoder &d) {
   const pb::Instruction &ins = d.instruction();
   if (!d.info().acceptsOperands(ins.operands_size()) ||
       !d.info().acceptsResults(ins.results_size()))
@@ -277,24 +266,7 @@ inline Status checkInstruction(Decoder &d, DTypeRule rule) {
                   " results, which the kernel registry does not accept");
   RP_RETURN_IF_ERROR(d.decodeTypes());
   RP_RETURN_IF_ERROR(d.checkAttributes());
-  return d.checkDTypes(rule);
-}
-
-/// The unary kernel ids of the float-only elementwise ops ("sqrt" .. "silu") and their kinds.
-inline const std::vector<std::pair<std::string_view, kernels::UnaryKind>> &floatUnaryIds() {
-  using U = kernels::UnaryKind;
-  static const std::vector<std::pair<std::string_view, U>> ids = {
-      {"sqrt", U::Sqrt}, {"reciprocal", U::Reciprocal}, {"exp", U::Exp}, {"log", U::Log},
-      {"tanh", U::Tanh}, {"sigmoid", U::Sigmoid},       {"erf", U::Erf}, {"silu", U::Silu}};
-  return ids;
-}
-
-/// The arithmetic binary kernel ids ("add" .. "pow") and their kinds.
-inline const std::vector<std::pair<std::string_view, kernels::BinaryKind>> &arithmeticIds() {
-  using B = kernels::BinaryKind;
-  static const std::vector<std::pair<std::string_view, B>> ids = {
-      {"add", B::Add}, {"sub", B::Sub}, {"mul", B::Mul}, {"div", B::Div}, {"pow", B::Pow}};
-  return ids;
+  return d.checkDTypes(d.info().dtypes);
 }
 
 /// graph.gelu's `approximate` keyword.
@@ -351,27 +323,23 @@ inline Status checkSplitSizes(const Decoder &d) {
 }
 
 /// Adds the elementwise kernel ids (unary, gelu, binary arithmetic and logic, compare) to a
-/// backend's dispatch table `t` of {id, rule, builder} entries, their builders made by
+/// backend's dispatch table `t` of {id, builder} entries, their builders made by
 /// `unary(kind)` and `binary(kind)` (each a function of a Decoder).
 template <typename Table, typename UnaryBuilder, typename BinaryBuilder>
 void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   using U = kernels::UnaryKind;
   using B = kernels::BinaryKind;
-  using R = DTypeRule;
-  for (auto [id, kind] : floatUnaryIds())
-    t.push_back({id, R::Float, unary(kind)});
-  t.push_back({"neg", R::Numeric, unary(U::Neg)});
-  t.push_back({"relu", R::Numeric, unary(U::Relu)});
-  t.push_back({"logical_not", R::Bool, unary(U::LogicalNot)});
-  t.push_back({"gelu", R::Float, [unary](const Decoder &d) -> decltype(unary(U::Sqrt)(d)) {
+  // Every kind but gelu's and the comparisons' is named as its kernel id (kernels/OpKinds.h).
+  for (U kind : {U::Sqrt, U::Reciprocal, U::Exp, U::Log, U::Tanh, U::Sigmoid, U::Erf, U::Silu,
+                 U::Neg, U::Relu, U::LogicalNot})
+    t.push_back({kernels::unaryKindName(kind), unary(kind)});
+  for (B kind : {B::Add, B::Sub, B::Mul, B::Div, B::Pow, B::And, B::Or})
+    t.push_back({kernels::binaryKindName(kind), binary(kind)});
+  t.push_back({"gelu", [unary](const Decoder &d) -> decltype(unary(U::Sqrt)(d)) {
                  RP_ASSIGN_OR_RETURN(U kind, geluKind(d));
                  return unary(kind)(d);
                }});
-  for (auto [id, kind] : arithmeticIds())
-    t.push_back({id, R::Numeric, binary(kind)});
-  t.push_back({"logical_and", R::Bool, binary(B::And)});
-  t.push_back({"logical_or", R::Bool, binary(B::Or)});
-  t.push_back({"compare", R::Compare, [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
+  t.push_back({"compare", [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
                  RP_ASSIGN_OR_RETURN(B kind, comparePredicate(d));
                  return binary(kind)(d);
                }});

@@ -9,12 +9,7 @@
 // string, map or shape work in the training loop. Decoding needs no GPU (tests decode whole
 // plans on a machine without one).
 //
-// Kernel ids and their GPU families: unary/binary/compare/where/cast -> Elementwise; matmul ->
-// Gemm (cuBLASLt); reduce_* -> Reduce; softmax/log_softmax -> Softmax; rms_norm/layer_norm ->
-// Norm; cross_entropy -> CrossEntropy; reshape/copy -> cudaMemcpyAsync; transpose/expand/
-// concat/slice/split/slice_scatter -> Layout (strided copies); gather/gather_elements/
-// scatter_add/scatter_elements_add -> Gather; range/trilu -> Generators; swiglu/rope/attention
-// -> Fused.
+// Kernel ids and their GPU families: CudaKernelTable.h, one entry per id.
 //
 // Runtime world: no LLVM/MLIR. Host C++ (compiled by the C++ compiler, not nvcc).
 //

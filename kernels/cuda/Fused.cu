@@ -104,13 +104,9 @@ StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const
                             const Shape &out) {
   const char *op = "rope";
   RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kGpuFloatTypes));
-  if (x.empty() || x.back() % 2 != 0)
-    return invalidArgument("rope: x is " + formatShape(x) +
-                           ", expected rank >= 1 with an even last dimension");
+  RP_RETURN_IF_ERROR(checkRopeInput(x));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "sin", dtype, sin, cos));
-  if (cos.empty() || cos.back() != x.back())
-    return invalidArgument("rope: cos is " + formatShape(cos) + ", expected a last dimension of " +
-                           std::to_string(x.back()));
+  RP_RETURN_IF_ERROR(checkRopeTable(x, cos));
   RP_RETURN_IF_ERROR(checkBroadcastsTo(op, "cos", cos, x));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
   RopePlan plan;
@@ -146,13 +142,8 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
                                       double scale, bool causal, const Shape &out) {
   const char *op = "attention";
   RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
-  if (q.size() != 4)
-    return invalidArgument("attention: q is " + formatShape(q) + ", expected [B, Hq, S, D]");
-  if (k.size() != 4 || k[0] != q[0] || k[2] != q[2] || k[3] != q[3] || k[1] == 0 ||
-      q[1] % k[1] != 0)
-    return invalidArgument("attention: k is " + formatShape(k) + ", expected [" +
-                           std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
-                           std::to_string(q[3]) + "] with Hkv dividing " + std::to_string(q[1]));
+  RP_RETURN_IF_ERROR(checkAttentionQuery(q));
+  RP_RETURN_IF_ERROR(checkAttentionKey(q, k));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
   if (q[3] > kMaxAttentionHeadDim)

@@ -17,7 +17,6 @@
 namespace rp::kernels::cuda {
 
 using runtime::DType;
-using runtime::invalidArgument;
 
 namespace {
 
@@ -56,14 +55,7 @@ runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Sha
   RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kReduceTypes));
   RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "x", x));
   const int64_t rank = static_cast<int64_t>(x.size());
-  if (axes.empty())
-    return invalidArgument(op + ": expected at least one axis");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    RP_RETURN_IF_ERROR(checkAxis(op, "axis", axes[i], rank));
-    if (i > 0 && axes[i] <= axes[i - 1])
-      return invalidArgument(op + ": expected strictly increasing axes, got " +
-                             runtime::formatShape(axes));
-  }
+  RP_RETURN_IF_ERROR(checkReduceAxes(op, axes, rank));
   const Shape strides = contiguousStrides(x);
   Shape resultShape, keptShape, keptStrides, reducedShape, reducedStrides;
   size_t next = 0;
@@ -89,9 +81,7 @@ runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Sha
   if (plan.rows == 0)
     return plan;
   if (plan.count == 0 && kind == ReduceKind::Mean && !runtime::isFloat(dtype))
-    return invalidArgument(op + ": the integer mean of an empty set is undefined (x " +
-                           runtime::dtypeName(dtype) + runtime::formatShape(x) + ", axes " +
-                           runtime::formatShape(axes) + ")");
+    return emptyIntegerMean(op, dtype, x, axes);
   RP_ASSIGN_OR_RETURN(plan.kept, makeIter<1>(op.c_str(), keptShape, {keptStrides}));
   RP_ASSIGN_OR_RETURN(plan.reduced, makeIter<1>(op.c_str(), reducedShape, {reducedStrides}));
   const bool unitStride =

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -321,6 +322,37 @@ inline Status checkSplitSizes(const Decoder &d) {
   }
   return okStatus();
 }
+
+/// A backend's one table from kernel id to the builder of its implementation (a function of
+/// a checked Decoder), filled once by one function per kernel family and indexed by id.
+template <typename Builder> class KernelTable {
+public:
+  struct Entry {
+    std::string_view id;
+    Builder build;
+  };
+  using Entries = std::vector<Entry>;
+
+  /// Runs every function of `families` on the table's entries; ids are unique.
+  explicit KernelTable(std::initializer_list<void (*)(Entries &)> families) {
+    for (void (*add)(Entries &) : families)
+      add(entries_);
+    for (const Entry &e : entries_)
+      index_.emplace(e.id, &e.build);
+  }
+  KernelTable(const KernelTable &) = delete;
+  KernelTable &operator=(const KernelTable &) = delete;
+
+  /// The builder of `id`, or null when the backend does not implement it.
+  const Builder *find(std::string_view id) const {
+    auto it = index_.find(id);
+    return it == index_.end() ? nullptr : it->second;
+  }
+
+private:
+  Entries entries_;
+  std::unordered_map<std::string_view, const Builder *> index_;
+};
 
 /// Adds the elementwise kernel ids (unary, gelu, binary arithmetic and logic, compare) to a
 /// backend's dispatch table `t` of {id, builder} entries, their builders made by

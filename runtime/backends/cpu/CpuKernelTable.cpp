@@ -10,7 +10,6 @@
 
 #include "kernels/cpu/Kernels.h"
 
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,11 +24,7 @@ using Body = CpuKernel::Body;
 using Operands = std::vector<const HostTensor *>;
 using Results = std::vector<HostTensor *>;
 
-struct Entry {
-  std::string_view id;
-  CpuBuilder build;
-};
-using Table = std::vector<Entry>;
+using Table = decode::KernelTable<CpuBuilder>::Entries;
 
 template <typename Kernel, size_t... I>
 CpuBuilder bindInOrder(Kernel kernel, std::index_sequence<I...>) {
@@ -225,21 +220,9 @@ void addFused(Table &t) {
 } // namespace
 
 const CpuBuilder *findCpuBuilder(std::string_view id) {
-  static const Table table = [] {
-    Table t;
-    for (void (*add)(Table &) :
-         {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused})
-      add(t);
-    return t;
-  }();
-  static const std::unordered_map<std::string_view, const CpuBuilder *> index = [] {
-    std::unordered_map<std::string_view, const CpuBuilder *> m;
-    for (const Entry &e : table)
-      m.emplace(e.id, &e.build);
-    return m;
-  }();
-  auto it = index.find(id);
-  return it == index.end() ? nullptr : it->second;
+  static const decode::KernelTable<CpuBuilder> table(
+      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused});
+  return table.find(id);
 }
 
 } // namespace rp::runtime

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -32,11 +31,7 @@ using Operands = std::vector<const void *>;
 using Results = std::vector<void *>;
 using SliceGeometry = kernels::cpu::detail::SliceGeometry;
 
-struct Entry {
-  std::string_view id;
-  CudaBuilder build;
-};
-using Table = std::vector<Entry>;
+using Table = decode::KernelTable<CudaBuilder>::Entries;
 
 Status launched(cudaError_t e) { return cudaStatus(e, "launch failed"); }
 
@@ -439,21 +434,9 @@ void addFused(Table &t) {
 } // namespace
 
 const CudaBuilder *findCudaBuilder(std::string_view id) {
-  static const Table table = [] {
-    Table t;
-    for (void (*add)(Table &) :
-         {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused})
-      add(t);
-    return t;
-  }();
-  static const std::unordered_map<std::string_view, const CudaBuilder *> index = [] {
-    std::unordered_map<std::string_view, const CudaBuilder *> m;
-    for (const Entry &e : table)
-      m.emplace(e.id, &e.build);
-    return m;
-  }();
-  auto it = index.find(id);
-  return it == index.end() ? nullptr : it->second;
+  static const decode::KernelTable<CudaBuilder> table(
+      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused});
+  return table.find(id);
 }
 
 } // namespace rp::runtime

@@ -11,6 +11,7 @@
 #include "kernels/Registry.h"
 #include "runtime/backends/cuda/CudaKernelTable.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace rp::runtime {
@@ -103,6 +104,17 @@ StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const pb::Function &function
                              {ins.results().begin(), ins.results().end()}});
   }
   return body;
+}
+
+StatusOr<CudaPlanKernels> decodeCudaPlan(const pb::Plan &plan) {
+  CudaPlanKernels kernels;
+  for (const pb::Function &f : plan.functions()) {
+    RP_ASSIGN_OR_RETURN(std::vector<CudaInstr> body, decodeCudaFunction(f));
+    for (const CudaInstr &i : body)
+      kernels.scratchBytes = std::max(kernels.scratchBytes, i.kernel.scratchBytes());
+    kernels.functions.push_back(std::move(body));
+  }
+  return kernels;
 }
 
 } // namespace rp::runtime

@@ -117,6 +117,16 @@ Status forEachInstruction(const std::vector<CudaInstr> &body, const Address &add
 /// prefixed with "function '<name>' instruction <k>: ".
 StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const rp::plan::Function &function);
 
+/// Every function of a plan decoded for the GPU (plan.functions() order), and the device
+/// scratch the most demanding instruction needs (bytes; 0 when none needs any).
+struct CudaPlanKernels {
+  std::vector<std::vector<CudaInstr>> functions;
+  int64_t scratchBytes = 0;
+};
+
+/// Decodes every function of `plan` (decodeCudaFunction). Errors: the first decode error.
+StatusOr<CudaPlanKernels> decodeCudaPlan(const rp::plan::Plan &plan);
+
 /// "cudaErrorInvalidValue: invalid argument".
 std::string cudaErrorText(cudaError_t error);
 

@@ -256,6 +256,19 @@ inline StatusOr<const KernelInfo *> registryEntry(const pb::Instruction &ins,
   return info;
 }
 
+/// A decoded instruction called with `operands` and `results` pointers: InvalidArgument
+/// "<where>: called with 2 operands and 1 results; the instruction has 3 and 1" unless the
+/// counts are the instruction's.
+inline Status checkCallCounts(const std::string &where, size_t operands, size_t results,
+                              size_t instructionOperands, size_t instructionResults) {
+  if (operands == instructionOperands && results == instructionResults)
+    return okStatus();
+  return invalidArgument(where + ": called with " + std::to_string(operands) + " operands and " +
+                         std::to_string(results) + " results; the instruction has " +
+                         std::to_string(instructionOperands) + " and " +
+                         std::to_string(instructionResults));
+}
+
 /// The checks every backend makes before binding an instruction: operand and result counts
 /// against the registry, the types, the attributes, and the kernel's dtype rule.
 inline Status checkInstruction(Decoder &d) {

@@ -51,11 +51,8 @@ StatusOr<CpuKernel> CpuKernel::decode(const pb::Instruction &instruction) {
 
 Status CpuKernel::run(const std::vector<const HostTensor *> &operands,
                       const std::vector<HostTensor *> &results) const {
-  if (operands.size() != operandTypes_.size() || results.size() != resultTypes_.size())
-    return invalidArgument(where_ + ": called with " + std::to_string(operands.size()) +
-                           " operands and " + std::to_string(results.size()) +
-                           " results; the instruction has " + std::to_string(operandTypes_.size()) +
-                           " and " + std::to_string(resultTypes_.size()));
+  RP_RETURN_IF_ERROR(decode::checkCallCounts(where_, operands.size(), results.size(),
+                                             operandTypes_.size(), resultTypes_.size()));
   for (size_t j = 0; j < operands.size(); ++j)
     if (!operands[j] || !sameType(*operands[j], operandTypes_[j]))
       return invalidArgument(where_ + ": operand " + std::to_string(j) + " is " +

@@ -61,12 +61,8 @@ StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
 }
 
 Status CudaKernel::checkCounts(size_t operands, size_t results) const {
-  if (operands != operandTypes_.size() || results != resultTypes_.size())
-    return invalidArgument(where_ + ": called with " + std::to_string(operands) + " operands and " +
-                           std::to_string(results) + " results; the instruction has " +
-                           std::to_string(operandTypes_.size()) + " and " +
-                           std::to_string(resultTypes_.size()));
-  return okStatus();
+  return decode::checkCallCounts(where_, operands, results, operandTypes_.size(),
+                                 resultTypes_.size());
 }
 
 Status CudaKernel::launch(const std::vector<const void *> &operands,

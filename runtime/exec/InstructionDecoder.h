@@ -2,10 +2,13 @@
 //
 // The part of decoding a plan instruction (runtime/plan/plan.proto `Instruction`) that every
 // backend shares: the operand and result types, the attributes against the kernel registry
-// (kernels/Registry.h; required, kinds, no unknown names), enum keywords, and the dtype rule of
-// the kernel. The CPU backend (runtime/backends/cpu/KernelDispatch.cpp) runs fp32 only; the
-// CUDA backend (runtime/backends/cuda/CudaKernel.cpp) also takes f16 and bf16 for the float
-// kernels: FloatPolicy says which. Messages start with the decoder's `where` prefix
+// (kernels/Registry.h; required, kinds, no unknown names: runtime/plan/InstructionRules.h),
+// enum keywords, and the registry's dtype rule of the kernel. The CPU backend
+// (runtime/backends/cpu/KernelDispatch.cpp) runs fp32 only; the CUDA backend
+// (runtime/backends/cuda/CudaKernel.cpp) also takes f16 and bf16 for the float kernels:
+// FloatPolicy says which. Also the pieces of a backend's kernel table (KernelTable, the
+// elementwise ids), the attribute readers both tables share, and the loops around decoding
+// (decodeEach, checkCallCounts). Messages start with the decoder's `where` prefix
 // ("kernel '<id>' at <location>").
 //
 // Runtime world: no LLVM/MLIR.
@@ -254,6 +257,24 @@ inline StatusOr<const KernelInfo *> registryEntry(const pb::Instruction &ins,
     return invalidArgument(where + ": unknown kernel id (not in the kernel registry, "
                                    "kernels/Registry.h)");
   return info;
+}
+
+/// Decodes every instruction of `function` in order, decodeOne(instruction) -> StatusOr<T>.
+/// Errors: the first error, its code kept, prefixed with "function '<name>' instruction <k>: "
+/// (k is the 0-based index in `body`).
+template <typename T, typename DecodeOne>
+StatusOr<std::vector<T>> decodeEach(const pb::Function &function, DecodeOne decodeOne) {
+  std::vector<T> body;
+  body.reserve(static_cast<size_t>(function.body_size()));
+  for (int k = 0; k < function.body_size(); ++k) {
+    StatusOr<T> decoded = decodeOne(function.body(k));
+    if (!decoded.ok())
+      return Status(decoded.status().code(), "function '" + function.name() + "' instruction " +
+                                                 std::to_string(k) + ": " +
+                                                 decoded.status().message());
+    body.push_back(std::move(decoded).value());
+  }
+  return body;
 }
 
 /// A decoded instruction called with `operands` and `results` pointers: InvalidArgument

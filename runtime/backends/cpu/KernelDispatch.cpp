@@ -70,17 +70,7 @@ Status CpuKernel::run(const std::vector<const HostTensor *> &operands,
 }
 
 StatusOr<std::vector<CpuKernel>> decodeFunction(const pb::Function &function) {
-  std::vector<CpuKernel> body;
-  body.reserve(static_cast<size_t>(function.body_size()));
-  for (int k = 0; k < function.body_size(); ++k) {
-    StatusOr<CpuKernel> kernel = CpuKernel::decode(function.body(k));
-    if (!kernel.ok())
-      return Status(kernel.status().code(), "function '" + function.name() + "' instruction " +
-                                                std::to_string(k) + ": " +
-                                                kernel.status().message());
-    body.push_back(std::move(kernel).value());
-  }
-  return body;
+  return decode::decodeEach<CpuKernel>(function, CpuKernel::decode);
 }
 
 } // namespace rp::runtime

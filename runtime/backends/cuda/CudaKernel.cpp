@@ -86,20 +86,13 @@ Status CudaKernel::runOnHost(const std::vector<const void *> &operands,
 }
 
 StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const pb::Function &function) {
-  std::vector<CudaInstr> body;
-  body.reserve(static_cast<size_t>(function.body_size()));
-  for (int k = 0; k < function.body_size(); ++k) {
-    const pb::Instruction &ins = function.body(k);
-    StatusOr<CudaKernel> kernel = CudaKernel::decode(ins);
-    if (!kernel.ok())
-      return Status(kernel.status().code(), "function '" + function.name() + "' instruction " +
-                                                std::to_string(k) + ": " +
-                                                kernel.status().message());
-    body.push_back(CudaInstr{std::move(kernel).value(),
-                             {ins.operands().begin(), ins.operands().end()},
-                             {ins.results().begin(), ins.results().end()}});
-  }
-  return body;
+  return decode::decodeEach<CudaInstr>(
+      function, [](const pb::Instruction &ins) -> StatusOr<CudaInstr> {
+        RP_ASSIGN_OR_RETURN(CudaKernel kernel, CudaKernel::decode(ins));
+        return CudaInstr{std::move(kernel),
+                         {ins.operands().begin(), ins.operands().end()},
+                         {ins.results().begin(), ins.results().end()}};
+      });
 }
 
 StatusOr<CudaPlanKernels> decodeCudaPlan(const pb::Plan &plan) {

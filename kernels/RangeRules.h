@@ -9,12 +9,14 @@
 #define RP_KERNELS_RANGERULES_H
 
 #include "runtime/core/DType.h"
+#include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace rp::kernels {
 
@@ -45,6 +47,29 @@ inline runtime::Status checkIntegralRangeArgs(double start, double limit, double
                                       ") needs integral int64 arguments, got " +
                                       rangeArgs(start, limit, delta));
   return runtime::okStatus();
+}
+
+/// graph.range's result is 1-D. Errors: InvalidArgument "range: out is <dtype><shape>, expected
+/// a 1-D tensor".
+inline runtime::Status checkRangeOutRank(runtime::DType dtype, const std::vector<int64_t> &out) {
+  if (out.size() == 1)
+    return runtime::okStatus();
+  return runtime::invalidArgument("range: out is " + std::string(runtime::dtypeName(dtype)) +
+                                  runtime::formatShape(out) + ", expected a 1-D tensor");
+}
+
+/// An integer range's step. Errors: InvalidArgument "range: expected a non-zero delta".
+inline runtime::Status checkRangeDelta(int64_t delta) {
+  if (delta != 0)
+    return runtime::okStatus();
+  return runtime::invalidArgument("range: expected a non-zero delta");
+}
+
+/// InvalidArgument "range: <args> gives <length> elements, but out is <dtype><shape>".
+inline runtime::Status rangeLengthMismatch(const std::string &length, const std::string &args,
+                                           runtime::DType dtype, const std::vector<int64_t> &out) {
+  return runtime::invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
+                                  runtime::dtypeName(dtype) + runtime::formatShape(out));
 }
 
 /// The element count of a float range: max(ceil((limit - start) / delta), 0).

@@ -16,12 +16,14 @@ constexpr AttrSpec req(std::string_view name, AttrKind kind) { return {name, kin
 constexpr AttrSpec opt(std::string_view name, AttrKind kind) { return {name, kind, false}; }
 
 /// A kernel with a fixed operand count.
-KernelInfo fixed(std::string_view id, int operands, int results, std::vector<AttrSpec> attrs = {}) {
-  return KernelInfo{id, operands, operands, results, std::move(attrs)};
+KernelInfo fixed(std::string_view id, int operands, int results, DTypeRule dtypes,
+                 std::vector<AttrSpec> attrs = {}) {
+  return KernelInfo{id, operands, operands, results, dtypes, std::move(attrs)};
 }
 
 std::vector<KernelInfo> buildTable() {
   using K = AttrKind;
+  using R = DTypeRule;
   const std::vector<AttrSpec> sliceAttrs = {req("axes", K::Ints), req("starts", K::Ints),
                                             req("ends", K::Ints), req("steps", K::Ints)};
   const std::vector<AttrSpec> reduceAttrs = {req("axes", K::Ints), opt("keepdims", K::Bool)};
@@ -29,50 +31,54 @@ std::vector<KernelInfo> buildTable() {
   const std::vector<AttrSpec> normAttrs = {req("axis", K::Int), req("epsilon", K::Float)};
   std::vector<KernelInfo> t;
   // Elementwise unary: sqrt .. silu (float), neg, relu (numeric), logical_not (i1), gelu.
-  for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu",
-                              "neg", "relu", "logical_not"})
-    t.push_back(fixed(id, 1, 1));
-  t.push_back(fixed("gelu", 1, 1, {req("approximate", K::String)}));
+  for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu"})
+    t.push_back(fixed(id, 1, 1, R::Float));
+  t.push_back(fixed("neg", 1, 1, R::Numeric));
+  t.push_back(fixed("relu", 1, 1, R::Numeric));
+  t.push_back(fixed("logical_not", 1, 1, R::Bool));
+  t.push_back(fixed("gelu", 1, 1, R::Float, {req("approximate", K::String)}));
   // Elementwise binary with broadcasting.
-  for (std::string_view id : {"add", "sub", "mul", "div", "pow", "logical_and", "logical_or"})
-    t.push_back(fixed(id, 2, 1));
-  t.push_back(fixed("compare", 2, 1, {req("predicate", K::String)}));
-  t.push_back(fixed("where", 3, 1));
-  t.push_back(fixed("cast", 1, 1));
+  for (std::string_view id : {"add", "sub", "mul", "div", "pow"})
+    t.push_back(fixed(id, 2, 1, R::Numeric));
+  t.push_back(fixed("logical_and", 2, 1, R::Bool));
+  t.push_back(fixed("logical_or", 2, 1, R::Bool));
+  t.push_back(fixed("compare", 2, 1, R::Compare, {req("predicate", K::String)}));
+  t.push_back(fixed("where", 3, 1, R::Where));
+  t.push_back(fixed("cast", 1, 1, R::Cast));
   // Contractions, reductions, normalisations.
-  t.push_back(fixed("matmul", 2, 1));
+  t.push_back(fixed("matmul", 2, 1, R::Numeric));
   for (std::string_view id : {"reduce_sum", "reduce_mean", "reduce_max"})
-    t.push_back(fixed(id, 1, 1, reduceAttrs));
-  t.push_back(fixed("softmax", 1, 1, axisAttr));
-  t.push_back(fixed("log_softmax", 1, 1, axisAttr));
-  t.push_back(KernelInfo{"layer_norm", 2, 3, 1, normAttrs}); // input, scale, optional bias
-  t.push_back(fixed("rms_norm", 2, 1, normAttrs));
-  t.push_back(
-      fixed("cross_entropy", 2, 1, {req("reduction", K::String), req("ignore_index", K::Int)}));
+    t.push_back(fixed(id, 1, 1, R::Numeric, reduceAttrs));
+  t.push_back(fixed("softmax", 1, 1, R::Float, axisAttr));
+  t.push_back(fixed("log_softmax", 1, 1, R::Float, axisAttr));
+  t.push_back(KernelInfo{"layer_norm", 2, 3, 1, R::Float, normAttrs}); // optional bias
+  t.push_back(fixed("rms_norm", 2, 1, R::Float, normAttrs));
+  t.push_back(fixed("cross_entropy", 2, 1, R::FloatIndexed,
+                    {req("reduction", K::String), req("ignore_index", K::Int)}));
   // Shape ops.
-  t.push_back(fixed("reshape", 1, 1));
-  t.push_back(fixed("transpose", 1, 1, {req("permutation", K::Ints)}));
-  t.push_back(fixed("expand", 1, 1));
-  t.push_back(KernelInfo{"concat", 1, kVariadic, 1, axisAttr});
-  t.push_back(fixed("slice", 1, 1, sliceAttrs));
-  t.push_back(fixed("split", 1, kVariadic, {req("axis", K::Int), req("sizes", K::Ints)}));
-  t.push_back(fixed("gather", 2, 1, axisAttr));
-  t.push_back(fixed("gather_elements", 2, 1, axisAttr));
+  t.push_back(fixed("reshape", 1, 1, R::Same));
+  t.push_back(fixed("transpose", 1, 1, R::Same, {req("permutation", K::Ints)}));
+  t.push_back(fixed("expand", 1, 1, R::Same));
+  t.push_back(KernelInfo{"concat", 1, kVariadic, 1, R::Same, axisAttr});
+  t.push_back(fixed("slice", 1, 1, R::Same, sliceAttrs));
+  t.push_back(fixed("split", 1, kVariadic, R::Same, {req("axis", K::Int), req("sizes", K::Ints)}));
+  t.push_back(fixed("gather", 2, 1, R::Indexed, axisAttr));
+  t.push_back(fixed("gather_elements", 2, 1, R::Indexed, axisAttr));
   // Scatters (the VJPs of gathers and slices).
-  t.push_back(fixed("scatter_add", 2, 1, axisAttr));
-  t.push_back(fixed("scatter_elements_add", 2, 1, axisAttr));
-  t.push_back(fixed("slice_scatter", 1, 1, sliceAttrs));
+  t.push_back(fixed("scatter_add", 2, 1, R::FloatIndexed, axisAttr));
+  t.push_back(fixed("scatter_elements_add", 2, 1, R::FloatIndexed, axisAttr));
+  t.push_back(fixed("slice_scatter", 1, 1, R::Same, sliceAttrs));
   // Generators.
   t.push_back(fixed(
-      "range", 0, 1,
+      "range", 0, 1, R::Range,
       {req("start", K::IntOrFloat), req("limit", K::IntOrFloat), req("delta", K::IntOrFloat)}));
-  t.push_back(fixed("trilu", 1, 1, {req("k", K::Int), opt("upper", K::Bool)}));
+  t.push_back(fixed("trilu", 1, 1, R::Same, {req("k", K::Int), opt("upper", K::Bool)}));
   // Fused ops.
-  t.push_back(fixed("swiglu", 2, 1));
-  t.push_back(fixed("rope", 3, 1));
-  t.push_back(fixed("attention", 3, 1, {req("scale", K::Float), opt("causal", K::Bool)}));
+  t.push_back(fixed("swiglu", 2, 1, R::Float));
+  t.push_back(fixed("rope", 3, 1, R::Float));
+  t.push_back(fixed("attention", 3, 1, R::Float, {req("scale", K::Float), opt("causal", K::Bool)}));
   // Not a graph op: copies its operand into its result (same type).
-  t.push_back(fixed("copy", 1, 1));
+  t.push_back(fixed("copy", 1, 1, R::Same));
   return t;
 }
 

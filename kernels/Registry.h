@@ -1,11 +1,12 @@
 //===- Registry.h - The stable kernel ids a plan may name -------*- C++ -*-===//
 //
 // A plan's instructions (runtime/plan/plan.proto, `Instruction.kernel`) name kernels by a
-// stable id. This table lists every id, with the operand and result counts and the attributes
-// the kernel accepts. The plan exporter (compiler side) checks the ids it writes against it,
-// and the plan validator (runtime/plan/PlanValidator.h) checks every instruction of a plan
-// against it before anything runs. Each backend (cpu, cuda) implements the kernels by these
-// ids; the implementations are not part of this table.
+// stable id. This table lists every id, with the operand and result counts, the dtypes and
+// the attributes the kernel accepts. The plan exporter (compiler side) checks the ids it
+// writes against it, and the plan validator (runtime/plan/PlanValidator.h) checks every
+// instruction of a plan against it before anything runs. Each backend (cpu, cuda) implements
+// the kernels by these ids, in one table of its own (runtime/backends/cpu/CpuKernelTable.cpp,
+// runtime/backends/cuda/CudaKernelTable.cpp); the implementations are not part of this table.
 //
 // One entry per `graph` op that can appear in a layer function (dialects/Graph/IR/Ops.td),
 // id = the op name without the `graph.` prefix ("add", "rms_norm", "attention"). The ops
@@ -50,6 +51,22 @@ struct AttrSpec {
   bool required; ///< False: may be absent (UnitAttrs; absent = false).
 };
 
+/// The dtypes a kernel takes. Every backend checks them when it decodes an instruction
+/// (runtime/exec/InstructionDecoder.h); "float" is f32, and also f16 and bf16 on a backend that
+/// computes in them (CUDA). The kernels check shapes when they run.
+enum class DTypeRule {
+  Same,         ///< every operand and result has one dtype (data movement: any dtype)
+  Float,        ///< every operand and result has one float dtype
+  Numeric,      ///< every operand and result has one dtype, float, i64 or i32 (not i1)
+  Bool,         ///< every operand and result is i1
+  Compare,      ///< the operands have one dtype; the result is i1
+  Where,        ///< operand 0 is i1; operands 1, 2 and the result have one dtype
+  Cast,         ///< any dtypes
+  Indexed,      ///< operand 0 and the result have one dtype; operand 1 (indices) is i64 or i32
+  FloatIndexed, ///< as Indexed with operand 0 and the result float (scatters, cross_entropy)
+  Range,        ///< the result is f32, i64 or i32
+};
+
 /// Marks an unbounded operand or result count.
 inline constexpr int kVariadic = -1;
 
@@ -59,6 +76,7 @@ struct KernelInfo {
   int minOperands;
   int maxOperands; ///< kVariadic: no upper bound.
   int numResults;  ///< kVariadic: one or more results.
+  DTypeRule dtypes;
   std::vector<AttrSpec> attrs;
 
   /// True when `n` operands are accepted.

@@ -10,7 +10,6 @@ namespace rp::kernels::cpu {
 
 using namespace detail;
 using runtime::formatShape;
-using runtime::invalidArgument;
 using runtime::okStatus;
 using runtime::outOfRange;
 
@@ -76,15 +75,7 @@ Status crossEntropy(const HostTensor &logits, const HostTensor &labels, int64_t 
   const char *op = "cross_entropy";
   RP_RETURN_IF_ERROR(checkDType(op, "logits", logits, kFloatTypes));
   RP_RETURN_IF_ERROR(checkDType(op, "labels", labels, kIndexTypes));
-  if (logits.rank() < 2)
-    return invalidArgument(std::string(op) + ": expected logits of rank >= 2 ([N, C, ...]), got " +
-                           logits.typeString());
-  Shape labelShape{logits.dim(0)};
-  labelShape.insert(labelShape.end(), logits.shape().begin() + 2, logits.shape().end());
-  if (labels.shape() != labelShape)
-    return invalidArgument(std::string(op) + ": expected labels of shape " +
-                           formatShape(labelShape) + " for logits " + logits.typeString() +
-                           ", got " + formatShape(labels.shape()));
+  RP_RETURN_IF_ERROR(checkLossShapes(logits.dtype(), logits.shape(), labels.shape()));
   RP_RETURN_IF_ERROR(checkType(op, "out", out, logits.dtype(), {}));
   std::vector<int64_t> wide;
   if (labels.dtype() == DType::I64)

@@ -12,7 +12,6 @@ namespace rp::kernels::cpu {
 
 using namespace detail;
 using runtime::okStatus;
-using runtime::invalidArgument;
 
 namespace {
 
@@ -127,14 +126,10 @@ Status swiglu(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
 
 Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkDType("rope", "x", x, kFloatTypes));
-  if (x.rank() < 1 || x.shape().back() % 2 != 0)
-    return invalidArgument("rope: x is " + runtime::formatShape(x.shape()) +
-                           ", expected rank >= 1 with an even last dimension");
+  RP_RETURN_IF_ERROR(checkRopeInput(x.shape()));
   RP_RETURN_IF_ERROR(checkSameDType("rope", "x", x, "cos", cos));
   RP_RETURN_IF_ERROR(checkType("rope", "sin", sin, cos.dtype(), cos.shape()));
-  if (cos.rank() < 1 || cos.shape().back() != x.shape().back())
-    return invalidArgument("rope: cos is " + runtime::formatShape(cos.shape()) +
-                           ", expected a last dimension of " + std::to_string(x.shape().back()));
+  RP_RETURN_IF_ERROR(checkRopeTable(x.shape(), cos.shape()));
   RP_RETURN_IF_ERROR(checkBroadcastsTo("rope", "cos", cos.shape(), x.shape()));
   RP_RETURN_IF_ERROR(checkType("rope", "out", out, x.dtype(), x.shape()));
   visitFloat(x.dtype(),
@@ -145,17 +140,10 @@ Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, H
 Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
                  bool causal, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkDType("attention", "q", q, kFloatTypes));
-  if (q.rank() != 4)
-    return invalidArgument("attention: q is " + runtime::formatShape(q.shape()) +
-                           ", expected [B, Hq, S, D]");
+  RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape()));
   RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "k", k));
   const Shape &qs = q.shape(), &ks = k.shape();
-  if (k.rank() != 4 || ks[0] != qs[0] || ks[2] != qs[2] || ks[3] != qs[3] || ks[1] == 0 ||
-      qs[1] % ks[1] != 0)
-    return invalidArgument("attention: k is " + runtime::formatShape(ks) + ", expected [" +
-                           std::to_string(qs[0]) + ", Hkv, " + std::to_string(qs[2]) + ", " +
-                           std::to_string(qs[3]) + "] with Hkv dividing " +
-                           std::to_string(qs[1]));
+  RP_RETURN_IF_ERROR(checkAttentionKey(qs, ks));
   RP_RETURN_IF_ERROR(checkType("attention", "v", v, k.dtype(), ks));
   RP_RETURN_IF_ERROR(checkType("attention", "out", out, q.dtype(), qs));
   visitFloat(q.dtype(), [&](auto tag) {

@@ -10,7 +10,6 @@ namespace rp::kernels::cpu {
 
 using namespace detail;
 using runtime::formatShape;
-using runtime::invalidArgument;
 using runtime::okStatus;
 using runtime::outOfRange;
 
@@ -50,14 +49,7 @@ Status gatherElements(const HostTensor &data, const HostTensor &indices, int64_t
   RP_RETURN_IF_ERROR(checkDType(op, "data", data, kAllTypes));
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indices, kIndexTypes));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, data.rank()));
-  bool fits = indices.rank() == data.rank();
-  for (int64_t d = 0; fits && d < data.rank(); ++d)
-    fits = d == axis || indices.dim(d) <= data.dim(d);
-  if (!fits)
-    return invalidArgument(std::string(op) + ": indices of shape " + formatShape(indices.shape()) +
-                           " do not fit data " + data.typeString() + ": expected rank " +
-                           std::to_string(data.rank()) + " and every dimension but " +
-                           std::to_string(axis) + " at most the data's");
+  RP_RETURN_IF_ERROR(checkGatherElementsFit(data.dtype(), data.shape(), indices.shape(), axis));
   RP_RETURN_IF_ERROR(checkType(op, "out", out, data.dtype(), indices.shape()));
   std::vector<int64_t> idx;
   RP_RETURN_IF_ERROR(normaliseIndices(op, indices, data.dim(axis), axis, "data", data, idx));

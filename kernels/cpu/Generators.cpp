@@ -9,21 +9,13 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::invalidArgument;
 using runtime::okStatus;
 
 namespace {
 
 Status checkRangeOut(const HostTensor &out, std::initializer_list<DType> types) {
   RP_RETURN_IF_ERROR(checkDType("range", "out", out, types));
-  if (out.rank() != 1)
-    return invalidArgument("range: out is " + out.typeString() + ", expected a 1-D tensor");
-  return okStatus();
-}
-
-Status lengthMismatch(const HostTensor &out, const std::string &length, const std::string &args) {
-  return invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
-                         out.typeString());
+  return checkRangeOutRank(out.dtype(), out.shape());
 }
 
 } // namespace
@@ -38,7 +30,8 @@ Status range(double start, double limit, double delta, HostTensor &out) {
   }
   const double length = rangeFloatLength(start, limit, delta);
   if (length != static_cast<double>(out.dim(0)))
-    return lengthMismatch(out, rangeFloatLengthText(length), rangeArgs(start, limit, delta));
+    return rangeLengthMismatch(rangeFloatLengthText(length), rangeArgs(start, limit, delta),
+                               out.dtype(), out.shape());
   visitFloat(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T *p = out.data<T>();
@@ -50,8 +43,7 @@ Status range(double start, double limit, double delta, HostTensor &out) {
 
 Status rangeInt(int64_t start, int64_t delta, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(out, kIndexTypes));
-  if (delta == 0)
-    return invalidArgument("range: expected a non-zero delta");
+  RP_RETURN_IF_ERROR(checkRangeDelta(delta));
   const int64_t n = out.dim(0);
   RP_RETURN_IF_ERROR(checkRangeFits(start, delta, n, out.dtype()));
   if (out.dtype() == DType::I32) {
@@ -68,20 +60,18 @@ Status rangeInt(int64_t start, int64_t delta, HostTensor &out) {
 
 Status rangeInt(int64_t start, int64_t limit, int64_t delta, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(out, kIndexTypes));
-  if (delta == 0)
-    return invalidArgument("range: expected a non-zero delta");
+  RP_RETURN_IF_ERROR(checkRangeDelta(delta));
   const __int128 length = rangeIntLength(start, limit, delta);
   if (length != out.dim(0))
-    return lengthMismatch(out, std::to_string(static_cast<int64_t>(length)),
-                          rangeArgs(start, limit, delta));
+    return rangeLengthMismatch(std::to_string(static_cast<int64_t>(length)),
+                               rangeArgs(start, limit, delta), out.dtype(), out.shape());
   return rangeInt(start, delta, out);
 }
 
 Status trilu(const HostTensor &x, int64_t k, bool upper, HostTensor &out) {
   const char *op = "trilu";
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kAllTypes));
-  if (x.rank() < 2)
-    return invalidArgument(std::string(op) + ": expected x of rank >= 2, got " + x.typeString());
+  RP_RETURN_IF_ERROR(checkRankAtLeast(op, "x", x.dtype(), x.shape(), 2));
   RP_RETURN_IF_ERROR(checkType(op, "out", out, x.dtype(), x.shape()));
   const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
   const int64_t matrixRows = cols > 0 ? x.numElements() / cols : 0; // rows of all matrices

@@ -11,53 +11,6 @@ using runtime::formatShape;
 using runtime::invalidArgument;
 using runtime::okStatus;
 
-std::string dtypeList(std::initializer_list<DType> types) {
-  std::string out;
-  size_t i = 0;
-  for (DType t : types) {
-    if (i > 0)
-      out += i + 1 == types.size() ? " or " : ", ";
-    out += runtime::dtypeName(t);
-    ++i;
-  }
-  return out;
-}
-
-Status checkDType(const char *op, const char *what, const HostTensor &t,
-                  std::initializer_list<DType> allowed) {
-  if (std::find(allowed.begin(), allowed.end(), t.dtype()) != allowed.end())
-    return okStatus();
-  std::string msg = std::string(op) + ": " + what + " has dtype " + runtime::dtypeName(t.dtype()) +
-                    ", expected " + dtypeList(allowed);
-  if (t.dtype() == DType::F16 || t.dtype() == DType::BF16)
-    msg += " (CPU kernels take f16/bf16 upcast to f32)";
-  return invalidArgument(std::move(msg));
-}
-
-Status checkSameDType(const char *op, const char *whatA, const HostTensor &a, const char *whatB,
-                      const HostTensor &b) {
-  if (a.dtype() == b.dtype())
-    return okStatus();
-  return invalidArgument(std::string(op) + ": " + whatB + " has dtype " +
-                         runtime::dtypeName(b.dtype()) + ", expected " +
-                         runtime::dtypeName(a.dtype()) + " (the dtype of " + whatA + ")");
-}
-
-Status checkType(const char *op, const char *what, const HostTensor &t, DType dtype,
-                 const Shape &shape) {
-  if (t.dtype() == dtype && t.shape() == shape)
-    return okStatus();
-  return invalidArgument(std::string(op) + ": " + what + " is " + t.typeString() + ", expected " +
-                         runtime::dtypeName(dtype) + formatShape(shape));
-}
-
-Status checkAxis(const char *op, const char *what, int64_t axis, int64_t rank) {
-  if (axis >= 0 && axis < rank)
-    return okStatus();
-  return invalidArgument(std::string(op) + ": " + what + " " + std::to_string(axis) +
-                         " is out of range, expected [0, " + std::to_string(rank) + ")");
-}
-
 StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shape *> shapes) {
   size_t rank = 0;
   for (const Shape *s : shapes)
@@ -83,17 +36,6 @@ StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shap
     }
   }
   return result;
-}
-
-Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to) {
-  bool ok = from.size() <= to.size();
-  const size_t offset = ok ? to.size() - from.size() : 0;
-  for (size_t i = 0; ok && i < from.size(); ++i)
-    ok = from[i] == 1 || from[i] == to[offset + i];
-  if (ok)
-    return okStatus();
-  return invalidArgument(std::string(op) + ": " + what + " of shape " + formatShape(from) +
-                         " does not broadcast to " + formatShape(to));
 }
 
 int64_t product(const Shape &shape, size_t begin, size_t end) {

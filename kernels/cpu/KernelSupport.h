@@ -17,6 +17,7 @@
 #ifndef RP_KERNELS_CPU_KERNELSUPPORT_H
 #define RP_KERNELS_CPU_KERNELSUPPORT_H
 
+#include "kernels/KernelChecks.h"
 #include "runtime/core/DType.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
@@ -45,36 +46,39 @@ inline constexpr std::initializer_list<DType> kNumericTypes = {DType::F32, DType
                                                                DType::I32};
 inline constexpr std::initializer_list<DType> kAllTypes = {DType::F32, DType::F64, DType::I64,
                                                            DType::I32, DType::I1};
-inline constexpr std::initializer_list<DType> kIndexTypes = {DType::I64, DType::I32};
+using kernels::kIndexTypes;
 
-//===--- checks -------------------------------------------------------------===//
+//===--- checks (kernels/KernelChecks.h words them for both backends) ------===//
 
-/// "f32, f64 or i64".
-std::string dtypeList(std::initializer_list<DType> types);
+using kernels::checkAxis;
+using kernels::checkBroadcastsTo;
+using kernels::dtypeList;
 
 /// InvalidArgument "<op>: <what> has dtype <d>, expected <allowed>" unless
 /// t.dtype() is in `allowed` (f16/bf16 get a note: callers upcast them).
-Status checkDType(const char *op, const char *what, const HostTensor &t,
-                  std::initializer_list<DType> allowed);
+inline Status checkDType(const char *op, const char *what, const HostTensor &t,
+                         std::initializer_list<DType> allowed) {
+  const bool half = t.dtype() == DType::F16 || t.dtype() == DType::BF16;
+  return kernels::checkDType(op, what, t.dtype(), allowed,
+                             half ? " (CPU kernels take f16/bf16 upcast to f32)" : "");
+}
 
 /// InvalidArgument unless b has a's dtype.
-Status checkSameDType(const char *op, const char *whatA, const HostTensor &a, const char *whatB,
-                      const HostTensor &b);
+inline Status checkSameDType(const char *op, const char *whatA, const HostTensor &a,
+                             const char *whatB, const HostTensor &b) {
+  return kernels::checkSameDType(op, whatA, a.dtype(), whatB, b.dtype());
+}
 
 /// InvalidArgument "<op>: <what> is <dtype><shape>, expected <dtype><shape>"
 /// unless t has exactly `dtype` and `shape`.
-Status checkType(const char *op, const char *what, const HostTensor &t, DType dtype,
-                 const Shape &shape);
-
-/// InvalidArgument unless 0 <= axis < rank.
-Status checkAxis(const char *op, const char *what, int64_t axis, int64_t rank);
+inline Status checkType(const char *op, const char *what, const HostTensor &t, DType dtype,
+                        const Shape &shape) {
+  return kernels::checkType(op, what, t.dtype(), t.shape(), dtype, shape);
+}
 
 /// The numpy broadcast of `shapes` (trailing dimensions aligned, 1 stretches),
 /// or InvalidArgument naming the shapes and the first conflicting dimension.
 StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shape *> shapes);
-
-/// InvalidArgument unless `from` broadcasts to `to` (numpy rules).
-Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to);
 
 /// Row-major element strides (runtime/core/HostTensor.h; the GPU planners use them too).
 using runtime::contiguousStrides;

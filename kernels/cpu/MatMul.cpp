@@ -45,10 +45,7 @@ StatusOr<MatMulPlan> plan(const HostTensor &a, const HostTensor &b, Shape &resul
   p.k = sa.back();
   p.n = sb.back();
   if (sb[sb.size() - 2] != p.k)
-    return invalidArgument(std::string(op) + ": contraction dimensions differ: a " +
-                           formatShape(a.shape()) + " has K = " + std::to_string(p.k) + ", b " +
-                           formatShape(b.shape()) +
-                           " has K = " + std::to_string(sb[sb.size() - 2]));
+    return contractionMismatch(a.shape(), p.k, b.shape(), sb[sb.size() - 2]);
   const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
   RP_ASSIGN_OR_RETURN(p.batch, broadcastShapes(op, {&batchA, &batchB}));
   p.aBatchStrides = broadcastStrides(batchA, p.batch);

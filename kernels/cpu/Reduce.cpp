@@ -11,7 +11,6 @@ namespace rp::kernels::cpu {
 
 using namespace detail;
 using runtime::formatShape;
-using runtime::invalidArgument;
 using runtime::okStatus;
 
 namespace {
@@ -102,14 +101,7 @@ Status reduce(ReduceKind kind, const HostTensor &x, const std::vector<int64_t> &
               HostTensor &out) {
   const char *op = reduceKindName(kind);
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kNumericTypes));
-  if (axes.empty())
-    return invalidArgument(std::string(op) + ": expected at least one axis");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    RP_RETURN_IF_ERROR(checkAxis(op, "axis", axes[i], x.rank()));
-    if (i > 0 && axes[i] <= axes[i - 1])
-      return invalidArgument(std::string(op) + ": expected strictly increasing axes, got " +
-                             formatShape(axes));
-  }
+  RP_RETURN_IF_ERROR(checkReduceAxes(op, axes, x.rank()));
   const Shape strides = contiguousStrides(x.shape());
   Shape resultShape;
   DimGroup kept, reduced;
@@ -131,8 +123,7 @@ Status reduce(ReduceKind kind, const HostTensor &x, const std::vector<int64_t> &
   if (out.numElements() == 0)
     return okStatus();
   if (count == 0 && kind == ReduceKind::Mean && !runtime::isFloat(x.dtype()))
-    return invalidArgument(std::string(op) + ": the integer mean of an empty set is undefined (x " +
-                           x.typeString() + ", axes " + formatShape(axes) + ")");
+    return emptyIntegerMean(op, x.dtype(), x.shape(), axes);
   visitNumeric(x.dtype(), [&](auto tag) {
     reduceLoop<typename decltype(tag)::type>(kind, x, kept, reduced, count, out);
   });

@@ -102,15 +102,8 @@ Status scatterAdd(const HostTensor &updates, const HostTensor &indices, int64_t 
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indices, kIndexTypes));
   RP_RETURN_IF_ERROR(checkSameDType(op, "updates", updates, "out", out));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, out.rank()));
-  Shape shape(out.shape().begin(), out.shape().begin() + axis);
-  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
-  shape.insert(shape.end(), out.shape().begin() + axis + 1, out.shape().end());
-  if (updates.shape() != shape)
-    return invalidArgument(std::string(op) + ": updates is " + updates.typeString() +
-                           ", expected " + runtime::dtypeName(out.dtype()) + formatShape(shape) +
-                           " (gather of out " + out.typeString() + " along axis " +
-                           std::to_string(axis) + " by indices of shape " +
-                           formatShape(indices.shape()) + ")");
+  RP_RETURN_IF_ERROR(checkScatterAddUpdates(updates.dtype(), updates.shape(), out.dtype(),
+                                            out.shape(), indices.shape(), axis));
   const int64_t size = out.dim(axis);
   std::vector<int64_t> idx;
   RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, "out", out, idx));
@@ -179,18 +172,8 @@ Status scatterElementsAdd(const HostTensor &updates, const HostTensor &indices, 
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indices, kIndexTypes));
   RP_RETURN_IF_ERROR(checkSameDType(op, "updates", updates, "out", out));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, out.rank()));
-  if (indices.shape() != updates.shape())
-    return invalidArgument(std::string(op) + ": indices have shape " +
-                           formatShape(indices.shape()) + ", expected the shape of updates " +
-                           formatShape(updates.shape()));
-  bool fits = updates.rank() == out.rank();
-  for (int64_t d = 0; fits && d < out.rank(); ++d)
-    fits = d == axis || updates.dim(d) <= out.dim(d);
-  if (!fits)
-    return invalidArgument(std::string(op) + ": updates of shape " + formatShape(updates.shape()) +
-                           " do not fit out " + out.typeString() + ": expected rank " +
-                           std::to_string(out.rank()) + " and every dimension but " +
-                           std::to_string(axis) + " at most out's");
+  RP_RETURN_IF_ERROR(
+      checkScatterElementsFit(updates.shape(), indices.shape(), out.dtype(), out.shape(), axis));
   const int64_t size = out.dim(axis);
   std::vector<int64_t> idx;
   RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, "out", out, idx));

@@ -18,7 +18,6 @@
 namespace rp::kernels::cuda {
 
 using runtime::DType;
-using runtime::invalidArgument;
 
 namespace {
 
@@ -87,29 +86,17 @@ runtime::StatusOr<CrossEntropyPlan> planCrossEntropy(DType dtype, const Shape &l
                                                      int64_t ignoreIndex, LossReduction reduction,
                                                      const Shape &out) {
   const std::string op = "cross_entropy";
-  const std::string type = runtime::dtypeName(dtype);
-  if (!rowFloatDType(dtype))
-    return invalidArgument(op + ": logits has dtype " + type + ", expected f32, f16, bf16 or f64");
-  if (labelDType != DType::I64 && labelDType != DType::I32)
-    return invalidArgument(op + ": labels has dtype " + runtime::dtypeName(labelDType) +
-                           ", expected i64 or i32");
+  RP_RETURN_IF_ERROR(checkDType(op, "logits", dtype, kRowFloatTypes));
+  RP_RETURN_IF_ERROR(checkDType(op, "labels", labelDType, kIndexTypes));
   RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "logits", logits));
-  if (logits.size() < 2)
-    return invalidArgument(op + ": expected logits of rank >= 2 ([N, C, ...]), got " + type +
-                           runtime::formatShape(logits));
-  Shape labelShape{logits[0]};
-  labelShape.insert(labelShape.end(), logits.begin() + 2, logits.end());
-  if (labels != labelShape)
-    return invalidArgument(op + ": expected labels of shape " + runtime::formatShape(labelShape) +
-                           " for logits " + type + runtime::formatShape(logits) + ", got " +
-                           runtime::formatShape(labels));
+  RP_RETURN_IF_ERROR(checkLossShapes(dtype, logits, labels));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, {}));
   CrossEntropyPlan plan;
   plan.dtype = dtype;
   plan.labelDType = labelDType;
   plan.reduction = reduction;
   plan.ignoreIndex = ignoreIndex;
-  plan.rows = numElements(labelShape);
+  plan.rows = numElements(labels); // labels is [N, d1, ...], checked above
   plan.classes = logits[1];
   plan.inner = numElements(Shape(logits.begin() + 2, logits.end()));
   if (plan.rows == 0)

@@ -197,6 +197,16 @@ RP_HD inline void lossFinishStore(const CrossEntropyPlan &p, void *out, LossComp
              p.reduction == LossReduction::Sum ? total : total / static_cast<C>(counted)); // 0/0
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+/// `rowScratch`: plan.scratchBytes bytes.
+void crossEntropy(const CrossEntropyPlan &plan, const void *logits, const void *labels, void *out,
+                  void *rowScratch);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_CROSSENTROPY_H

@@ -83,6 +83,19 @@ cudaError_t launchCast(const CastPlan &plan, const void *x, void *out, cudaStrea
 cudaError_t launchAccumulate(runtime::DType dtype, const void *src, float *acc, int64_t n,
                              bool first, cudaStream_t stream);
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void unary(const UnaryPlan &plan, const void *x, void *out);
+void binary(const BinaryPlan &plan, const void *a, const void *b, void *out);
+void where(const WherePlan &plan, const void *cond, const void *onTrue, const void *onFalse,
+           void *out);
+void cast(const CastPlan &plan, const void *x, void *out);
+void accumulate(runtime::DType dtype, const void *src, float *acc, int64_t n, bool first);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_ELEMENTWISE_H

@@ -21,21 +21,6 @@ using runtime::StatusOr;
 
 namespace {
 
-//===--- checks (the CPU kernels' messages) -------------------------------===//
-
-/// InvalidArgument unless `from` broadcasts to `to` (numpy rules), as the CPU's
-/// checkBroadcastsTo.
-Status checkBroadcastsTo(const char *op, const char *what, const Shape &from, const Shape &to) {
-  bool ok = from.size() <= to.size();
-  const size_t lead = ok ? to.size() - from.size() : 0;
-  for (size_t d = 0; ok && d < from.size(); ++d)
-    ok = from[d] == 1 || from[d] == to[lead + d];
-  if (ok)
-    return runtime::okStatus();
-  return invalidArgument(std::string(op) + ": " + what + " of shape " + formatShape(from) +
-                         " does not broadcast to " + formatShape(to));
-}
-
 //===--- kernels ----------------------------------------------------------===//
 
 template <DType D>
@@ -90,7 +75,7 @@ __global__ void __launch_bounds__(kAttentionTile)
 //===--- swiglu -----------------------------------------------------------===//
 
 StatusOr<SwigluPlan> planSwiglu(DType dtype, const Shape &gate, const Shape &up, const Shape &out) {
-  RP_RETURN_IF_ERROR(checkFloatDType("swiglu", "gate", dtype));
+  RP_RETURN_IF_ERROR(checkDType("swiglu", "gate", dtype, kGpuFloatTypes));
   RP_RETURN_IF_ERROR(checkShapeIs("swiglu", "up", dtype, up, gate));
   RP_RETURN_IF_ERROR(checkShapeIs("swiglu", "out", dtype, out, gate));
   SwigluPlan plan;
@@ -118,14 +103,10 @@ cudaError_t launchSwiglu(const SwigluPlan &plan, const void *gate, const void *u
 StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const Shape &sin,
                             const Shape &out) {
   const char *op = "rope";
-  RP_RETURN_IF_ERROR(checkFloatDType(op, "x", dtype));
-  if (x.empty() || x.back() % 2 != 0)
-    return invalidArgument("rope: x is " + formatShape(x) +
-                           ", expected rank >= 1 with an even last dimension");
+  RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkRopeInput(x));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "sin", dtype, sin, cos));
-  if (cos.empty() || cos.back() != x.back())
-    return invalidArgument("rope: cos is " + formatShape(cos) + ", expected a last dimension of " +
-                           std::to_string(x.back()));
+  RP_RETURN_IF_ERROR(checkRopeTable(x, cos));
   RP_RETURN_IF_ERROR(checkBroadcastsTo(op, "cos", cos, x));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
   RopePlan plan;
@@ -160,14 +141,9 @@ cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, con
 StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &k, const Shape &v,
                                       double scale, bool causal, const Shape &out) {
   const char *op = "attention";
-  RP_RETURN_IF_ERROR(checkFloatDType(op, "q", dtype));
-  if (q.size() != 4)
-    return invalidArgument("attention: q is " + formatShape(q) + ", expected [B, Hq, S, D]");
-  if (k.size() != 4 || k[0] != q[0] || k[2] != q[2] || k[3] != q[3] || k[1] == 0 ||
-      q[1] % k[1] != 0)
-    return invalidArgument("attention: k is " + formatShape(k) + ", expected [" +
-                           std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
-                           std::to_string(q[3]) + "] with Hkv dividing " + std::to_string(q[1]));
+  RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkAttentionQuery(q));
+  RP_RETURN_IF_ERROR(checkAttentionKey(q, k));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
   if (q[3] > kMaxAttentionHeadDim)

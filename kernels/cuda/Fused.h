@@ -268,6 +268,16 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
   block.forEach(dim, [&](int64_t c) { storeAs<D>(out, qBase + c, acc[c] / l); });
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void swiglu(const SwigluPlan &plan, const void *gate, const void *up, void *out);
+void rope(const RopePlan &plan, const void *x, const void *cos, const void *sin, void *out);
+void attention(const AttentionPlan &plan, const void *q, const void *k, const void *v, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_FUSED_H

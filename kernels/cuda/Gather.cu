@@ -21,15 +21,6 @@ using runtime::StatusOr;
 
 namespace {
 
-//===--- checks (the CPU kernels' messages) -------------------------------===//
-
-Status checkIndexDType(const char *op, DType dtype) {
-  if (dtype == DType::I64 || dtype == DType::I32)
-    return runtime::okStatus();
-  return invalidArgument(std::string(op) + ": indices has dtype " + runtime::dtypeName(dtype) +
-                         ", expected i64 or i32");
-}
-
 int64_t product(const Shape &shape, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t d = begin; d < end; ++d)
@@ -203,8 +194,8 @@ Status readIndexError(const IndexSpec &spec, const unsigned long long *error, co
 StatusOr<GatherPlan> planGather(DType dtype, const Shape &data, DType indexDType,
                                 const Shape &indices, int64_t axis, const Shape &out) {
   const char *op = "gather";
-  RP_RETURN_IF_ERROR(checkIndexDType(op, indexDType));
-  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(data.size())));
+  RP_RETURN_IF_ERROR(checkDType(op, "indices", indexDType, kIndexTypes));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(data.size())));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, spliced(data, axis, indices)));
   GatherPlan plan;
   plan.dtype = dtype;
@@ -233,17 +224,9 @@ StatusOr<GatherElementsPlan> planGatherElements(DType dtype, const Shape &data, 
                                                 const Shape &indices, int64_t axis,
                                                 const Shape &out) {
   const char *op = "gather_elements";
-  RP_RETURN_IF_ERROR(checkIndexDType(op, indexDType));
-  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(data.size())));
-  bool fits = indices.size() == data.size();
-  for (size_t d = 0; fits && d < data.size(); ++d)
-    fits = static_cast<int64_t>(d) == axis || indices[d] <= data[d];
-  if (!fits)
-    return invalidArgument(std::string(op) + ": indices of shape " + formatShape(indices) +
-                           " do not fit data " + runtime::dtypeName(dtype) + formatShape(data) +
-                           ": expected rank " + std::to_string(data.size()) +
-                           " and every dimension but " + std::to_string(axis) +
-                           " at most the data's");
+  RP_RETURN_IF_ERROR(checkDType(op, "indices", indexDType, kIndexTypes));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(data.size())));
+  RP_RETURN_IF_ERROR(checkGatherElementsFit(dtype, data, indices, axis));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, indices));
   GatherElementsPlan plan;
   plan.dtype = dtype;
@@ -273,17 +256,10 @@ cudaError_t launchGatherElements(const GatherElementsPlan &plan, const void *dat
 StatusOr<ScatterAddPlan> planScatterAdd(DType dtype, const Shape &updates, DType indexDType,
                                         const Shape &indices, int64_t axis, const Shape &out) {
   const char *op = "scatter_add";
-  RP_RETURN_IF_ERROR(checkFloatDType(op, "updates", dtype));
-  RP_RETURN_IF_ERROR(checkIndexDType(op, indexDType));
-  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(out.size())));
-  const Shape expected = spliced(out, axis, indices);
-  if (updates != expected) {
-    const std::string d = runtime::dtypeName(dtype);
-    return invalidArgument(std::string(op) + ": updates is " + d + formatShape(updates) +
-                           ", expected " + d + formatShape(expected) + " (gather of out " + d +
-                           formatShape(out) + " along axis " + std::to_string(axis) +
-                           " by indices of shape " + formatShape(indices) + ")");
-  }
+  RP_RETURN_IF_ERROR(checkDType(op, "updates", dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkDType(op, "indices", indexDType, kIndexTypes));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(out.size())));
+  RP_RETURN_IF_ERROR(checkScatterAddUpdates(dtype, updates, dtype, out, indices, axis));
   ScatterAddPlan plan;
   plan.dtype = dtype;
   plan.size = out[static_cast<size_t>(axis)];
@@ -335,20 +311,10 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
                                                         DType indexDType, const Shape &indices,
                                                         int64_t axis, const Shape &out) {
   const char *op = "scatter_elements_add";
-  RP_RETURN_IF_ERROR(checkFloatDType(op, "updates", dtype));
-  RP_RETURN_IF_ERROR(checkIndexDType(op, indexDType));
-  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(out.size())));
-  if (indices != updates)
-    return invalidArgument(std::string(op) + ": indices have shape " + formatShape(indices) +
-                           ", expected the shape of updates " + formatShape(updates));
-  bool fits = updates.size() == out.size();
-  for (size_t d = 0; fits && d < out.size(); ++d)
-    fits = static_cast<int64_t>(d) == axis || updates[d] <= out[d];
-  if (!fits)
-    return invalidArgument(std::string(op) + ": updates of shape " + formatShape(updates) +
-                           " do not fit out " + runtime::dtypeName(dtype) + formatShape(out) +
-                           ": expected rank " + std::to_string(out.size()) +
-                           " and every dimension but " + std::to_string(axis) + " at most out's");
+  RP_RETURN_IF_ERROR(checkDType(op, "updates", dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkDType(op, "indices", indexDType, kIndexTypes));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(out.size())));
+  RP_RETURN_IF_ERROR(checkScatterElementsFit(updates, indices, dtype, out, axis));
   ScatterElementsAddPlan plan;
   plan.dtype = dtype;
   plan.index = indexSpec(op, "out", indexDType, indices, out[static_cast<size_t>(axis)], axis);

@@ -391,6 +391,21 @@ RP_HD inline void scatterElementsAddAt(const ScatterElementsAddPlan &plan, const
   storeAs<D>(out, e, acc);
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void gather(const GatherPlan &plan, const void *data, const void *indices, void *out);
+void gatherElements(const GatherElementsPlan &plan, const void *data, const void *indices,
+                    void *out);
+/// `workspace`: plan.workspaceBytes bytes.
+void scatterAdd(const ScatterAddPlan &plan, const void *updates, const void *indices, void *out,
+                void *workspace);
+void scatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
+                        const void *indices, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_GATHER_H

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/Gemm.h"
 
+#include "kernels/KernelChecks.h"
 #include "runtime/core/HostTensor.h"
 
 #include <algorithm>
@@ -100,9 +101,7 @@ StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &b
     sb.push_back(1);
   const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
   if (sb[sb.size() - 2] != k)
-    return invalidArgument("matmul: contraction dimensions differ: a " + formatShape(aShape) +
-                           " has K = " + std::to_string(k) + ", b " + formatShape(bShape) +
-                           " has K = " + std::to_string(sb[sb.size() - 2]));
+    return contractionMismatch(aShape, k, bShape, sb[sb.size() - 2]);
 
   // numpy broadcast of the batch dimensions (aligned on the right).
   const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);

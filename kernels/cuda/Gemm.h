@@ -169,6 +169,15 @@ private:
   std::map<Key, std::unique_ptr<CachedCall>> cache_;
 };
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+/// The plan's GEMM calls, each product a dot product accumulated in fp32 in K order.
+void matmul(const MatMulPlan &plan, const void *a, const void *b, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_GEMM_H

@@ -15,7 +15,6 @@
 namespace rp::kernels::cuda {
 
 using runtime::DType;
-using runtime::invalidArgument;
 using runtime::Status;
 using runtime::StatusOr;
 
@@ -23,23 +22,14 @@ namespace {
 
 bool isIndexDType(DType d) { return d == DType::I64 || d == DType::I32; }
 
+/// The dtypes graph.range makes on the GPU: any but i1.
+constexpr std::initializer_list<DType> kRangeTypes = {DType::F32,  DType::F64, DType::F16,
+                                                      DType::BF16, DType::I64, DType::I32};
+
 /// The CPU's checkRangeOut: an integer dtype (integerOnly) or any but i1, and rank 1.
 Status checkRangeOut(DType dtype, const Shape &out, bool integerOnly) {
-  const bool ok = integerOnly ? isIndexDType(dtype) : dtype != DType::I1;
-  if (!ok)
-    return invalidArgument(std::string("range: out has dtype ") + runtime::dtypeName(dtype) +
-                           ", expected " +
-                           (integerOnly ? "i64 or i32" : "f32, f64, f16, bf16, i64 or i32"));
-  if (out.size() != 1)
-    return invalidArgument(std::string("range: out is ") + runtime::dtypeName(dtype) +
-                           formatShape(out) + ", expected a 1-D tensor");
-  return runtime::okStatus();
-}
-
-Status lengthMismatch(DType dtype, const Shape &out, const std::string &length,
-                      const std::string &args) {
-  return invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
-                         runtime::dtypeName(dtype) + formatShape(out));
+  RP_RETURN_IF_ERROR(checkDType("range", "out", dtype, integerOnly ? kIndexTypes : kRangeTypes));
+  return checkRangeOutRank(dtype, out);
 }
 
 template <DType D> __global__ void rangeKernel(RangePlan plan, void *out) {
@@ -68,8 +58,8 @@ StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double de
   }
   const double length = rangeFloatLength(start, limit, delta);
   if (length != static_cast<double>(out[0]))
-    return lengthMismatch(dtype, out, rangeFloatLengthText(length),
-                          rangeArgs(start, limit, delta));
+    return rangeLengthMismatch(rangeFloatLengthText(length), rangeArgs(start, limit, delta), dtype,
+                               out);
   RangePlan plan;
   plan.dtype = dtype;
   plan.n = out[0];
@@ -81,12 +71,11 @@ StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double de
 StatusOr<RangePlan> planRangeInt(DType dtype, int64_t start, int64_t limit, int64_t delta,
                                  const Shape &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(dtype, out, /*integerOnly=*/true));
-  if (delta == 0)
-    return invalidArgument("range: expected a non-zero delta");
+  RP_RETURN_IF_ERROR(checkRangeDelta(delta));
   const __int128 length = rangeIntLength(start, limit, delta);
   if (length != out[0])
-    return lengthMismatch(dtype, out, std::to_string(static_cast<int64_t>(length)),
-                          rangeArgs(start, limit, delta));
+    return rangeLengthMismatch(std::to_string(static_cast<int64_t>(length)),
+                               rangeArgs(start, limit, delta), dtype, out);
   const int64_t n = out[0];
   RP_RETURN_IF_ERROR(checkRangeFits(start, delta, n, dtype));
   RangePlan plan;
@@ -116,13 +105,8 @@ cudaError_t launchRange(const RangePlan &plan, void *out, cudaStream_t stream) {
 
 StatusOr<TriluPlan> planTrilu(DType dtype, const Shape &x, int64_t k, bool upper,
                               const Shape &out) {
-  if (x.size() < 2)
-    return invalidArgument(std::string("trilu: expected x of rank >= 2, got ") +
-                           runtime::dtypeName(dtype) + formatShape(x));
-  if (out != x)
-    return invalidArgument(std::string("trilu: out is ") + runtime::dtypeName(dtype) +
-                           formatShape(out) + ", expected " + runtime::dtypeName(dtype) +
-                           formatShape(x));
+  RP_RETURN_IF_ERROR(checkRankAtLeast("trilu", "x", dtype, x, 2));
+  RP_RETURN_IF_ERROR(checkShapeIs("trilu", "out", dtype, out, x));
   TriluPlan plan;
   plan.dtype = dtype;
   plan.numel = numElements(x);

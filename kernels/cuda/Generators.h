@@ -121,6 +121,15 @@ RP_HD inline void triluAt(const TriluPlan &plan, const void *x, void *out, int64
   static_cast<E *>(out)[e] = keep ? static_cast<const E *>(x)[e] : E(0);
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void range(const RangePlan &plan, void *out);
+void trilu(const TriluPlan &plan, const void *x, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_GENERATORS_H

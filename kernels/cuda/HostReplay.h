@@ -2,11 +2,12 @@
 //
 // Every GPU kernel family (kernels/cuda/*.h) computes through RP_HD bodies: per element
 // (elementwise, layout, gathers, fused ops) or per row partial plus a fixed-order combine
-// (reductions, softmax, norms, cross-entropy). The functions here run those same bodies on the
-// host, over every point, in the order the kernels' threads would combine them
-// (combineOnHost for the row kernels, with the plan's threads per row), on host memory. They
-// are the CPU stand-in for a launch: the host tests compare them with the CPU reference
-// kernels, and the CUDA decoder's host bodies (runtime/backends/cuda/CudaKernel.h,
+// (reductions, softmax, norms, cross-entropy). The replays (replay::<op>, one per launcher,
+// declared next to the launcher in its family's header and defined in HostReplay.cpp) run
+// those same bodies on the host, over every point, in the order the kernels' threads would
+// combine them (combineOnHost for the row kernels, with the plan's threads per row), on host
+// memory. They are the CPU stand-in for a launch: the host tests compare them with the CPU
+// reference kernels, and the CUDA decoder's host bodies (runtime/backends/cuda/CudaKernel.h,
 // `rp-run --kernels cuda-host`) run whole plans through them without a GPU.
 //
 // What a replay does not reproduce: the GPU's libm (the host's is used), fused multiply-add
@@ -131,36 +132,8 @@ template <typename Fn> void visitReduceDType(runtime::DType d, Fn &&fn) {
     fn(std::integral_constant<runtime::DType, runtime::DType::I32>{});
 }
 
-//===--- one function per launcher, as the plan says --------------------------===//
-
-void unary(const UnaryPlan &plan, const void *x, void *out);
-void binary(const BinaryPlan &plan, const void *a, const void *b, void *out);
-void where(const WherePlan &plan, const void *cond, const void *onTrue, const void *onFalse,
-           void *out);
-void cast(const CastPlan &plan, const void *x, void *out);
-void accumulate(runtime::DType dtype, const void *src, float *acc, int64_t n, bool first);
-void copy(const CopyPlan &plan, const void *src, void *dst);
-/// The plan's GEMM calls, each product a dot product accumulated in fp32 in K order.
-void matmul(const MatMulPlan &plan, const void *a, const void *b, void *out);
-void reduce(const ReducePlan &plan, const void *x, void *out);
-void softmax(const SoftmaxPlan &plan, const void *x, void *out);
-void norm(const NormPlan &plan, const void *x, const void *scale, const void *bias, void *out);
-/// `rowScratch`: plan.scratchBytes bytes.
-void crossEntropy(const CrossEntropyPlan &plan, const void *logits, const void *labels, void *out,
-                  void *rowScratch);
-void gather(const GatherPlan &plan, const void *data, const void *indices, void *out);
-void gatherElements(const GatherElementsPlan &plan, const void *data, const void *indices,
-                    void *out);
-/// `workspace`: plan.workspaceBytes bytes.
-void scatterAdd(const ScatterAddPlan &plan, const void *updates, const void *indices, void *out,
-                void *workspace);
-void scatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
-                        const void *indices, void *out);
-void range(const RangePlan &plan, void *out);
-void trilu(const TriluPlan &plan, const void *x, void *out);
-void swiglu(const SwigluPlan &plan, const void *gate, const void *up, void *out);
-void rope(const RopePlan &plan, const void *x, const void *cos, const void *sin, void *out);
-void attention(const AttentionPlan &plan, const void *q, const void *k, const void *v, void *out);
+// The replay of each launcher (replay::unary .. replay::attention) is declared next to its
+// launcher in the family's header, included above.
 
 } // namespace rp::kernels::cuda::replay
 

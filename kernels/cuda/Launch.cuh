@@ -2,14 +2,14 @@
 //
 // Grid-stride launches (karpathy/llm.c style): kBlockSize threads per block, at most
 // kMaxBlocks blocks; each thread loops over i = tid, tid + stride, ... < n. And what the
-// families' plans and launchers check alike: the launchers' pointer check (usablePointer) and
-// the plans' operand checks with the CPU kernels' messages (a dtype, negative dimensions, an
-// axis out of range, a shape other than the expected one). For .cu files only.
+// families' launchers check alike (usablePointer); the plans check their operands with
+// kernels/KernelChecks.h, as the CPU kernels do. For .cu files only.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CUDA_LAUNCH_CUH
 #define RP_KERNELS_CUDA_LAUNCH_CUH
 
+#include "kernels/KernelChecks.h"
 #include "kernels/cuda/Strided.h"
 #include "runtime/core/Status.h"
 
@@ -50,48 +50,12 @@ template <typename... P> inline bool usablePointers(size_t bytes, P... ptrs) {
   return (usablePointer(ptrs, bytes) && ...);
 }
 
-//===--- plan checks (host code; the CPU kernels' messages) ---------------===//
+// The plans' argument checks (a dtype, negative dimensions, an axis out of range, a shape
+// other than the expected one) are the CPU kernels' (kernels/KernelChecks.h).
 
-/// InvalidArgument "<op>: <what> has dtype <d>, expected f32, f64, f16 or bf16" unless it is
-/// one of those.
-inline runtime::Status checkFloatDType(const std::string &op, const char *what,
-                                       runtime::DType dtype) {
-  using runtime::DType;
-  if (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16)
-    return runtime::okStatus();
-  return runtime::invalidArgument(op + ": " + what + " has dtype " + runtime::dtypeName(dtype) +
-                                  ", expected f32, f64, f16 or bf16");
-}
-
-/// InvalidArgument "<op>: <what> has a negative dimension: <shape>" when one is.
-inline runtime::Status checkNoNegativeDim(const std::string &op, const char *what,
-                                          const Shape &shape) {
-  for (int64_t d : shape)
-    if (d < 0)
-      return runtime::invalidArgument(op + ": " + what +
-                                      " has a negative dimension: " + formatShape(shape));
-  return runtime::okStatus();
-}
-
-/// InvalidArgument "<op>: axis <axis> is out of range, expected [0, <rank>)" unless
-/// 0 <= axis < rank.
-inline runtime::Status checkAxisInRange(const std::string &op, int64_t axis, int64_t rank) {
-  if (axis >= 0 && axis < rank)
-    return runtime::okStatus();
-  return runtime::invalidArgument(op + ": axis " + std::to_string(axis) +
-                                  " is out of range, expected [0, " + std::to_string(rank) + ")");
-}
-
-/// InvalidArgument "<op>: <what> is <dtype><got>, expected <dtype><want>" unless got == want.
-inline runtime::Status checkShapeIs(const std::string &op, const char *what, runtime::DType dtype,
-                                    const Shape &got, const Shape &want) {
-  if (got == want)
-    return runtime::okStatus();
-  const std::string type = runtime::dtypeName(dtype);
-  return runtime::invalidArgument(op + ": " + what + " is " + type + formatShape(got) +
-                                  ", expected " + type + formatShape(want));
-}
-
+/// The float dtypes of the elementwise-style kernels (swiglu, rope, attention, the scatters).
+inline constexpr std::initializer_list<runtime::DType> kGpuFloatTypes = {
+    runtime::DType::F32, runtime::DType::F64, runtime::DType::F16, runtime::DType::BF16};
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_LAUNCH_CUH

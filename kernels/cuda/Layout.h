@@ -58,6 +58,14 @@ RP_HD inline void copyAt(const StridedIter<2> &it, const T *src, T *dst, int64_t
 /// non-empty region; otherwise the launch error.
 cudaError_t launchCopy(const CopyPlan &plan, const void *src, void *dst, cudaStream_t stream);
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void copy(const CopyPlan &plan, const void *src, void *dst);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_LAYOUT_H

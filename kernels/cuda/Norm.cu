@@ -16,7 +16,6 @@
 namespace rp::kernels::cuda {
 
 using runtime::DType;
-using runtime::invalidArgument;
 
 namespace {
 
@@ -51,11 +50,9 @@ runtime::StatusOr<NormPlan> planNorm(const char *opName, bool rms, DType dtype, 
                                      const Shape &scale, const Shape *bias, int64_t axis,
                                      double epsilon, const Shape &out) {
   const std::string op = opName;
-  const std::string type = runtime::dtypeName(dtype);
-  if (!rowFloatDType(dtype))
-    return invalidArgument(op + ": x has dtype " + type + ", expected f32, f16, bf16 or f64");
+  RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kRowFloatTypes));
   RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "x", x));
-  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(x.size())));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(x.size())));
   const Shape paramShape(x.begin() + axis, x.end());
   RP_RETURN_IF_ERROR(checkShapeIs(op, "scale", dtype, scale, paramShape));
   if (bias)

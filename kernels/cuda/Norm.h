@@ -152,6 +152,14 @@ RP_HD inline void normRowSerial(const NormPlan &p, const void *x, const void *sc
   normWrite<D>(p, x, scale, bias, out, row, 0, 1, mean, stdev);
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void norm(const NormPlan &plan, const void *x, const void *scale, const void *bias, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_NORM_H

@@ -17,7 +17,6 @@
 namespace rp::kernels::cuda {
 
 using runtime::DType;
-using runtime::invalidArgument;
 
 namespace {
 
@@ -41,10 +40,11 @@ void enqueue(const ReducePlan &p, const void *x, void *out, cudaStream_t stream)
       [](auto mode) { return reduceKernel<D, decltype(mode)::value>; }, p, x, out);
 }
 
-bool gpuReduceDType(DType d) {
-  return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64 ||
-         d == DType::I64 || d == DType::I32;
-}
+/// The dtypes of the reduce kernels.
+constexpr std::initializer_list<DType> kReduceTypes = {DType::F32, DType::F16, DType::BF16,
+                                                       DType::F64, DType::I64, DType::I32};
+
+bool gpuReduceDType(DType d) { return dtypeIn(d, kReduceTypes); }
 
 } // namespace
 
@@ -52,19 +52,10 @@ runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Sha
                                          const std::vector<int64_t> &axes, bool keepdims,
                                          const Shape &out) {
   const std::string op = reduceKindName(kind);
-  if (!gpuReduceDType(dtype))
-    return invalidArgument(op + ": x has dtype " + runtime::dtypeName(dtype) +
-                           ", expected f32, f16, bf16, f64, i64 or i32");
+  RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kReduceTypes));
   RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "x", x));
   const int64_t rank = static_cast<int64_t>(x.size());
-  if (axes.empty())
-    return invalidArgument(op + ": expected at least one axis");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    RP_RETURN_IF_ERROR(checkAxisInRange(op, axes[i], rank));
-    if (i > 0 && axes[i] <= axes[i - 1])
-      return invalidArgument(op + ": expected strictly increasing axes, got " +
-                             runtime::formatShape(axes));
-  }
+  RP_RETURN_IF_ERROR(checkReduceAxes(op, axes, rank));
   const Shape strides = contiguousStrides(x);
   Shape resultShape, keptShape, keptStrides, reducedShape, reducedStrides;
   size_t next = 0;
@@ -90,9 +81,7 @@ runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Sha
   if (plan.rows == 0)
     return plan;
   if (plan.count == 0 && kind == ReduceKind::Mean && !runtime::isFloat(dtype))
-    return invalidArgument(op + ": the integer mean of an empty set is undefined (x " +
-                           runtime::dtypeName(dtype) + runtime::formatShape(x) + ", axes " +
-                           runtime::formatShape(axes) + ")");
+    return emptyIntegerMean(op, dtype, x, axes);
   RP_ASSIGN_OR_RETURN(plan.kept, makeIter<1>(op.c_str(), keptShape, {keptStrides}));
   RP_ASSIGN_OR_RETURN(plan.reduced, makeIter<1>(op.c_str(), reducedShape, {reducedStrides}));
   const bool unitStride =

@@ -159,6 +159,14 @@ RP_HD inline void reduceRowSerial(const ReducePlan &p, const void *x, void *out,
   reduceStore<D>(p, out, row, reducePartial<D>(p, x, row, 0, 1));
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void reduce(const ReducePlan &plan, const void *x, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_REDUCE_H

@@ -162,10 +162,9 @@ inline void launchRows(int64_t rows, int threadsPerRow, cudaStream_t stream, Ker
 }
 
 /// The float dtypes of the softmax, norm and cross-entropy kernels.
-inline bool rowFloatDType(runtime::DType d) {
-  using runtime::DType;
-  return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64;
-}
+inline constexpr std::initializer_list<runtime::DType> kRowFloatTypes = {
+    runtime::DType::F32, runtime::DType::F16, runtime::DType::BF16, runtime::DType::F64};
+inline bool rowFloatDType(runtime::DType d) { return dtypeIn(d, kRowFloatTypes); }
 
 } // namespace rp::kernels::cuda
 

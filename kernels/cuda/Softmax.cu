@@ -17,7 +17,6 @@
 namespace rp::kernels::cuda {
 
 using runtime::DType;
-using runtime::invalidArgument;
 
 namespace {
 
@@ -47,11 +46,9 @@ void enqueue(const SoftmaxPlan &p, const void *x, void *out, cudaStream_t stream
 runtime::StatusOr<SoftmaxPlan> planSoftmax(DType dtype, const Shape &x, int64_t axis, bool log,
                                            const Shape &out) {
   const std::string op = log ? "log_softmax" : "softmax";
-  if (!rowFloatDType(dtype))
-    return invalidArgument(op + ": x has dtype " + runtime::dtypeName(dtype) +
-                           ", expected f32, f16, bf16 or f64");
+  RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kRowFloatTypes));
   RP_RETURN_IF_ERROR(checkNoNegativeDim(op, "x", x));
-  RP_RETURN_IF_ERROR(checkAxisInRange(op, axis, static_cast<int64_t>(x.size())));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(x.size())));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
   SoftmaxPlan plan;
   plan.dtype = dtype;

@@ -123,6 +123,14 @@ RP_HD inline void softmaxLineSerial(const SoftmaxPlan &p, const void *x, void *o
   softmaxWrite<D>(p, x, out, line, 0, 1, m, sum);
 }
 
+//===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
+
+/// The launchers' work on the host: the same bodies over every point, on host memory, in the
+/// order the device combines them (kernels/cuda/HostReplay.h).
+namespace replay {
+void softmax(const SoftmaxPlan &plan, const void *x, void *out);
+} // namespace replay
+
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_SOFTMAX_H

@@ -2,10 +2,13 @@
 //
 // The part of decoding a plan instruction (runtime/plan/plan.proto `Instruction`) that every
 // backend shares: the operand and result types, the attributes against the kernel registry
-// (kernels/Registry.h; required, kinds, no unknown names), enum keywords, and the dtype rule of
-// the kernel. The CPU backend (runtime/backends/cpu/KernelDispatch.cpp) runs fp32 only; the
-// CUDA backend (runtime/backends/cuda/CudaKernel.cpp) also takes f16 and bf16 for the float
-// kernels: FloatPolicy says which. Messages start with the decoder's `where` prefix
+// (kernels/Registry.h; required, kinds, no unknown names: runtime/plan/InstructionRules.h),
+// enum keywords, and the registry's dtype rule of the kernel. The CPU backend
+// (runtime/backends/cpu/KernelDispatch.cpp) runs fp32 only; the CUDA backend
+// (runtime/backends/cuda/CudaKernel.cpp) also takes f16 and bf16 for the float kernels:
+// FloatPolicy says which. Also the pieces of a backend's kernel table (KernelTable, the
+// elementwise ids), the attribute readers both tables share, and the loops around decoding
+// (decodeEach, checkCallCounts). Messages start with the decoder's `where` prefix
 // ("kernel '<id>' at <location>").
 //
 // Runtime world: no LLVM/MLIR.
@@ -19,14 +22,15 @@
 #include "runtime/core/DType.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/core/Status.h"
+#include "runtime/plan/InstructionRules.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/plan.pb.h"
 
-#include <algorithm>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -57,56 +61,8 @@ inline std::string typeText(DType dtype, const std::vector<int64_t> &shape) {
 }
 inline std::string typeText(const TensorSig &t) { return typeText(t.dtype, t.shape); }
 
-/// What a plan attribute holds, for messages.
-inline const char *attrValueName(pb::Attribute::ValueCase c) {
-  switch (c) {
-  case pb::Attribute::kI:
-    return "an int";
-  case pb::Attribute::kF:
-    return "a float";
-  case pb::Attribute::kS:
-    return "a string";
-  case pb::Attribute::kInts:
-    return "ints";
-  case pb::Attribute::kB:
-    return "a bool";
-  case pb::Attribute::VALUE_NOT_SET:
-    break;
-  }
-  return "no value";
-}
-
-inline bool attrKindMatches(AttrKind kind, pb::Attribute::ValueCase c) {
-  switch (kind) {
-  case AttrKind::Int:
-    return c == pb::Attribute::kI;
-  case AttrKind::Float:
-    return c == pb::Attribute::kF;
-  case AttrKind::String:
-    return c == pb::Attribute::kS;
-  case AttrKind::Ints:
-    return c == pb::Attribute::kInts;
-  case AttrKind::Bool:
-    return c == pb::Attribute::kB;
-  case AttrKind::IntOrFloat:
-    return c == pb::Attribute::kI || c == pb::Attribute::kF;
-  }
-  return false;
-}
-
-/// The dtypes a kernel takes, checked when decoding (the kernels check shapes when they run).
-enum class DTypeRule {
-  Same,         ///< every operand and result has one dtype (data movement: any dtype)
-  Float,        ///< every operand and result is f32
-  Numeric,      ///< every operand and result has one dtype, f32, i64 or i32 (not i1)
-  Bool,         ///< every operand and result is i1
-  Compare,      ///< the operands have one dtype; the result is i1
-  Where,        ///< operand 0 is i1; operands 1, 2 and the result have one dtype
-  Cast,         ///< any dtypes
-  Indexed,      ///< operand 0 and the result have one dtype; operand 1 (indices) is i64 or i32
-  FloatIndexed, ///< as Indexed with operand 0 and the result f32 (scatters, cross_entropy)
-  Range,        ///< the result is f32, i64 or i32
-};
+/// The dtypes a kernel takes (the registry says which rule each kernel follows).
+using DTypeRule = kernels::DTypeRule;
 
 /// The instruction being decoded: its types and checked attributes, and the message prefix.
 class Decoder {
@@ -148,33 +104,11 @@ public:
   }
 
   /// Every required attribute present, every present one of the registry's kind, no unknown
-  /// names (the plan validator's rules, repeated so that decode stands alone).
+  /// names (the plan validator's rules, runtime/plan/InstructionRules.h, so that decode
+  /// stands alone).
   Status checkAttributes() const {
-    for (const AttrSpec &spec : info_.attrs) {
-      auto it = ins_.attrs().find(std::string(spec.name));
-      if (it == ins_.attrs().end()) {
-        if (spec.required)
-          return fail("missing required attribute '" + std::string(spec.name) + "' (" +
-                      kernels::attrKindName(spec.kind) + ")");
-        continue;
-      }
-      if (!attrKindMatches(spec.kind, it->second.value_case()))
-        return fail("attribute '" + std::string(spec.name) + "' holds " +
-                    attrValueName(it->second.value_case()) + ", expected " +
-                    kernels::attrKindName(spec.kind));
-    }
-    std::vector<std::string> names;
-    for (const auto &entry : ins_.attrs())
-      names.push_back(entry.first);
-    std::sort(names.begin(), names.end()); // report the same name whatever the map order
-    for (const std::string &name : names)
-      if (!info_.findAttr(name)) {
-        std::string takes;
-        for (const AttrSpec &spec : info_.attrs)
-          takes += (takes.empty() ? "" : ", ") + std::string(spec.name);
-        return fail("unknown attribute '" + name + "' (the kernel takes " +
-                    (takes.empty() ? std::string("none") : takes) + ")");
-      }
+    if (std::optional<std::string> problem = attributeProblem(info_, ins_, ValueWording::Article))
+      return fail(*problem);
     return okStatus();
   }
 
@@ -325,9 +259,40 @@ inline StatusOr<const KernelInfo *> registryEntry(const pb::Instruction &ins,
   return info;
 }
 
+/// Decodes every instruction of `function` in order, decodeOne(instruction) -> StatusOr<T>.
+/// Errors: the first error, its code kept, prefixed with "function '<name>' instruction <k>: "
+/// (k is the 0-based index in `body`).
+template <typename T, typename DecodeOne>
+StatusOr<std::vector<T>> decodeEach(const pb::Function &function, DecodeOne decodeOne) {
+  std::vector<T> body;
+  body.reserve(static_cast<size_t>(function.body_size()));
+  for (int k = 0; k < function.body_size(); ++k) {
+    StatusOr<T> decoded = decodeOne(function.body(k));
+    if (!decoded.ok())
+      return Status(decoded.status().code(), "function '" + function.name() + "' instruction " +
+                                                 std::to_string(k) + ": " +
+                                                 decoded.status().message());
+    body.push_back(std::move(decoded).value());
+  }
+  return body;
+}
+
+/// A decoded instruction called with `operands` and `results` pointers: InvalidArgument
+/// "<where>: called with 2 operands and 1 results; the instruction has 3 and 1" unless the
+/// counts are the instruction's.
+inline Status checkCallCounts(const std::string &where, size_t operands, size_t results,
+                              size_t instructionOperands, size_t instructionResults) {
+  if (operands == instructionOperands && results == instructionResults)
+    return okStatus();
+  return invalidArgument(where + ": called with " + std::to_string(operands) + " operands and " +
+                         std::to_string(results) + " results; the instruction has " +
+                         std::to_string(instructionOperands) + " and " +
+                         std::to_string(instructionResults));
+}
+
 /// The checks every backend makes before binding an instruction: operand and result counts
-/// against the registry, the types, the attributes, and the kernel's dtype `rule`.
-inline Status checkInstruction(Decoder &d, DTypeRule rule) {
+/// against the registry, the types, the attributes, and the kernel's dtype rule.
+inline Status checkInstruction(Decoder &d) {
   const pb::Instruction &ins = d.instruction();
   if (!d.info().acceptsOperands(ins.operands_size()) ||
       !d.info().acceptsResults(ins.results_size()))
@@ -336,24 +301,7 @@ inline Status checkInstruction(Decoder &d, DTypeRule rule) {
                   " results, which the kernel registry does not accept");
   RP_RETURN_IF_ERROR(d.decodeTypes());
   RP_RETURN_IF_ERROR(d.checkAttributes());
-  return d.checkDTypes(rule);
-}
-
-/// The unary kernel ids of the float-only elementwise ops ("sqrt" .. "silu") and their kinds.
-inline const std::vector<std::pair<std::string_view, kernels::UnaryKind>> &floatUnaryIds() {
-  using U = kernels::UnaryKind;
-  static const std::vector<std::pair<std::string_view, U>> ids = {
-      {"sqrt", U::Sqrt}, {"reciprocal", U::Reciprocal}, {"exp", U::Exp}, {"log", U::Log},
-      {"tanh", U::Tanh}, {"sigmoid", U::Sigmoid},       {"erf", U::Erf}, {"silu", U::Silu}};
-  return ids;
-}
-
-/// The arithmetic binary kernel ids ("add" .. "pow") and their kinds.
-inline const std::vector<std::pair<std::string_view, kernels::BinaryKind>> &arithmeticIds() {
-  using B = kernels::BinaryKind;
-  static const std::vector<std::pair<std::string_view, B>> ids = {
-      {"add", B::Add}, {"sub", B::Sub}, {"mul", B::Mul}, {"div", B::Div}, {"pow", B::Pow}};
-  return ids;
+  return d.checkDTypes(d.info().dtypes);
 }
 
 /// graph.gelu's `approximate` keyword.
@@ -409,28 +357,55 @@ inline Status checkSplitSizes(const Decoder &d) {
   return okStatus();
 }
 
+/// A backend's one table from kernel id to the builder of its implementation (a function of
+/// a checked Decoder), filled once by one function per kernel family and indexed by id.
+template <typename Builder> class KernelTable {
+public:
+  struct Entry {
+    std::string_view id;
+    Builder build;
+  };
+  using Entries = std::vector<Entry>;
+
+  /// Runs every function of `families` on the table's entries; ids are unique.
+  explicit KernelTable(std::initializer_list<void (*)(Entries &)> families) {
+    for (void (*add)(Entries &) : families)
+      add(entries_);
+    for (const Entry &e : entries_)
+      index_.emplace(e.id, &e.build);
+  }
+  KernelTable(const KernelTable &) = delete;
+  KernelTable &operator=(const KernelTable &) = delete;
+
+  /// The builder of `id`, or null when the backend does not implement it.
+  const Builder *find(std::string_view id) const {
+    auto it = index_.find(id);
+    return it == index_.end() ? nullptr : it->second;
+  }
+
+private:
+  Entries entries_;
+  std::unordered_map<std::string_view, const Builder *> index_;
+};
+
 /// Adds the elementwise kernel ids (unary, gelu, binary arithmetic and logic, compare) to a
-/// backend's dispatch table `t` of {id, rule, builder} entries, their builders made by
+/// backend's dispatch table `t` of {id, builder} entries, their builders made by
 /// `unary(kind)` and `binary(kind)` (each a function of a Decoder).
 template <typename Table, typename UnaryBuilder, typename BinaryBuilder>
 void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   using U = kernels::UnaryKind;
   using B = kernels::BinaryKind;
-  using R = DTypeRule;
-  for (auto [id, kind] : floatUnaryIds())
-    t.push_back({id, R::Float, unary(kind)});
-  t.push_back({"neg", R::Numeric, unary(U::Neg)});
-  t.push_back({"relu", R::Numeric, unary(U::Relu)});
-  t.push_back({"logical_not", R::Bool, unary(U::LogicalNot)});
-  t.push_back({"gelu", R::Float, [unary](const Decoder &d) -> decltype(unary(U::Sqrt)(d)) {
+  // Every kind but gelu's and the comparisons' is named as its kernel id (kernels/OpKinds.h).
+  for (U kind : {U::Sqrt, U::Reciprocal, U::Exp, U::Log, U::Tanh, U::Sigmoid, U::Erf, U::Silu,
+                 U::Neg, U::Relu, U::LogicalNot})
+    t.push_back({kernels::unaryKindName(kind), unary(kind)});
+  for (B kind : {B::Add, B::Sub, B::Mul, B::Div, B::Pow, B::And, B::Or})
+    t.push_back({kernels::binaryKindName(kind), binary(kind)});
+  t.push_back({"gelu", [unary](const Decoder &d) -> decltype(unary(U::Sqrt)(d)) {
                  RP_ASSIGN_OR_RETURN(U kind, geluKind(d));
                  return unary(kind)(d);
                }});
-  for (auto [id, kind] : arithmeticIds())
-    t.push_back({id, R::Numeric, binary(kind)});
-  t.push_back({"logical_and", R::Bool, binary(B::And)});
-  t.push_back({"logical_or", R::Bool, binary(B::Or)});
-  t.push_back({"compare", R::Compare, [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
+  t.push_back({"compare", [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
                  RP_ASSIGN_OR_RETURN(B kind, comparePredicate(d));
                  return binary(kind)(d);
                }});
@@ -441,8 +416,9 @@ inline Status checkIntegerRangeBounds(const Decoder &d) {
   for (const char *name : {"start", "limit", "delta"})
     if (d.attr(name).value_case() != pb::Attribute::kI)
       return d.fail("attribute '" + std::string(name) + "' holds " +
-                    attrValueName(d.attr(name).value_case()) + "; an integer result (" +
-                    typeText(d.results()[0]) + ") needs int start, limit and delta");
+                    attrValueName(d.attr(name).value_case(), ValueWording::Article) +
+                    "; an integer result (" + typeText(d.results()[0]) +
+                    ") needs int start, limit and delta");
   return okStatus();
 }
 

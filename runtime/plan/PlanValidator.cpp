@@ -10,6 +10,7 @@
 #include "runtime/plan/PlanValidator.h"
 
 #include "kernels/Registry.h"
+#include "runtime/plan/InstructionRules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,6 @@ namespace rp::runtime {
 namespace {
 
 namespace pb = rp::plan;
-using kernels::AttrKind;
 using kernels::KernelInfo;
 
 //===----------------------------------------------------------------------===//
@@ -110,42 +110,6 @@ std::optional<std::string> typeProblem(const pb::TensorType &type, int64_t *elem
   *elements = n;
   *bytes = b;
   return std::nullopt;
-}
-
-bool attrKindMatches(AttrKind kind, pb::Attribute::ValueCase value) {
-  switch (kind) {
-  case AttrKind::Int:
-    return value == pb::Attribute::kI;
-  case AttrKind::Float:
-    return value == pb::Attribute::kF;
-  case AttrKind::String:
-    return value == pb::Attribute::kS;
-  case AttrKind::Ints:
-    return value == pb::Attribute::kInts;
-  case AttrKind::Bool:
-    return value == pb::Attribute::kB;
-  case AttrKind::IntOrFloat:
-    return value == pb::Attribute::kI || value == pb::Attribute::kF;
-  }
-  return false;
-}
-
-const char *attrValueName(pb::Attribute::ValueCase value) {
-  switch (value) {
-  case pb::Attribute::kI:
-    return "int";
-  case pb::Attribute::kF:
-    return "float";
-  case pb::Attribute::kS:
-    return "string";
-  case pb::Attribute::kInts:
-    return "ints";
-  case pb::Attribute::kB:
-    return "bool";
-  case pb::Attribute::VALUE_NOT_SET:
-    break;
-  }
-  return "no value";
 }
 
 /// "2", "2 to 3", "at least 1".
@@ -422,42 +386,12 @@ private:
       return fail(what + ": has " + str(ins.results_size()) + " results, the kernel makes " +
                   countText(info->numResults == kernels::kVariadic ? 1 : info->numResults,
                             info->numResults));
-    RP_RETURN_IF_ERROR(checkAttributes(what, *info, ins));
+    if (std::optional<std::string> problem = attributeProblem(*info, ins, ValueWording::Bare))
+      return fail(what + ": " + *problem);
     for (int j = 0; j < ins.operands_size(); ++j)
       RP_RETURN_IF_ERROR(checkRef(f, what + " operand " + str(j), ins.operands(j)));
     for (int j = 0; j < ins.results_size(); ++j)
       RP_RETURN_IF_ERROR(checkRef(f, what + " result " + str(j), ins.results(j)));
-    return okStatus();
-  }
-
-  Status checkAttributes(const std::string &what, const KernelInfo &info,
-                         const pb::Instruction &ins) {
-    for (const kernels::AttrSpec &spec : info.attrs) {
-      auto it = ins.attrs().find(std::string(spec.name));
-      if (it == ins.attrs().end()) {
-        if (spec.required)
-          return fail(what + ": missing required attribute '" + std::string(spec.name) + "' (" +
-                      kernels::attrKindName(spec.kind) + ")");
-        continue;
-      }
-      if (!attrKindMatches(spec.kind, it->second.value_case()))
-        return fail(what + ": attribute '" + std::string(spec.name) + "' holds " +
-                    attrValueName(it->second.value_case()) + ", expected " +
-                    kernels::attrKindName(spec.kind));
-    }
-    // Sorted, so that the first unknown name reported does not depend on map order.
-    std::vector<std::string> names;
-    for (const auto &entry : ins.attrs())
-      names.push_back(entry.first);
-    std::sort(names.begin(), names.end());
-    for (const std::string &name : names)
-      if (!info.findAttr(name)) {
-        std::string takes;
-        for (const kernels::AttrSpec &spec : info.attrs)
-          takes += (takes.empty() ? "" : ", ") + std::string(spec.name);
-        return fail(what + ": unknown attribute '" + name + "' (the kernel takes " +
-                    (takes.empty() ? std::string("none") : takes) + ")");
-      }
     return okStatus();
   }
 

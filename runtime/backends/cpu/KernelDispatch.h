@@ -7,11 +7,11 @@
 // checks the attributes and the dtypes, and keeps a closure that calls the kernel with them,
 // so that running an instruction in the training loop does no string or map work.
 //
-// The mapping from kernel id to kernel call is the one the reference interpreter uses for
-// graph ops (dialects/Graph/Eval/Evaluator.cpp), with the attributes as the plan exporter
-// (compiler/PlanExport.cpp) writes them: enum attributes are keywords ("lt", "tanh", "mean"),
-// UnitAttrs optional bools (absent = false), graph.range's bounds Int or Float. `reshape` and
-// `copy` copy bytes (cpu::copyInto).
+// The mapping from kernel id to kernel call (CpuKernelTable.h) is the one the reference
+// interpreter uses for graph ops (dialects/Graph/Eval/Evaluator.cpp), with the attributes as
+// the plan exporter (compiler/PlanExport.cpp) writes them: enum attributes are keywords ("lt",
+// "tanh", "mean"), UnitAttrs optional bools (absent = false), graph.range's bounds Int or
+// Float. `reshape` and `copy` copy bytes (cpu::copyInto).
 //
 // Dtypes: the CPU backend runs fp32 plans. Tensors are f32, i64, i32 or i1; an f16 or bf16
 // operand or result is rejected when decoding ("the CPU backend runs fp32 plans; compile with

@@ -5,8 +5,6 @@
 #include "kernels/cuda/HostReplay.h"
 #include "runtime/backends/cuda/CudaKernel.h"
 
-#include <algorithm>
-
 namespace rp::runtime {
 namespace {
 
@@ -17,23 +15,17 @@ public:
   std::string name() const override { return "cuda-host"; }
 
   Status prepare(const pb::Plan &plan) override {
-    functions_.clear();
-    scratch_ = 0;
-    for (const pb::Function &f : plan.functions()) {
-      RP_ASSIGN_OR_RETURN(std::vector<CudaInstr> body, decodeCudaFunction(f));
-      for (const CudaInstr &i : body)
-        scratch_ = std::max(scratch_, i.kernel.scratchBytes());
-      functions_.push_back(std::move(body));
-    }
+    kernels_ = CudaPlanKernels();
+    RP_ASSIGN_OR_RETURN(kernels_, decodeCudaPlan(plan));
     return okStatus();
   }
 
-  int64_t scratchBytes() const override { return scratch_; }
+  int64_t scratchBytes() const override { return kernels_.scratchBytes; }
 
   Status run(int function, const std::function<uint8_t *(const pb::BufferRef &)> &address,
              void *scratch) const override {
     return forEachInstruction(
-        functions_[static_cast<size_t>(function)], address,
+        kernels_.functions[static_cast<size_t>(function)], address,
         [scratch](const CudaKernel &k, const std::vector<const void *> &in,
                   const std::vector<void *> &out) { return k.runOnHost(in, out, scratch); });
   }
@@ -48,8 +40,7 @@ public:
   }
 
 private:
-  std::vector<std::vector<CudaInstr>> functions_;
-  int64_t scratch_ = 0;
+  CudaPlanKernels kernels_;
 };
 
 } // namespace

@@ -9,12 +9,7 @@
 // string, map or shape work in the training loop. Decoding needs no GPU (tests decode whole
 // plans on a machine without one).
 //
-// Kernel ids and their GPU families: unary/binary/compare/where/cast -> Elementwise; matmul ->
-// Gemm (cuBLASLt); reduce_* -> Reduce; softmax/log_softmax -> Softmax; rms_norm/layer_norm ->
-// Norm; cross_entropy -> CrossEntropy; reshape/copy -> cudaMemcpyAsync; transpose/expand/
-// concat/slice/split/slice_scatter -> Layout (strided copies); gather/gather_elements/
-// scatter_add/scatter_elements_add -> Gather; range/trilu -> Generators; swiglu/rope/attention
-// -> Fused.
+// Kernel ids and their GPU families: CudaKernelTable.h, one entry per id.
 //
 // Runtime world: no LLVM/MLIR. Host C++ (compiled by the C++ compiler, not nvcc).
 //
@@ -121,6 +116,16 @@ Status forEachInstruction(const std::vector<CudaInstr> &body, const Address &add
 /// Decodes every instruction of `function`, in order. Errors: the first decode error,
 /// prefixed with "function '<name>' instruction <k>: ".
 StatusOr<std::vector<CudaInstr>> decodeCudaFunction(const rp::plan::Function &function);
+
+/// Every function of a plan decoded for the GPU (plan.functions() order), and the device
+/// scratch the most demanding instruction needs (bytes; 0 when none needs any).
+struct CudaPlanKernels {
+  std::vector<std::vector<CudaInstr>> functions;
+  int64_t scratchBytes = 0;
+};
+
+/// Decodes every function of `plan` (decodeCudaFunction). Errors: the first decode error.
+StatusOr<CudaPlanKernels> decodeCudaPlan(const rp::plan::Plan &plan);
 
 /// "cudaErrorInvalidValue: invalid argument".
 std::string cudaErrorText(cudaError_t error);

@@ -1,0 +1,317 @@
+//===- KernelChecks.h - Argument checks shared by the CPU and GPU kernels -*- C++ -*-===//
+//
+// The argument checks of the CPU reference kernels (kernels/cpu) and of the GPU planners
+// (kernels/cuda), on dtypes and shapes, so that both backends word a rejected argument alike.
+// Every message names the op, the argument, the actual and the expected value:
+//   "add: out is f32[2, 4], expected f32[2, 3]"
+//   "softmax: x has dtype i64, expected f32, f16, bf16 or f64"
+//   "gather: axis 3 is out of range, expected [0, 2)"
+//
+// Two parts: generic checks (a dtype among a list, a type, an axis, a rank, broadcasting), and
+// the shape rules of single ops that both backends check the same way (reduce axes, the loss's
+// labels, gather/scatter index shapes, rope and attention operands, matmul's contraction).
+// graph.range's rules are in kernels/RangeRules.h.
+//
+// Header-only plain C++17 (host code of .cpp and .cu files alike); needs runtime/core.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_KERNELCHECKS_H
+#define RP_KERNELS_KERNELCHECKS_H
+
+#include "runtime/core/DType.h"
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rp::kernels {
+
+/// The dtypes of gather and scatter indices and of cross-entropy labels.
+inline constexpr std::initializer_list<runtime::DType> kIndexTypes = {runtime::DType::I64,
+                                                                      runtime::DType::I32};
+
+/// True when `dtype` is one of `types`.
+inline bool dtypeIn(runtime::DType dtype, std::initializer_list<runtime::DType> types) {
+  return std::find(types.begin(), types.end(), dtype) != types.end();
+}
+
+/// "f32, f64 or i64".
+inline std::string dtypeList(std::initializer_list<runtime::DType> types) {
+  std::string out;
+  size_t i = 0;
+  for (runtime::DType t : types) {
+    if (i > 0)
+      out += i + 1 == types.size() ? " or " : ", ";
+    out += runtime::dtypeName(t);
+    ++i;
+  }
+  return out;
+}
+
+/// InvalidArgument "<op>: <what> has dtype <d>, expected <allowed><note>" unless `dtype` is one
+/// of `allowed` (`note` explains a refusal, e.g. " (CPU kernels take f16/bf16 upcast to f32)").
+inline runtime::Status checkDType(std::string_view op, const char *what, runtime::DType dtype,
+                                  std::initializer_list<runtime::DType> allowed,
+                                  const char *note = "") {
+  if (dtypeIn(dtype, allowed))
+    return runtime::okStatus();
+  return runtime::invalidArgument(std::string(op) + ": " + what + " has dtype " +
+                                  runtime::dtypeName(dtype) + ", expected " + dtypeList(allowed) +
+                                  note);
+}
+
+/// InvalidArgument "<op>: <whatB> has dtype <b>, expected <a> (the dtype of <whatA>)" unless
+/// b == a.
+inline runtime::Status checkSameDType(std::string_view op, const char *whatA, runtime::DType a,
+                                      const char *whatB, runtime::DType b) {
+  if (a == b)
+    return runtime::okStatus();
+  return runtime::invalidArgument(std::string(op) + ": " + whatB + " has dtype " +
+                                  runtime::dtypeName(b) + ", expected " + runtime::dtypeName(a) +
+                                  " (the dtype of " + whatA + ")");
+}
+
+/// InvalidArgument "<op>: <what> is <dtype><shape>, expected <wantDType><want>" unless the
+/// type is exactly the wanted one.
+inline runtime::Status checkType(std::string_view op, const char *what, runtime::DType dtype,
+                                 const std::vector<int64_t> &shape, runtime::DType wantDType,
+                                 const std::vector<int64_t> &want) {
+  if (dtype == wantDType && shape == want)
+    return runtime::okStatus();
+  return runtime::invalidArgument(std::string(op) + ": " + what + " is " +
+                                  runtime::dtypeName(dtype) + runtime::formatShape(shape) +
+                                  ", expected " + runtime::dtypeName(wantDType) +
+                                  runtime::formatShape(want));
+}
+
+/// checkType for an argument whose dtype is already known to be right: InvalidArgument
+/// "<op>: <what> is <dtype><got>, expected <dtype><want>" unless got == want.
+inline runtime::Status checkShapeIs(std::string_view op, const char *what, runtime::DType dtype,
+                                    const std::vector<int64_t> &got,
+                                    const std::vector<int64_t> &want) {
+  return checkType(op, what, dtype, got, dtype, want);
+}
+
+/// InvalidArgument "<op>: <what> <axis> is out of range, expected [0, <rank>)" unless
+/// 0 <= axis < rank (`what` is "axis", or names the attribute).
+inline runtime::Status checkAxis(std::string_view op, const char *what, int64_t axis,
+                                 int64_t rank) {
+  if (axis >= 0 && axis < rank)
+    return runtime::okStatus();
+  return runtime::invalidArgument(std::string(op) + ": " + what + " " + std::to_string(axis) +
+                                  " is out of range, expected [0, " + std::to_string(rank) + ")");
+}
+
+/// InvalidArgument "<op>: expected <what> of rank >= <rank>, got <dtype><shape>" unless
+/// shape.size() >= rank.
+inline runtime::Status checkRankAtLeast(std::string_view op, const char *what, runtime::DType dtype,
+                                        const std::vector<int64_t> &shape, size_t rank) {
+  if (shape.size() >= rank)
+    return runtime::okStatus();
+  return runtime::invalidArgument(std::string(op) + ": expected " + what +
+                                  " of rank >= " + std::to_string(rank) + ", got " +
+                                  runtime::dtypeName(dtype) + runtime::formatShape(shape));
+}
+
+/// InvalidArgument "<op>: <what> has a negative dimension: <shape>" when one is.
+inline runtime::Status checkNoNegativeDim(std::string_view op, const char *what,
+                                          const std::vector<int64_t> &shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return runtime::invalidArgument(std::string(op) + ": " + what +
+                                      " has a negative dimension: " + runtime::formatShape(shape));
+  return runtime::okStatus();
+}
+
+/// InvalidArgument "<op>: <what> of shape <from> does not broadcast to <to>" unless `from`
+/// broadcasts to `to` (numpy rules: trailing dimensions aligned, a 1 stretches).
+inline runtime::Status checkBroadcastsTo(std::string_view op, const char *what,
+                                         const std::vector<int64_t> &from,
+                                         const std::vector<int64_t> &to) {
+  bool ok = from.size() <= to.size();
+  const size_t lead = ok ? to.size() - from.size() : 0;
+  for (size_t d = 0; ok && d < from.size(); ++d)
+    ok = from[d] == 1 || from[d] == to[lead + d];
+  if (ok)
+    return runtime::okStatus();
+  return runtime::invalidArgument(std::string(op) + ": " + what + " of shape " +
+                                  runtime::formatShape(from) + " does not broadcast to " +
+                                  runtime::formatShape(to));
+}
+
+//===--- the shape rules of single ops, as both backends word them ---------===//
+
+namespace detail {
+inline std::string typeText(runtime::DType dtype, const std::vector<int64_t> &shape) {
+  return runtime::dtypeName(dtype) + runtime::formatShape(shape);
+}
+} // namespace detail
+
+/// graph.matmul's contraction: InvalidArgument "matmul: contraction dimensions differ: a <a>
+/// has K = <ka>, b <b> has K = <kb>" (the shapes as given, before 1-D promotion).
+inline runtime::Status contractionMismatch(const std::vector<int64_t> &a, int64_t ka,
+                                           const std::vector<int64_t> &b, int64_t kb) {
+  return runtime::invalidArgument("matmul: contraction dimensions differ: a " +
+                                  runtime::formatShape(a) + " has K = " + std::to_string(ka) +
+                                  ", b " + runtime::formatShape(b) +
+                                  " has K = " + std::to_string(kb));
+}
+
+/// The reduction axes of reduce_sum/mean/max on a tensor of rank `rank`: at least one, each in
+/// range, strictly increasing. Errors: InvalidArgument "<op>: expected at least one axis",
+/// checkAxis's, "<op>: expected strictly increasing axes, got <axes>".
+inline runtime::Status checkReduceAxes(std::string_view op, const std::vector<int64_t> &axes,
+                                       int64_t rank) {
+  if (axes.empty())
+    return runtime::invalidArgument(std::string(op) + ": expected at least one axis");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    RP_RETURN_IF_ERROR(checkAxis(op, "axis", axes[i], rank));
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return runtime::invalidArgument(std::string(op) +
+                                      ": expected strictly increasing axes, got " +
+                                      runtime::formatShape(axes));
+  }
+  return runtime::okStatus();
+}
+
+/// InvalidArgument "<op>: the integer mean of an empty set is undefined (x <type>, axes
+/// <axes>)".
+inline runtime::Status emptyIntegerMean(std::string_view op, runtime::DType dtype,
+                                        const std::vector<int64_t> &x,
+                                        const std::vector<int64_t> &axes) {
+  return runtime::invalidArgument(std::string(op) + ": the integer mean of an empty set is " +
+                                  "undefined (x " + detail::typeText(dtype, x) + ", axes " +
+                                  runtime::formatShape(axes) + ")");
+}
+
+/// graph.cross_entropy: logits [N, C, d1, ...] (rank >= 2) and labels [N, d1, ...]. Errors:
+/// InvalidArgument "cross_entropy: expected logits of rank >= 2 ([N, C, ...]), got <type>",
+/// "cross_entropy: expected labels of shape <shape> for logits <type>, got <labels>".
+inline runtime::Status checkLossShapes(runtime::DType dtype, const std::vector<int64_t> &logits,
+                                       const std::vector<int64_t> &labels) {
+  const std::string op = "cross_entropy";
+  if (logits.size() < 2)
+    return runtime::invalidArgument(op + ": expected logits of rank >= 2 ([N, C, ...]), got " +
+                                    detail::typeText(dtype, logits));
+  std::vector<int64_t> labelShape{logits[0]};
+  labelShape.insert(labelShape.end(), logits.begin() + 2, logits.end());
+  if (labels != labelShape)
+    return runtime::invalidArgument(
+        op + ": expected labels of shape " + runtime::formatShape(labelShape) + " for logits " +
+        detail::typeText(dtype, logits) + ", got " + runtime::formatShape(labels));
+  return runtime::okStatus();
+}
+
+/// graph.gather_elements (axis in range): indices of data's rank, no larger than the data
+/// but along `axis`. Errors: InvalidArgument "gather_elements: indices of shape <shape> do not
+/// fit data <type>: expected rank <r> and every dimension but <axis> at most the data's".
+inline runtime::Status checkGatherElementsFit(runtime::DType dtype,
+                                              const std::vector<int64_t> &data,
+                                              const std::vector<int64_t> &indices, int64_t axis) {
+  bool fits = indices.size() == data.size();
+  for (size_t d = 0; fits && d < data.size(); ++d)
+    fits = static_cast<int64_t>(d) == axis || indices[d] <= data[d];
+  if (fits)
+    return runtime::okStatus();
+  return runtime::invalidArgument(
+      "gather_elements: indices of shape " + runtime::formatShape(indices) + " do not fit data " +
+      detail::typeText(dtype, data) + ": expected rank " + std::to_string(data.size()) +
+      " and every dimension but " + std::to_string(axis) + " at most the data's");
+}
+
+/// graph.scatter_add (axis in range): updates are the gather of out along `axis` by the
+/// indices, out[:axis] + indices + out[axis+1:]. Errors: InvalidArgument "scatter_add: updates
+/// is <type>, expected <type> (gather of out <type> along axis <axis> by indices of shape
+/// <shape>)".
+inline runtime::Status checkScatterAddUpdates(runtime::DType updatesDType,
+                                              const std::vector<int64_t> &updates,
+                                              runtime::DType outDType,
+                                              const std::vector<int64_t> &out,
+                                              const std::vector<int64_t> &indices, int64_t axis) {
+  std::vector<int64_t> shape(out.begin(), out.begin() + axis);
+  shape.insert(shape.end(), indices.begin(), indices.end());
+  shape.insert(shape.end(), out.begin() + axis + 1, out.end());
+  if (updates == shape)
+    return runtime::okStatus();
+  return runtime::invalidArgument(
+      "scatter_add: updates is " + detail::typeText(updatesDType, updates) + ", expected " +
+      detail::typeText(outDType, shape) + " (gather of out " + detail::typeText(outDType, out) +
+      " along axis " + std::to_string(axis) + " by indices of shape " +
+      runtime::formatShape(indices) + ")");
+}
+
+/// graph.scatter_elements_add (axis in range): indices of the updates' shape, updates of out's
+/// rank and no larger but along `axis`. Errors: InvalidArgument "scatter_elements_add: indices
+/// have shape <shape>, expected the shape of updates <shape>", "scatter_elements_add: updates
+/// of shape <shape> do not fit out <type>: expected rank <r> and every dimension but <axis> at
+/// most out's".
+inline runtime::Status checkScatterElementsFit(const std::vector<int64_t> &updates,
+                                               const std::vector<int64_t> &indices,
+                                               runtime::DType outDType,
+                                               const std::vector<int64_t> &out, int64_t axis) {
+  const std::string op = "scatter_elements_add";
+  if (indices != updates)
+    return runtime::invalidArgument(op + ": indices have shape " + runtime::formatShape(indices) +
+                                    ", expected the shape of updates " +
+                                    runtime::formatShape(updates));
+  bool fits = updates.size() == out.size();
+  for (size_t d = 0; fits && d < out.size(); ++d)
+    fits = static_cast<int64_t>(d) == axis || updates[d] <= out[d];
+  if (fits)
+    return runtime::okStatus();
+  return runtime::invalidArgument(
+      op + ": updates of shape " + runtime::formatShape(updates) + " do not fit out " +
+      detail::typeText(outDType, out) + ": expected rank " + std::to_string(out.size()) +
+      " and every dimension but " + std::to_string(axis) + " at most out's");
+}
+
+/// graph.rope's x: rank >= 1 with an even last dimension. Errors: InvalidArgument "rope: x is
+/// <shape>, expected rank >= 1 with an even last dimension".
+inline runtime::Status checkRopeInput(const std::vector<int64_t> &x) {
+  if (!x.empty() && x.back() % 2 == 0)
+    return runtime::okStatus();
+  return runtime::invalidArgument("rope: x is " + runtime::formatShape(x) +
+                                  ", expected rank >= 1 with an even last dimension");
+}
+
+/// graph.rope's cos (and sin) table: x's last dimension. Errors: InvalidArgument "rope: cos is
+/// <shape>, expected a last dimension of <d>".
+inline runtime::Status checkRopeTable(const std::vector<int64_t> &x,
+                                      const std::vector<int64_t> &cos) {
+  if (!cos.empty() && cos.back() == x.back())
+    return runtime::okStatus();
+  return runtime::invalidArgument("rope: cos is " + runtime::formatShape(cos) +
+                                  ", expected a last dimension of " + std::to_string(x.back()));
+}
+
+/// graph.attention's q: [B, Hq, S, D]. Errors: InvalidArgument "attention: q is <shape>,
+/// expected [B, Hq, S, D]".
+inline runtime::Status checkAttentionQuery(const std::vector<int64_t> &q) {
+  if (q.size() == 4)
+    return runtime::okStatus();
+  return runtime::invalidArgument("attention: q is " + runtime::formatShape(q) +
+                                  ", expected [B, Hq, S, D]");
+}
+
+/// graph.attention's k for a 4-D q: [B, Hkv, S, D] with Hkv dividing Hq. Errors:
+/// InvalidArgument "attention: k is <shape>, expected [B, Hkv, S, D] with Hkv dividing <Hq>"
+/// (B, S, D as numbers).
+inline runtime::Status checkAttentionKey(const std::vector<int64_t> &q,
+                                         const std::vector<int64_t> &k) {
+  if (k.size() == 4 && k[0] == q[0] && k[2] == q[2] && k[3] == q[3] && k[1] != 0 &&
+      q[1] % k[1] == 0)
+    return runtime::okStatus();
+  return runtime::invalidArgument("attention: k is " + runtime::formatShape(k) + ", expected [" +
+                                  std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
+                                  std::to_string(q[3]) + "] with Hkv dividing " +
+                                  std::to_string(q[1]));
+}
+
+} // namespace rp::kernels
+
+#endif // RP_KERNELS_KERNELCHECKS_H

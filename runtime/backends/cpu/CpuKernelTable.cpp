@@ -1,0 +1,228 @@
+//===- CpuKernelTable.cpp - Kernel ids onto the CPU reference kernels -----===//
+//
+// One function per kernel family (kernels/cpu/*.h) adds the family's ids. A kernel taking its
+// operands in order, then result 0, and no attribute is bound by inOrder(kernel); the others
+// read their attributes here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/backends/cpu/CpuKernelTable.h"
+
+#include "kernels/cpu/Kernels.h"
+
+#include <utility>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+namespace cpu = ::rp::kernels::cpu;
+namespace pb = ::rp::plan;
+using decode::Decoder;
+using decode::typeText;
+using Body = CpuKernel::Body;
+using Operands = std::vector<const HostTensor *>;
+using Results = std::vector<HostTensor *>;
+
+using Table = decode::KernelTable<CpuBuilder>::Entries;
+
+template <typename Kernel, size_t... I>
+CpuBuilder bindInOrder(Kernel kernel, std::index_sequence<I...>) {
+  return [kernel](const Decoder &) -> StatusOr<Body> {
+    return Body(
+        [kernel](const Operands &in, const Results &out) { return kernel(*in[I]..., *out[0]); });
+  };
+}
+
+/// kernel(*in[0], ..., *out[0]): a kernel of its operands in order, then result 0.
+CpuBuilder inOrder(Status (*kernel)(const HostTensor &, HostTensor &)) {
+  return bindInOrder(kernel, std::make_index_sequence<1>{});
+}
+CpuBuilder inOrder(Status (*kernel)(const HostTensor &, const HostTensor &, HostTensor &)) {
+  return bindInOrder(kernel, std::make_index_sequence<2>{});
+}
+CpuBuilder inOrder(Status (*kernel)(const HostTensor &, const HostTensor &, const HostTensor &,
+                                    HostTensor &)) {
+  return bindInOrder(kernel, std::make_index_sequence<3>{});
+}
+
+/// A kernel taking (operand 0, operand 1, axis, result 0): gathers and scatters.
+template <Status (*Kernel)(const HostTensor &, const HostTensor &, int64_t, HostTensor &)>
+StatusOr<Body> axisPairBody(const Decoder &d) {
+  int64_t axis = d.i64("axis");
+  return Body([axis](const Operands &in, const Results &out) {
+    return Kernel(*in[0], *in[1], axis, *out[0]);
+  });
+}
+
+// Elementwise (Evaluator: unaryKind, binaryKind), where, cast.
+void addElementwise(Table &t) {
+  auto unary = [](cpu::UnaryKind kind) -> CpuBuilder {
+    return [kind](const Decoder &) -> StatusOr<Body> {
+      return Body([kind](const Operands &in, const Results &out) {
+        return cpu::unary(kind, *in[0], *out[0]);
+      });
+    };
+  };
+  auto binary = [](cpu::BinaryKind kind) -> CpuBuilder {
+    return [kind](const Decoder &) -> StatusOr<Body> {
+      return Body([kind](const Operands &in, const Results &out) {
+        return cpu::binary(kind, *in[0], *in[1], *out[0]);
+      });
+    };
+  };
+  decode::addElementwiseIds(t, unary, binary);
+  t.push_back({"where", inOrder(cpu::where)});
+  t.push_back({"cast", inOrder(cpu::cast)});
+}
+
+// Contractions, reductions, normalisations, the loss.
+void addRowOps(Table &t) {
+  t.push_back({"matmul", inOrder(cpu::matmul)});
+  for (auto [id, kind] : {std::pair{"reduce_sum", cpu::ReduceKind::Sum},
+                          std::pair{"reduce_mean", cpu::ReduceKind::Mean},
+                          std::pair{"reduce_max", cpu::ReduceKind::Max}})
+    t.push_back({id, [kind = kind](const Decoder &d) -> StatusOr<Body> {
+                   std::vector<int64_t> axes = d.ints("axes");
+                   bool keepdims = d.flag("keepdims");
+                   return Body([kind, axes = std::move(axes), keepdims](const Operands &in,
+                                                                        const Results &out) {
+                     return cpu::reduce(kind, *in[0], axes, keepdims, *out[0]);
+                   });
+                 }});
+  for (auto [id, log] : {std::pair{"softmax", false}, std::pair{"log_softmax", true}})
+    t.push_back({id, [log = log](const Decoder &d) -> StatusOr<Body> {
+                   int64_t axis = d.i64("axis");
+                   return Body([axis, log](const Operands &in, const Results &out) {
+                     return cpu::softmax(*in[0], axis, log, *out[0]);
+                   });
+                 }});
+  t.push_back({"layer_norm", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t axis = d.i64("axis");
+                 double epsilon = d.f64("epsilon");
+                 return Body([axis, epsilon](const Operands &in, const Results &out) {
+                   return cpu::layerNorm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, axis,
+                                         epsilon, *out[0]);
+                 });
+               }});
+  t.push_back({"rms_norm", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t axis = d.i64("axis");
+                 double epsilon = d.f64("epsilon");
+                 return Body([axis, epsilon](const Operands &in, const Results &out) {
+                   return cpu::rmsNorm(*in[0], *in[1], axis, epsilon, *out[0]);
+                 });
+               }});
+  t.push_back({"cross_entropy", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(cpu::LossReduction reduction, decode::lossReduction(d));
+                 int64_t ignoreIndex = d.i64("ignore_index");
+                 return Body([reduction, ignoreIndex](const Operands &in, const Results &out) {
+                   return cpu::crossEntropy(*in[0], *in[1], ignoreIndex, reduction, *out[0]);
+                 });
+               }});
+}
+
+// Shape ops; `reshape` and `copy` copy bytes (cpu::copyInto).
+void addShapeOps(Table &t) {
+  t.push_back({"reshape", inOrder(cpu::copyInto)});
+  t.push_back({"transpose", [](const Decoder &d) -> StatusOr<Body> {
+                 std::vector<int64_t> perm = d.ints("permutation");
+                 return Body([perm = std::move(perm)](const Operands &in, const Results &out) {
+                   return cpu::transpose(*in[0], perm, *out[0]);
+                 });
+               }});
+  t.push_back({"expand", inOrder(cpu::expand)});
+  t.push_back({"concat", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t axis = d.i64("axis");
+                 return Body([axis](const Operands &in, const Results &out) {
+                   return cpu::concat(in, axis, *out[0]);
+                 });
+               }});
+  t.push_back({"slice", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+                 return Body([s = std::move(s)](const Operands &in, const Results &out) {
+                   return cpu::slice(*in[0], s.axes, s.starts, s.ends, s.steps, *out[0]);
+                 });
+               }});
+  t.push_back({"split", [](const Decoder &d) -> StatusOr<Body> {
+                 // cpu::split takes the pieces' sizes from the results; `sizes` must agree.
+                 RP_RETURN_IF_ERROR(decode::checkSplitSizes(d));
+                 int64_t axis = d.i64("axis");
+                 return Body([axis](const Operands &in, const Results &out) {
+                   return cpu::split(*in[0], axis, out);
+                 });
+               }});
+  // Not a graph op: copies operand 0 into result 0 (the same type).
+  t.push_back({"copy", [](const Decoder &d) -> StatusOr<Body> {
+                 if (d.results()[0].shape != d.operands()[0].shape)
+                   return d.fail("result 0 is " + typeText(d.results()[0]) +
+                                 "; a copy has its operand's type (" + typeText(d.operands()[0]) +
+                                 ")");
+                 return inOrder(cpu::copyInto)(d);
+               }});
+}
+
+// Gathers and the scatters (their VJPs, and slice's).
+void addGathers(Table &t) {
+  t.push_back({"gather", axisPairBody<cpu::gather>});
+  t.push_back({"gather_elements", axisPairBody<cpu::gatherElements>});
+  t.push_back({"scatter_add", axisPairBody<cpu::scatterAdd>});
+  t.push_back({"scatter_elements_add", axisPairBody<cpu::scatterElementsAdd>});
+  t.push_back({"slice_scatter", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+                 return Body([s = std::move(s)](const Operands &in, const Results &out) {
+                   return cpu::sliceScatter(*in[0], s.axes, s.starts, s.ends, s.steps, *out[0]);
+                 });
+               }});
+}
+
+// Generators. graph.range (Ops.cpp RangeOp::verify): an integer result has integer bounds and
+// is computed exactly (rangeInt, which also checks the length); a float result takes int or
+// float bounds as doubles (Evaluator's RangeOp case).
+void addGenerators(Table &t) {
+  t.push_back({"range", [](const Decoder &d) -> StatusOr<Body> {
+                 const pb::Attribute &start = d.attr("start"), &limit = d.attr("limit"),
+                                     &delta = d.attr("delta");
+                 if (d.results()[0].dtype != DType::F32) {
+                   RP_RETURN_IF_ERROR(decode::checkIntegerRangeBounds(d));
+                   int64_t s = start.i(), l = limit.i(), dt = delta.i();
+                   return Body([s, l, dt](const Operands &, const Results &out) {
+                     return cpu::rangeInt(s, l, dt, *out[0]);
+                   });
+                 }
+                 double s = decode::rangeBound(start), l = decode::rangeBound(limit),
+                        dt = decode::rangeBound(delta);
+                 return Body([s, l, dt](const Operands &, const Results &out) {
+                   return cpu::range(s, l, dt, *out[0]);
+                 });
+               }});
+  t.push_back({"trilu", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t k = d.i64("k");
+                 bool upper = d.flag("upper");
+                 return Body([k, upper](const Operands &in, const Results &out) {
+                   return cpu::trilu(*in[0], k, upper, *out[0]);
+                 });
+               }});
+}
+
+// Fused transformer ops.
+void addFused(Table &t) {
+  t.push_back({"swiglu", inOrder(cpu::swiglu)});
+  t.push_back({"rope", inOrder(cpu::rope)});
+  t.push_back({"attention", [](const Decoder &d) -> StatusOr<Body> {
+                 double scale = d.f64("scale");
+                 bool causal = d.flag("causal");
+                 return Body([scale, causal](const Operands &in, const Results &out) {
+                   return cpu::attention(*in[0], *in[1], *in[2], scale, causal, *out[0]);
+                 });
+               }});
+}
+
+} // namespace
+
+const CpuBuilder *findCpuBuilder(std::string_view id) {
+  static const decode::KernelTable<CpuBuilder> table(
+      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused});
+  return table.find(id);
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,442 @@
+//===- CudaKernelTable.cpp - Kernel ids onto the CUDA kernels -------------===//
+//
+// One function per group of kernel families adds the families' ids. Each entry plans, then
+// names the family's launcher and host replay once: inOrder(plan, launch, replay) when the
+// kernel takes its operands in order, then result 0; otherwise both(f), with f written once
+// against the exec interface (DeviceExec: the GPU; HostExec: the host replay). The attribute
+// handling follows the CPU backend's table (runtime/backends/cpu/CpuKernelTable.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/backends/cuda/CudaKernelTable.h"
+
+#include "kernels/cpu/KernelSupport.h"
+#include "kernels/cuda/HostReplay.h"
+
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+namespace kc = ::rp::kernels::cuda;
+namespace pb = ::rp::plan;
+using decode::Decoder;
+using decode::typeText;
+using Built = CudaBuilt;
+using Operands = std::vector<const void *>;
+using Results = std::vector<void *>;
+using SliceGeometry = kernels::cpu::detail::SliceGeometry;
+
+using Table = decode::KernelTable<CudaBuilder>::Entries;
+
+Status launched(cudaError_t e) { return cudaStatus(e, "launch failed"); }
+
+/// Runs planned work on the GPU: the family's launcher on the worker's stream.
+class DeviceExec {
+public:
+  explicit DeviceExec(const CudaContext &ctx) : ctx_(ctx) {}
+  /// launch(plan, ptrs..., stream).
+  template <typename Plan, typename Launch, typename Replay, typename... Ptrs>
+  Status run(const Plan &plan, Launch launch, Replay, Ptrs... ptrs) const {
+    return launched(launch(plan, ptrs..., ctx_.stream));
+  }
+  /// graph.matmul on the worker's cuBLASLt runner.
+  Status gemm(const kc::MatMulPlan &p, const void *a, const void *b, void *o) const {
+    if (!ctx_.gemm)
+      return internal("no cuBLASLt runner on this worker");
+    return ctx_.gemm->run(p, a, b, o, ctx_.stream);
+  }
+  /// The device scratch (CudaKernel::launch checked that there is enough).
+  void *scratch() const { return ctx_.scratch; }
+  /// Copies `bytes` bytes (device to device).
+  Status copyBytes(void *dst, const void *src, int64_t bytes) const {
+    return launched(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                    ctx_.stream));
+  }
+  /// Zeroes `bytes` bytes.
+  Status zero(void *dst, int64_t bytes) const {
+    return launched(cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), ctx_.stream));
+  }
+
+private:
+  const CudaContext &ctx_;
+};
+
+/// Runs planned work on the host (kernels/cuda/HostReplay.h): the kernels' bodies over every
+/// point, on host memory, in the order the device combines them.
+class HostExec {
+public:
+  explicit HostExec(void *scratch) : scratch_(scratch) {}
+  /// replay(plan, ptrs...).
+  template <typename Plan, typename Launch, typename Replay, typename... Ptrs>
+  Status run(const Plan &plan, Launch, Replay replay, Ptrs... ptrs) const {
+    replay(plan, ptrs...);
+    return okStatus();
+  }
+  Status gemm(const kc::MatMulPlan &p, const void *a, const void *b, void *o) const {
+    kc::replay::matmul(p, a, b, o);
+    return okStatus();
+  }
+  void *scratch() const { return scratch_; }
+  Status copyBytes(void *dst, const void *src, int64_t bytes) const {
+    std::memmove(dst, src, static_cast<size_t>(bytes));
+    return okStatus();
+  }
+  Status zero(void *dst, int64_t bytes) const {
+    std::memset(dst, 0, static_cast<size_t>(bytes));
+    return okStatus();
+  }
+
+private:
+  void *scratch_;
+};
+
+/// A decoded instruction: `f(exec, operands, results)` written once against the exec
+/// interface, bound to the GPU (DeviceExec) and to the host replay (HostExec).
+template <typename F> Built both(F f, int64_t scratchBytes = 0) {
+  return Built{[f](const Operands &in, const Results &out, const CudaContext &ctx) {
+                 return f(DeviceExec(ctx), in, out);
+               },
+               [f](const Operands &in, const Results &out, void *scratch) {
+                 return f(HostExec(scratch), in, out);
+               },
+               scratchBytes};
+}
+
+/// Operand j, or null when the instruction has fewer (layer_norm without a bias, rms_norm).
+const void *operandOrNull(const Operands &in, size_t j) { return j < in.size() ? in[j] : nullptr; }
+
+/// The pointers a host replay takes after its plan.
+template <typename Replay> struct ReplayPointers;
+template <typename Plan, typename... P>
+struct ReplayPointers<void (*)(const Plan &, P...)> : std::integral_constant<size_t, sizeof...(P)> {
+};
+
+template <typename Plan, typename Launch, typename Replay, size_t... I>
+Built bindInOrder(Plan plan, Launch launch, Replay replay, std::index_sequence<I...>) {
+  return both([plan = std::move(plan), launch, replay](const auto &e, const Operands &in,
+                                                       const Results &out) {
+    return e.run(plan, launch, replay, operandOrNull(in, I)..., out[0]);
+  });
+}
+
+/// A planned kernel of its operands in order, then result 0: launch(plan, in..., out[0],
+/// stream) on the GPU, replay(plan, in..., out[0]) on the host. Errors: the planner's.
+template <typename Plan, typename Launch, typename Replay>
+StatusOr<Built> inOrder(StatusOr<Plan> plan, Launch launch, Replay replay) {
+  if (!plan.ok())
+    return plan.status();
+  return bindInOrder(std::move(plan).value(), launch, replay,
+                     std::make_index_sequence<ReplayPointers<Replay>::value - 1>{});
+}
+
+/// A gather or scatter launcher without the index error word: indices are not checked on the
+/// GPU (reading an error word back would synchronise the stream), so an out-of-range index
+/// gathers zeros and scatters nothing. The token ids, the only indices that come from data,
+/// are checked against the vocabulary when rp-run loads the data file.
+template <typename Plan, cudaError_t (*Launch)(const Plan &, const void *, const void *, void *,
+                                               unsigned long long *, cudaStream_t)>
+cudaError_t unchecked(const Plan &p, const void *data, const void *indices, void *out,
+                      cudaStream_t stream) {
+  return Launch(p, data, indices, out, nullptr, stream);
+}
+
+const kc::Shape &operandShape(const Decoder &d, size_t j) { return d.operands()[j].shape; }
+const kc::Shape &resultShape(const Decoder &d, size_t j) { return d.results()[j].shape; }
+DType operandDType(const Decoder &d, size_t j) { return d.operands()[j].dtype; }
+int elementBytes(const Decoder &d) { return static_cast<int>(dtypeSize(d.results()[0].dtype)); }
+
+// Elementwise unary, binary, compare, where, cast.
+void addElementwise(Table &t) {
+  auto unary = [](kc::UnaryOp op) -> CudaBuilder {
+    return [op](const Decoder &d) {
+      return inOrder(kc::planUnary(op, operandDType(d, 0), operandShape(d, 0), resultShape(d, 0)),
+                     kc::launchUnary, kc::replay::unary);
+    };
+  };
+  auto binary = [](kc::BinaryOp op) -> CudaBuilder {
+    return [op](const Decoder &d) {
+      return inOrder(kc::planBinary(op, operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
+                                    resultShape(d, 0)),
+                     kc::launchBinary, kc::replay::binary);
+    };
+  };
+  decode::addElementwiseIds(t, unary, binary);
+  t.push_back({"where", [](const Decoder &d) {
+                 return inOrder(kc::planWhere(d.results()[0].dtype, operandShape(d, 0),
+                                              operandShape(d, 1), operandShape(d, 2),
+                                              resultShape(d, 0)),
+                                kc::launchWhere, kc::replay::where);
+               }});
+  t.push_back({"cast", [](const Decoder &d) {
+                 return inOrder(kc::planCast(operandDType(d, 0), d.results()[0].dtype,
+                                             operandShape(d, 0), resultShape(d, 0)),
+                                kc::launchCast, kc::replay::cast);
+               }});
+}
+
+// Contractions (cuBLASLt), reductions, normalisations, the loss.
+void addRowOps(Table &t) {
+  t.push_back({"matmul", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::MatMulPlan plan,
+                                     kc::planMatMul(operandDType(d, 0), operandShape(d, 0),
+                                                    operandShape(d, 1), resultShape(d, 0)));
+                 auto shared = std::make_shared<const kc::MatMulPlan>(std::move(plan));
+                 return both([shared](const auto &e, const Operands &in, const Results &out) {
+                   return e.gemm(*shared, in[0], in[1], out[0]);
+                 });
+               }});
+  for (auto [id, kind] : {std::pair{"reduce_sum", kc::ReduceKind::Sum},
+                          std::pair{"reduce_mean", kc::ReduceKind::Mean},
+                          std::pair{"reduce_max", kc::ReduceKind::Max}})
+    t.push_back({id, [kind = kind](const Decoder &d) {
+                   return inOrder(kc::planReduce(kind, operandDType(d, 0), operandShape(d, 0),
+                                                 d.ints("axes"), d.flag("keepdims"),
+                                                 resultShape(d, 0)),
+                                  kc::launchReduce, kc::replay::reduce);
+                 }});
+  for (auto [id, log] : {std::pair{"softmax", false}, std::pair{"log_softmax", true}})
+    t.push_back({id, [log = log](const Decoder &d) {
+                   return inOrder(kc::planSoftmax(operandDType(d, 0), operandShape(d, 0),
+                                                  d.i64("axis"), log, resultShape(d, 0)),
+                                  kc::launchSoftmax, kc::replay::softmax);
+                 }});
+  t.push_back({"layer_norm", [](const Decoder &d) {
+                 const bool hasBias = d.operands().size() > 2;
+                 return inOrder(
+                     kc::planLayerNorm(operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
+                                       hasBias ? &operandShape(d, 2) : nullptr, d.i64("axis"),
+                                       d.f64("epsilon"), resultShape(d, 0)),
+                     kc::launchNorm, kc::replay::norm);
+               }});
+  t.push_back({"rms_norm", [](const Decoder &d) {
+                 return inOrder(kc::planRmsNorm(operandDType(d, 0), operandShape(d, 0),
+                                                operandShape(d, 1), d.i64("axis"), d.f64("epsilon"),
+                                                resultShape(d, 0)),
+                                kc::launchNorm, kc::replay::norm);
+               }});
+  t.push_back({"cross_entropy", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
+                 RP_ASSIGN_OR_RETURN(kc::CrossEntropyPlan plan,
+                                     kc::planCrossEntropy(operandDType(d, 0), operandShape(d, 0),
+                                                          operandDType(d, 1), operandShape(d, 1),
+                                                          d.i64("ignore_index"), reduction,
+                                                          resultShape(d, 0)));
+                 const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
+                 return both(
+                     [plan](const auto &e, const Operands &in, const Results &out) {
+                       return e.run(plan, kc::launchCrossEntropy, kc::replay::crossEntropy, in[0],
+                                    in[1], out[0], e.scratch());
+                     },
+                     scratch);
+               }});
+}
+
+/// Operand 0's bytes into result 0 (reshape, copy).
+Built bytesCopy(const Decoder &d) {
+  const int64_t bytes =
+      kc::numElements(operandShape(d, 0)) * static_cast<int64_t>(dtypeSize(operandDType(d, 0)));
+  return both([bytes](const auto &e, const Operands &in, const Results &out) {
+    return bytes == 0 || in[0] == out[0] ? okStatus() : e.copyBytes(out[0], in[0], bytes);
+  });
+}
+
+/// Several strided copies in order: operand j into result 0 (`operandsArePieces`, concat) or
+/// operand 0 into result j (split, and the single copies).
+Built copies(std::vector<kc::CopyPlan> plans, bool operandsArePieces) {
+  return both([plans = std::move(plans), operandsArePieces](const auto &e, const Operands &in,
+                                                            const Results &out) -> Status {
+    for (size_t j = 0; j < plans.size(); ++j)
+      RP_RETURN_IF_ERROR(e.run(plans[j], kc::launchCopy, kc::replay::copy,
+                               operandsArePieces ? in[j] : in[0],
+                               operandsArePieces ? out[0] : out[j]));
+    return okStatus();
+  });
+}
+
+/// The strided slice of a contiguous tensor of shape `sliced` that graph.slice's bounds
+/// select (kernels/cpu/KernelSupport.h). Errors: the bounds'.
+StatusOr<SliceGeometry> sliceOf(const Decoder &d, const char *op, const kc::Shape &sliced) {
+  RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
+  return kernels::cpu::detail::sliceGeometry(op, sliced, s.axes, s.starts, s.ends, s.steps);
+}
+
+// Data movement: reshape and copy (bytes), Layout's strided copies.
+void addShapeOps(Table &t) {
+  t.push_back({"reshape", [](const Decoder &d) -> StatusOr<Built> {
+                 if (kc::numElements(operandShape(d, 0)) != kc::numElements(resultShape(d, 0)))
+                   return d.fail("result 0 is " + typeText(d.results()[0]) +
+                                 "; a reshape keeps the element count of " +
+                                 typeText(d.operands()[0]));
+                 return bytesCopy(d);
+               }});
+  t.push_back({"copy", [](const Decoder &d) -> StatusOr<Built> {
+                 if (d.results()[0].shape != d.operands()[0].shape)
+                   return d.fail("result 0 is " + typeText(d.results()[0]) +
+                                 "; a copy has its operand's type (" + typeText(d.operands()[0]) +
+                                 ")");
+                 return bytesCopy(d);
+               }});
+  t.push_back({"transpose", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planTranspose(elementBytes(d), operandShape(d, 0),
+                                                       d.ints("permutation"), resultShape(d, 0)));
+                 return copies({plan}, false);
+               }});
+  t.push_back({"expand", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(
+                     kc::CopyPlan plan,
+                     kc::planExpand(elementBytes(d), operandShape(d, 0), resultShape(d, 0)));
+                 return copies({plan}, false);
+               }});
+  t.push_back({"concat", [](const Decoder &d) -> StatusOr<Built> {
+                 std::vector<kc::Shape> inputs;
+                 for (const TensorSig &s : d.operands())
+                   inputs.push_back(s.shape);
+                 RP_ASSIGN_OR_RETURN(
+                     std::vector<kc::CopyPlan> plans,
+                     kc::planConcat(elementBytes(d), inputs, d.i64("axis"), resultShape(d, 0)));
+                 return copies(std::move(plans), true);
+               }});
+  t.push_back({"split", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_RETURN_IF_ERROR(decode::checkSplitSizes(d));
+                 const int64_t axis = d.i64("axis");
+                 std::vector<kc::Shape> outs;
+                 for (const TensorSig &s : d.results())
+                   outs.push_back(s.shape);
+                 RP_ASSIGN_OR_RETURN(
+                     std::vector<kc::CopyPlan> plans,
+                     kc::planSplit(elementBytes(d), operandShape(d, 0), axis, outs));
+                 return copies(std::move(plans), false);
+               }});
+  t.push_back({"slice", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(SliceGeometry g, sliceOf(d, "slice", operandShape(d, 0)));
+                 if (g.shape != resultShape(d, 0))
+                   return d.fail("result 0 is " + typeText(d.results()[0]) + "; the slice is " +
+                                 runtime::formatShape(g.shape));
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planStridedCopy("slice", elementBytes(d), g.shape,
+                                                         g.strides, g.base,
+                                                         kc::contiguousStrides(g.shape), 0));
+                 return copies({plan}, false);
+               }});
+  t.push_back({"slice_scatter", [](const Decoder &d) -> StatusOr<Built> {
+                 // out = zeros of out's shape with the update written into the slice.
+                 RP_ASSIGN_OR_RETURN(SliceGeometry g,
+                                     sliceOf(d, "slice_scatter", resultShape(d, 0)));
+                 if (g.shape != operandShape(d, 0))
+                   return d.fail("operand 0 is " + typeText(d.operands()[0]) +
+                                 "; the slice of the result is " + runtime::formatShape(g.shape));
+                 RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
+                                     kc::planStridedCopy("slice_scatter", elementBytes(d), g.shape,
+                                                         kc::contiguousStrides(g.shape), 0,
+                                                         g.strides, g.base));
+                 const int64_t bytes = kc::numElements(resultShape(d, 0)) * elementBytes(d);
+                 return both([plan, bytes](const auto &e, const Operands &in,
+                                           const Results &out) -> Status {
+                   RP_RETURN_IF_ERROR(e.zero(out[0], bytes));
+                   return e.run(plan, kc::launchCopy, kc::replay::copy, in[0], out[0]);
+                 });
+               }});
+}
+
+// Gathers and scatters (unchecked indices: see `unchecked`).
+void addGathers(Table &t) {
+  t.push_back({"gather", [](const Decoder &d) {
+                 return inOrder(kc::planGather(operandDType(d, 0), operandShape(d, 0),
+                                               operandDType(d, 1), operandShape(d, 1),
+                                               d.i64("axis"), resultShape(d, 0)),
+                                unchecked<kc::GatherPlan, kc::launchGather>, kc::replay::gather);
+               }});
+  t.push_back({"gather_elements", [](const Decoder &d) {
+                 return inOrder(kc::planGatherElements(operandDType(d, 0), operandShape(d, 0),
+                                                       operandDType(d, 1), operandShape(d, 1),
+                                                       d.i64("axis"), resultShape(d, 0)),
+                                unchecked<kc::GatherElementsPlan, kc::launchGatherElements>,
+                                kc::replay::gatherElements);
+               }});
+  t.push_back({"scatter_add", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::ScatterAddPlan plan,
+                                     kc::planScatterAdd(operandDType(d, 0), operandShape(d, 0),
+                                                        operandDType(d, 1), operandShape(d, 1),
+                                                        d.i64("axis"), resultShape(d, 0)));
+                 const int64_t scratch = static_cast<int64_t>(plan.workspaceBytes);
+                 auto launch = [](const kc::ScatterAddPlan &p, const void *u, const void *i,
+                                  void *o, void *workspace, cudaStream_t stream) {
+                   return kc::launchScatterAdd(p, u, i, o, workspace, nullptr, stream);
+                 };
+                 return both(
+                     [plan, launch](const auto &e, const Operands &in, const Results &out) {
+                       return e.run(plan, launch, kc::replay::scatterAdd, in[0], in[1], out[0],
+                                    e.scratch());
+                     },
+                     scratch);
+               }});
+  t.push_back({"scatter_elements_add", [](const Decoder &d) {
+                 return inOrder(kc::planScatterElementsAdd(operandDType(d, 0), operandShape(d, 0),
+                                                           operandDType(d, 1), operandShape(d, 1),
+                                                           d.i64("axis"), resultShape(d, 0)),
+                                unchecked<kc::ScatterElementsAddPlan, kc::launchScatterElementsAdd>,
+                                kc::replay::scatterElementsAdd);
+               }});
+}
+
+// Generators (graph.range: an integer result has integer bounds, computed exactly).
+void addGenerators(Table &t) {
+  t.push_back({"range", [](const Decoder &d) -> StatusOr<Built> {
+                 const pb::Attribute &start = d.attr("start"), &limit = d.attr("limit"),
+                                     &delta = d.attr("delta");
+                 const DType dtype = d.results()[0].dtype;
+                 if (dtype == DType::I64 || dtype == DType::I32) {
+                   RP_RETURN_IF_ERROR(decode::checkIntegerRangeBounds(d));
+                   return inOrder(
+                       kc::planRangeInt(dtype, start.i(), limit.i(), delta.i(), resultShape(d, 0)),
+                       kc::launchRange, kc::replay::range);
+                 }
+                 return inOrder(kc::planRange(dtype, decode::rangeBound(start),
+                                              decode::rangeBound(limit), decode::rangeBound(delta),
+                                              resultShape(d, 0)),
+                                kc::launchRange, kc::replay::range);
+               }});
+  t.push_back({"trilu", [](const Decoder &d) {
+                 return inOrder(kc::planTrilu(operandDType(d, 0), operandShape(d, 0), d.i64("k"),
+                                              d.flag("upper"), resultShape(d, 0)),
+                                kc::launchTrilu, kc::replay::trilu);
+               }});
+}
+
+// Fused transformer ops.
+void addFused(Table &t) {
+  t.push_back({"swiglu", [](const Decoder &d) {
+                 return inOrder(kc::planSwiglu(operandDType(d, 0), operandShape(d, 0),
+                                               operandShape(d, 1), resultShape(d, 0)),
+                                kc::launchSwiglu, kc::replay::swiglu);
+               }});
+  t.push_back({"rope", [](const Decoder &d) {
+                 return inOrder(kc::planRope(operandDType(d, 0), operandShape(d, 0),
+                                             operandShape(d, 1), operandShape(d, 2),
+                                             resultShape(d, 0)),
+                                kc::launchRope, kc::replay::rope);
+               }});
+  t.push_back({"attention", [](const Decoder &d) {
+                 return inOrder(kc::planAttention(operandDType(d, 0), operandShape(d, 0),
+                                                  operandShape(d, 1), operandShape(d, 2),
+                                                  d.f64("scale"), d.flag("causal"),
+                                                  resultShape(d, 0)),
+                                kc::launchAttention, kc::replay::attention);
+               }});
+}
+
+} // namespace
+
+const CudaBuilder *findCudaBuilder(std::string_view id) {
+  static const decode::KernelTable<CudaBuilder> table(
+      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused});
+  return table.find(id);
+}
+
+} // namespace rp::runtime

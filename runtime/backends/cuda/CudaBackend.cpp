@@ -103,14 +103,9 @@ int64_t CudaBackend::deviceBytes(int w) const {
 
 Status CudaBackend::prepare(const pb::Plan &plan) {
   plan_ = &plan;
-  functions_.clear();
-  int64_t scratch = 0;
-  for (const pb::Function &f : plan.functions()) {
-    RP_ASSIGN_OR_RETURN(std::vector<CudaInstr> body, decodeCudaFunction(f));
-    for (const CudaInstr &i : body)
-      scratch = std::max(scratch, i.kernel.scratchBytes());
-    functions_.push_back(std::move(body));
-  }
+  RP_ASSIGN_OR_RETURN(CudaPlanKernels decoded, decodeCudaPlan(plan));
+  functions_ = std::move(decoded.functions);
+  const int64_t scratch = decoded.scratchBytes;
   const pb::DeviceArena &a = plan.device_arena();
   workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
   const int64_t arenaBytes = static_cast<int64_t>(deviceArenaBytes(plan));

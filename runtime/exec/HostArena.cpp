@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
+#include <vector>
 
 namespace rp::runtime {
 
@@ -58,38 +60,62 @@ Status HostArena::writeComputeWeights(int index) {
                                           weights() + p.weight_offset(), paramElements(index));
 }
 
-Status HostArena::loadWeights(const SafetensorsFile &file) {
-  for (int i = 0; i < plan_->params_size(); ++i) {
-    const rp::plan::Param &p = plan_->params(i);
-    std::optional<DType> stored = fromPlanDType(p.type().dtype());
-    if (!stored)
-      return invalidArgument("param '" + p.name() + "' has an invalid dtype");
-    std::vector<int64_t> shape(p.type().shape().begin(), p.type().shape().end());
-    RP_ASSIGN_OR_RETURN(HostTensor value, HostTensor::create(*stored, shape));
-    if (const SafetensorsTensorView *t = file.find(p.name())) {
-      if (t->size != value.byteSize())
-        return invalidArgument(file.path() + ": tensor '" + p.name() + "' has " +
-                               std::to_string(t->size) + " bytes; the plan expects " +
-                               std::to_string(value.byteSize()));
-      if (t->size)
-        std::memcpy(value.raw(), t->data, t->size);
-    } else if (p.init() != rp::plan::PARAM_INIT_STORED) {
-      ParamInit kind = p.init() == rp::plan::PARAM_INIT_ZEROS ? ParamInit::Zeros
-                                                              : ParamInit::KaimingUniform;
-      RP_RETURN_IF_ERROR(initParam(kind, p.name(), value));
-    } else {
-      return notFound(file.path() + ": no tensor '" + p.name() + "'");
-    }
-    if (!isFloat(*stored)) {
-      std::memcpy(weights() + p.weight_offset(), value.raw(), value.byteSize());
-      continue;
-    }
-    RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, weights() + p.weight_offset(),
-                                          computeDType_, value.numElements()));
-    if (p.trainable())
-      RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, master() + p.state_offset() / 4,
-                                            DType::F32, value.numElements()));
+Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std::string &file) {
+  const rp::plan::Param &p = plan_->params(index);
+  std::optional<DType> stored = fromPlanDType(p.type().dtype());
+  if (!stored)
+    return invalidArgument("param '" + p.name() + "' has an invalid dtype");
+  std::vector<int64_t> shape(p.type().shape().begin(), p.type().shape().end());
+  RP_ASSIGN_OR_RETURN(HostTensor value, HostTensor::create(*stored, shape));
+  if (t && t->dtype != fromRuntimeDType(*stored)) {
+    // A floating-point param from an F16 or BF16 checkpoint: to the plan's f32, exactly.
+    if (*stored != DType::F32 || t->shape != shape)
+      return invalidArgument(file + ": tensor '" + p.name() + "' has dtype " +
+                             safetensorsDTypeName(t->dtype) + " " + formatShape(t->shape) +
+                             "; the plan expects " + dtypeName(*stored) + " " + formatShape(shape));
+    Status converted = convertToFloat32(*t, value.data<float>());
+    if (!converted.ok())
+      return Status(converted.code(), file + ": " + converted.message());
+  } else if (t) {
+    if (t->size != value.byteSize())
+      return invalidArgument(file + ": tensor '" + p.name() + "' has " + std::to_string(t->size) +
+                             " bytes; the plan expects " + std::to_string(value.byteSize()));
+    if (t->size)
+      std::memcpy(value.raw(), t->data, t->size);
+  } else if (p.init() != rp::plan::PARAM_INIT_STORED) {
+    ParamInit kind =
+        p.init() == rp::plan::PARAM_INIT_ZEROS ? ParamInit::Zeros : ParamInit::KaimingUniform;
+    RP_RETURN_IF_ERROR(initParam(kind, p.name(), value));
+  } else {
+    return notFound(file + ": no tensor '" + p.name() + "'");
   }
+  if (!isFloat(*stored)) {
+    std::memcpy(weights() + p.weight_offset(), value.raw(), value.byteSize());
+    return okStatus();
+  }
+  RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, weights() + p.weight_offset(),
+                                        computeDType_, value.numElements()));
+  if (p.trainable())
+    RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, master() + p.state_offset() / 4,
+                                          DType::F32, value.numElements()));
+  return okStatus();
+}
+
+Status HostArena::loadWeights(const WeightSource &source) {
+  std::unordered_map<std::string, int> byName;
+  for (int i = 0; i < plan_->params_size(); ++i)
+    byName.emplace(plan_->params(i).name(), i);
+  std::vector<bool> loaded(static_cast<size_t>(plan_->params_size()), false);
+  RP_RETURN_IF_ERROR(source.readTensors([&](const SafetensorsTensorView &t) -> Status {
+    auto it = byName.find(t.name);
+    if (it == byName.end())
+      return okStatus(); // a tensor no param names (--allow-extra-weights)
+    loaded[static_cast<size_t>(it->second)] = true;
+    return loadParam(it->second, &t, source.shards()[source.find(t.name)->shard]);
+  }));
+  for (int i = 0; i < plan_->params_size(); ++i)
+    if (!loaded[static_cast<size_t>(i)])
+      RP_RETURN_IF_ERROR(loadParam(i, nullptr, source.describe()));
   return okStatus();
 }
 

@@ -19,7 +19,7 @@
 
 #include "runtime/core/DType.h"
 #include "runtime/core/Status.h"
-#include "runtime/io/Safetensors.h"
+#include "runtime/io/WeightSource.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>
@@ -33,10 +33,14 @@ public:
   /// size in bytes when the allocation fails.
   static StatusOr<HostArena> create(const rp::plan::Plan &plan);
 
-  /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from a
-  /// weights file checked by validateWeights (f32 tensors keyed by param name); a param absent
-  /// from the file starts as its `init` says (runtime/core/ParamInit.h).
-  Status loadWeights(const SafetensorsFile &file);
+  /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from
+  /// weights checked by validateWeights (tensors keyed by param name; a floating-point param's
+  /// F16 or BF16 tensor is converted to f32 exactly first); a param absent from the weights
+  /// starts as its `init` says (runtime/core/ParamInit.h). Reads shard by shard, tensor by
+  /// tensor (WeightSource::readTensors): besides the arena it holds one param's f32 copy.
+  /// Tensors no param names are skipped. Errors: the reader's, a tensor of another size or
+  /// dtype than the plan's (InvalidArgument naming the file and the tensor), a missing tensor.
+  Status loadWeights(const WeightSource &source);
 
   /// Writes the compute-dtype weights of `param` from its fp32 master copy (a trainable param).
   Status writeComputeWeights(int param);
@@ -57,6 +61,10 @@ public:
   int64_t paramElements(int index) const;
 
 private:
+  /// Fills param `index` from `t` (null: from its init) as loadWeights describes; `file`
+  /// names the file holding `t` in errors.
+  Status loadParam(int index, const SafetensorsTensorView *t, const std::string &file);
+
   struct Free {
     void operator()(uint8_t *p) const;
   };

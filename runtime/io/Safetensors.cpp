@@ -243,6 +243,16 @@ void SafetensorsFile::unmap() {
   mapSize_ = 0;
 }
 
+void SafetensorsFile::releasePages(const SafetensorsTensorView &t) const {
+  if (!map_ || t.size == 0)
+    return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(t.data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(t.data) + t.size) / page * page;
+  if (begin < end)
+    (void)::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 const SafetensorsTensorView *SafetensorsFile::find(std::string_view name) const {
   auto it = byName_.find(std::string(name));
   return it == byName_.end() ? nullptr : &tensors_[it->second];

@@ -104,6 +104,11 @@ public:
   const std::map<std::string, std::string> &metadata() const { return metadata_; }
   /// Bytes of the whole file.
   size_t fileSize() const { return mapSize_; }
+  /// Tells the kernel the whole pages inside `t`'s bytes are not needed again (madvise
+  /// MADV_DONTNEED): a reader going through a large file tensor by tensor keeps only the
+  /// pages of the tensor it reads. The view stays valid: a later access reads the pages from
+  /// the file again.
+  void releasePages(const SafetensorsTensorView &t) const;
 
 private:
   friend StatusOr<SafetensorsFile> readSafetensors(const std::string &path);

@@ -22,7 +22,8 @@ std::string directoryOf(const std::string &path) {
 
 } // namespace
 
-StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &weightsPath) {
+StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &weightsPath,
+                              bool allowExtraWeights) {
   LoadedPlan loaded;
   loaded.planPath = planPath;
   StatusOr<rp::plan::Plan> plan = readPlanFile(planPath);
@@ -42,11 +43,11 @@ StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &we
                                      "' must be a file name beside the plan");
     loaded.weightsPath = directoryOf(planPath) + name;
   }
-  StatusOr<SafetensorsFile> weights = readSafetensors(loaded.weightsPath);
+  StatusOr<WeightSource> weights = WeightSource::open(loaded.weightsPath);
   if (!weights.ok())
     return weights.status();
   loaded.weights = std::move(weights.value());
-  Status match = validateWeights(loaded.plan, loaded.weights);
+  Status match = validateWeights(loaded.plan, loaded.weights, allowExtraWeights);
   if (!match.ok())
     return match;
   return loaded;
@@ -85,9 +86,11 @@ std::string describePlan(const LoadedPlan &loaded) {
                 formatBytes(d.constants()).c_str(), formatBytes(d.slot()).c_str(),
                 formatBytes(d.activations()).c_str(), formatBytes(d.workspace()).c_str());
   out += line;
-  std::snprintf(line, sizeof line, "  weights %s: %zu tensors\n", loaded.weightsPath.c_str(),
+  std::snprintf(line, sizeof line, "  weights %s: %zu tensors", loaded.weightsPath.c_str(),
                 loaded.weights.tensors().size());
   out += line;
+  const size_t shards = loaded.weights.shards().size();
+  out += loaded.weights.indexPath().empty() ? "\n" : " in " + std::to_string(shards) + " shards\n";
   return out;
 }
 

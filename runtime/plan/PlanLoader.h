@@ -2,8 +2,10 @@
 //
 // What rp-run does first: read MODEL.rpplan (PlanFile.h: magic, schema version, content hash),
 // validate every index, size and offset against the arenas (PlanValidator.h), then read the
-// weights file the plan names, beside it, and check that it holds every param with the right
-// dtype and shape (Weights.h). Nothing of a plan is used before all of this passed.
+// headers of the weights file the plan names, beside it (or of --weights: a file, a sharded
+// checkpoint, a directory; runtime/io/WeightSource.h), and check that they hold every param
+// with the right dtype and shape (Weights.h). The weights' data is read later, when the host
+// arena is filled. Nothing of a plan is used before all of this passed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +13,7 @@
 #define RP_RUNTIME_PLAN_PLANLOADER_H
 
 #include "runtime/core/Status.h"
-#include "runtime/io/Safetensors.h"
+#include "runtime/io/WeightSource.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <string>
@@ -21,17 +23,19 @@ namespace rp::runtime {
 /// A validated plan and its initial weights.
 struct LoadedPlan {
   rp::plan::Plan plan;
-  SafetensorsFile weights;
+  WeightSource weights; ///< Headers only: HostArena::loadWeights reads the data.
   std::string planPath;
   std::string weightsPath;
 };
 
 /// Reads and validates `planPath` and the weights file it names (resolved in the plan's
-/// directory; `weightsPath`, when not empty, overrides it, e.g. a checkpoint). Errors name
-/// the file: the plan file's read errors (not found, not a plan, another schema version,
-/// corrupted or truncated), the validator's, the weights file's read errors, a missing
-/// tensor or a wrong dtype or shape.
-StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &weightsPath = "");
+/// directory; `weightsPath`, when not empty, overrides it: a checkpoint, or a Hugging Face
+/// checkpoint as WeightSource::open takes it). Errors name the file: the plan file's read
+/// errors (not found, not a plan, another schema version, corrupted or truncated), the
+/// validator's, the weights' read errors (WeightSource::open), a missing tensor, a wrong dtype
+/// or shape, and tensors no param names unless `allowExtraWeights` (validateWeights).
+StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &weightsPath = "",
+                              bool allowExtraWeights = false);
 
 /// A few lines describing a loaded plan: stages, layers, params, arena sizes.
 std::string describePlan(const LoadedPlan &loaded);

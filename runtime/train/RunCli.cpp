@@ -82,7 +82,11 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_option("plan", o.planPath,
                  "The plan file (MODEL.rpplan); required except for --backend sim --profile");
   app.add_option("--weights", o.weightsPath,
-                 "Initial weights (default: the safetensors file the plan names, beside it)");
+                 "Initial weights (default: the safetensors file the plan names, beside it): a "
+                 "safetensors file, a sharded checkpoint's model.safetensors.index.json, or a "
+                 "Hugging Face checkpoint directory; F32, F16 or BF16, keyed by param name");
+  app.add_flag("--allow-extra-weights", o.allowExtraWeights,
+               "Ignore --weights tensors that no param of the plan names (default: refuse them)");
   app.add_flag("--check", f.check, "Validate the plan and its weights, print a summary, and exit");
   app.add_option("--data", o.dataPath,
                  "Training data: an llm.c token file (uint16/uint32 ids), raw text as byte "
@@ -199,7 +203,7 @@ int runSimulation(const CLI::App &app, RunFlags &f) {
 /// explicit --backend, decodes the plan for it.
 int checkPlan(const CLI::App &app, const RunFlags &f) {
   const TrainOptions &o = f.train;
-  StatusOr<LoadedPlan> loaded = loadPlan(o.planPath, o.weightsPath);
+  StatusOr<LoadedPlan> loaded = loadPlan(o.planPath, o.weightsPath, o.allowExtraWeights);
   if (!loaded.ok())
     return fail(loaded.status());
   std::fputs(describePlan(loaded.value()).c_str(), stdout);

@@ -267,7 +267,8 @@ StatusOr<TrainSummary> Trainer::run() {
 }
 
 Status Trainer::loadPlanAndData() {
-  RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath));
+  RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath,
+                                        options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
   RP_ASSIGN_OR_RETURN(data_, readTokens(options_.dataPath, options_.dataFormat));
   int64_t vocab = feed_.tokens.vocabSize;

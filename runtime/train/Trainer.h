@@ -38,6 +38,8 @@ StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where);
 struct TrainOptions {
   std::string planPath;
   std::string weightsPath; ///< Empty: the file the plan names, beside it.
+  /// Ignore weights tensors that no param names (default: refuse them; validateWeights).
+  bool allowExtraWeights = false;
   std::string dataPath;
   DataFormat dataFormat = DataFormat::Auto;
   int64_t steps = 0;                 ///< Steps to run in this invocation (>= 1).

@@ -1,0 +1,224 @@
+//===- WeightSource.cpp - Initial weights: one file or a sharded checkpoint -===//
+//
+// The index format is Hugging Face's (transformers' `load_sharded_checkpoint`,
+// huggingface_hub's `split_torch_state_dict_into_shards`): a JSON object whose "weight_map"
+// maps every tensor name to the file name of its shard, beside the index. The index is parsed
+// with nlohmann-json without exceptions (allow_exceptions = false, then is_discarded()).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/io/WeightSource.h"
+
+#include "runtime/core/Float16.h"
+#include "runtime/core/HostTensor.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sys/stat.h>
+
+namespace rp::runtime {
+namespace {
+
+using json = nlohmann::json;
+
+/// The file names Hugging Face gives a checkpoint in a directory (transformers'
+/// SAFE_WEIGHTS_NAME and SAFE_WEIGHTS_INDEX_NAME).
+constexpr const char *kSingleFile = "model.safetensors";
+constexpr const char *kIndexFile = "model.safetensors.index.json";
+
+enum class PathKind { Missing, File, Directory, Other };
+
+PathKind kindOf(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return PathKind::Missing;
+  if (S_ISDIR(st.st_mode))
+    return PathKind::Directory;
+  return S_ISREG(st.st_mode) ? PathKind::File : PathKind::Other;
+}
+
+bool endsWith(const std::string &s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0;
+}
+
+/// `dir` joined with `name` ("" for the current directory).
+std::string joinPath(const std::string &dir, const std::string &name) {
+  if (dir.empty())
+    return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+/// The directory part of `path` with its trailing '/', or "" for a bare file name.
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+/// The index's "weight_map" as (tensor, shard file name) pairs, in the index's order.
+StatusOr<std::vector<std::pair<std::string, std::string>>>
+readWeightMap(const std::string &indexPath) {
+  const std::string where = "weights index '" + indexPath + "'";
+  std::ifstream in(indexPath, std::ios::binary);
+  if (!in) {
+    std::string msg = "cannot open " + where + ": " + std::strerror(errno);
+    return errno == ENOENT ? notFound(msg) : unavailable(msg);
+  }
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0 || static_cast<uint64_t>(size) > kMaxSafetensorsHeaderBytes)
+    return invalidArgument(where + " is larger than " + std::to_string(kMaxSafetensorsHeaderBytes) +
+                           " bytes: not a checkpoint index");
+  in.seekg(0);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json index = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (index.is_discarded())
+    return invalidArgument(where + " is not valid JSON");
+  auto map = index.is_object() ? index.find("weight_map") : index.end();
+  if (map == index.end() || !map->is_object())
+    return invalidArgument(where + " has no \"weight_map\" object (a Hugging Face index maps "
+                                   "each tensor name to the file name of its shard)");
+  if (map->empty())
+    return invalidArgument(where + ": \"weight_map\" is empty");
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (auto it = map->begin(); it != map->end(); ++it) {
+    const json &shard = it.value();
+    if (!shard.is_string())
+      return invalidArgument(where + ": \"weight_map\" entry '" + it.key() + "' is " +
+                             shard.dump() + ", not the file name of a shard");
+    const std::string &name = shard.get_ref<const std::string &>();
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+      return invalidArgument(where + ": \"weight_map\" entry '" + it.key() + "' names shard '" +
+                             name + "': a shard must be a file name beside the index");
+    entries.emplace_back(it.key(), name);
+  }
+  return entries;
+}
+
+} // namespace
+
+StatusOr<WeightSource> WeightSource::open(const std::string &path) {
+  WeightSource source;
+  source.path_ = path;
+  std::string file = path;
+  PathKind kind = kindOf(path);
+  if (kind == PathKind::Directory) {
+    if (kindOf(joinPath(path, kSingleFile)) == PathKind::File) {
+      file = joinPath(path, kSingleFile);
+    } else if (kindOf(joinPath(path, kIndexFile)) == PathKind::File) {
+      file = joinPath(path, kIndexFile);
+    } else {
+      return notFound("weights directory '" + path + "' holds neither " + kSingleFile + " nor " +
+                      kIndexFile + " (a Hugging Face checkpoint)");
+    }
+  }
+
+  if (!endsWith(file, ".json")) {
+    // One safetensors file (readSafetensors reports a missing or unreadable one).
+    RP_ASSIGN_OR_RETURN(SafetensorsFile single, readSafetensors(file));
+    source.shards_.push_back(file);
+    for (const SafetensorsTensorView &t : single.tensors()) {
+      source.byName_.emplace(t.name, source.tensors_.size());
+      source.tensors_.push_back({t.name, t.dtype, t.shape, 0});
+    }
+    return source;
+  }
+
+  // A sharded checkpoint: the index, then every shard's header against it.
+  source.indexPath_ = file;
+  RP_ASSIGN_OR_RETURN(auto weightMap, readWeightMap(file));
+  const std::string where = "weights index '" + file + "'";
+  std::map<std::string, std::map<std::string, bool>> byShard; // shard -> tensor -> seen
+  for (const auto &[tensor, shard] : weightMap)
+    byShard[shard].emplace(tensor, false);
+  std::vector<std::map<std::string, bool>> shardTensors;
+  for (auto &[shard, tensors] : byShard) {
+    source.shards_.push_back(directoryOf(file) + shard);
+    shardTensors.push_back(std::move(tensors));
+  }
+  for (size_t s = 0; s < source.shards_.size(); ++s) {
+    const std::string &shardPath = source.shards_[s];
+    if (kindOf(shardPath) == PathKind::Missing)
+      return notFound(where + " names shard '" + shardPath + "' (for tensor '" +
+                      shardTensors[s].begin()->first + "'), which does not exist");
+    RP_ASSIGN_OR_RETURN(SafetensorsFile shard, readSafetensors(shardPath));
+    for (const SafetensorsTensorView &t : shard.tensors()) {
+      auto mapped = shardTensors[s].find(t.name);
+      if (mapped == shardTensors[s].end())
+        return invalidArgument(where + ": shard '" + shardPath + "' holds tensor '" + t.name +
+                               "', which the index does not map to that shard");
+      mapped->second = true;
+      source.byName_.emplace(t.name, source.tensors_.size());
+      source.tensors_.push_back({t.name, t.dtype, t.shape, s});
+    }
+    for (const auto &[tensor, seen] : shardTensors[s])
+      if (!seen)
+        return invalidArgument(where + " maps tensor '" + tensor + "' to shard '" + shardPath +
+                               "', which does not hold it");
+  }
+  return source;
+}
+
+const WeightEntry *WeightSource::find(std::string_view name) const {
+  auto it = byName_.find(std::string(name));
+  return it == byName_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::string WeightSource::describe() const {
+  return indexPath_.empty() ? "weights file " + shards_.front() : "weights index " + indexPath_;
+}
+
+Status
+WeightSource::readTensors(const std::function<Status(const SafetensorsTensorView &)> &fn) const {
+  size_t next = 0;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    RP_ASSIGN_OR_RETURN(SafetensorsFile shard, readSafetensors(shards_[s]));
+    for (; next < tensors_.size() && tensors_[next].shard == s; ++next) {
+      const WeightEntry &e = tensors_[next];
+      const SafetensorsTensorView *t = shard.find(e.name);
+      if (!t || t->dtype != e.dtype || t->shape != e.shape)
+        return dataLoss("weights file " + shards_[s] + ": tensor '" + e.name +
+                        "' changed while the weights were read (was " +
+                        safetensorsDTypeName(e.dtype) + formatShape(e.shape) + ")");
+      Status status = fn(*t);
+      shard.releasePages(*t);
+      RP_RETURN_IF_ERROR(status);
+    }
+  }
+  return okStatus();
+}
+
+bool isFloat32Convertible(SafetensorsDType dtype) {
+  return dtype == SafetensorsDType::F32 || dtype == SafetensorsDType::F16 ||
+         dtype == SafetensorsDType::BF16;
+}
+
+Status convertToFloat32(const SafetensorsTensorView &t, float *out) {
+  const size_t n = t.size / safetensorsDTypeSize(t.dtype);
+  switch (t.dtype) {
+  case SafetensorsDType::F32:
+    if (n)
+      std::memcpy(out, t.data, t.size);
+    return okStatus();
+  case SafetensorsDType::F16:
+  case SafetensorsDType::BF16: {
+    const bool half = t.dtype == SafetensorsDType::F16;
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, t.data + 2 * i, 2);
+      out[i] = half ? halfToFloat(bits) : bf16ToFloat(bits);
+    }
+    return okStatus();
+  }
+  default:
+    return invalidArgument("tensor '" + t.name + "' has dtype " + safetensorsDTypeName(t.dtype) +
+                           ", which does not convert to f32 exactly (F32, F16 or BF16)");
+  }
+}
+
+} // namespace rp::runtime

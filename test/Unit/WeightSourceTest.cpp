@@ -159,6 +159,13 @@ protected:
     }
   }
 
+  /// Loads `source` and expects the plan's values, written as `dtype`, in the arena.
+  void expectLoads(const std::string &source, SafetensorsDType dtype) {
+    Status s = load(source);
+    ASSERT_TRUE(s.ok()) << s.message();
+    expectLoaded(planFixtures(dtype));
+  }
+
   static void expectError(const Status &s, StatusCode code, const std::string &text) {
     ASSERT_FALSE(s.ok()) << "expected: " << text;
     EXPECT_EQ(s.code(), code) << s.message();
@@ -171,9 +178,7 @@ protected:
 
 TEST_F(WeightSourceTest, SingleF32File) {
   write("model.safetensors", planFixtures(SafetensorsDType::F32));
-  Status s = load(path("model.safetensors"));
-  ASSERT_TRUE(s.ok()) << s.message();
-  expectLoaded(planFixtures(SafetensorsDType::F32));
+  expectLoads(path("model.safetensors"), SafetensorsDType::F32);
 }
 
 TEST_F(WeightSourceTest, SingleBf16FileInADirectory) {
@@ -183,11 +188,8 @@ TEST_F(WeightSourceTest, SingleBf16FileInADirectory) {
   ASSERT_TRUE(source.ok()) << source.status().message();
   EXPECT_EQ(source->shards(), std::vector<std::string>{path("hf") + "/model.safetensors"});
   EXPECT_TRUE(source->indexPath().empty());
-  for (const std::string &p : {path("hf"), path("hf/model.safetensors")}) {
-    Status s = load(p);
-    ASSERT_TRUE(s.ok()) << s.message();
-    expectLoaded(planFixtures(SafetensorsDType::BF16));
-  }
+  expectLoads(path("hf"), SafetensorsDType::BF16);
+  expectLoads(path("hf/model.safetensors"), SafetensorsDType::BF16);
 }
 
 TEST_F(WeightSourceTest, ShardedF16ByDirectoryAndByIndex) {
@@ -200,11 +202,8 @@ TEST_F(WeightSourceTest, ShardedF16ByDirectoryAndByIndex) {
   ASSERT_NE(source->find("lm_head"), nullptr);
   EXPECT_EQ(source->find("lm_head")->shard, 1u);
   EXPECT_EQ(source->find("lm_head")->dtype, SafetensorsDType::F16);
-  for (const std::string &p : {path("hf"), path("hf/model.safetensors.index.json")}) {
-    Status s = load(p);
-    ASSERT_TRUE(s.ok()) << s.message();
-    expectLoaded(planFixtures(SafetensorsDType::F16));
-  }
+  expectLoads(path("hf"), SafetensorsDType::F16);
+  expectLoads(path("hf/model.safetensors.index.json"), SafetensorsDType::F16);
 }
 
 TEST_F(WeightSourceTest, ReadTensorsGoesShardByShardInDataOrder) {

@@ -170,7 +170,9 @@ const WeightEntry *WeightSource::find(std::string_view name) const {
 }
 
 std::string WeightSource::describe() const {
-  return indexPath_.empty() ? "weights file " + shards_.front() : "weights index " + indexPath_;
+  if (!indexPath_.empty())
+    return "weights index " + indexPath_;
+  return "weights file " + (shards_.empty() ? path_ : shards_.front());
 }
 
 Status

@@ -1,7 +1,8 @@
 //===- GroupLayers.cpp - split the forward function into layers -----------===//
 //
 // rp-group-layers (see LayerPasses.td). The steps:
-//  1. Scopes: block index of each param (from its name) and op (from its NameLoc).
+//  1. Scopes: block index of each param (from its name) and op (from its NameLoc); ops
+//     computed only from constants carry none (exporters name folded values after a block).
 //  2. Parts: every op gets the latest layer among its scope and operands (prefix 0, blocks
 //     1..B, tail B+1); values no block reaches are param-free (rematerialised), derived from
 //     a prefix param (first used before the blocks), a tail param (first used after them) or
@@ -91,9 +92,13 @@ private:
     return p.kind == Kind::Part ? p.part : -1;
   }
 
+  void findConstantDerived();
+
   ModuleOp module;
   func::FuncOp forward;
   SmallVector<Operation *> ops;
+  /// Ops computed only from constants (no param, no model input): folded values.
+  llvm::DenseSet<Operation *> constantDerived;
   llvm::DenseMap<Operation *, int64_t> index;
   llvm::DenseMap<StringRef, int> paramBlock; // param name -> 1..B
   llvm::DenseMap<Operation *, int> opScope;  // op -> 1..B
@@ -240,6 +245,20 @@ LogicalResult Grouper::detectBlocksStructurally(llvm::DenseMap<StringRef, int64_
   return failure();
 }
 
+/// Marks the ops whose operands all come from constant-derived ops (graph.constant, a
+/// graph.range, or ops of those): such a value is the same in every layer, so its name is no
+/// evidence of where it belongs. The TorchScript exporter scopes the rotary tables it folds to
+/// the first block (`/model/layers.0/...`), and the canonicalizer hoists them above the
+/// embedding; counted as block 0 work, they would pull the embedding lookup out of the prefix.
+void Grouper::findConstantDerived() {
+  for (Operation *op : ops)
+    if (!isa<graph::LoadParamOp>(op) && llvm::all_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && constantDerived.contains(def);
+        }))
+      constantDerived.insert(op);
+}
+
 LogicalResult Grouper::assignScopes() {
   llvm::SmallSetVector<int64_t, 16> raw;
   llvm::DenseMap<StringRef, int64_t> paramRaw;
@@ -250,7 +269,7 @@ LogicalResult Grouper::assignScopes() {
       raw.insert(*i);
     }
   for (Operation *op : ops)
-    if (auto i = blockIndexOfLoc(op->getLoc())) {
+    if (auto i = blockIndexOfLoc(op->getLoc()); i && !constantDerived.contains(op)) {
       opRaw[op] = *i;
       raw.insert(*i);
     }
@@ -569,6 +588,7 @@ LogicalResult Grouper::run() {
     index[&op] = static_cast<int64_t>(ops.size());
     ops.push_back(&op);
   }
+  findConstantDerived();
   if (failed(assignScopes()))
     return failure();
   assignParts();

@@ -19,10 +19,11 @@ def GroupLayers : Pass<"rp-group-layers", "::mlir::ModuleOp"> {
     chain of `graph.add`s whose other operand is computed from the stream through params) is
     cut into segments, and the segments whose params have the same shapes repeat with a period
     (a block is one period, e.g. attention + MLP); params shared by several segments are not
-    block params. Ops without a scope join the latest layer among their operands; a
-    parameter-free computation that no block parameter reaches (masks, positions) and values of
-    an unscoped parameter read by several layers (rotary tables) are rematerialised in every
-    layer that uses them; an unscoped parameter first used before the blocks belongs to the
+    block params. The names of constants and of ops computed only from constants are no
+    scope (an exporter may name a folded rotary table after the first block). Ops without a
+    scope join the latest layer among their operands; a parameter-free computation that no
+    block parameter reaches (masks, positions) and values of an unscoped parameter read by
+    several layers (rotary tables) are rematerialised in every layer that uses them; an unscoped parameter first used before the blocks belongs to the
     prefix, one first used after them to the tail. A parameter-free op whose results only a
     later layer uses moves into that layer when that lowers the number of values crossing the
     boundary, so that a boundary carries the hidden state. Layer functions take the values of

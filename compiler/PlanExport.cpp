@@ -251,6 +251,7 @@ private:
     pb::HostArena *h = out.mutable_host_arena();
     h->set_weights(host->getWeights());
     h->set_state(host->getState());
+    h->set_grads(host->getGrads());
     h->set_activations(host->getActivations());
     h->set_record(host->getActivations() / microBatches);
     pb::DeviceArena *d = out.mutable_device_arena();
@@ -306,15 +307,20 @@ private:
       ArrayAttr params = layerOp.getParams();
       std::optional<ArrayRef<int64_t>> weightOffsets = layerOp.getWeightOffsets();
       std::optional<ArrayRef<int64_t>> stateOffsets = layerOp.getStateOffsets();
-      if (!weightOffsets || !stateOffsets)
+      std::optional<ArrayRef<int64_t>> gradOffsets = layerOp.getGradOffsets();
+      if (!weightOffsets || !stateOffsets || !gradOffsets)
         return layerOp.emitError() << "layer @" << layerOp.getSymName() << " has no '"
-                                   << (weightOffsets ? "state_offsets" : "weight_offsets")
+                                   << (!weightOffsets  ? "weight_offsets"
+                                       : !stateOffsets ? "state_offsets"
+                                                       : "grad_offsets")
                                    << "'; run rp-plan-memory first";
-      if (weightOffsets->size() != params.size() || stateOffsets->size() != params.size())
+      if (weightOffsets->size() != params.size() || stateOffsets->size() != params.size() ||
+          gradOffsets->size() != params.size())
         return layerOp.emitError()
                << "layer @" << layerOp.getSymName() << " has " << params.size()
-               << " params but " << weightOffsets->size() << " weight offsets and "
-               << stateOffsets->size() << " state offsets";
+               << " params but " << weightOffsets->size() << " weight offsets, "
+               << stateOffsets->size() << " state offsets and " << gradOffsets->size()
+               << " grad offsets";
 
       llvm::StringMap<int32_t> &byName = layerParams.emplace_back();
       for (auto [k, ref] : llvm::enumerate(params.getAsRange<FlatSymbolRefAttr>())) {
@@ -325,11 +331,14 @@ private:
                                      << ", which is not a graph.param of the module";
         bool trainable = param.getTrainable();
         int64_t weightOffset = (*weightOffsets)[k], stateOffset = (*stateOffsets)[k];
-        if (weightOffset < 0 || (trainable ? stateOffset < 0 : stateOffset != -1))
+        int64_t gradOffset = (*gradOffsets)[k];
+        if (weightOffset < 0 || (trainable ? stateOffset < 0 || gradOffset < 0
+                                           : stateOffset != -1 || gradOffset != -1))
           return layerOp.emitError()
                  << "param @" << ref.getValue() << " of layer @" << layerOp.getSymName()
-                 << " has weight offset " << weightOffset << " and state offset " << stateOffset
-                 << "; expected a weight offset >= 0 and a state offset "
+                 << " has weight offset " << weightOffset << ", state offset " << stateOffset
+                 << " and grad offset " << gradOffset
+                 << "; expected a weight offset >= 0 and state and grad offsets "
                  << (trainable ? ">= 0 (trainable)" : "of -1 (frozen)");
         if (byName.count(ref.getValue()))
           return layerOp.emitError() << "layer @" << layerOp.getSymName() << " names param @"
@@ -350,6 +359,13 @@ private:
         p->set_layer(layer);
         p->set_weight_offset(weightOffset);
         p->set_state_offset(stateOffset);
+        p->set_grad_offset(gradOffset);
+        // A later reader of a trainable param holds a copy of the owner's (first) entry.
+        if (trainable) {
+          auto [owner, first] = trainableEntry.try_emplace(ref.getValue(), index);
+          if (!first)
+            p->set_primary(owner->second);
+        }
         // LoRA adapters have no stored value: the runtime may start them itself.
         if (std::optional<graph::ParamInit> init = param.getInit())
           p->set_init(*init == graph::ParamInit::zeros ? pb::PARAM_INIT_ZEROS
@@ -755,7 +771,7 @@ private:
     s->set_end(static_cast<int32_t>(end));
 
     // The stage's host ranges start at its first param (weights) and first trainable param
-    // (state): rp-plan-memory lays params out in layer order.
+    // (gradient slots): rp-plan-memory lays params out in layer order.
     std::optional<int64_t> weightOffset, stateOffset;
     for (int64_t l = begin; l < end; ++l)
       for (int32_t p : out.layers(static_cast<int>(l)).params()) {
@@ -763,7 +779,7 @@ private:
         if (!weightOffset)
           weightOffset = param.weight_offset();
         if (!stateOffset && param.trainable())
-          stateOffset = param.state_offset();
+          stateOffset = param.grad_offset();
       }
     s->set_weight_offset(weightOffset.value_or(0));
     s->set_state_offset(stateOffset.value_or(0));
@@ -863,6 +879,8 @@ private:
         pb::Accumulate *a = step->mutable_accumulate();
         std::optional<int32_t> param;
         for (int32_t l = s->begin(); l < s->end() && !param; ++l) {
+          if (accumulate.getLayer() && layers[l].getSymName() != *accumulate.getLayer())
+            continue;
           auto it = layerParams[l].find(accumulate.getParam());
           if (it != layerParams[l].end() && out.params(it->second).trainable())
             param = it->second;
@@ -907,6 +925,14 @@ private:
                                   << ", which is not a schedule.stage of the plan";
         o->add_upload_stages(upload->second);
       }
+      if (ArrayAttr shared = step.getSharedGradsAttr())
+        for (auto ref : shared.getAsRange<FlatSymbolRefAttr>()) {
+          auto stage = stageIndex.find(ref.getValue());
+          if (stage == stageIndex.end())
+            return step.emitError() << "optimizer step waits for @" << ref.getValue()
+                                    << ", which is not a schedule.stage of the plan";
+          o->add_shared_grads_stages(stage->second);
+        }
     }
     return success();
   }
@@ -920,6 +946,8 @@ private:
   llvm::StringMap<int32_t> layerIndex;
   /// Per layer: param symbol -> Plan.params index.
   SmallVector<llvm::StringMap<int32_t>> layerParams;
+  /// Trainable param symbol -> its owner's (first) Plan.params entry.
+  llvm::StringMap<int32_t> trainableEntry;
   /// Plan.functions in order, the layer of each, and name -> index.
   SmallVector<func::FuncOp> functions;
   SmallVector<int32_t> functionLayer;

@@ -122,7 +122,8 @@ private:
     }
     firstGrad = resultTypes.size();
     for (auto p : params)
-      resultTypes.push_back(p.getType());
+      for (size_t k = 0, n = layersOf(p).size(); k < n; ++k)
+        resultTypes.push_back(p.getType());
     for (unsigned a : config.wrtArgs)
       resultTypes.push_back(ft.getInput(a));
 
@@ -226,24 +227,53 @@ private:
         results.append(outs.begin(), outs.end());
     } else
       results.push_back(outs[0]);
+    SmallVector<std::pair<graph::ParamOp, std::optional<int64_t>>> gradOf;
     for (auto p : params) {
-      Value total;
-      for (Operation *op : forwardOps)
-        if (auto load = dyn_cast<graph::LoadParamOp>(op))
-          if (load.getParam() == p.getSymName())
-            if (Value g = grads.lookup(load.getResult()))
-              total = total ? Value(graph::AddOp::create(b, loc, total, g)) : g;
-      results.push_back(total ? total : zerosOf(b, loc, p.getType()));
+      SmallVector<int64_t> layers = layersOf(p);
+      for (int64_t layer : layers) {
+        Value total; // the loads' cotangents in op order
+        for (Operation *op : forwardOps)
+          if (auto load = dyn_cast<graph::LoadParamOp>(op))
+            if (load.getParam() == p.getSymName() && (layers.size() == 1 || layerOf(load) == layer))
+              if (Value g = grads.lookup(load.getResult()))
+                total = total ? Value(graph::AddOp::create(b, loc, total, g)) : g;
+        results.push_back(total ? total : zerosOf(b, loc, p.getType()));
+        gradOf.push_back({p, layers.size() > 1 ? std::optional<int64_t>(layer) : std::nullopt});
+      }
     }
     for (unsigned a : config.wrtArgs) {
       Value g = grads.lookup(body->getArgument(a));
       results.push_back(g ? g : zerosOf(b, loc, ft.getInput(a)));
     }
     func::ReturnOp::create(b, loc, results);
-    for (auto [i, p] : llvm::enumerate(params))
-      fn.setResultAttr(firstGrad + i, "graph.grad_of", FlatSymbolRefAttr::get(p.getSymNameAttr()));
+    for (auto [i, of] : llvm::enumerate(gradOf)) {
+      fn.setResultAttr(firstGrad + i, "graph.grad_of",
+                       FlatSymbolRefAttr::get(of.first.getSymNameAttr()));
+      if (of.second)
+        fn.setResultAttr(firstGrad + i, "graph.grad_layer", b.getI64IntegerAttr(*of.second));
+    }
     for (auto [i, a] : llvm::enumerate(config.wrtArgs))
-      fn.setResultAttr(firstGrad + params.size() + i, "graph.grad_of_arg", b.getI64IntegerAttr(a));
+      fn.setResultAttr(firstGrad + gradOf.size() + i, "graph.grad_of_arg", b.getI64IntegerAttr(a));
+  }
+
+  static int64_t layerOf(graph::LoadParamOp load) {
+    auto layer = load->getAttrOfType<IntegerAttr>("graph.layer");
+    return layer ? layer.getInt() : -1;
+  }
+
+  /// The layers of `p`'s gradient results: its loads' distinct `graph.layer` values,
+  /// ascending, with gradPerLayer; otherwise one entry (one summed result).
+  SmallVector<int64_t> layersOf(graph::ParamOp p) {
+    SmallVector<int64_t> layers;
+    if (config.gradPerLayer)
+      forward.walk([&](graph::LoadParamOp load) {
+        if (load.getParam() == p.getSymName() && !llvm::is_contained(layers, layerOf(load)))
+          layers.push_back(layerOf(load));
+      });
+    llvm::sort(layers);
+    if (layers.size() <= 1)
+      return {0};
+    return layers;
   }
 
   /// Removes what nothing uses (forward values no gradient needs, unused VJP pieces).

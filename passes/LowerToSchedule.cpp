@@ -11,6 +11,7 @@
 
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Schedule/IR/ScheduleOps.h"
+#include "dialects/Schedule/IR/SharedParams.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -44,7 +45,6 @@ struct LayerInfo {
   SmallVector<unsigned> wrtArgs;     ///< Float boundary args (their gradients are results).
   SmallVector<unsigned> cotResults;  ///< Float results (one cotangent argument each).
   SmallVector<FlatSymbolRefAttr> params;
-  unsigned numTrainable = 0;
 };
 
 struct StageInfo {
@@ -111,6 +111,7 @@ private:
   std::map<ValueId, size_t> activationProducer; ///< value -> stage downloading it
   std::map<ValueId, size_t> cotangentProducer;  ///< value -> stage downloading its cotangent
   llvm::StringMap<schedule::HostBufferOp> buffers;
+  llvm::StringMap<int64_t> readerCount; ///< Layers reading each param.
   std::string lossName = "loss";
   FloatType computeType; ///< options.dtype, set first.
 };
@@ -159,10 +160,8 @@ LogicalResult Lowering::collectLayers() {
     llvm::DenseSet<StringRef> loaded;
     fn.walk([&](graph::LoadParamOp load) { loaded.insert(load.getParam()); });
     for (auto p : module.getOps<graph::ParamOp>())
-      if (loaded.contains(p.getSymName())) {
+      if (loaded.contains(p.getSymName()))
         info.params.push_back(FlatSymbolRefAttr::get(p.getSymNameAttr()));
-        info.numTrainable += p.getTrainable() ? 1 : 0;
-      }
     layers.push_back(std::move(info));
   }
   if (layers.empty())
@@ -233,18 +232,11 @@ LogicalResult Lowering::checkUses() {
       if (!consumer.count({l, r}))
         return fail("result " + Twine(r) + " of @" + layers[l].forward.getSymName() +
                     " is used by no later layer");
-  // A param read by two layers would be uploaded and updated twice.
-  llvm::StringMap<int64_t> owner;
+  // A trainable param read by several layers is one parameter with a copy per reading layer
+  // (dialects/Schedule/IR/SharedParams.h): its gradients are accumulated per reader.
   for (auto [l, info] : llvm::enumerate(layers))
-    for (FlatSymbolRefAttr p : info.params) {
-      auto [it, inserted] = owner.insert({p.getValue(), l});
-      auto param = module.lookupSymbol<graph::ParamOp>(p);
-      if (!inserted && param.getTrainable())
-        return fail("trainable param '" + p.getValue() + "' is read by @" +
-                    layers[it->second].forward.getSymName() + " and @" +
-                    info.forward.getSymName() +
-                    "; tied params are not supported by the schedule yet (freeze it or untie it)");
-    }
+    for (FlatSymbolRefAttr p : info.params)
+      readerCount[p.getValue()] += 1;
   if (inputs.count(StringRef(lossName)))
     lossName = "loss.0";
   return success();
@@ -449,7 +441,11 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
       schedule::DownloadOp::create(b, loc, call.getResult(next++), sym(buffers[lossName].getSymName()));
     for (FlatSymbolRefAttr p : info.params)
       if (module.lookupSymbol<graph::ParamOp>(p).getTrainable())
-        schedule::AccumulateOp::create(b, loc, call.getResult(next++), p);
+        schedule::AccumulateOp::create(
+            b, loc, call.getResult(next++), p,
+            readerCount.lookup(p.getValue()) > 1
+                ? FlatSymbolRefAttr::get(info.forward.getSymNameAttr())
+                : FlatSymbolRefAttr());
     for (unsigned a : info.wrtArgs) {
       ValueId v = *info.args[a].boundary;
       Value g = call.getResult(next++);
@@ -491,7 +487,7 @@ LogicalResult Lowering::buildPlan() {
                               FlatSymbolRefAttr::get(info.backward.getSymNameAttr()),
                               b.getArrayAttr(SmallVector<Attribute>(info.params.begin(),
                                                                     info.params.end())),
-                              nullptr, nullptr);
+                              nullptr, nullptr, nullptr);
 
   auto addBuffer = [&](StringRef name, schedule::BufferKind kind, StringAttr inputName,
                        Type type) {
@@ -521,21 +517,31 @@ LogicalResult Lowering::buildPlan() {
   }
 
   // Optimizer steps in the order gradients arrive: backward-kind stages in dispatch order,
-  // layers descending inside each.
+  // layers descending inside each; one per layer owning a trainable param, waiting for the
+  // events dialects/Schedule/IR/SharedParams.h derives.
   b.setInsertionPointToEnd(body);
+  schedule::ParamReaders readers(plan);
+  auto refs = [&](ArrayRef<schedule::StageOp> stageOps) {
+    SmallVector<Attribute> out;
+    for (schedule::StageOp st : stageOps)
+      out.push_back(FlatSymbolRefAttr::get(st.getSymNameAttr()));
+    return b.getArrayAttr(out);
+  };
   for (size_t s = 0; s < stages.size(); ++s) {
     if (stages[s].kind == StageKind::forward)
       continue;
     for (int64_t l = stages[s].end - 1; l >= stages[s].begin; --l) {
-      if (!layers[l].numTrainable)
+      if (!readers.ownsTrainable(static_cast<unsigned>(l)))
         continue;
-      SmallVector<Attribute> uploads;
-      for (size_t u = 0; u < stages.size(); ++u)
-        if (stages[u].begin <= l && l < stages[u].end)
-          uploads.push_back(FlatSymbolRefAttr::get(ctx, stages[u].name));
+      schedule::OptimizerStepEvents events =
+          schedule::expectedOptimizerStep(plan, readers, static_cast<unsigned>(l));
+      if (events.grads.getSymName() != stages[s].name)
+        continue; // the layer's gradients arrive in an earlier stage
       schedule::OptimizerStepOp::create(
           b, loc, FlatSymbolRefAttr::get(layers[l].forward.getSymNameAttr()),
-          FlatSymbolRefAttr::get(ctx, stages[s].name), b.getArrayAttr(uploads));
+          FlatSymbolRefAttr::get(ctx, stages[s].name),
+          events.sharedGrads.empty() ? ArrayAttr() : refs(events.sharedGrads),
+          refs(events.uploads));
     }
   }
   return success();

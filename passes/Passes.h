@@ -32,6 +32,12 @@ struct AutodiffConfig {
   /// With cotangentArgs: also return the forward results first (rp-autodiff does); off, the
   /// results are the gradients only.
   bool forwardResults = true;
+  /// One gradient result per `graph.layer` value (an i64 attribute on `graph.load_param`)
+  /// for a trainable param whose loads carry several values, ascending, each with a
+  /// `graph.grad_layer` result attribute, instead of one summed result: the per-reader
+  /// gradients of a shared param, which the pipeline sums on the host in layer order
+  /// (rp-ref --train follows that order). Loads without the attribute count as layer -1.
+  bool gradPerLayer = false;
 };
 
 /// Builds the reverse-mode function of `forward` next to it (see rp-autodiff); emits errors

@@ -108,29 +108,39 @@ private:
   ModuleOp module;
   schedule::PlanOp plan;
   OpBuilder b;
-  int64_t weightsBytes = 0, stateBytes = 0, recordBytes = 0;
+  int64_t weightsBytes = 0, stateBytes = 0, gradBytes = 0, recordBytes = 0;
   int64_t constantsBytes = 0, workspaceBytes = 0, slotBytes = 0, activationBytes = 0;
   llvm::DenseMap<Operation *, int64_t> functionWorkspace;
   SmallVector<func::FuncOp> functions;
 };
 
 void MemoryPlanner::planHost() {
-  SmallVector<schedule::LayerOp> layers(plan.getLayers());
-  for (auto layer : layers) {
-    SmallVector<int64_t> weights, state;
+  // Weights: every entry of every layer (a shared param has a copy per reader). State: each
+  // trainable param once, at its owner's entry. Grads: every trainable entry, so that a
+  // stage's gradients stay one contiguous range (dialects/Schedule/IR/SharedParams.h).
+  llvm::StringMap<int64_t> stateOf;
+  for (auto layer : plan.getLayers()) {
+    SmallVector<int64_t> weights, state, grads;
     for (Attribute a : layer.getParams()) {
       auto p = module.lookupSymbol<graph::ParamOp>(cast<FlatSymbolRefAttr>(a));
       weights.push_back(weightsBytes);
       weightsBytes += alignUp(weightBytes(p));
-      if (p.getTrainable()) {
-        state.push_back(stateBytes);
-        stateBytes += alignUp(p.getTensorType().getNumElements() * 4);
-      } else {
+      if (!p.getTrainable()) {
         state.push_back(-1);
+        grads.push_back(-1);
+        continue;
       }
+      const int64_t bytes = alignUp(p.getTensorType().getNumElements() * 4);
+      auto [it, owner] = stateOf.try_emplace(p.getSymName(), stateBytes);
+      if (owner)
+        stateBytes += bytes;
+      state.push_back(it->second);
+      grads.push_back(gradBytes);
+      gradBytes += bytes;
     }
     layer.setWeightOffsetsAttr(b.getDenseI64ArrayAttr(weights));
     layer.setStateOffsetsAttr(b.getDenseI64ArrayAttr(state));
+    layer.setGradOffsetsAttr(b.getDenseI64ArrayAttr(grads));
   }
   for (auto buffer : plan.getHostBuffers()) {
     buffer.setOffsetAttr(b.getI64IntegerAttr(recordBytes));
@@ -205,13 +215,13 @@ LogicalResult MemoryPlanner::planFunctions() {
 void MemoryPlanner::planStages() {
   SmallVector<schedule::LayerOp> layers(plan.getLayers());
   for (auto stage : plan.getStages()) {
-    // Host ranges: the stage's weights (and trainable state) are contiguous.
+    // Host ranges: the stage's weights and its gradient slots are contiguous.
     int64_t wBegin = -1, wEnd = 0, sBegin = -1, sEnd = 0;
     for (int64_t l = stage.getBeginAttr().getInt(), e = stage.getEndAttr().getInt(); l < e; ++l) {
       auto layer = layers[l];
       for (auto [i, a] : llvm::enumerate(layer.getParams())) {
         auto p = module.lookupSymbol<graph::ParamOp>(cast<FlatSymbolRefAttr>(a));
-        int64_t w = (*layer.getWeightOffsets())[i], s = (*layer.getStateOffsets())[i];
+        int64_t w = (*layer.getWeightOffsets())[i], s = (*layer.getGradOffsets())[i];
         if (wBegin < 0)
           wBegin = w;
         wEnd = w + alignUp(weightBytes(p));
@@ -286,7 +296,7 @@ LogicalResult MemoryPlanner::run() {
       ctx, alignUp(constantsBytes), alignUp(slotBytes), alignUp(activationBytes),
       alignUp(workspaceBytes)));
   plan.setHostArenaAttr(schedule::HostArenaAttr::get(
-      ctx, weightsBytes, stateBytes, recordBytes * plan.getMicroBatches()));
+      ctx, weightsBytes, stateBytes, gradBytes, recordBytes * plan.getMicroBatches()));
   return success();
 }
 

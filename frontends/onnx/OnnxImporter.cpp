@@ -13,6 +13,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
 #include "frontends/onnx/ImportContext.h"
+#include "frontends/onnx/TiedWeights.h"
 #include "kernels/cpu/Cast.h"
 #include "runtime/core/ParamInit.h"
 
@@ -453,6 +454,8 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
       for (StringRef n : names)
         buffers.insert(n.trim());
     }
+  // A tied embedding is named as Hugging Face checkpoints store it (TiedWeights.h).
+  llvm::StringMap<std::string> tied = tiedEmbeddingNames(model.proto->graph());
   for (const auto &init : model.proto->graph().initializer()) {
     initializers[init.name()] = &init;
     NodeContext types(builder, ::onnx::NodeProto::default_instance(), opset, values, fileLoc, "");
@@ -474,8 +477,11 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
         return emitError(fileLoc) << llvm::toString(std::move(e));
       builder.setInsertionPointToEnd(module.getBody());
       auto type = RankedTensorType::get(shape, *element);
-      graph::ParamOp::create(builder, fileLoc, init.name(), type, /*trainable=*/true,
-                             builder.getStringAttr(init.name()), graph::ParamInitAttr());
+      auto renamed = tied.find(init.name());
+      graph::ParamOp::create(builder, fileLoc,
+                             renamed == tied.end() ? init.name() : renamed->second, type,
+                             /*trainable=*/true, builder.getStringAttr(init.name()),
+                             graph::ParamInitAttr());
       continue;
     }
     llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);
@@ -580,7 +586,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     values[kv.getKey()] =
         graph::ConstantOp::create(builder, fileLoc, kv.getValue().getType(), kv.getValue());
   for (auto param : module->getOps<graph::ParamOp>())
-    values[param.getSymName()] = graph::LoadParamOp::create(
+    values[param.getInitializer().value_or(param.getSymName())] = graph::LoadParamOp::create(
         builder, fileLoc, param.getType(), FlatSymbolRefAttr::get(param.getSymNameAttr()));
 
   for (auto [index, node] : llvm::enumerate(g.node())) {

@@ -47,9 +47,25 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
       }
   for (const pb::HostBuffer &b : plan_.host_buffers()) // validated: sizes are known to fit
     bufferBytes_.push_back(tensorTypeBytes(b.type(), b.name()).value());
-  for (int p = 0; p < plan_.params_size(); ++p)
-    if (plan_.params(p).trainable())
+  copiesOf_.resize(static_cast<size_t>(plan_.params_size()));
+  stepLayersOf_.resize(static_cast<size_t>(plan_.layers_size()));
+  for (int l = 0; l < plan_.layers_size(); ++l)
+    if (layerHasStep_[static_cast<size_t>(l)])
+      stepLayersOf_[static_cast<size_t>(l)].push_back(l);
+  for (int p = 0; p < plan_.params_size(); ++p) {
+    const pb::Param &param = plan_.params(p);
+    if (!param.trainable())
+      continue;
+    if (!param.has_primary()) {
       trainableByName_.push_back(p);
+      continue;
+    }
+    copiesOf_[static_cast<size_t>(param.primary())].push_back(p); // validated: in layer order
+    std::vector<int> &owners = stepLayersOf_[static_cast<size_t>(param.layer())];
+    const int owner = plan_.params(param.primary()).layer();
+    if (std::find(owners.begin(), owners.end(), owner) == owners.end())
+      owners.push_back(owner);
+  }
   std::sort(trainableByName_.begin(), trainableByName_.end(),
             [&](int a, int b) { return plan_.params(a).name() < plan_.params(b).name(); });
   // Async: the weights writer copies the layers as their last upload of the step completes.
@@ -144,8 +160,8 @@ void Executor::waitWeightsVersion(int device, int64_t step, int stage) {
   StepEvents &prev = events(step - 1);
   const pb::Stage &st = plan_.stages(stage);
   for (int l = st.begin(); l < st.end(); ++l)
-    if (layerHasStep_[static_cast<size_t>(l)])
-      backend_.wait(device, Queue::WeightUpload, prev.weightsWritten[static_cast<size_t>(l)]);
+    for (int writer : stepLayersOf_[static_cast<size_t>(l)])
+      backend_.wait(device, Queue::WeightUpload, prev.weightsWritten[static_cast<size_t>(writer)]);
 }
 
 void Executor::uploadWeights(int device, int slot, int64_t step, int stage, const Event &ready,
@@ -274,7 +290,7 @@ Event Executor::enqueueCompute(const Job &j, const MicroBatch &mb, const Event &
     } else if (s.has_accumulate()) {
       const pb::Param &p = plan_.params(s.accumulate().param());
       const int64_t dst =
-          j.slotOffset + j.spec.weight_bytes() + (p.state_offset() - j.spec.state_offset());
+          j.slotOffset + j.spec.weight_bytes() + (p.grad_offset() - j.spec.state_offset());
       backend_.accumulate(j.device, dst, mb.setOffset + s.accumulate().offset(),
                           host_.paramElements(s.accumulate().param()), host_.computeDType(),
                           mb.index == 0, mb.tag + " accumulate " + p.name());
@@ -329,8 +345,8 @@ void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
   if (j.step - 1 >= options_.firstStep) {
     StepEvents &prev = events(j.step - 1);
     for (int l = st.begin(); l < st.end(); ++l)
-      if (layerHasStep_[static_cast<size_t>(l)])
-        backend_.wait(j.device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(l)]);
+      for (int reader : stepLayersOf_[static_cast<size_t>(l)])
+        backend_.wait(j.device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(reader)]);
   }
   backend_.copyToHost(j.device, Queue::Download, j.slotOffset + st.weight_bytes(),
                       reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
@@ -430,13 +446,37 @@ Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
                      o.eps(), o.weight_decay()};
   for (int p : plan_.layers(layer).params()) {
     const pb::Param &param = plan_.params(p);
-    if (!param.trainable())
+    if (!param.trainable() || param.has_primary()) // a copy: its owner's step updates it
       continue;
     const int64_t at = param.state_offset() / 4;
     adamwStep(host_.master() + at, host_.moment1() + at, host_.moment2() + at,
-              host_.grads() + at, host_.paramElements(p), config, step + 1, gradScale);
+              host_.grads() + param.grad_offset() / 4, host_.paramElements(p), config, step + 1,
+              gradScale);
   }
   return okStatus();
+}
+
+Status Executor::waitStepGradients(StepEvents &ev, const pb::OptimizerStep &os) {
+  RP_RETURN_IF_ERROR(
+      backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
+  for (int s : os.shared_grads_stages())
+    RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(s)].gradsDownloaded));
+  return okStatus();
+}
+
+void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
+  for (int p : plan_.layers(os.layer()).params()) {
+    const std::vector<int> &copies = copiesOf_[static_cast<size_t>(p)];
+    if (copies.empty())
+      continue;
+    float *sum = host_.grads() + plan_.params(p).grad_offset() / 4;
+    const int64_t n = host_.paramElements(p);
+    for (int c : copies) {
+      const float *g = host_.grads() + plan_.params(c).grad_offset() / 4;
+      for (int64_t i = 0; i < n; ++i)
+        sum[i] += g[i];
+    }
+  }
 }
 
 void Executor::traceSpan(int track, double start, const std::string &name) {
@@ -454,9 +494,13 @@ Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
         backend_.hostWait(events(step - 1).gradsConsumed[static_cast<size_t>(os.layer())]));
   for (int u : os.upload_stages())
     RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
-  for (int p : plan_.layers(os.layer()).params())
-    if (plan_.params(p).trainable())
-      RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+  for (int p : plan_.layers(os.layer()).params()) {
+    if (!plan_.params(p).trainable() || plan_.params(p).has_primary())
+      continue;
+    RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+    for (int c : copiesOf_[static_cast<size_t>(p)]) // the copies other stages upload
+      RP_RETURN_IF_ERROR(host_.writeComputeWeights(c));
+  }
   backend_.hostWork(HostTask::WriteWeights, step, os.layer());
   backend_.signal(ev.weightsWritten[static_cast<size_t>(os.layer())]);
   traceSpan(async_ ? writerTrack_ : optimizerTrack_, t0,
@@ -474,20 +518,24 @@ Status Executor::optimizerStep(int64_t step) {
   StepEvents &ev = events(step);
   float gradScale = static_cast<float>(1.0 / static_cast<double>(microBatches_));
   const double clip = plan_.config().optimizer().grad_clip();
+  // A shared param's gradient is the sum of its readers' slots; clipping needs every sum.
   if (clip > 0) {
-    for (const pb::OptimizerStep &os : plan_.optimizer_steps())
-      RP_RETURN_IF_ERROR(
-          backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
+    for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+      RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
+      sumSharedGradients(os);
+    }
     double sum = 0;
     for (int p : trainableByName_)
-      sum += sumOfSquares(host_.grads() + plan_.params(p).state_offset() / 4,
+      sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
                           host_.paramElements(p), gradScale);
     backend_.hostWork(HostTask::GradNorm, step, -1);
     RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, microBatches_, step + 1));
   }
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    RP_RETURN_IF_ERROR(
-        backend_.hostWait(ev.jobs[static_cast<size_t>(os.grads_stage())].gradsDownloaded));
+    if (clip <= 0) {
+      RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
+      sumSharedGradients(os);
+    }
     if (async_) // the weights writer has copied W_step into the compute weights
       RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
     const double t0 = options_.trace ? options_.trace->nowUs() : 0;

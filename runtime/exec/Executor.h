@@ -156,7 +156,8 @@ private:
   void dispatchJob(int64_t job, int64_t step, int stage, Mode mode, StepEvents &ev,
                    int64_t segmentEnd);
   /// Weights phase. Unless a previous job prefetched them (training), WeightUpload waits
-  /// for the previous step's weightsWritten of the stage's layers (training) and the slot's
+  /// for the previous step's weightsWritten of the stage's layers and of the owners of the
+  /// copies they hold (training) and the slot's
   /// slotFree, then uploads the stage's weights and records events.weightsReady. Then
   /// Compute waits for weightsReady.
   void enqueueJobWeights(const Job &j);
@@ -185,7 +186,8 @@ private:
   /// prefetched.
   void prefetchNextWeights(const Job &j, int64_t next, const std::vector<Event> &behind);
   /// Gradient phase. Training stages with gradients: Download waits for the previous step's
-  /// gradsConsumed of the stage's layers (the optimizer has read the host gradients), copies
+  /// gradsConsumed of the stage's layers and of the owners of the copies they hold (the
+  /// optimizer has read the host gradients), copies
   /// the slot's fp32 accumulators to the host gradient region and records
   /// events.gradsDownloaded, the slot's slotFree. Otherwise the slot is free after
   /// `lastCompute`.
@@ -208,6 +210,11 @@ private:
   Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os);
   void traceSpan(int track, double start, const std::string &name);
   Status applyAdamW(int64_t step, int layer, float gradScale);
+  /// Waits for the gradient downloads `os` reads (its grads stage, its shared grads stages).
+  Status waitStepGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
+  /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
+  /// rp-ref --train follows), for the params owned by `os`'s layer.
+  void sumSharedGradients(const rp::plan::OptimizerStep &os);
   StatusOr<std::vector<float>> readLosses(StepEvents &ev, int parity);
 
   HostArena &host_;
@@ -221,10 +228,15 @@ private:
   int lossBuffer_ = -1;
   bool async_;
   std::vector<bool> layerHasStep_;
+  /// Per layer: the layers whose optimizer step writes its weights and reads its gradient
+  /// slots (itself when it has a step; the owners of the shared params it holds copies of).
+  std::vector<std::vector<int>> stepLayersOf_;
+  /// Per param entry: the copies of a shared trainable param whose owner entry it is.
+  std::vector<std::vector<int>> copiesOf_;
   /// Async: optimizer_steps indices by the last stage uploading the layer (the order in which
   /// a step's uploads of the layers complete).
   std::vector<int> writeOrder_;
-  std::vector<int> trainableByName_; // trainable params sorted by name (the clip norm order)
+  std::vector<int> trainableByName_; // trainable owner entries by name (the clip norm order)
   std::vector<int64_t> bufferBytes_;  // bytes of each host buffer
 
   std::vector<DeviceState> devices_;

@@ -44,7 +44,8 @@ StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
 
 uint8_t *HostArena::record(int parity, int64_t microBatch) {
   const rp::plan::HostArena &h = plan_->host_arena();
-  return base_ + h.weights() + 4 * h.state() + parity * h.activations() + microBatch * h.record();
+  return base_ + h.weights() + 3 * h.state() + h.grads() + parity * h.activations() +
+         microBatch * h.record();
 }
 
 int64_t HostArena::paramElements(int index) const {
@@ -102,16 +103,20 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
 }
 
 Status HostArena::loadWeights(const WeightSource &source) {
-  std::unordered_map<std::string, int> byName;
+  // A param read by several layers has an entry per reader: each gets the tensor.
+  std::unordered_map<std::string, std::vector<int>> byName;
   for (int i = 0; i < plan_->params_size(); ++i)
-    byName.emplace(plan_->params(i).name(), i);
+    byName[plan_->params(i).name()].push_back(i);
   std::vector<bool> loaded(static_cast<size_t>(plan_->params_size()), false);
   RP_RETURN_IF_ERROR(source.readTensors([&](const SafetensorsTensorView &t) -> Status {
     auto it = byName.find(t.name);
     if (it == byName.end())
       return okStatus(); // a tensor no param names (--allow-extra-weights)
-    loaded[static_cast<size_t>(it->second)] = true;
-    return loadParam(it->second, &t, source.shards()[source.find(t.name)->shard]);
+    for (int i : it->second) {
+      loaded[static_cast<size_t>(i)] = true;
+      RP_RETURN_IF_ERROR(loadParam(i, &t, source.shards()[source.find(t.name)->shard]));
+    }
+    return okStatus();
   }));
   for (int i = 0; i < plan_->params_size(); ++i)
     if (!loaded[static_cast<size_t>(i)])

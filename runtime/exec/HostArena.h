@@ -3,10 +3,12 @@
 // RoundPipe keeps all model state in host memory (arXiv 2604.27085 §3). The
 // plan's `HostArena` gives the sizes and every param's offsets; this class owns the memory:
 //
-//   weights      compute-dtype weights of every param (what the devices upload)
-//   master       fp32 master weights of the trainable params   (state_offset)
-//   moment1/2    AdamW's first and second moments, fp32          (state_offset)
-//   grads        fp32 gradients downloaded by the backward stages (state_offset)
+//   weights      compute-dtype weights of every param entry (what the devices upload; a
+//                param read by several layers has a copy per reading layer)
+//   master       fp32 master weights of the trainable params, once each (state_offset)
+//   moment1/2    AdamW's first and second moments, fp32               (state_offset)
+//   grads        fp32 gradient slots downloaded by the backward stages, one per trainable
+//                entry (grad_offset; a shared param's copies have their own slots)
 //   activations  two copies (by iteration parity) of M micro-batch records of host buffers,
 //                so iteration i + 1's forward stages can write while iteration i's backward
 //                stages still read (docs/DECISIONS.md, "Executor and backends").
@@ -42,7 +44,8 @@ public:
   /// dtype than the plan's (InvalidArgument naming the file and the tensor), a missing tensor.
   Status loadWeights(const WeightSource &source);
 
-  /// Writes the compute-dtype weights of `param` from its fp32 master copy (a trainable param).
+  /// Writes the compute-dtype weights of entry `param` from its fp32 master copy (a trainable
+  /// param; a copy of a shared param reads its owner's master).
   Status writeComputeWeights(int param);
 
   /// The regions. `parity` is the iteration's parity (0 or 1), `microBatch` in [0, M).
@@ -50,7 +53,7 @@ public:
   float *master() { return state(0); }
   float *moment1() { return state(1); }
   float *moment2() { return state(2); }
-  float *grads() { return state(3); }
+  float *grads() { return state(3); } // right after the three state regions
   uint8_t *record(int parity, int64_t microBatch);
   /// Bytes of the whole arena.
   int64_t bytes() const { return bytes_; }

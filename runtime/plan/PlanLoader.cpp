@@ -73,9 +73,9 @@ std::string describePlan(const LoadedPlan &loaded) {
   out += line;
   const auto &h = p.host_arena();
   std::snprintf(line, sizeof line,
-                "  host arena: %s (weights %s, 4 x state %s, 2 x activations %s)\n",
-                formatBytes(hostArenaBytes(p)).c_str(),
-                formatBytes(h.weights()).c_str(), formatBytes(h.state()).c_str(),
+                "  host arena: %s (weights %s, 3 x state %s, grads %s, 2 x activations %s)\n",
+                formatBytes(hostArenaBytes(p)).c_str(), formatBytes(h.weights()).c_str(),
+                formatBytes(h.state()).c_str(), formatBytes(h.grads()).c_str(),
                 formatBytes(h.activations()).c_str());
   out += line;
   const auto &d = p.device_arena();

@@ -12,8 +12,8 @@ namespace rp::runtime {
 // below 2^64.
 uint64_t hostArenaBytes(const rp::plan::Plan &plan) {
   const rp::plan::HostArena &h = plan.host_arena();
-  return static_cast<uint64_t>(h.weights()) + 4 * static_cast<uint64_t>(h.state()) +
-         2 * static_cast<uint64_t>(h.activations());
+  return static_cast<uint64_t>(h.weights()) + 3 * static_cast<uint64_t>(h.state()) +
+         static_cast<uint64_t>(h.grads()) + 2 * static_cast<uint64_t>(h.activations());
 }
 
 uint64_t deviceArenaBytes(const rp::plan::Plan &plan) {
@@ -35,7 +35,8 @@ Status checkPlanFitsInMemory(const rp::plan::Plan &plan, int hostDeviceArenas,
     return okStatus();
   std::string msg = "the plan needs " + formatBytes(total) + " of host memory (host arena " +
                     formatBytes(host) + ": weights " + formatBytes(static_cast<uint64_t>(h.weights())) +
-                    ", 4 x fp32 state " + formatBytes(static_cast<uint64_t>(h.state())) +
+                    ", 3 x fp32 state " + formatBytes(static_cast<uint64_t>(h.state())) +
+                    ", fp32 grads " + formatBytes(static_cast<uint64_t>(h.grads())) +
                     ", 2 x activations " + formatBytes(static_cast<uint64_t>(h.activations()));
   if (arenas > 0)
     msg += "; " + std::to_string(arenas) + " CPU device arena" + (arenas > 1 ? "s" : "") +

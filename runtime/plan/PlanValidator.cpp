@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -210,6 +211,7 @@ private:
     const pb::DeviceArena &d = plan_.device_arena();
     const std::pair<const char *, int64_t> sizes[] = {
         {"host_arena.weights", h.weights()},           {"host_arena.state", h.state()},
+        {"host_arena.grads", h.grads()},
         {"host_arena.activations", h.activations()},   {"host_arena.record", h.record()},
         {"device_arena.constants", d.constants()},     {"device_arena.slot", d.slot()},
         {"device_arena.activations", d.activations()}, {"device_arena.workspace", d.workspace()},
@@ -257,10 +259,17 @@ private:
                       ": only floating-point params can be trainable");
         RP_RETURN_IF_ERROR(checkExtent(what + ": fp32 state", p.state_offset(), 4 * elements,
                                        h.state(), "host_arena.state"));
-      } else if (p.state_offset() != -1) {
+        RP_RETURN_IF_ERROR(checkExtent(what + ": fp32 gradient", p.grad_offset(), 4 * elements,
+                                       h.grads(), "host_arena.grads"));
+      } else if (p.state_offset() != -1 || p.grad_offset() != -1 || p.has_primary()) {
         return fail(what + ": a frozen param has state_offset " + str(p.state_offset()) +
-                    ", expected -1");
+                    ", grad_offset " + str(p.grad_offset()) +
+                    (p.has_primary() ? " and a primary entry" : "") +
+                    ", expected -1, -1 and no primary");
       }
+      if (p.has_primary() && inserted)
+        return fail(what + ": names primary entry " + str(p.primary()) +
+                    " but is the first entry of its name");
       switch (p.init()) {
       case pb::PARAM_INIT_STORED:
         break;
@@ -281,22 +290,40 @@ private:
     return okStatus();
   }
 
-  /// Params `first` and `second` have one name: a frozen param read by several layers (rope
-  /// tables), one entry per layer, all loaded from the same weights-file tensor. A trainable
-  /// param has one entry (the compiler rejects tied params: they would be updated twice).
+  /// Params `first` and `second` (> first) have one name: a param read by several layers,
+  /// one entry per reading layer, all loaded from the same weights-file tensor. Frozen: each
+  /// entry stands alone (rope tables). Trainable: `first` is the owner's entry (fp32 master,
+  /// moments), `second` a copy with its own weights and gradient slot that names `first` as
+  /// its primary and shares its state (dialects/Schedule/IR/SharedParams.h).
   Status checkSharedParam(int first, int second) {
     const pb::Param &a = plan_.params(first);
     const pb::Param &b = plan_.params(second);
     const std::string what =
         paramName(second) + ": declared twice (params " + str(first) + " and " + str(second) + ")";
-    if (a.trainable() || b.trainable())
-      return fail(what + ": a trainable param has one entry (tied params are not supported)");
     if (a.layer() == b.layer())
       return fail(what + " in layer " + str(b.layer()) +
-                  ": a frozen param has one entry per layer that reads it");
-    if (a.type().SerializeAsString() != b.type().SerializeAsString() || a.init() != b.init())
-      return fail(what + ": the entries of a shared frozen param differ in type (" +
-                  formatTensorType(a.type()) + ", " + formatTensorType(b.type()) + ") or init");
+                  ": a shared param has one entry per layer that reads it");
+    if (a.type().SerializeAsString() != b.type().SerializeAsString() || a.init() != b.init() ||
+        a.trainable() != b.trainable())
+      return fail(what + ": the entries of a shared param differ in type (" +
+                  formatTensorType(a.type()) + ", " + formatTensorType(b.type()) +
+                  "), init or trainability");
+    if (!b.trainable())
+      return okStatus();
+    if (a.layer() > b.layer())
+      return fail(what + " in layers " + str(a.layer()) + " and " + str(b.layer()) +
+                  ": the owner of a trainable shared param is its lowest reader, listed first");
+    if (!b.has_primary() || b.primary() != first)
+      return fail(what + ": a copy of a trainable shared param names its owner's entry " +
+                  str(first) + " as primary" +
+                  (b.has_primary() ? ", not " + str(b.primary()) : " (it names none)"));
+    if (b.state_offset() != a.state_offset())
+      return fail(what + ": a copy shares its owner's fp32 state (state_offset " +
+                  str(a.state_offset()) + "), not " + str(b.state_offset()));
+    if (b.grad_offset() == a.grad_offset())
+      return fail(what + ": a copy has its own gradient slot, not its owner's (grad_offset " +
+                  str(a.grad_offset()) + ")");
+    copiesOf_[first].push_back(second);
     return okStatus();
   }
 
@@ -535,7 +562,7 @@ private:
       const bool backward = st.kind() != pb::FORWARD;
       if (backward)
         RP_RETURN_IF_ERROR(checkExtent(what + ": gradients", st.state_offset(), st.grad_bytes(),
-                                       h.state(), "host_arena.state"));
+                                       h.grads(), "host_arena.grads"));
       else if (st.grad_bytes() != 0)
         return fail(what + ": a forward stage has grad_bytes " + str(st.grad_bytes()) +
                     ", expected 0");
@@ -552,11 +579,12 @@ private:
                         ", outside the stage's weights " + range(wBegin, wEnd));
           if (!backward || !param.trainable())
             continue;
-          begin = param.state_offset();
+          begin = param.grad_offset();
           end = begin + 4 * paramElements_[p];
           if (begin < gBegin || end > gEnd)
-            return fail(what + ": " + paramName(p) + " has fp32 state " + range(begin, end) +
-                        ", outside the stage's gradients " + range(gBegin, gEnd));
+            return fail(what + ": " + paramName(p) + " has an fp32 gradient slot " +
+                        range(begin, end) + ", outside the stage's gradients " +
+                        range(gBegin, gEnd));
         }
     }
     return okStatus();
@@ -728,44 +756,94 @@ private:
       if (l < g.begin() || l >= g.end())
         return fail(what + ": grads_stage is " + stageName(os.grads_stage()) +
                     ", which covers layers " + range(g.begin(), g.end()) + ", not layer " + str(l));
-      for (int u : os.upload_stages()) {
-        RP_RETURN_IF_ERROR(
-            checkIndex(what, "upload stage", u, plan_.stages_size(), "the plan", "stages"));
-        const pb::Stage &us = plan_.stages(u);
-        if (l < us.begin() || l >= us.end())
-          return fail(what + ": upload_stages names " + stageName(u) + ", which covers layers " +
-                      range(us.begin(), us.end()) + ", not layer " + str(l));
-      }
-      // Every stage holding the layer uploads its weights: the optimizer writes the compute
-      // weights only after all of them (a stage left out could upload a half-written layer).
-      for (int s = 0; s < plan_.stages_size(); ++s) {
-        const pb::Stage &st = plan_.stages(s);
-        const auto &us = os.upload_stages();
-        if (l >= st.begin() && l < st.end() && std::find(us.begin(), us.end(), s) == us.end())
-          return fail(what + ": upload_stages leaves out " + stageName(s) +
-                      ", which holds the layer and uploads its weights");
-      }
-      // The grads stage folds each trainable param's gradient exactly once per micro-batch
-      // (the executor sets the accumulator at micro-batch 0 and adds after). No other stage
-      // can: accumulations stay inside their stage's layers, and the non-forward stages tile
-      // the layers once.
-      for (int p : plan_.layers(l).params()) {
-        if (!plan_.params(p).trainable())
-          continue;
-        const std::vector<int> &by = accumulatedBy_[static_cast<size_t>(p)];
-        const int inGrads = static_cast<int>(std::count(by.begin(), by.end(), os.grads_stage()));
-        if (inGrads != 1)
-          return fail(what + ": grads_stage is " + stageName(os.grads_stage()) +
-                      ", which accumulates " + paramName(p) + " " + str(inGrads) +
-                      " times per micro-batch, expected once");
-      }
+      RP_RETURN_IF_ERROR(checkStepEvents(os, l, what));
     }
-    for (int l = 0; l < plan_.layers_size(); ++l) {
-      const auto &ps = plan_.layers(l).params();
-      bool trainable =
-          std::any_of(ps.begin(), ps.end(), [&](int p) { return plan_.params(p).trainable(); });
-      if (trainable && stepOf[l] == -1)
+    for (int l = 0; l < plan_.layers_size(); ++l)
+      if (ownsTrainable(l) && stepOf[l] == -1)
         return fail(layerName(l) + ": has trainable params but no optimizer step");
+    return okStatus();
+  }
+
+  /// Whether layer `l` holds a trainable param's owner entry (a copy is updated by its owner).
+  bool ownsTrainable(int l) const {
+    const auto &ps = plan_.layers(l).params();
+    return std::any_of(ps.begin(), ps.end(), [&](int p) {
+      return plan_.params(p).trainable() && !plan_.params(p).has_primary();
+    });
+  }
+
+  /// The layers whose entries the step of layer `l` updates: `l` and its copies' layers.
+  std::vector<int> coupledLayers(int l) const {
+    std::vector<int> layers{l};
+    for (int p : plan_.layers(l).params()) {
+      auto it = copiesOf_.find(p);
+      if (it == copiesOf_.end())
+        continue;
+      for (int c : it->second)
+        if (std::find(layers.begin(), layers.end(), plan_.params(c).layer()) == layers.end())
+          layers.push_back(plan_.params(c).layer());
+    }
+    return layers;
+  }
+
+  /// The uploads and gradient downloads the step of layer `l` waits for.
+  Status checkStepEvents(const pb::OptimizerStep &os, int l, const std::string &what) {
+    if (!ownsTrainable(l))
+      return fail(what + ": the layer owns no trainable param (a copy is updated by its owner)");
+    const std::vector<int> coupled = coupledLayers(l);
+    auto holds = [&](const pb::Stage &st) {
+      return std::any_of(coupled.begin(), coupled.end(),
+                         [&](int c) { return c >= st.begin() && c < st.end(); });
+    };
+    for (int u : os.upload_stages()) {
+      RP_RETURN_IF_ERROR(
+          checkIndex(what, "upload stage", u, plan_.stages_size(), "the plan", "stages"));
+      const pb::Stage &us = plan_.stages(u);
+      if (!holds(us))
+        return fail(what + ": upload_stages names " + stageName(u) + ", which covers layers " +
+                    range(us.begin(), us.end()) + ", neither layer " + str(l) +
+                    " nor a reader of a shared param it owns");
+    }
+    // Every stage holding the layer or a copy uploads weights the step overwrites: it writes
+    // them only after all of them (a stage left out could upload a half-written layer).
+    for (int s = 0; s < plan_.stages_size(); ++s) {
+      const auto &us = os.upload_stages();
+      if (holds(plan_.stages(s)) && std::find(us.begin(), us.end(), s) == us.end())
+        return fail(what + ": upload_stages leaves out " + stageName(s) +
+                    ", which holds the layer (or a copy of its shared param) and uploads it");
+    }
+    std::vector<int> waited{os.grads_stage()};
+    for (int g : os.shared_grads_stages()) {
+      RP_RETURN_IF_ERROR(
+          checkIndex(what, "shared grads stage", g, plan_.stages_size(), "the plan", "stages"));
+      if (plan_.stages(g).kind() == pb::FORWARD)
+        return fail(what + ": shared_grads_stages names " + stageName(g) +
+                    ", which computes no gradients");
+      waited.push_back(g);
+    }
+    // Each entry the step reads (its own, its copies) is folded exactly once per micro-batch by
+    // a stage it waits for (the executor sets the accumulator at micro-batch 0 and adds after).
+    for (int p : plan_.layers(l).params()) {
+      if (!plan_.params(p).trainable() || plan_.params(p).has_primary())
+        continue;
+      const std::vector<int> &by = accumulatedBy_[static_cast<size_t>(p)];
+      const int inGrads = static_cast<int>(std::count(by.begin(), by.end(), os.grads_stage()));
+      if (inGrads != 1)
+        return fail(what + ": grads_stage is " + stageName(os.grads_stage()) +
+                    ", which accumulates " + paramName(p) + " " + str(inGrads) +
+                    " times per micro-batch, expected once");
+      auto copies = copiesOf_.find(p);
+      if (copies == copiesOf_.end())
+        continue;
+      for (int c : copies->second) {
+        const std::vector<int> &cby = accumulatedBy_[static_cast<size_t>(c)];
+        const int folds = static_cast<int>(std::count_if(cby.begin(), cby.end(), [&](int s) {
+          return std::find(waited.begin(), waited.end(), s) != waited.end();
+        }));
+        if (folds != 1 || cby.size() != 1)
+          return fail(what + ": the stages it waits for accumulate the copy " + paramName(c) +
+                      " " + str(folds) + " times per micro-batch, expected once");
+      }
     }
     return okStatus();
   }
@@ -773,6 +851,7 @@ private:
   const pb::Plan &plan_;
   int64_t computeSize_ = 4;
   std::vector<std::vector<int>> accumulatedBy_; // per param: the stages accumulating it
+  std::map<int, std::vector<int>> copiesOf_;    // owner entry -> its copies, in layer order
   std::vector<int64_t> paramElements_;    // per param
   std::vector<int64_t> paramWeightBytes_; // per param: bytes in the host weights / weight slot
   std::vector<int64_t> constantBytes_;    // per constant

@@ -13,11 +13,13 @@
 //    "round_robin", AdamW lr > 0, betas in [0, 1), eps > 0, weight_decay and grad_clip >= 0;
 //  - arenas: every size >= 0 and a multiple of 256; host activations == micro_batches * record;
 //  - tensor types: a known dtype, dims >= 0 (0-D: no dims), at most 2^48 bytes;
-//  - params: layer in range, listed by exactly that layer, a name shared only by frozen params
-//    of the same type in different layers (one entry per layer that reads it), f32 when
-//    floating-point, weights (compute dtype when floating-point) within host weights, fp32
-//    state within one host state region when trainable (state_offset -1 when frozen), a
-//    floating-point type for a param without a stored value;
+//  - params: layer in range, listed by exactly that layer, a name shared only by entries of
+//    the same type, init and trainability in ascending layers (one entry per layer that reads
+//    it; for a trainable param every later entry is a copy naming the first as `primary`,
+//    sharing its state_offset, with its own grad_offset), f32 when floating-point, weights
+//    (compute dtype when floating-point) within host weights, fp32 state within one host state
+//    region and an fp32 gradient slot within host grads when trainable (-1 and no primary when
+//    frozen), a floating-point type for a param without a stored value;
 //  - layers: function and param indices in range;
 //  - functions: workspace within the device workspace; every instruction's kernel id, operand
 //    and result counts and attributes as the registry says; every buffer reference in range
@@ -28,17 +30,19 @@
 //  - stages: forward* (ascending contiguously from layer 0), exactly one fused_tail (ending at
 //    the number of layers), backward* (descending contiguously to layer 0); weights + grads
 //    fit the device slot; the weight range lies in host weights and holds the weights of the
-//    stage's params; (backward kinds) the gradient range lies in host state and holds the
-//    trainable params' state; activations and workspace fit the device arena;
+//    stage's params; (backward kinds) the gradient range lies in host grads and holds the
+//    trainable params' gradient slots; activations and workspace fit the device arena;
 //  - stage bodies: every upload/download/call/accumulate value lies in the device activation
 //    set; calls pass as many offsets as the function has args and results; exactly one
 //    prefetch_next, after at least one upload; an upload of a non-INPUT buffer names an earlier
 //    stage (after_stage) whose body downloads the buffer, an INPUT upload names none (-1);
 //    accumulate only in backward kinds, for a trainable param of a layer of the stage (the
 //    value: the param's shape in the compute dtype, added into fp32 accumulators);
-//  - optimizer steps: layer and stage indices in range; the grads stage is a backward kind
-//    covering the layer, every upload stage covers it; every layer with trainable params has
-//    exactly one step, no layer two.
+//  - optimizer steps: layer and stage indices in range; only layers owning a trainable param
+//    (not only copies) have one, each exactly one; the grads stage is a backward kind covering
+//    the layer and accumulates each owned param once; the upload stages are exactly the stages
+//    holding the layer or a copy of a shared param it owns; the shared grads stages are
+//    backward kinds and, with the grads stage, accumulate each copy exactly once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_PLAN_PLANVALIDATOR_H

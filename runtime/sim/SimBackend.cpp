@@ -295,7 +295,8 @@ Status SimBackend::prepare(const pb::Plan &plan) {
   const std::optional<DType> compute = fromPlanDType(plan.config().compute_dtype());
   const int64_t computeSize = compute ? static_cast<int64_t>(dtypeSize(*compute)) : 4;
   for (const pb::Param &p : plan.params()) {
-    if (!p.trainable() || p.layer() < 0 || p.layer() >= L)
+    // A copy of a shared param: its owner's AdamW updates it (the copy adds a download).
+    if (!p.trainable() || p.has_primary() || p.layer() < 0 || p.layer() >= L)
       continue;
     const int64_t n = elementsOf(p.type());
     layerTrainableBytes_[static_cast<size_t>(p.layer())] += 4 * n;

@@ -303,7 +303,7 @@ sim::CompareOptions planCompareOptions(const pb::Plan &plan, const SimConfig &co
   for (const pb::Layer &layer : plan.layers()) {
     double bytes = 0;
     for (int pi : layer.params())
-      if (plan.params(pi).trainable())
+      if (plan.params(pi).trainable() && !plan.params(pi).has_primary()) // owners run AdamW
         bytes += 4.0 * static_cast<double>(
                            tensorTypeElements(plan.params(pi).type(), "param").valueOr(0));
     adamwMs += config.optimizerMs ? (bytes > 0 ? *config.optimizerMs : 0)

@@ -6,6 +6,7 @@
 #include "runtime/plan/PlanValidator.h"
 
 #include <cstring>
+#include <set>
 
 namespace rp::runtime {
 
@@ -50,8 +51,11 @@ StatusOr<std::unique_ptr<CheckpointTensors>> checkpointOf(HostArena &host, int64
                         {"seed", std::to_string(seed)},
                         {"micro_batches", std::to_string(plan.config().micro_batches())},
                         {"compute_dtype", dtypeName(host.computeDType())}};
+  std::set<std::string> written; // a param read by several layers is saved once
   for (int i = 0; i < plan.params_size(); ++i) {
     const pb::Param &p = plan.params(i);
+    if (!written.insert(p.name()).second)
+      continue;
     const int64_t n = host.paramElements(i);
     const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
     uint8_t *weights = host.weights() + p.weight_offset();
@@ -95,6 +99,12 @@ Status restoreCheckpoint(HostArena &host, const LoadedCheckpoint &ckpt) {
       RP_RETURN_IF_ERROR(kernels::cpu::cast(value.data(), stored, weights,
                                             isFloat(stored) ? host.computeDType() : stored,
                                             host.paramElements(i)));
+      continue;
+    }
+    if (p.has_primary()) { // a copy: the owner's (earlier) entry restored master and moments
+      RP_RETURN_IF_ERROR(async ? restoreTensor(ckpt.optimizer, "weights." + p.name(),
+                                               host.computeDType(), p.type(), weights)
+                               : host.writeComputeWeights(i));
       continue;
     }
     const int64_t at = p.state_offset() / 4;

@@ -14,6 +14,7 @@
 // CHECK-NEXT:     shape: 8
 // CHECK-NEXT:   }
 // CHECK-NEXT:   state_offset: -1
+// CHECK-NEXT:   grad_offset: -1
 // CHECK-NEXT: }
 
 // CHECK:        body {
@@ -203,8 +204,8 @@ module {
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
       attributes {device_arena = #schedule.device_arena<constants = 512, slot = 768, activations = 1280, workspace = 2304>,
-                  host_arena = #schedule.host_arena<weights = 512, state = 256, activations = 768>} {
-    schedule.layer @tail forward @f backward @f params [@w, @g] {weight_offsets = array<i64: 0, 256>, state_offsets = array<i64: -1, 0>}
+                  host_arena = #schedule.host_arena<weights = 512, state = 256, grads = 256, activations = 768>} {
+    schedule.layer @tail forward @f backward @f params [@w, @g] {weight_offsets = array<i64: 0, 256>, grad_offsets = array<i64: -1, 0>, state_offsets = array<i64: -1, 0>}
     schedule.host_buffer @x input "x" : tensor<2x8xf32> {offset = 0 : i64}
     schedule.host_buffer @labels input "labels" : tensor<2xi64> {offset = 256 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 512 : i64}
@@ -240,8 +241,8 @@ module {
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype bf16
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
       attributes {device_arena = #schedule.device_arena<constants = 0, slot = 512, activations = 768, workspace = 512>,
-                  host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@v] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+                  host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@v] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xbf16> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 512 : i64, peak_bytes = 3072 : i64} {

@@ -30,7 +30,7 @@ module {
   // expected-error @+1 {{'schedule.plan' has no 'device_arena'; run rp-plan-memory first}}
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0> {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -62,8 +62,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -95,8 +95,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -128,8 +128,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -162,8 +162,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -199,8 +199,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -233,8 +233,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -267,8 +267,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -302,8 +302,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -340,10 +340,10 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @head forward @f backward @g params [] {weight_offsets = array<i64>, state_offsets = array<i64>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @head forward @f backward @g params [] {weight_offsets = array<i64>, grad_offsets = array<i64>, state_offsets = array<i64>}
     // expected-error @+1 {{function @f is named by layers @head and @tail; each plan function belongs to one layer}}
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @F0 forward layers [0, 1) attributes {weight_bytes = 0 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -391,8 +391,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -424,8 +424,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {
@@ -459,8 +459,8 @@ module {
   }
   schedule.plan @train micro_batches 1 gpus 1 update sync recompute stage dtype f32
       optimizer #schedule.adamw<lr = 3.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
-      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, activations = 512>} {
-    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+      attributes {device_arena = #schedule.device_arena<constants = 256, slot = 512, activations = 768, workspace = 256>, host_arena = #schedule.host_arena<weights = 256, state = 256, grads = 256, activations = 512>} {
+    schedule.layer @tail forward @f backward @f params [@w] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
     schedule.host_buffer @x input "x" : tensor<4xf32> {offset = 0 : i64}
     schedule.host_buffer @loss loss : tensor<f32> {offset = 256 : i64}
     schedule.stage @B0 fused_tail layers [0, 1) attributes {weight_bytes = 256 : i64, grad_bytes = 256 : i64, activation_bytes = 768 : i64, workspace_bytes = 256 : i64, peak_bytes = 2816 : i64} {

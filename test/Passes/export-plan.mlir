@@ -33,6 +33,7 @@
 // CHECK-NEXT:   state: 512
 // CHECK-NEXT:   activations: 2560
 // CHECK-NEXT:   record: 1280
+// CHECK-NEXT:   grads: 512
 // CHECK-NEXT: }
 // CHECK-NEXT: device_arena {
 // CHECK-NEXT:   constants: 256
@@ -60,6 +61,7 @@
 // CHECK-NEXT:   }
 // CHECK-NEXT:   weight_offset: 256
 // CHECK-NEXT:   state_offset: -1
+// CHECK-NEXT:   grad_offset: -1
 // CHECK-NEXT: }
 // CHECK-NEXT: params {
 // CHECK-NEXT:   name: "w1"
@@ -72,6 +74,7 @@
 // CHECK-NEXT:   layer: 1
 // CHECK-NEXT:   weight_offset: 512
 // CHECK-NEXT:   state_offset: 256
+// CHECK-NEXT:   grad_offset: 256
 // CHECK-NEXT: }
 // CHECK-NEXT: params {
 // CHECK-NEXT:   name: "freq"
@@ -82,6 +85,7 @@
 // CHECK-NEXT:   layer: 1
 // CHECK-NEXT:   weight_offset: 768
 // CHECK-NEXT:   state_offset: -1
+// CHECK-NEXT:   grad_offset: -1
 // CHECK-NEXT: }
 
 // Layers: functions numbered in first-reference order (forward 0 of layer 0 is omitted).
@@ -495,9 +499,9 @@ module {
   schedule.plan @train micro_batches 2 gpus 2 update async recompute layer dtype f32
       optimizer #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, grad_clip = 1.0>
       attributes {device_arena = #schedule.device_arena<constants = 256, slot = 768, activations = 1280, workspace = 768>,
-                  host_arena = #schedule.host_arena<weights = 1024, state = 512, activations = 2560>} {
-    schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@b, @freq] {weight_offsets = array<i64: 0, 256>, state_offsets = array<i64: 0, -1>}
-    schedule.layer @tail forward @tail backward @tail_train params [@w1, @freq] {weight_offsets = array<i64: 512, 768>, state_offsets = array<i64: 256, -1>}
+                  host_arena = #schedule.host_arena<weights = 1024, state = 512, grads = 512, activations = 2560>} {
+    schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@b, @freq] {weight_offsets = array<i64: 0, 256>, grad_offsets = array<i64: 0, -1>, state_offsets = array<i64: 0, -1>}
+    schedule.layer @tail forward @tail backward @tail_train params [@w1, @freq] {weight_offsets = array<i64: 512, 768>, grad_offsets = array<i64: 256, -1>, state_offsets = array<i64: 256, -1>}
     schedule.host_buffer @x input "x" : tensor<2x4xf32> {offset = 0 : i64}
     schedule.host_buffer @t input "target" : tensor<2x4xf32> {offset = 256 : i64}
     schedule.host_buffer @"block_0#0" activation : tensor<2x4xf32> {offset = 512 : i64}

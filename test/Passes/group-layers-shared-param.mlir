@@ -1,8 +1,9 @@
-// A weight genuinely shared between layers is still refused after grouping, with the schedule's
-// message: one read by both blocks (an ALBERT-style shared projection, no layer in its name),
-// and an LM head tied to the token embedding (read by the prefix and the tail). The folded
-// rotary table named after block 0 (a constant) is not what makes them shared.
-// RUN: not rp-opt %s -split-input-file --rp-compile-pipeline 2>&1 | FileCheck %s
+// A weight genuinely shared between layers stays one param read by each of them: one read by
+// both blocks (an ALBERT-style shared projection, no layer in its name), and an LM head tied
+// to the token embedding (read by the prefix and the tail). The folded rotary table named
+// after block 0 (a constant) is not what makes them shared. Each reader accumulates its own
+// gradient slot; the owner (lowest reader) holds the fp32 state and the optimizer step.
+// RUN: rp-opt %s -split-input-file --rp-compile-pipeline 2>&1 | FileCheck %s
 
 graph.param @model.embed_tokens.weight trainable : tensor<16x8xf32>
 graph.param @model.shared.weight trainable : tensor<8x8xf32>
@@ -30,7 +31,14 @@ func.func @forward(%ids: tensor<2x4xi64> {graph.name = "input_ids"}, %labels: te
   %loss = graph.cross_entropy mean %flat, %labels {ignore_index = -100 : i64} : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
-// CHECK: error: rp-lower-to-schedule: trainable param 'model.shared.weight' is read by @block_0 and @block_1; tied params are not supported by the schedule yet (freeze it or untie it)
+// The copy in block 1 shares block 0's state (offset 512) and has its own gradient slot.
+// CHECK-LABEL: schedule.plan
+// CHECK: schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@model.shared.weight, @model.layers.0.norm.weight] {grad_offsets = array<i64: 512, 768>, state_offsets = array<i64: 512, 768>
+// CHECK: schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@model.shared.weight, @model.layers.1.norm.weight] {grad_offsets = array<i64: 1024, 1280>, state_offsets = array<i64: 512, 1024>
+// CHECK: schedule.accumulate %{{.*}} into @model.shared.weight of @block_1
+// CHECK: schedule.accumulate %{{.*}} into @model.shared.weight of @block_0
+// CHECK: schedule.optimizer_step @block_1
+// CHECK: schedule.optimizer_step @block_0
 
 // -----
 
@@ -55,4 +63,10 @@ func.func @forward(%ids: tensor<2x4xi64> {graph.name = "input_ids"}, %labels: te
   %loss = graph.cross_entropy mean %flat, %labels {ignore_index = -100 : i64} : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
-// CHECK: error: rp-lower-to-schedule: trainable param 'model.embed_tokens.weight' is read by @prefix and @tail; tied params are not supported by the schedule yet (freeze it or untie it)
+// CHECK-LABEL: schedule.plan
+// CHECK: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@model.embed_tokens.weight] {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>
+// CHECK: schedule.layer @tail forward @tail backward @tail_train params [@model.embed_tokens.weight] {grad_offsets = array<i64: 1024>, state_offsets = array<i64: 0>
+// CHECK: schedule.accumulate %{{.*}} into @model.embed_tokens.weight of @tail
+// CHECK: schedule.accumulate %{{.*}} into @model.embed_tokens.weight of @prefix
+// CHECK-NOT: schedule.optimizer_step @tail
+// CHECK: schedule.optimizer_step @prefix

@@ -84,24 +84,3 @@ module attributes {graph.layers = [@prefix, @tail],
     return %0 : tensor<f32>
   }
 }
-
-// -----
-
-// A trainable param read by two layers (tied embeddings).
-// expected-error @below {{rp-lower-to-schedule: trainable param 'embed' is read by @prefix and @tail; tied params are not supported by the schedule yet (freeze it or untie it)}}
-module attributes {graph.layers = [@prefix, @tail],
-                   graph.partition = {gpus = 1 : i64, micro_batches = 2 : i64,
-                                      forward = [array<i64: 0, 1>], backward = [array<i64: 1, 2>, array<i64: 0, 1>]}} {
-  graph.param @embed trainable : tensor<2xf32>
-  func.func @prefix(%x: tensor<2xf32> {graph.name = "x"}) -> tensor<2xf32> {
-    %w = graph.load_param @embed : tensor<2xf32>
-    %0 = graph.mul %x, %w : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    return %0 : tensor<2xf32>
-  }
-  func.func @tail(%h: tensor<2xf32> {graph.boundary = "prefix#0"}) -> tensor<f32> {
-    %w = graph.load_param @embed : tensor<2xf32>
-    %0 = graph.mul %h, %w : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    %1 = graph.reduce_sum %0 {axes = array<i64: 0>} : (tensor<2xf32>) -> tensor<f32>
-    return %1 : tensor<f32>
-  }
-}

@@ -25,11 +25,11 @@
 // 4 params of 512, 256, 256 and 512 bytes: weights and fp32 state 1536 bytes each; 8 host
 // buffers of at most 256 bytes: a record of 2048, 3 micro-batches. Two constants; the largest
 // stage holds 512 + 512 bytes; B0's values peak at 1536; @tail_train needs 2560.
-// CHECK: schedule.plan @train {{.*}} attributes {device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 1536, workspace = 2560>, host_arena = #schedule.host_arena<weights = 1536, state = 1536, activations = 6144>}
-// CHECK-NEXT: schedule.layer @prefix {{.*}} {state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
-// CHECK-NEXT: schedule.layer @block_0 {{.*}} {state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
-// CHECK-NEXT: schedule.layer @block_1 {{.*}} {state_offsets = array<i64: 768>, weight_offsets = array<i64: 768>}
-// CHECK-NEXT: schedule.layer @tail {{.*}} {state_offsets = array<i64: 1024>, weight_offsets = array<i64: 1024>}
+// CHECK: schedule.plan @train {{.*}} attributes {device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 1536, workspace = 2560>, host_arena = #schedule.host_arena<weights = 1536, state = 1536, grads = 1536, activations = 6144>}
+// CHECK-NEXT: schedule.layer @prefix {{.*}} {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
+// CHECK-NEXT: schedule.layer @block_0 {{.*}} {grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
+// CHECK-NEXT: schedule.layer @block_1 {{.*}} {grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>, weight_offsets = array<i64: 768>}
+// CHECK-NEXT: schedule.layer @tail {{.*}} {grad_offsets = array<i64: 1024>, state_offsets = array<i64: 1024>, weight_offsets = array<i64: 1024>}
 // CHECK-NEXT: schedule.host_buffer @input_ids {{.*}} {offset = 0 : i64}
 // CHECK-NEXT: schedule.host_buffer @labels {{.*}} {offset = 256 : i64}
 // CHECK-NEXT: schedule.host_buffer @"prefix#0" {{.*}} {offset = 512 : i64}

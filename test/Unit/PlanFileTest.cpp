@@ -112,11 +112,11 @@ TEST_F(PlanFileTest, WrongMagic) {
 }
 
 TEST_F(PlanFileTest, OtherSchemaVersion) {
-  // An envelope a future rpc-compile would write: a valid hash, schema version 2.
+  // An envelope a future rpc-compile would write: a valid hash, the next schema version.
   rp::plan::PlanFile envelope;
   std::string planBytes = makeValidPlan().SerializeAsString();
   envelope.set_magic(kPlanMagic);
-  envelope.set_schema_version(2);
+  envelope.set_schema_version(kSchemaVersion + 1);
   envelope.set_content_hash(planContentHash(planBytes));
   envelope.set_plan(planBytes);
   const std::string file = path("future.rpplan");
@@ -124,8 +124,10 @@ TEST_F(PlanFileTest, OtherSchemaVersion) {
   StatusOr<rp::plan::Plan> read = readPlanFile(file);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::InvalidArgument);
-  EXPECT_NE(read.status().message().find("plan schema version 2, this rp-run reads version 1: "
-                                         "recompile the model with this rpc-compile"),
+  const std::string expected = "plan schema version " + std::to_string(kSchemaVersion + 1) +
+                               ", this rp-run reads version " + std::to_string(kSchemaVersion) +
+                               ": recompile the model with this rpc-compile";
+  EXPECT_NE(read.status().message().find(expected),
             std::string::npos)
       << read.status().message();
 }

@@ -15,6 +15,7 @@ rp::plan::Plan planWithArenas() {
   rp::plan::Plan plan;
   plan.mutable_host_arena()->set_weights(1000);
   plan.mutable_host_arena()->set_state(2000);
+  plan.mutable_host_arena()->set_grads(2500); // a shared param's copies have gradient slots
   plan.mutable_host_arena()->set_activations(300);
   plan.mutable_device_arena()->set_constants(10);
   plan.mutable_device_arena()->set_slot(100);
@@ -25,22 +26,22 @@ rp::plan::Plan planWithArenas() {
 
 TEST(PlanMemoryCheck, Sizes) {
   rp::plan::Plan plan = planWithArenas();
-  EXPECT_EQ(hostArenaBytes(plan), 1000u + 4 * 2000u + 2 * 300u); // 9600
+  EXPECT_EQ(hostArenaBytes(plan), 1000u + 3 * 2000u + 2500u + 2 * 300u); // 10100
   EXPECT_EQ(deviceArenaBytes(plan), 10u + 2 * 100u + 2 * 20u + 5u); // 255
 }
 
 TEST(PlanMemoryCheck, FitsExactlyAndOneByteLess) {
   rp::plan::Plan plan = planWithArenas();
-  EXPECT_TRUE(checkPlanFitsInMemory(plan, 2, 9600 + 2 * 255).ok());
-  Status s = checkPlanFitsInMemory(plan, 2, 9600 + 2 * 255 - 1);
+  EXPECT_TRUE(checkPlanFitsInMemory(plan, 2, 10100 + 2 * 255).ok());
+  Status s = checkPlanFitsInMemory(plan, 2, 10100 + 2 * 255 - 1);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::ResourceExhausted);
-  EXPECT_EQ(s.message(), "the plan needs 9.9 KiB of host memory (host arena 9.4 KiB: weights "
-                         "1000 B, 4 x fp32 state 2.0 KiB, 2 x activations 300 B; 2 CPU device "
-                         "arenas of 255 B); this machine has 9.9 KiB");
+  EXPECT_EQ(s.message(), "the plan needs 10.4 KiB of host memory (host arena 9.9 KiB: weights "
+                         "1000 B, 3 x fp32 state 2.0 KiB, fp32 grads 2.4 KiB, 2 x activations "
+                         "300 B; 2 CPU device arenas of 255 B); this machine has 10.4 KiB");
   // A GPU backend keeps no device arena in host memory.
-  EXPECT_TRUE(checkPlanFitsInMemory(plan, 0, 9600).ok());
-  EXPECT_FALSE(checkPlanFitsInMemory(plan, 0, 9599).ok());
+  EXPECT_TRUE(checkPlanFitsInMemory(plan, 0, 10100).ok());
+  EXPECT_FALSE(checkPlanFitsInMemory(plan, 0, 10099).ok());
   // An unknown machine size checks nothing.
   EXPECT_TRUE(checkPlanFitsInMemory(plan, 8, 0).ok());
 }
@@ -50,6 +51,7 @@ TEST(PlanMemoryCheck, LargestValidPlanDoesNotOverflow) {
   const int64_t max = kMaxPlanBytes; // each arena field of a validated plan is at most this
   plan.mutable_host_arena()->set_weights(max);
   plan.mutable_host_arena()->set_state(max);
+  plan.mutable_host_arena()->set_grads(max);
   plan.mutable_host_arena()->set_activations(max);
   plan.mutable_device_arena()->set_slot(max);
   EXPECT_EQ(hostArenaBytes(plan), 7 * static_cast<uint64_t>(max));

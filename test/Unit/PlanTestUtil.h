@@ -86,6 +86,7 @@ inline pb::Param *addParam(pb::Plan &plan, const std::string &name, pb::TensorTy
   p->set_layer(layer);
   p->set_weight_offset(weightOffset);
   p->set_state_offset(stateOffset);
+  p->set_grad_offset(stateOffset); // no shared params: the grads region mirrors the state
   return p;
 }
 
@@ -183,6 +184,7 @@ inline pb::Plan makeValidPlan() {
   pb::HostArena *h = plan.mutable_host_arena();
   h->set_weights(256); // 64 + 128 + 16 used
   h->set_state(256);   // 64 + 128 used
+  h->set_grads(256);   // the same layout (no shared params)
   h->set_record(256);  // 32 + 16 + 32 + 32 + 4 used
   h->set_activations(512);
   pb::DeviceArena *d = plan.mutable_device_arena();

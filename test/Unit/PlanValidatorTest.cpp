@@ -84,7 +84,7 @@ const Mutation kMutations[] = {
      "param 'lm_head': fp32 state: offset 160 + 128 bytes = 288 exceeds host_arena.state (256 "
      "bytes)"},
     {"frozen param with state", [](pb::Plan &p) { p.mutable_params(2)->set_state_offset(0); },
-     "param 'norm.scale': a frozen param has state_offset 0, expected -1"},
+     "param 'norm.scale': a frozen param has state_offset 0, grad_offset -1, expected -1, -1 and no primary"},
     {"trainable integer param",
      [](pb::Plan &p) {
        p.mutable_params(2)->mutable_type()->set_dtype(pb::I32);
@@ -96,21 +96,21 @@ const Mutation kMutations[] = {
      "param 'norm.scale': type [4] bf16: floating-point params are stored as f32"},
     {"trainable param declared twice",
      [](pb::Plan &p) { p.mutable_params(2)->set_name("lm_head"); },
-     "param 'lm_head': declared twice (params 1 and 2): a trainable param has one entry (tied "
-     "params are not supported)"},
+     "param 'lm_head': declared twice (params 1 and 2) in layer 1: a shared param has one entry "
+     "per layer that reads it"},
     {"frozen param twice in one layer",
      [](pb::Plan &p) {
        rp::testing::addParam(p, "norm.scale", tensorType(pb::F32, {4}), false, 1, 208, -1);
        p.mutable_layers(1)->add_params(3);
      },
-     "param 'norm.scale': declared twice (params 2 and 3) in layer 1: a frozen param has one "
+     "param 'norm.scale': declared twice (params 2 and 3) in layer 1: a shared param has one "
      "entry per layer that reads it"},
     {"shared frozen param of two types",
      [](pb::Plan &p) {
        rp::testing::addParam(p, "norm.scale", tensorType(pb::F32, {2}), false, 0, 64, -1);
        p.mutable_layers(0)->add_params(3);
      },
-     "the entries of a shared frozen param differ in type ([4] f32, [2] f32) or init"},
+     "the entries of a shared param differ in type ([4] f32, [2] f32), init or trainability"},
     {"integer param without stored value",
      [](pb::Plan &p) {
        p.mutable_params(2)->mutable_type()->set_dtype(pb::I64);
@@ -240,11 +240,11 @@ const Mutation kMutations[] = {
      "stage's weights [64, 192)"},
     {"stage gradients past host state",
      [](pb::Plan &p) { p.mutable_stages(2)->set_state_offset(224); },
-     "stage 'B1' (backward): gradients: offset 224 + 64 bytes = 288 exceeds host_arena.state "
+     "stage 'B1' (backward): gradients: offset 224 + 64 bytes = 288 exceeds host_arena.grads "
      "(256 bytes)"},
     {"stage gradients miss a param", [](pb::Plan &p) { p.mutable_stages(2)->set_state_offset(64); },
-     "stage 'B1' (backward): param 'layers.0.w' has fp32 state [0, 64), outside the stage's "
-     "gradients [64, 128)"},
+     "stage 'B1' (backward): param 'layers.0.w' has an fp32 gradient slot [0, 64), outside the "
+     "stage's gradients [64, 128)"},
     {"forward stage with gradients", [](pb::Plan &p) { p.mutable_stages(0)->set_grad_bytes(64); },
      "stage 'F0' (forward): a forward stage has grad_bytes 64, expected 0"},
     {"stage activations", [](pb::Plan &p) { p.mutable_stages(0)->set_activation_bytes(1024); },
@@ -322,11 +322,11 @@ const Mutation kMutations[] = {
     {"optimizer upload stage misses the layer",
      [](pb::Plan &p) { p.mutable_optimizer_steps(0)->add_upload_stages(0); },
      "optimizer step #0 (layer 'tail'): upload_stages names stage 'F0' (forward), which covers "
-     "layers [0, 1), not layer 1"},
+     "layers [0, 1), neither layer 1 nor a reader of a shared param it owns"},
     {"optimizer upload stages leave out a stage holding the layer",
      [](pb::Plan &p) { p.mutable_optimizer_steps(1)->mutable_upload_stages()->RemoveLast(); },
      "optimizer step #1 (layer 'block_0'): upload_stages leaves out stage 'B1' (backward), "
-     "which holds the layer and uploads its weights"},
+     "which holds the layer (or a copy of its shared param) and uploads it"},
     {"grads stage accumulates a param twice",
      [](pb::Plan &p) { rp::testing::addAccumulate(p.mutable_stages(2), 0, 64); },
      "optimizer step #1 (layer 'block_0'): grads_stage is stage 'B1' (backward), which "

@@ -61,6 +61,10 @@ struct Param {
   std::string name;
   bool trainable = false;
   HostTensor master, compute, m, v, acc; // f32 (frozen: `compute` only)
+  /// A param read by several layers: the gradient of each further reader, accumulated
+  /// apart (`acc` holds the lowest reader's) and added to `acc` in layer order before the
+  /// optimizer step, as the executor sums a shared param's gradient slots.
+  std::vector<HostTensor> parts;
 };
 
 rt::SafetensorsTensor tensorOf(const std::string &name, const HostTensor &t) {
@@ -115,6 +119,7 @@ private:
   std::map<std::string, Param> params_;
   int lossResult_ = -1;
   std::vector<std::string> gradOf_; ///< Per result: the param of a gradient ("" : the loss).
+  std::vector<int> gradPart_;       ///< Per gradient result: 0, or 1 + the index in `parts`.
   std::optional<rt::MetricsLog> log_;
 };
 
@@ -165,10 +170,17 @@ int ReferenceTrainer::loadParams() {
     param.compute = std::move(*value);
   }
   gradOf_.assign(func_.getNumResults(), std::string());
+  gradPart_.assign(func_.getNumResults(), 0);
+  std::map<std::string, int> readers; // gradient results seen per param
   for (unsigned i = 0; i < func_.getNumResults(); ++i) {
     if (auto of = func_.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of")) {
       gradOf_[i] = of.getValue().str();
+      gradPart_[i] = readers[gradOf_[i]]++; // per-layer results come in layer order
       Param &p = params_.at(gradOf_[i]);
+      if (gradPart_[i] > 0) {
+        p.parts.emplace_back();
+        continue;
+      }
       p.trainable = true;
       p.master = p.compute.clone();
       p.m = HostTensor(DType::F32, p.compute.shape());
@@ -223,9 +235,10 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
         continue;
       Param &p = params_.at(gradOf_[i]);
       const HostTensor &g = (*results)[i];
+      HostTensor &acc = gradPart_[i] == 0 ? p.acc : p.parts[static_cast<size_t>(gradPart_[i] - 1)];
       if (mb == 0)
-        p.acc = HostTensor(DType::F32, g.shape());
-      rt::accumulateGradient(p.acc.data<float>(), g.data<float>(), g.numElements(), mb == 0);
+        acc = HostTensor(DType::F32, g.shape());
+      rt::accumulateGradient(acc.data<float>(), g.data<float>(), g.numElements(), mb == 0);
     }
   }
   double sum = 0;
@@ -238,6 +251,13 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
 int ReferenceTrainer::optimizerStep(int64_t step, double &lr) {
   const int64_t M = o_.microBatches;
   float gradScale = static_cast<float>(1.0 / static_cast<double>(M));
+  for (auto &[name, p] : params_) // a shared param: its readers' gradients, in layer order
+    for (const HostTensor &part : p.parts) {
+      float *sum = p.acc.data<float>();
+      const float *g = part.data<float>();
+      for (int64_t i = 0, n = part.numElements(); i < n; ++i)
+        sum[i] += g[i];
+    }
   if (o_.gradClip > 0) {
     double squares = 0;
     for (auto &[name, p] : params_) // std::map: sorted by name

@@ -25,6 +25,7 @@
 #include "RefTrain.h"
 #include "compiler/InitAll.h"
 #include "compiler/Pipeline.h"
+#include "compiler/ReferenceTrainStep.h"
 #include "dialects/Graph/Eval/Evaluator.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
@@ -33,6 +34,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -135,15 +137,24 @@ int checkModes(const RefFlags &f) {
   return 0;
 }
 
-/// The graph rpc-compile lowers (parameter transformations, fusion, then one whole-model
-/// backward instead of per-layer ones), trained by the reference (RefTrain.h).
+/// The graph rpc-compile lowers (parameter transformations, fusion, layer functions), chained
+/// back into one function and differentiated as a whole-model backward instead of per-layer
+/// ones, with a shared param's gradient per reading layer (compiler/ReferenceTrainStep.h),
+/// trained by the reference (RefTrain.h).
 int trainReference(MLIRContext &context, ModuleOp module, const mlir::rp::onnx::OnnxModel &model,
                    const RefFlags &f) {
   PassManager pm(&context);
-  mlir::rp::buildTrainPipeline(pm, f.training);
-  mlir::rp::buildFusionPipeline(pm);
-  mlir::rp::buildTrainPipeline(pm, mlir::rp::TrainingOptions());
+  mlir::rp::TrainingOptions training = f.training;
+  training.differentiate = false;
+  mlir::rp::buildTrainPipeline(pm, training);
+  mlir::rp::buildLayersPipeline(pm);
   if (failed(pm.run(module)))
+    return kBadInput;
+  if (failed(mlir::rp::buildReferenceTrainStep(module, "train_step")))
+    return kBadInput;
+  PassManager cleanup(&context);
+  cleanup.addPass(createCanonicalizerPass());
+  if (failed(cleanup.run(module)))
     return kBadInput;
   mlir::rp::onnx::InitializerTable initializers(model);
   return mlir::rp::runReferenceTraining(module.lookupSymbol<func::FuncOp>("train_step"),

@@ -102,21 +102,26 @@ def Schedule_HostArenaAttr : Schedule_Attr<"HostArena", "host_arena"> {
   let description = [{
     Set by `rp-plan-memory`. The host arena is laid out as
     `[weights | master | moment1 | moment2 | grads | activations]`: `weights` holds every param
-    in the compute dtype, in layer order, so that each stage's weights are one contiguous
-    range; the four fp32 optimizer-state regions (`state` bytes each) hold the trainable
-    params in the same order; `activations` holds the host buffers, each `micro_batches`
-    times.
+    entry of every layer in the compute dtype, in layer order, so that each stage's weights are
+    one contiguous range (a param read by several layers has one copy per reading layer); the
+    three fp32 optimizer-state regions (`state` bytes each) hold each trainable param once, at
+    its owner's entry (the lowest layer reading it); the fp32 `grads` region holds one gradient
+    slot per trainable entry in layer order, so that each backward stage's gradients are one
+    contiguous range (without shared params, `grads` equals `state`); `activations` holds the
+    host buffers, each `micro_batches` times.
 
     ```mlir
-    #schedule.host_arena<weights = 123904, state = 123904, activations = 30720>
+    #schedule.host_arena<weights = 123904, state = 123904, grads = 123904, activations = 30720>
     ```
   }];
-  let parameters = (ins "int64_t":$weights, "int64_t":$state, "int64_t":$activations);
+  let parameters = (ins "int64_t":$weights, "int64_t":$state, "int64_t":$grads,
+                        "int64_t":$activations);
   let assemblyFormat = "`<` struct(params) `>`";
   let extraClassDeclaration = [{
-    /// Byte offset of fp32 state region `i` (0 master, 1 moment1, 2 moment2, 3 grads).
+    /// Byte offset of fp32 state region `i` (0 master, 1 moment1, 2 moment2).
     int64_t getStateOffset(int64_t i) const { return getWeights() + i * getState(); }
-    int64_t getActivationOffset() const { return getWeights() + 4 * getState(); }
+    int64_t getGradsOffset() const { return getWeights() + 3 * getState(); }
+    int64_t getActivationOffset() const { return getGradsOffset() + getGrads(); }
     int64_t getTotal() const { return getActivationOffset() + getActivations(); }
   }];
 }

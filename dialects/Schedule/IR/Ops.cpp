@@ -80,13 +80,17 @@ LogicalResult LayerOp::verify() {
       if (offset < 0)
         return emitOpError() << "weight offset #" << i << " is " << offset << ", expected >= 0";
   }
-  if (std::optional<ArrayRef<int64_t>> offsets = getStateOffsets()) {
+  for (auto [what, offsets] : {std::pair<StringRef, std::optional<ArrayRef<int64_t>>>{
+                                    "state", getStateOffsets()},
+                                {"grad", getGradOffsets()}}) {
+    if (!offsets)
+      continue;
     if (offsets->size() != numParams)
-      return emitOpError() << "has " << offsets->size() << " state offsets, expected " << numParams
-                           << " (one per param)";
+      return emitOpError() << "has " << offsets->size() << " " << what << " offsets, expected "
+                           << numParams << " (one per param)";
     for (auto [i, offset] : llvm::enumerate(*offsets))
       if (offset < -1)
-        return emitOpError() << "state offset #" << i << " is " << offset
+        return emitOpError() << what << " offset #" << i << " is " << offset
                              << ", expected >= 0 (or -1 for a frozen param)";
   }
   return success();
@@ -101,6 +105,7 @@ LogicalResult LayerOp::verifySymbolUses(SymbolTableCollection &) {
                            << ref(getContext(), getSymName())
                            << " is not a func.func in the module";
   std::optional<ArrayRef<int64_t>> stateOffsets = getStateOffsets();
+  std::optional<ArrayRef<int64_t>> gradOffsets = getGradOffsets();
   for (auto [i, attr] : llvm::enumerate(getParams())) {
     auto name = cast<FlatSymbolRefAttr>(attr);
     auto param =
@@ -108,15 +113,19 @@ LogicalResult LayerOp::verifySymbolUses(SymbolTableCollection &) {
     if (!param)
       return emitOpError() << "param " << name << " of layer " << ref(getContext(), getSymName())
                            << " is not a graph.param in the module";
-    if (!stateOffsets)
-      continue;
-    int64_t offset = (*stateOffsets)[i];
-    if (param.getTrainable() && offset < 0)
-      return emitOpError() << "trainable param " << name << " has state offset " << offset
-                           << ", expected >= 0";
-    if (!param.getTrainable() && offset != -1)
-      return emitOpError() << "frozen param " << name << " has state offset " << offset
-                           << ", expected -1 (a frozen param has no optimizer state)";
+    for (auto [what, offsets] :
+         {std::pair<StringRef, std::optional<ArrayRef<int64_t>>>{"state", stateOffsets},
+          {"grad", gradOffsets}}) {
+      if (!offsets)
+        continue;
+      int64_t offset = (*offsets)[i];
+      if (param.getTrainable() && offset < 0)
+        return emitOpError() << "trainable param " << name << " has " << what << " offset "
+                             << offset << ", expected >= 0";
+      if (!param.getTrainable() && offset != -1)
+        return emitOpError() << "frozen param " << name << " has " << what << " offset " << offset
+                             << ", expected -1 (a frozen param has no optimizer state)";
+    }
   }
   return success();
 }
@@ -192,19 +201,32 @@ LogicalResult verifyMicroBatchBody(StageOp stage, MicroBatchOp microBatch,
                                         << ": only fused_tail and backward stages accumulate "
                                            "gradients";
       StringRef name = accumulate.getParam();
-      bool found = llvm::any_of(layersOfStage(), [&](LayerOp layer) {
+      SmallVector<LayerOp> readers;
+      for (LayerOp layer : layersOfStage())
         // Not cast: a layer placed after the stage is verified later (and the plan's order
         // check reports the placement).
-        return llvm::any_of(layer.getParams(), [&](Attribute p) {
-          auto flat = dyn_cast<FlatSymbolRefAttr>(p);
-          return flat && flat.getValue() == name;
-        });
-      });
-      if (!found)
+        if (llvm::any_of(layer.getParams(), [&](Attribute p) {
+              auto flat = dyn_cast<FlatSymbolRefAttr>(p);
+              return flat && flat.getValue() == name;
+            }))
+          readers.push_back(layer);
+      if (readers.empty())
         return accumulate.emitOpError()
                << "accumulates into " << accumulate.getParamAttr()
                << ", which is not a param of a layer of " << describe(stage) << " (layers ["
                << begin << ", " << end << "))";
+      if (std::optional<StringRef> of = accumulate.getLayer()) {
+        if (!llvm::any_of(readers, [&](LayerOp l) { return l.getSymName() == *of; }))
+          return accumulate.emitOpError()
+                 << "accumulates into " << accumulate.getParamAttr() << " of "
+                 << accumulate.getLayerAttr() << ", which is not a layer of " << describe(stage)
+                 << " reading it";
+      } else if (readers.size() > 1) {
+        return accumulate.emitOpError()
+               << "accumulates into " << accumulate.getParamAttr() << ", which "
+               << readers.size() << " layers of " << describe(stage)
+               << " read: name the layer (`of @layer`)";
+      }
       // A missing param is reported by the layer's symbol check.
       if (auto param = dyn_cast_or_null<mlir::rp::graph::ParamOp>(lookupInModule(module, name))) {
         if (!param.getTrainable())

@@ -97,9 +97,17 @@ def Schedule_LayerOp : Schedule_Op<"layer", [Symbol, HasParent<"PlanOp">,
     `backward` is the fused tail function (results: the loss, the param gradients, the input
     gradients). `params` names the `graph.param`s the layer reads, in host-arena order.
 
+    A param read by several layers (tied input embedding and LM head, or any weight an
+    exporter shares) is listed by each of them. If it is trainable it is one parameter: its
+    *owner* is the lowest layer reading it, which holds its fp32 master and AdamW moments; every
+    other reader has a *copy*: its own compute-dtype weights (uploaded with that layer's stage)
+    and its own fp32 gradient slot. The owner's optimizer step sums the gradient slots (owner
+    first, then the copies in layer order), updates the master once and writes every copy.
+
     `rp-plan-memory` adds `weight_offsets` (each param's byte offset in the host arena's
-    weights region, compute dtype) and `state_offsets` (byte offset in each fp32 state region;
-    -1 for a frozen param).
+    weights region, compute dtype), `state_offsets` (byte offset in each fp32 state region, the
+    owner's for a copy; -1 for a frozen param) and `grad_offsets` (byte offset of the entry's
+    own gradient slot in the fp32 grads region; -1 for a frozen param).
 
     ```mlir
     schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@"layers.0.q", @"layers.0.k"]
@@ -108,7 +116,8 @@ def Schedule_LayerOp : Schedule_Op<"layer", [Symbol, HasParent<"PlanOp">,
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$forward,
                        FlatSymbolRefAttr:$backward, SymbolRefArrayAttr:$params,
                        OptionalAttr<DenseI64ArrayAttr>:$weight_offsets,
-                       OptionalAttr<DenseI64ArrayAttr>:$state_offsets);
+                       OptionalAttr<DenseI64ArrayAttr>:$state_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$grad_offsets);
   let assemblyFormat = [{
     $sym_name `forward` $forward `backward` $backward `params` $params attr-dict
   }];
@@ -304,14 +313,18 @@ def Schedule_AccumulateOp : Schedule_Op<"accumulate", [HasParent<"MicroBatchOp">
     Adds `value`, the gradient of `param` for micro-batch m, into the param's fp32 gradient
     accumulator in the job's weight slot (set to the value for m = 0). Micro-batches are added
     in order on one device, so the sum does not depend on the pool size. `param` must be a
-    trainable param of a layer of the stage and the value's shape must be the param's.
+    trainable param of a layer of the stage and the value's shape must be the param's. A param
+    read by several layers of the stage has one accumulator per reading layer: `of` names the
+    layer (required then; optional otherwise).
 
     ```mlir
     schedule.accumulate %g into @"layers.0.q" : tensor<32x32xf32>
+    schedule.accumulate %e into @embed of @tail : tensor<256x32xf32>
     ```
   }];
-  let arguments = (ins Schedule_Tensor:$value, FlatSymbolRefAttr:$param);
-  let assemblyFormat = "$value `into` $param attr-dict `:` type($value)";
+  let arguments = (ins Schedule_Tensor:$value, FlatSymbolRefAttr:$param,
+                       OptionalAttr<FlatSymbolRefAttr>:$layer);
+  let assemblyFormat = "$value `into` $param (`of` $layer^)? attr-dict `:` type($value)";
 }
 
 def Schedule_PrefetchNextOp : Schedule_Op<"prefetch_next", [HasParent<"MicroBatchOp">]> {
@@ -356,13 +369,22 @@ def Schedule_OptimizerStepOp : Schedule_Op<"optimizer_step", [HasParent<"PlanOp"
     the stages in `uploads` (all stages covering the layer). After it, the layer's host
     gradient buffer may be written again. Steps appear in the order their gradients arrive.
 
+    A layer that owns a shared trainable param (see `schedule.layer`) also waits for the
+    gradient downloads of the other stages holding a reader of it (`shared_grads`, in dispatch
+    order), and its `uploads` include every stage holding a reader (the copies it writes).
+    Only layers that own a trainable param have a step.
+
     ```mlir
     schedule.optimizer_step @block_0 grads @B1 uploads [@F0, @B1]
+    schedule.optimizer_step @prefix grads @B1 shared_grads [@B0] uploads [@F0, @B0, @B1]
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$layer, FlatSymbolRefAttr:$grads,
+                       OptionalAttr<SymbolRefArrayAttr>:$shared_grads,
                        SymbolRefArrayAttr:$uploads);
-  let assemblyFormat = "$layer `grads` $grads `uploads` $uploads attr-dict";
+  let assemblyFormat = [{
+    $layer `grads` $grads (`shared_grads` $shared_grads^)? `uploads` $uploads attr-dict
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Schedule/IR/ScheduleOps.h"
+#include "dialects/Schedule/IR/SharedParams.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
 
@@ -283,17 +284,19 @@ private:
     return success();
   }
 
+  /// One step per layer owning a trainable param (dialects/Schedule/IR/SharedParams.h), with
+  /// the gradient and upload events that SharedParams derives from the stages.
   LogicalResult verifyOptimizerSteps() {
-    auto module = plan->getParentOfType<ModuleOp>();
+    ParamReaders readers(plan);
     llvm::StringMap<unsigned> layerIndex;
-    SmallVector<bool> trainable(layers.size(), false);
-    for (auto [i, layer] : llvm::enumerate(layers)) {
+    for (auto [i, layer] : llvm::enumerate(layers))
       layerIndex[layer.getSymName()] = i;
-      for (Attribute p : layer.getParams())
-        if (auto param = dyn_cast_or_null<mlir::rp::graph::ParamOp>(
-                SymbolTable::lookupSymbolIn(module, cast<FlatSymbolRefAttr>(p).getAttr())))
-          trainable[i] = trainable[i] || param.getTrainable();
-    }
+    auto refs = [&](ArrayRef<StageOp> stageOps) {
+      SmallVector<Attribute> out;
+      for (StageOp s : stageOps)
+        out.push_back(ref(context, s.getSymName()));
+      return ArrayAttr::get(context, out);
+    };
     SmallVector<OptimizerStepOp> stepOf(layers.size());
     for (OptimizerStepOp step : plan.getOptimizerSteps()) {
       auto found = layerIndex.find(step.getLayer());
@@ -301,40 +304,45 @@ private:
         return step.emitOpError() << "updates " << step.getLayerAttr()
                                   << ", which is not a layer of plan " << self;
       unsigned i = found->second;
-      if (!trainable[i])
+      if (!readers.ownsTrainable(i))
         return step.emitOpError() << "updates layer " << step.getLayerAttr()
-                                  << ", which has no trainable params";
+                                  << ", which owns no trainable param (a shared param is "
+                                     "updated by its lowest reader)";
       if (stepOf[i])
         return step.emitOpError() << "is a second optimizer step of layer " << step.getLayerAttr()
                                   << ": expected exactly one";
       stepOf[i] = step;
 
-      StageOp grads;
-      SmallVector<Attribute> uploads;
-      for (StageOp stage : stages) {
-        if (!stage.containsLayer(i))
-          continue;
-        uploads.push_back(ref(context, stage.getSymName()));
-        if (stage.hasBackward() && !grads)
-          grads = stage;
-      }
+      OptimizerStepEvents expected = expectedOptimizerStep(plan, readers, i);
+      StageOp grads = expected.grads;
+      if (!grads)
+        return step.emitOpError() << "of layer " << step.getLayerAttr()
+                                  << ": no backward stage holds the layer";
       if (step.getGrads() != grads.getSymName())
         return step.emitOpError() << "of layer " << step.getLayerAttr()
                                   << " waits for the gradients of " << step.getGradsAttr()
                                   << ", expected " << ref(context, grads.getSymName()) << " (the "
                                   << stringifyStageKind(grads.getKind()) << " stage holding layer "
                                   << i << ")";
-      auto expected = ArrayAttr::get(context, uploads);
-      if (step.getUploads() != expected)
+      ArrayAttr shared = step.getSharedGradsAttr() ? step.getSharedGradsAttr()
+                                                   : ArrayAttr::get(context, {});
+      if (shared != refs(expected.sharedGrads))
+        return step.emitOpError() << "of layer " << step.getLayerAttr()
+                                  << " waits for the shared gradients of " << shared
+                                  << ", expected " << refs(expected.sharedGrads)
+                                  << " (the other backward stages holding a reader of a shared "
+                                     "param it owns, in dispatch order)";
+      if (step.getUploads() != refs(expected.uploads))
         return step.emitOpError() << "of layer " << step.getLayerAttr()
                                   << " waits for the uploads of " << step.getUploads()
-                                  << ", expected " << expected << " (the stages holding layer " << i
-                                  << ", in dispatch order)";
+                                  << ", expected " << refs(expected.uploads)
+                                  << " (the stages holding layer " << i
+                                  << " or a reader of a shared param it owns, in dispatch order)";
     }
     for (auto [i, layer] : llvm::enumerate(layers))
-      if (trainable[i] && !stepOf[i])
+      if (readers.ownsTrainable(i) && !stepOf[i])
         return layer.emitOpError() << "layer " << ref(context, layer.getSymName())
-                                   << " has trainable params but no schedule.optimizer_step";
+                                   << " owns trainable params but has no schedule.optimizer_step";
     return success();
   }
 

@@ -76,7 +76,7 @@ schedule.plan @p micro_batches 3 gpus 1 update sync recompute stage dtype f32
 // Host arena regions are not negative.
 // expected-error @+1 {{'schedule.plan' op host arena weights = -16 bytes is negative}}
 schedule.plan @p micro_batches 3 gpus 1 update sync recompute stage dtype f32
-    optimizer #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0> attributes {host_arena = #schedule.host_arena<weights = -16, state = 0, activations = 0>} {
+    optimizer #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0> attributes {host_arena = #schedule.host_arena<weights = -16, state = 0, grads = 0, activations = 0>} {
 }
 
 // -----
@@ -84,7 +84,7 @@ schedule.plan @p micro_batches 3 gpus 1 update sync recompute stage dtype f32
 // The host activation region holds one record per micro-batch.
 // expected-error @+1 {{'schedule.plan' op host arena activations = 1000 bytes is not a multiple of micro_batches = 3 (one record per micro-batch)}}
 schedule.plan @p micro_batches 3 gpus 1 update sync recompute stage dtype f32
-    optimizer #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0> attributes {host_arena = #schedule.host_arena<weights = 0, state = 0, activations = 1000>} {
+    optimizer #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0> attributes {host_arena = #schedule.host_arena<weights = 0, state = 0, grads = 0, activations = 1000>} {
 }
 
 // -----
@@ -200,7 +200,7 @@ func.func private @f(tensor<4xf32>) -> tensor<f32>
 func.func private @f_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
 schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
   // expected-error @+1 {{'schedule.layer' op has 0 state offsets, expected 1 (one per param)}}
-  schedule.layer @l forward @f backward @f_vjp params [@w] {state_offsets = array<i64>}
+  schedule.layer @l forward @f backward @f_vjp params [@w] {grad_offsets = array<i64>, state_offsets = array<i64>}
   schedule.host_buffer @x input "x" : tensor<4xf32>
   schedule.host_buffer @loss loss : tensor<f32>
   schedule.stage @B0 fused_tail layers [0, 1) {
@@ -226,7 +226,7 @@ func.func private @f(tensor<4xf32>) -> tensor<f32>
 func.func private @f_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
 schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
   // expected-error @+1 {{'schedule.layer' op state offset #0 is -2, expected >= 0 (or -1 for a frozen param)}}
-  schedule.layer @l forward @f backward @f_vjp params [@w] {state_offsets = array<i64: -2>}
+  schedule.layer @l forward @f backward @f_vjp params [@w] {grad_offsets = array<i64: -2>, state_offsets = array<i64: -2>}
   schedule.host_buffer @x input "x" : tensor<4xf32>
   schedule.host_buffer @loss loss : tensor<f32>
   schedule.stage @B0 fused_tail layers [0, 1) {
@@ -317,7 +317,7 @@ func.func private @f(tensor<4xf32>) -> tensor<f32>
 func.func private @f_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
 schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
   // expected-error @+1 {{'schedule.layer' op trainable param @w has state offset -1, expected >= 0}}
-  schedule.layer @l forward @f backward @f_vjp params [@w] {state_offsets = array<i64: -1>}
+  schedule.layer @l forward @f backward @f_vjp params [@w] {grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>}
   schedule.host_buffer @x input "x" : tensor<4xf32>
   schedule.host_buffer @loss loss : tensor<f32>
   schedule.stage @B0 fused_tail layers [0, 1) {
@@ -342,7 +342,7 @@ graph.param @w : tensor<4xf32>
 func.func private @f(tensor<4xf32>) -> tensor<4xf32>
 schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
   // expected-error @+1 {{'schedule.layer' op frozen param @w has state offset 0, expected -1 (a frozen param has no optimizer state)}}
-  schedule.layer @l0 forward @f backward @f params [@w] {state_offsets = array<i64: 0>}
+  schedule.layer @l0 forward @f backward @f params [@w] {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
   schedule.host_buffer @x input "x" : tensor<4xf32>
   schedule.stage @B0 fused_tail layers [0, 1) {
     schedule.await_weights
@@ -2453,7 +2453,7 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
     }
     schedule.download_grads
   }
-  // expected-error @+1 {{'schedule.optimizer_step' op updates layer @lb, which has no trainable params}}
+  // expected-error @+1 {{'schedule.optimizer_step' op updates layer @lb, which owns no trainable param (a shared param is updated by its lowest reader)}}
   schedule.optimizer_step @lb grads @B0 uploads [@B0]
   schedule.optimizer_step @la grads @B1 uploads [@F0, @B1]
 }
@@ -2617,7 +2617,7 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
     schedule.download_grads
   }
   schedule.optimizer_step @lb grads @B0 uploads [@B0]
-  // expected-error @+1 {{'schedule.optimizer_step' op of layer @la waits for the uploads of [@B1, @F0], expected [@F0, @B1] (the stages holding layer 0, in dispatch order)}}
+  // expected-error @+1 {{'schedule.optimizer_step' op of layer @la waits for the uploads of [@B1, @F0], expected [@F0, @B1] (the stages holding layer 0 or a reader of a shared param it owns, in dispatch order)}}
   schedule.optimizer_step @la grads @B1 uploads [@B1, @F0]
 }
 
@@ -2632,7 +2632,7 @@ func.func private @a_vjp(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor
 func.func private @b(tensor<4xf32>) -> tensor<f32>
 func.func private @b_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
 schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
-  // expected-error @+1 {{'schedule.layer' op layer @la has trainable params but no schedule.optimizer_step}}
+  // expected-error @+1 {{'schedule.layer' op layer @la owns trainable params but has no schedule.optimizer_step}}
   schedule.layer @la forward @a backward @a_vjp params [@w0]
   schedule.layer @lb forward @b backward @b_vjp params [@w1]
   schedule.host_buffer @x input "x" : tensor<4xf32>

@@ -62,20 +62,20 @@ func.func @tail_vjp(%h: tensor<2x4x8xf32>, %labels: tensor<8xi64>) -> (tensor<f3
 // The plan, with the attributes rp-plan-memory adds.
 // CHECK-LABEL: schedule.plan @train micro_batches 3 gpus 2 update sync recompute stage dtype f32
 // CHECK-SAME: optimizer #schedule.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01, grad_clip = 1.0>
-// CHECK-SAME: attributes {device_arena = #schedule.device_arena<constants = 0, slot = 1024, activations = 1024, workspace = 2048>, host_arena = #schedule.host_arena<weights = 1536, state = 1280, activations = 4608>}
+// CHECK-SAME: attributes {device_arena = #schedule.device_arena<constants = 0, slot = 1024, activations = 1024, workspace = 2048>, host_arena = #schedule.host_arena<weights = 1536, state = 1280, grads = 1280, activations = 4608>}
 schedule.plan @train micro_batches 3 gpus 2 update sync recompute stage dtype f32
     optimizer #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, grad_clip = 1.0>
     attributes {device_arena = #schedule.device_arena<constants = 0, slot = 1024, activations = 1024, workspace = 2048>,
-                host_arena = #schedule.host_arena<weights = 1536, state = 1280, activations = 4608>} {
+                host_arena = #schedule.host_arena<weights = 1536, state = 1280, grads = 1280, activations = 4608>} {
   // Layers in model order; a frozen param has state offset -1.
-  // CHECK-NEXT: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed] {state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
-  // CHECK-NEXT: schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@w0] {state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
-  // CHECK-NEXT: schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@w1] {state_offsets = array<i64: -1>, weight_offsets = array<i64: 768>}
-  // CHECK-NEXT: schedule.layer @tail forward @tail backward @tail_vjp params [@head] {state_offsets = array<i64: 768>, weight_offsets = array<i64: 1024>}
-  schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed] {weight_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
-  schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@w0] {weight_offsets = array<i64: 512>, state_offsets = array<i64: 512>}
-  schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@w1] {weight_offsets = array<i64: 768>, state_offsets = array<i64: -1>}
-  schedule.layer @tail forward @tail backward @tail_vjp params [@head] {weight_offsets = array<i64: 1024>, state_offsets = array<i64: 768>}
+  // CHECK-NEXT: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed] {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
+  // CHECK-NEXT: schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@w0] {grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
+  // CHECK-NEXT: schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@w1] {grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>, weight_offsets = array<i64: 768>}
+  // CHECK-NEXT: schedule.layer @tail forward @tail backward @tail_vjp params [@head] {grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>, weight_offsets = array<i64: 1024>}
+  schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
+  schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@w0] {weight_offsets = array<i64: 512>, grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>}
+  schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@w1] {weight_offsets = array<i64: 768>, grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>}
+  schedule.layer @tail forward @tail backward @tail_vjp params [@head] {weight_offsets = array<i64: 1024>, grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>}
 
   // Host buffers: model inputs, boundary activations, the loss, cotangents.
   // CHECK-NEXT: schedule.host_buffer @input_ids input "input_ids" : tensor<2x4xi64> {offset = 0 : i64}

@@ -4,6 +4,9 @@
 // (`shared_grads`) and for every stage that uploads a copy. The plan verifier checks the
 // result (rp-opt verifies after the pass).
 // RUN: rp-opt %s -split-input-file --rp-lower-to-schedule | FileCheck %s
+// rp-plan-memory keeps the fp32 state once (at the owner's entry) and gives every reader's
+// entry its own weights and gradient slot, each stage's range contiguous.
+// RUN: rp-opt %s -split-input-file --rp-lower-to-schedule --rp-plan-memory | FileCheck %s --check-prefix=MEM
 
 // The readers in different stages: F0 [0, 1), the fused tail B0 [1, 2), B1 [0, 1).
 // CHECK-LABEL: schedule.plan @train
@@ -16,6 +19,11 @@
 // CHECK: schedule.accumulate %{{.*}} into @embed of @prefix : tensor<2xf32>
 // CHECK: schedule.optimizer_step @tail grads @B0 uploads [@B0]
 // CHECK-NEXT: schedule.optimizer_step @prefix grads @B1 shared_grads [@B0] uploads [@F0, @B0, @B1]
+// MEM-LABEL: schedule.plan @train
+// MEM-SAME: host_arena = #schedule.host_arena<weights = 768, state = 512, grads = 768,
+// MEM: schedule.layer @prefix {{.*}} {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
+// MEM: schedule.layer @tail {{.*}} {grad_offsets = array<i64: 256, 512>, state_offsets = array<i64: 0, 256>, weight_offsets = array<i64: 256, 512>}
+// MEM: schedule.stage @B0 fused_tail layers [1, 2) attributes {{{.*}}grad_bytes = 512 : i64
 module attributes {graph.layers = [@prefix, @tail],
                    graph.partition = {gpus = 1 : i64, micro_batches = 2 : i64,
                                       forward = [array<i64: 0, 1>], backward = [array<i64: 1, 2>, array<i64: 0, 1>]}} {
@@ -47,6 +55,8 @@ module attributes {graph.layers = [@prefix, @tail],
 // CHECK-NOT: schedule.optimizer_step @tail
 // CHECK: schedule.optimizer_step @prefix grads @B0 uploads [@B0]
 // CHECK-NOT: schedule.optimizer_step
+// MEM-LABEL: schedule.plan @train
+// MEM-SAME: host_arena = #schedule.host_arena<weights = 512, state = 256, grads = 512,
 module attributes {graph.layers = [@prefix, @tail],
                    graph.partition = {gpus = 1 : i64, micro_batches = 2 : i64,
                                       forward = [], backward = [array<i64: 0, 2>]}} {

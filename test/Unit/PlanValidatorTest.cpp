@@ -407,5 +407,77 @@ std::string mutationName(const ::testing::TestParamInfo<Mutation> &info) {
 INSTANTIATE_TEST_SUITE_P(Mutations, PlanValidatorMutationTest, ::testing::ValuesIn(kMutations),
                          mutationName);
 
+/// makeValidPlan with layers.0.w (param 0, owned by block_0) read by the tail too: param 3 is
+/// its copy in layer 1 (weights after norm.scale, its own gradient slot after lm_head's, the
+/// owner's state), accumulated by B0; block_0's step waits for B0's gradients and uploads.
+pb::Plan makeSharedParamPlan() {
+  pb::Plan plan = makeValidPlan();
+  plan.mutable_host_arena()->set_weights(512);
+  pb::Param *copy = rp::testing::addParam(plan, "layers.0.w", tensorType(pb::F32, {4, 4}), true,
+                                          1, 208, 0);
+  copy->set_grad_offset(192);
+  copy->set_primary(0);
+  plan.mutable_layers(1)->add_params(3);
+  pb::Stage *b0 = plan.mutable_stages(1);
+  b0->set_weight_bytes(208);
+  b0->set_grad_bytes(192);
+  rp::testing::addAccumulate(b0, 3, 384);
+  pb::OptimizerStep *owner = plan.mutable_optimizer_steps(1);
+  owner->add_upload_stages(1);
+  owner->add_shared_grads_stages(1);
+  return plan;
+}
+
+TEST(PlanValidatorTest, SharedTrainableParamPasses) {
+  Status s = validatePlan(makeSharedParamPlan());
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+const Mutation kSharedMutations[] = {
+    {"copy without primary", [](pb::Plan &p) { p.mutable_params(3)->clear_primary(); },
+     "param 'layers.0.w': declared twice (params 0 and 3): a copy of a trainable shared param "
+     "names its owner's entry 0 as primary (it names none)"},
+    {"copy with its own state",
+     [](pb::Plan &p) { p.mutable_params(3)->set_state_offset(192); },
+     "a copy shares its owner's fp32 state (state_offset 0), not 192"},
+    {"copy sharing the owner's gradient slot",
+     [](pb::Plan &p) { p.mutable_params(3)->set_grad_offset(0); },
+     "a copy has its own gradient slot, not its owner's (grad_offset 0)"},
+    {"primary on the first entry",
+     [](pb::Plan &p) { p.mutable_params(0)->set_primary(3); },
+     "param 'layers.0.w': names primary entry 3 but is the first entry of its name"},
+    {"owner's step misses the shared gradients",
+     [](pb::Plan &p) { p.mutable_optimizer_steps(1)->clear_shared_grads_stages(); },
+     "optimizer step #1 (layer 'block_0'): the stages it waits for accumulate the copy param "
+     "'layers.0.w' 0 times per micro-batch, expected once"},
+    {"owner's step misses a stage uploading the copy",
+     [](pb::Plan &p) { p.mutable_optimizer_steps(1)->mutable_upload_stages()->RemoveLast(); },
+     "optimizer step #1 (layer 'block_0'): upload_stages leaves out stage 'B0' (fused_tail), "
+     "which holds the layer (or a copy of its shared param) and uploads it"},
+    {"shared gradients from a forward stage",
+     [](pb::Plan &p) { p.mutable_optimizer_steps(1)->add_shared_grads_stages(0); },
+     "optimizer step #1 (layer 'block_0'): shared_grads_stages names stage 'F0' (forward), which "
+     "computes no gradients"},
+    {"copy of a frozen param's trainability",
+     [](pb::Plan &p) { p.mutable_params(3)->set_trainable(false); },
+     "the entries of a shared param differ in type ([4, 4] f32, [4, 4] f32), init or "
+     "trainability"},
+};
+
+class SharedParamMutationTest : public ::testing::TestWithParam<Mutation> {};
+
+TEST_P(SharedParamMutationTest, ReportsTheBrokenCheck) {
+  const Mutation &m = GetParam();
+  pb::Plan plan = makeSharedParamPlan();
+  m.mutate(plan);
+  Status s = validatePlan(plan);
+  ASSERT_FALSE(s.ok()) << m.name << ": the mutated plan passed";
+  EXPECT_NE(s.message().find(m.message), std::string::npos)
+      << "  expected: " << m.message << "\n  actual:   " << s.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedMutations, SharedParamMutationTest,
+                         ::testing::ValuesIn(kSharedMutations), mutationName);
+
 } // namespace
 } // namespace rp::runtime

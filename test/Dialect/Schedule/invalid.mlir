@@ -3343,3 +3343,201 @@ schedule.timeline @p gpus 2 iterations 1 ptr 0 {
   schedule.device 1 {
   }
 }
+
+// -----
+
+// A param read by two layers of one stage needs `of`: here @w0 is read by @lb only in B0,
+// so naming the wrong layer is refused.
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w0 trainable : tensor<4xf32>
+graph.param @w1 trainable : tensor<4xf32>
+func.func private @a(tensor<4xf32>) -> tensor<4xf32>
+func.func private @a_vjp(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @b(tensor<4xf32>) -> tensor<f32>
+func.func private @b_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  schedule.layer @la forward @a backward @a_vjp params [@w0]
+  schedule.layer @lb forward @b backward @b_vjp params [@w0, @w1]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @h activation : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.host_buffer @dh cotangent : tensor<4xf32>
+  schedule.stage @F0 forward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      schedule.prefetch_next
+      %h = schedule.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      schedule.download %h to @h : tensor<4xf32>
+    }
+  }
+  schedule.stage @B0 fused_tail layers [1, 2) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %h = schedule.upload @h after @F0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:4 = schedule.call @b_vjp(%h) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      // expected-error @+1 {{'schedule.accumulate' op accumulates into @w0 of @la, which is not a layer of fused_tail stage @B0 reading it}}
+      schedule.accumulate %r#1 into @w0 of @la : tensor<4xf32>
+      schedule.accumulate %r#2 into @w1 : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+      schedule.download %r#3 to @dh : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.stage @B1 backward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      %dh = schedule.upload @dh after @B0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:2 = schedule.call @a_vjp(%x, %dh) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 of @la : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @lb grads @B0 uploads [@B0]
+  schedule.optimizer_step @la grads @B1 shared_grads [@B0] uploads [@F0, @B0, @B1]
+}
+
+// -----
+
+// The owner of a shared param waits for the other readers' gradients.
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w0 trainable : tensor<4xf32>
+graph.param @w1 trainable : tensor<4xf32>
+func.func private @a(tensor<4xf32>) -> tensor<4xf32>
+func.func private @a_vjp(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @b(tensor<4xf32>) -> tensor<f32>
+func.func private @b_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  schedule.layer @la forward @a backward @a_vjp params [@w0]
+  schedule.layer @lb forward @b backward @b_vjp params [@w0, @w1]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @h activation : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.host_buffer @dh cotangent : tensor<4xf32>
+  schedule.stage @F0 forward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      schedule.prefetch_next
+      %h = schedule.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      schedule.download %h to @h : tensor<4xf32>
+    }
+  }
+  schedule.stage @B0 fused_tail layers [1, 2) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %h = schedule.upload @h after @F0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:4 = schedule.call @b_vjp(%h) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 of @lb : tensor<4xf32>
+      schedule.accumulate %r#2 into @w1 : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+      schedule.download %r#3 to @dh : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.stage @B1 backward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      %dh = schedule.upload @dh after @B0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:2 = schedule.call @a_vjp(%x, %dh) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 of @la : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @lb grads @B0 uploads [@B0]
+  // expected-error @+1 {{'schedule.optimizer_step' op of layer @la waits for the shared gradients of [], expected [@B0] (the other backward stages holding a reader of a shared param it owns, in dispatch order)}}
+  schedule.optimizer_step @la grads @B1 uploads [@F0, @B0, @B1]
+}
+
+// -----
+
+// ... and for every stage uploading a copy before it writes the copies.
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w0 trainable : tensor<4xf32>
+graph.param @w1 trainable : tensor<4xf32>
+func.func private @a(tensor<4xf32>) -> tensor<4xf32>
+func.func private @a_vjp(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @b(tensor<4xf32>) -> tensor<f32>
+func.func private @b_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  schedule.layer @la forward @a backward @a_vjp params [@w0]
+  schedule.layer @lb forward @b backward @b_vjp params [@w0, @w1]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @h activation : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.host_buffer @dh cotangent : tensor<4xf32>
+  schedule.stage @F0 forward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      schedule.prefetch_next
+      %h = schedule.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      schedule.download %h to @h : tensor<4xf32>
+    }
+  }
+  schedule.stage @B0 fused_tail layers [1, 2) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %h = schedule.upload @h after @F0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:4 = schedule.call @b_vjp(%h) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 of @lb : tensor<4xf32>
+      schedule.accumulate %r#2 into @w1 : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+      schedule.download %r#3 to @dh : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.stage @B1 backward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      %dh = schedule.upload @dh after @B0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:2 = schedule.call @a_vjp(%x, %dh) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 of @la : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @lb grads @B0 uploads [@B0]
+  // expected-error @+1 {{'schedule.optimizer_step' op of layer @la waits for the uploads of [@F0, @B1], expected [@F0, @B0, @B1] (the stages holding layer 0 or a reader of a shared param it owns, in dispatch order)}}
+  schedule.optimizer_step @la grads @B1 shared_grads [@B0] uploads [@F0, @B1]
+}
+
+// -----
+
+// Two layers of one stage read @w0: each has its own accumulator, so `of` must name the layer.
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w0 trainable : tensor<4xf32>
+func.func private @a(tensor<4xf32>) -> tensor<4xf32>
+func.func private @a_vjp(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @b(tensor<4xf32>) -> tensor<f32>
+func.func private @b_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  schedule.layer @la forward @a backward @a_vjp params [@w0]
+  schedule.layer @lb forward @b backward @b_vjp params [@w0]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.stage @B0 fused_tail layers [0, 2) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      schedule.prefetch_next
+      %h = schedule.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %r:3 = schedule.call @b_vjp(%h) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
+      // expected-error @+1 {{'schedule.accumulate' op accumulates into @w0, which 2 layers of fused_tail stage @B0 read: name the layer (`of @layer`)}}
+      schedule.accumulate %r#1 into @w0 : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+      %g:2 = schedule.call @a_vjp(%x, %r#2) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %g#1 into @w0 of @la : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @la grads @B0 uploads [@B0]
+}

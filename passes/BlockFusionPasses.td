@@ -17,8 +17,11 @@ def FuseSwiglu : Pass<"rp-fuse-swiglu", "::mlir::ModuleOp"> {
     Rewrites the gated MLP activation of Llama / Qwen exports,
     `mul(silu(x @ Wg), x @ Wu)`, into `graph.swiglu %gate, %up`. The SiLU is either
     `graph.silu %gate` or `graph.mul %gate, graph.sigmoid %gate` (operands of each `mul` in
-    either order). Both matmuls share their left operand `x`; the SiLU's intermediates (the
-    sigmoid, the silu) have no other user, and gate and up have the same type (no broadcast).
+    either order). Both matmuls share their left operand `x`, or gate and up are disjoint
+    pieces of the last axis of one matmul's result (Phi-3's fused `gate_up_proj`: the results
+    of one `graph.split`, or two unit-step `graph.slice`s of the last axis alone); the SiLU's
+    intermediates (the sigmoid, the silu) have no other user, and gate and up have the same
+    type (no broadcast).
 
     Before:
     ```mlir

@@ -84,6 +84,15 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     `[B, Hkv * G, S, D]`) become grouped-query attention on the unrepeated tensors. Every
     intermediate has a single user.
 
+    torch.onnx's decomposition of `scaled_dot_product_attention` (what both its exporters emit
+    for HF's sdpa attention) is matched too: the scale may instead multiply each product
+    operand (`q * c1`, `k^T * c2`: scale `c1 * c2`); the additive mask may carry leading
+    dims such as the batch (`[B, 1, S, S]`) if every `[S, S]` slice is causal; `k^T` may be
+    `reshape(transpose(reshape(k -> [B * H, S, D]), [0, 2, 1]) -> [B, H, D, S])`, with `k`
+    also repeat_kv's expanded `[B, Hkv, G, S, D]`; and the probabilities may pass through the
+    NaN guard `where(not(p == p), 0, p)`, the identity on the finite scores of a causal mask
+    (it never hides a whole row) and dropped.
+
     Before:
     ```mlir
     %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>

@@ -81,8 +81,9 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     constant lower-triangular `i1` condition and a constant fill of at most `-1e9` (those
     entries get probability 0 either way). Keys and values that are HF `repeat_kv` as
     imported (`reshape` to `[B, Hkv, 1, S, D]`, `expand` to `[B, Hkv, G, S, D]`, `reshape` to
-    `[B, Hkv * G, S, D]`) become grouped-query attention on the unrepeated tensors. Every
-    intermediate has a single user.
+    `[B, Hkv * G, S, D]`) become grouped-query attention on the unrepeated tensors, as do a
+    key and value of one head that the matmuls broadcast over the query's heads (multi-query
+    attention). Every intermediate has a single user.
 
     torch.onnx's decomposition of `scaled_dot_product_attention` (what both its exporters emit
     for HF's sdpa attention) is matched too: the scale may instead multiply each product

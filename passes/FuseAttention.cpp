@@ -277,6 +277,10 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     if (kGroups != vGroups || kType != v.getType() || q.getType() != qType)
       return fail("query, key and value types do not form attention");
     ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
+    // Multi-query attention (Falcon): a key and value of one head that the two matmuls
+    // broadcast over the query's heads are grouped-query attention with one kv head.
+    if (ks.size() == 4 && ks[1] == 1 && kGroups == 1)
+      kGroups = qs[1];
     if (ks.size() != 4 || ks[0] != qs[0] || ks[1] * kGroups != qs[1] || ks[2] != qs[2] ||
         ks[3] != qs[3] || kType.getElementType() != qType.getElementType())
       return fail("key/value shapes do not match the query");

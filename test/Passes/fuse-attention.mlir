@@ -228,3 +228,32 @@ func.func @flat_transpose_wrong_dims(%q: tensor<1x2x2x2xf32>, %k: tensor<1x2x2x2
   %y = graph.matmul %p, %v : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
   return %y : tensor<1x2x2x2xf32>
 }
+
+// Multi-query attention (Falcon): a key and value of one head, broadcast over the query's four
+// heads by the matmuls, become grouped-query attention with one kv head.
+// CHECK-LABEL: func.func @multi_query
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x3x2xf32>, %[[K:.+]]: tensor<1x1x3x2xf32>, %[[V:.+]]: tensor<1x1x3x2xf32>)
+// CHECK: graph.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 5.000000e-01 : f64} : (tensor<1x4x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>) -> tensor<1x4x3x2xf32>
+func.func @multi_query(%q: tensor<1x4x3x2xf32>, %k: tensor<1x1x3x2xf32>, %v: tensor<1x1x3x2xf32>) -> tensor<1x4x3x2xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x3x2xf32>) -> tensor<1x1x2x3xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x4x3x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x3x3xf32>
+  %c = graph.constant dense<0.5> : tensor<f32>
+  %t = graph.mul %s, %c : (tensor<1x4x3x3xf32>, tensor<f32>) -> tensor<1x4x3x3xf32>
+  %mask = graph.constant dense<[[0.0, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %m = graph.add %t, %mask : (tensor<1x4x3x3xf32>, tensor<3x3xf32>) -> tensor<1x4x3x3xf32>
+  %p = graph.softmax %m {axis = 3 : i64} : tensor<1x4x3x3xf32>
+  %y = graph.matmul %p, %v : (tensor<1x4x3x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x4x3x2xf32>
+  return %y : tensor<1x4x3x2xf32>
+}
+
+// Near miss: a one-head key with a four-head value (the heads do not pair up).
+// CHECK-LABEL: func.func @multi_query_key_only
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @multi_query_key_only(%q: tensor<1x4x3x2xf32>, %k: tensor<1x1x3x2xf32>, %v: tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x3x2xf32>) -> tensor<1x1x2x3xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x4x3x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x3x3xf32>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x4x3x3xf32>
+  %y = graph.matmul %p, %v : (tensor<1x4x3x3xf32>, tensor<1x4x3x2xf32>) -> tensor<1x4x3x2xf32>
+  return %y : tensor<1x4x3x2xf32>
+}

@@ -134,21 +134,13 @@ def build(arch, size):
             hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
             max_position_embeddings=1024, **dict(common, tie_word_embeddings=True))
         model = transformers.FalconForCausalLM(config)
-    elif arch == "cohere":
-        # Tied embeddings (the family default), LayerNorm without bias, attention and MLP in
-        # parallel, interleaved rotary (pairs), logits scaled by logit_scale (0.0625).
-        config = transformers.CohereConfig(
-            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-            num_key_value_heads=kv_heads, intermediate_size=inter,
-            max_position_embeddings=1024, **dict(common, tie_word_embeddings=True))
-        model = transformers.CohereForCausalLM(config)
     else:
         raise SystemExit(f"unknown --arch {arch}")
     return model
 
 
 ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
-         "stablelm", "falcon", "cohere"]
+         "stablelm", "falcon"]
 
 
 class TrainingGraph(torch.nn.Module):
@@ -162,8 +154,6 @@ class TrainingGraph(torch.nn.Module):
         head = lm.get_output_embeddings()
         # "lm_head", or "embed_out" (GPT-NeoX); a tied head shares the embedding's weight.
         self.head_name = next(name for name, child in lm.named_children() if child is head)
-        # The causal LM's own factor on the logits (Cohere's logit_scale); 1 for the others.
-        self.logit_scale = float(getattr(lm.config, "logit_scale", None) or 1.0)
         for name, child in lm.named_children():
             self.add_module(name, child)
 
@@ -174,8 +164,6 @@ class TrainingGraph(torch.nn.Module):
         hidden = getattr(self, self.base_name)(input_ids=input_ids, attention_mask=mask,
                                                use_cache=False)
         logits = getattr(self, self.head_name)(hidden.last_hidden_state)
-        if self.logit_scale != 1.0:
-            logits = logits * self.logit_scale
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
 
 

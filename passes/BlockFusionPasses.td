@@ -17,8 +17,11 @@ def FuseSwiglu : Pass<"rp-fuse-swiglu", "::mlir::ModuleOp"> {
     Rewrites the gated MLP activation of Llama / Qwen exports,
     `mul(silu(x @ Wg), x @ Wu)`, into `graph.swiglu %gate, %up`. The SiLU is either
     `graph.silu %gate` or `graph.mul %gate, graph.sigmoid %gate` (operands of each `mul` in
-    either order). Both matmuls share their left operand `x`; the SiLU's intermediates (the
-    sigmoid, the silu) have no other user, and gate and up have the same type (no broadcast).
+    either order). Both matmuls share their left operand `x`, or gate and up are disjoint
+    pieces of the last axis of one matmul's result (Phi-3's fused `gate_up_proj`: the results
+    of one `graph.split`, or two unit-step `graph.slice`s of the last axis alone); the SiLU's
+    intermediates (the sigmoid, the silu) have no other user, and gate and up have the same
+    type (no broadcast).
 
     Before:
     ```mlir
@@ -78,8 +81,18 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     constant lower-triangular `i1` condition and a constant fill of at most `-1e9` (those
     entries get probability 0 either way). Keys and values that are HF `repeat_kv` as
     imported (`reshape` to `[B, Hkv, 1, S, D]`, `expand` to `[B, Hkv, G, S, D]`, `reshape` to
-    `[B, Hkv * G, S, D]`) become grouped-query attention on the unrepeated tensors. Every
-    intermediate has a single user.
+    `[B, Hkv * G, S, D]`) become grouped-query attention on the unrepeated tensors, as do a
+    key and value of one head that the matmuls broadcast over the query's heads (multi-query
+    attention). Every intermediate has a single user.
+
+    torch.onnx's decomposition of `scaled_dot_product_attention` (what both its exporters emit
+    for HF's sdpa attention) is matched too: the scale may instead multiply each product
+    operand (`q * c1`, `k^T * c2`: scale `c1 * c2`); the additive mask may carry leading
+    dims such as the batch (`[B, 1, S, S]`) if every `[S, S]` slice is causal; `k^T` may be
+    `reshape(transpose(reshape(k -> [B * H, S, D]), [0, 2, 1]) -> [B, H, D, S])`, with `k`
+    also repeat_kv's expanded `[B, Hkv, G, S, D]`; and the probabilities may pass through the
+    NaN guard `where(not(p == p), 0, p)`, the identity on the finite scores of a causal mask
+    (it never hides a whole row) and dropped.
 
     Before:
     ```mlir

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 namespace mlir::rp {
 
@@ -41,15 +42,16 @@ std::optional<SmallVector<double>> floatValues(Value v) {
   return out;
 }
 
-/// Whether `type` is `[1, ..., 1, S, S]`.
+/// Whether `type` is `[..., S, S]`: a stack of square masks. The leading dims are 1 or, in
+/// torch.onnx's exports, the batch (one copy of the mask per sequence); the caller checks that
+/// the mask broadcasts to the scores.
 bool isSquareMaskShape(RankedTensorType type, int64_t seq) {
   ArrayRef<int64_t> s = type.getShape();
-  if (s.size() < 2 || s[s.size() - 1] != seq || s[s.size() - 2] != seq)
-    return false;
-  return llvm::all_of(s.drop_back(2), [](int64_t d) { return d == 1; });
+  return s.size() >= 2 && s[s.size() - 1] == seq && s[s.size() - 2] == seq;
 }
 
-/// Whether `v` is a constant `[1.., S, S]` additive causal mask: 0 for j <= i, masked above.
+/// Whether `v` is a constant `[..., S, S]` additive causal mask: in every `[S, S]` slice, 0 for
+/// j <= i, masked above.
 bool isCausalAdditiveMask(Value v, int64_t seq) {
   auto type = cast<RankedTensorType>(v.getType());
   if (!isSquareMaskShape(type, seq))
@@ -57,17 +59,17 @@ bool isCausalAdditiveMask(Value v, int64_t seq) {
   std::optional<SmallVector<double>> values = floatValues(v);
   if (!values)
     return false;
-  for (int64_t i = 0; i < seq; ++i)
-    for (int64_t j = 0; j < seq; ++j) {
-      double m = (*values)[i * seq + j];
-      if (j <= i ? m != 0.0 : !(m <= kMaskedAt))
-        return false;
-    }
+  for (size_t n = 0; n < values->size(); ++n) {
+    int64_t i = (n / seq) % seq, j = n % seq;
+    double m = (*values)[n];
+    if (j <= i ? m != 0.0 : !(m <= kMaskedAt))
+      return false;
+  }
   return true;
 }
 
-/// Whether `cond` is a constant `[1.., S, S]` i1 lower triangle (true for j <= i) and `fill` a
-/// constant whose every element is masked.
+/// Whether `cond` is a constant `[..., S, S]` i1 stack of lower triangles (true for j <= i)
+/// and `fill` a constant whose every element is masked.
 bool isCausalWhereMask(Value cond, Value fill, int64_t seq) {
   auto type = cast<RankedTensorType>(cond.getType());
   DenseElementsAttr attr;
@@ -75,10 +77,11 @@ bool isCausalWhereMask(Value cond, Value fill, int64_t seq) {
       !attr.getElementType().isInteger(1))
     return false;
   SmallVector<bool> keep(attr.getValues<bool>());
-  for (int64_t i = 0; i < seq; ++i)
-    for (int64_t j = 0; j < seq; ++j)
-      if (keep[i * seq + j] != (j <= i))
-        return false;
+  for (size_t n = 0; n < keep.size(); ++n) {
+    int64_t i = (n / seq) % seq, j = n % seq;
+    if (keep[n] != (j <= i))
+      return false;
+  }
   std::optional<SmallVector<double>> fillValues = floatValues(fill);
   return fillValues && llvm::all_of(*fillValues, [](double f) { return f <= kMaskedAt; });
 }
@@ -116,13 +119,130 @@ std::pair<Value, int64_t> unrepeatHeads(Value v) {
   return {inner.getInput(), e[2]};
 }
 
+/// The probabilities under torch.onnx's NaN guard of the SDPA decomposition,
+/// `where(not(p == p), 0, p)`, when `v` is that guard and `p` has no user outside it; `v`
+/// otherwise. The guard zeroes NaN probabilities, which a softmax makes only from NaN scores
+/// or a fully masked row; the causal mask never masks the diagonal, so it is the identity on
+/// finite scores.
+Value stripNanGuard(Value v) {
+  auto where = v.getDefiningOp<WhereOp>();
+  if (!where || !v.hasOneUse())
+    return v;
+  Value p = where.getOnFalse();
+  auto notOp = where.getCondition().getDefiningOp<LogicalNotOp>();
+  auto eq = notOp ? notOp.getInput().getDefiningOp<CompareOp>() : CompareOp();
+  std::optional<double> zero = splatScalar(where.getOnTrue());
+  if (!eq || !notOp.getResult().hasOneUse() || !eq.getResult().hasOneUse() ||
+      eq.getPredicate() != CompareKind::eq || eq.getLhs() != p || eq.getRhs() != p ||
+      !zero || *zero != 0.0 || p.getType() != where.getType())
+    return v;
+  bool onlyGuard = llvm::all_of(p.getUsers(), [&](Operation *user) {
+    return user == eq.getOperation() || user == where.getOperation();
+  });
+  return onlyGuard ? p : v;
+}
+
+/// When `v` is a single-use `graph.mul` of a value of `v`'s type by a constant scalar, sets
+/// `v` to that value and returns the scalar (torch.onnx scales q and k^T each by
+/// sqrt(scale)); nullopt and `v` unchanged otherwise.
+std::optional<double> takeScalarFactor(Value &v) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul || !v.hasOneUse())
+    return std::nullopt;
+  for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())})
+    if (std::optional<double> s = splatScalar(c); s && x.getType() == mul.getType()) {
+      v = x;
+      return s;
+    }
+  return std::nullopt;
+}
+
+/// torch.onnx's key transpose in the SDPA decomposition: `reshape(transpose(reshape(k ->
+/// [B * H, S, D]), [0, 2, 1]) -> [B, H, D, S])`, with `k` either `[B, H, S, D]` or HF
+/// repeat_kv's expanded `[B, Hkv, G, S, D]` (its last reshape merged into the flattening).
+/// Returns the key and its head groups: (k, 1), the unrepeated (kv, G), or nullopt.
+std::optional<std::pair<Value, int64_t>> flatKeyTranspose(Value kT) {
+  auto unflatten = kT.getDefiningOp<ReshapeOp>();
+  auto transpose = unflatten ? unflatten.getInput().getDefiningOp<TransposeOp>() : TransposeOp();
+  auto flatten = transpose ? transpose.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!flatten || !kT.hasOneUse() || !transpose.getResult().hasOneUse() ||
+      !flatten.getResult().hasOneUse() || transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+    return std::nullopt;
+  ArrayRef<int64_t> out = unflatten.getType().getShape(), x = flatten.getInput().getType().getShape();
+  if (out.size() != 4 || flatten.getType().getShape() != ArrayRef<int64_t>{out[0] * out[1], out[3], out[2]})
+    return std::nullopt;
+  if (x == ArrayRef<int64_t>{out[0], out[1], out[3], out[2]})
+    return unrepeatHeads(flatten.getInput());
+  auto expand = flatten.getInput().getDefiningOp<ExpandOp>();
+  auto inner = expand ? expand.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!inner || x.size() != 5 || !expand.getResult().hasOneUse() || !inner.getResult().hasOneUse())
+    return std::nullopt;
+  ArrayRef<int64_t> b = inner.getInput().getType().getShape();
+  if (b.size() != 4 || x != ArrayRef<int64_t>{b[0], b[1], x[2], b[2], b[3]} ||
+      inner.getType().getShape() != ArrayRef<int64_t>{b[0], b[1], 1, b[2], b[3]} ||
+      out != ArrayRef<int64_t>{b[0], b[1] * x[2], b[3], b[2]})
+    return std::nullopt;
+  return std::pair(inner.getInput(), x[2]);
+}
+
+/// Strips an optional causal mask off the softmax's input `scores`; returns whether it was one.
+bool takeCausalMask(Value &scores, int64_t seq) {
+  if (auto add = scores.getDefiningOp<AddOp>(); add && scores.hasOneUse()) {
+    for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())})
+      if (s.getType() == add.getType() && isCausalAdditiveMask(m, seq)) {
+        scores = s;
+        return true;
+      }
+  } else if (auto where = scores.getDefiningOp<WhereOp>(); where && scores.hasOneUse()) {
+    if (where.getOnTrue().getType() == where.getType() &&
+        isCausalWhereMask(where.getCondition(), where.getOnFalse(), seq)) {
+      scores = where.getOnTrue();
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Strips an optional scale (mul by or div by a constant scalar) off `scores`; returns it.
+double takeScale(Value &scores) {
+  if (std::optional<double> s = takeScalarFactor(scores))
+    return *s;
+  if (auto div = scores.getDefiningOp<DivOp>(); div && scores.hasOneUse()) {
+    if (std::optional<double> s = splatScalar(div.getRhs());
+        s && div.getLhs().getType() == div.getType()) {
+      scores = div.getLhs();
+      return 1.0 / *s;
+    }
+  }
+  return 1.0;
+}
+
+/// The key of `k^T` and its head groups, and whether k^T was composed with the head split:
+/// `transpose(k, [0, 1, 3, 2])` (k possibly HF repeat_kv), `transpose(x, [0, 2, 3, 1])` of
+/// x [B, S, H, D] (the canonicalizer composed it with the head split), or torch.onnx's
+/// flattened transpose (flatKeyTranspose).
+std::optional<std::tuple<Value, int64_t, bool>> matchKey(Value kTValue) {
+  if (std::optional<std::pair<Value, int64_t>> flat = flatKeyTranspose(kTValue))
+    return std::tuple(flat->first, flat->second, false);
+  auto kT = kTValue.getDefiningOp<TransposeOp>();
+  if (!kT || !kT.getResult().hasOneUse())
+    return std::nullopt;
+  if (kT.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1})
+    return std::tuple(kT.getInput(), int64_t{1}, true);
+  if (kT.getPermutation() != ArrayRef<int64_t>{0, 1, 3, 2})
+    return std::nullopt;
+  auto [k, groups] = unrepeatHeads(kT.getInput());
+  return std::tuple(k, groups, false);
+}
+
 struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MatMulOp root, PatternRewriter &rewriter) const override {
     auto fail = [&](const char *why) { return rewriter.notifyMatchFailure(root, why); };
-    auto softmax = root.getLhs().getDefiningOp<SoftmaxOp>();
-    if (!softmax || !softmax.getResult().hasOneUse() ||
+    auto softmax = stripNanGuard(root.getLhs()).getDefiningOp<SoftmaxOp>();
+    bool guarded = softmax && softmax.getResult() != root.getLhs();
+    if (!softmax || (!guarded && !softmax.getResult().hasOneUse()) ||
         softmax.getAxisAttr().getInt() != softmax.getType().getRank() - 1)
       return fail("lhs is not a single-use last-axis softmax");
     RankedTensorType qType = root.getType();
@@ -130,58 +250,22 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
       return fail("not rank-4 attention");
     int64_t seq = qType.getDimSize(2);
 
-    // Optional causal mask.
-    Value scores = softmax.getInput();
-    bool causal = false;
-    if (auto add = scores.getDefiningOp<AddOp>(); add && scores.hasOneUse()) {
-      for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())})
-        if (s.getType() == add.getType() && isCausalAdditiveMask(m, seq)) {
-          scores = s;
-          causal = true;
-          break;
-        }
-    } else if (auto where = scores.getDefiningOp<WhereOp>(); where && scores.hasOneUse()) {
-      if (where.getOnTrue().getType() == where.getType() &&
-          isCausalWhereMask(where.getCondition(), where.getOnFalse(), seq)) {
-        scores = where.getOnTrue();
-        causal = true;
-      }
-    }
-
-    // Optional scale: mul by or div by a constant scalar.
-    double scale = 1.0;
-    Value qk = scores;
-    if (auto mul = scores.getDefiningOp<MulOp>(); mul && scores.hasOneUse()) {
-      for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())})
-        if (std::optional<double> s = splatScalar(c); s && x.getType() == mul.getType()) {
-          scale = *s;
-          qk = x;
-          break;
-        }
-    } else if (auto div = scores.getDefiningOp<DivOp>(); div && scores.hasOneUse()) {
-      if (std::optional<double> s = splatScalar(div.getRhs());
-          s && div.getLhs().getType() == div.getType()) {
-        scale = 1.0 / *s;
-        qk = div.getLhs();
-      }
-    }
-    if (!(scale > 0.0) || !std::isfinite(scale))
-      return fail("the scale is not positive and finite");
-
+    Value qk = softmax.getInput();
+    bool causal = takeCausalMask(qk, seq);
+    double scale = takeScale(qk);
     auto scoreMm = qk.getDefiningOp<MatMulOp>();
     if (!scoreMm || !qk.hasOneUse())
       return fail("scores are not a single-use matmul");
-    auto kT = scoreMm.getRhs().getDefiningOp<TransposeOp>();
-    if (!kT || !kT.getResult().hasOneUse())
-      return fail("the key is not transposed");
-    // k^T is `transpose(k, [0, 1, 3, 2])`, or, once the canonicalizer has composed it with the
-    // head split `transpose(x, [0, 2, 1, 3])`, `transpose(x, [0, 2, 3, 1])` of x [B, S, H, D].
-    bool composed = kT.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1};
-    if (!composed && kT.getPermutation() != ArrayRef<int64_t>{0, 1, 3, 2})
+    // torch.onnx scales both operands by sqrt(scale) before the product.
+    Value q = scoreMm.getLhs(), kT = scoreMm.getRhs();
+    scale *= takeScalarFactor(q).value_or(1.0) * takeScalarFactor(kT).value_or(1.0);
+    if (!(scale > 0.0) || !std::isfinite(scale))
+      return fail("the scale is not positive and finite");
+
+    std::optional<std::tuple<Value, int64_t, bool>> key = matchKey(kT);
+    if (!key)
       return fail("the key is not transposed in its last two dimensions");
-    Value q = scoreMm.getLhs();
-    auto [k, kGroups] = composed ? std::pair<Value, int64_t>(kT.getInput(), 1)
-                                 : unrepeatHeads(kT.getInput());
+    auto [k, kGroups, composed] = *key;
     auto [v, vGroups] = unrepeatHeads(root.getRhs());
     RankedTensorType kType = cast<RankedTensorType>(k.getType());
     if (composed) {
@@ -193,11 +277,15 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     if (kGroups != vGroups || kType != v.getType() || q.getType() != qType)
       return fail("query, key and value types do not form attention");
     ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
+    // Multi-query attention (Falcon): a key and value of one head that the two matmuls
+    // broadcast over the query's heads are grouped-query attention with one kv head.
+    if (ks.size() == 4 && ks[1] == 1 && kGroups == 1)
+      kGroups = qs[1];
     if (ks.size() != 4 || ks[0] != qs[0] || ks[1] * kGroups != qs[1] || ks[2] != qs[2] ||
         ks[3] != qs[3] || kType.getElementType() != qType.getElementType())
       return fail("key/value shapes do not match the query");
     if (composed)
-      k = TransposeOp::create(rewriter, kT.getLoc(), k, rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
+      k = TransposeOp::create(rewriter, root.getLoc(), k, rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
     rewriter.replaceOpWithNewOp<AttentionOp>(root, qType, q, k, v, rewriter.getF64FloatAttr(scale),
                                              causal ? rewriter.getUnitAttr() : UnitAttr());
     return success();

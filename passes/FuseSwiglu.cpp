@@ -13,6 +13,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <optional>
+
 namespace mlir::rp {
 
 #define GEN_PASS_DEF_FUSESWIGLU
@@ -40,6 +42,50 @@ Value siluArgument(Value v) {
   return Value();
 }
 
+/// A contiguous piece `[begin, end)` of `source`'s last axis.
+struct LastAxisPiece {
+  Value source;
+  int64_t begin = 0, end = 0;
+};
+
+/// The piece of a value's last axis that `v` is: a result of `graph.split` along the last axis,
+/// or a unit-step `graph.slice` of the last axis alone; nullopt otherwise.
+std::optional<LastAxisPiece> lastAxisPiece(Value v) {
+  if (auto split = v.getDefiningOp<SplitOp>()) {
+    auto type = cast<RankedTensorType>(split.getInput().getType());
+    if (static_cast<int64_t>(split.getAxis()) != type.getRank() - 1)
+      return std::nullopt;
+    int64_t begin = 0;
+    ArrayRef<int64_t> sizes = split.getSizes();
+    for (unsigned i = 0, n = cast<OpResult>(v).getResultNumber(); i < n; ++i)
+      begin += sizes[i];
+    return LastAxisPiece{split.getInput(), begin,
+                         begin + sizes[cast<OpResult>(v).getResultNumber()]};
+  }
+  if (auto slice = v.getDefiningOp<SliceOp>()) {
+    auto type = cast<RankedTensorType>(slice.getInput().getType());
+    if (slice.getAxes().size() != 1 || slice.getAxes()[0] != type.getRank() - 1 ||
+        slice.getSteps()[0] != 1)
+      return std::nullopt;
+    return LastAxisPiece{slice.getInput(), slice.getStarts()[0], slice.getEnds()[0]};
+  }
+  return std::nullopt;
+}
+
+/// True when gate and up are the MLP's two projections: matmuls of one input (Llama's
+/// gate_proj and up_proj), or disjoint pieces of the last axis of one matmul's result (Phi-3's
+/// fused gate_up_proj, split or sliced in the graph).
+bool areProjections(Value gate, Value up) {
+  auto gateMm = gate.getDefiningOp<MatMulOp>();
+  auto upMm = up.getDefiningOp<MatMulOp>();
+  if (gateMm && upMm)
+    return gateMm.getLhs() == upMm.getLhs();
+  std::optional<LastAxisPiece> g = lastAxisPiece(gate), u = lastAxisPiece(up);
+  if (!g || !u || g->source != u->source || !g->source.getDefiningOp<MatMulOp>())
+    return false;
+  return g->end <= u->begin || u->end <= g->begin;
+}
+
 struct FuseSwigluPattern : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -49,9 +95,7 @@ struct FuseSwigluPattern : OpRewritePattern<MulOp> {
       Value gate = siluArgument(act);
       if (!gate)
         continue;
-      auto gateMm = gate.getDefiningOp<MatMulOp>();
-      auto upMm = up.getDefiningOp<MatMulOp>();
-      if (!gateMm || !upMm || gateMm.getLhs() != upMm.getLhs())
+      if (!areProjections(gate, up))
         continue;
       if (gate.getType() != up.getType() || up.getType() != root.getType() ||
           !isa<FloatType>(root.getType().getElementType()))
@@ -59,7 +103,7 @@ struct FuseSwigluPattern : OpRewritePattern<MulOp> {
       rewriter.replaceOpWithNewOp<SwigluOp>(root, gate, up);
       return success();
     }
-    return rewriter.notifyMatchFailure(root, "not silu(x @ Wg) * (x @ Wu)");
+    return rewriter.notifyMatchFailure(root, "not silu(x @ Wg) * (x @ Wu), nor of the halves of one x @ W");
   }
 };
 

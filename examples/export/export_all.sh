@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2 by the dynamo and
-# the TorchScript exporter, and one with symbolic dims) under test/Frontends/onnx/Inputs/exports,
+# Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
+# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM and Falcon by the dynamo and the TorchScript exporter,
+# and one with symbolic dims) under test/Frontends/onnx/Inputs/exports,
 # and examples/qwen3-tiny. Needs the export environment (requirements.txt):
 #   PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
 set -euo pipefail
@@ -8,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 py="${PYTHON:-python3}"
 export_model() { "$py" "$root/examples/export/export_model.py" "$@"; }
 tests="$root/test/Frontends/onnx/Inputs/exports"
-for arch in qwen3 llama gpt2; do
+for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon; do
   for exporter in dynamo torchscript; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
       --out "$tests/$arch-$exporter"

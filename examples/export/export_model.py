@@ -75,9 +75,72 @@ def build(arch, size):
             n_embd=hidden, n_layer=layers, n_head=heads, n_inner=4 * hidden, n_positions=1024,
             resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **common)
         model = transformers.GPT2LMHeadModel(config)
+    elif arch == "mistral":
+        # Sliding window stays the family default (4096): wider than any test sequence, so the
+        # mask is the causal one.
+        config = transformers.MistralConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
+            max_position_embeddings=1024, **common)
+        model = transformers.MistralForCausalLM(config)
+    elif arch == "phi3":
+        # Fused projections: self_attn.qkv_proj and mlp.gate_up_proj, sliced in the graph.
+        config = transformers.Phi3Config(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter,
+            max_position_embeddings=1024, original_max_position_embeddings=1024, **common)
+        model = transformers.Phi3ForCausalLM(config)
+    elif arch == "gemma":
+        # Tied embeddings (the family default), GELU-tanh MLP, RMSNorm scaled by (1 + w), the
+        # embedding scaled by sqrt(hidden).
+        config = transformers.GemmaConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
+            max_position_embeddings=1024, **dict(common, tie_word_embeddings=True))
+        model = transformers.GemmaForCausalLM(config)
+    elif arch == "gpt_neox":
+        # Parallel residual, rotary on a quarter of each head, LayerNorm with bias, exact GELU,
+        # biased projections; the head is embed_out.
+        config = transformers.GPTNeoXConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            intermediate_size=inter, max_position_embeddings=1024, **common)
+        model = transformers.GPTNeoXForCausalLM(config)
+    elif arch == "olmo2":
+        # Post-norms (after attention and after the MLP) and RMSNorm on q and k.
+        config = transformers.Olmo2Config(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter,
+            max_position_embeddings=1024, **common)
+        model = transformers.Olmo2ForCausalLM(config)
+    elif arch == "phi":
+        # Attention and MLP in parallel off one LayerNorm, rotary on half of each head,
+        # GELU-tanh ("gelu_new"), biases everywhere including the head.
+        config = transformers.PhiConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter,
+            max_position_embeddings=1024, resid_pdrop=0.0, embd_pdrop=0.0, **common)
+        model = transformers.PhiForCausalLM(config)
+    elif arch == "stablelm":
+        # LayerNorm with bias, SwiGLU, rotary on a quarter of each head.
+        config = transformers.StableLmConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter,
+            max_position_embeddings=1024, **common)
+        model = transformers.StableLmForCausalLM(config)
+    elif arch == "falcon":
+        # Tied embeddings (the family default), multi-query attention (one kv head), attention
+        # and MLP in parallel off one LayerNorm, exact GELU, no biases.
+        config = transformers.FalconConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            max_position_embeddings=1024, **dict(common, tie_word_embeddings=True))
+        model = transformers.FalconForCausalLM(config)
     else:
         raise SystemExit(f"unknown --arch {arch}")
     return model
+
+
+ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
+         "stablelm", "falcon"]
 
 
 class TrainingGraph(torch.nn.Module):
@@ -86,8 +149,11 @@ class TrainingGraph(torch.nn.Module):
 
     def __init__(self, lm, explicit_mask=False):
         super().__init__()
-        self.base_name = lm.base_model_prefix  # "model" (Qwen3, Llama) or "transformer" (GPT-2)
+        self.base_name = lm.base_model_prefix  # "model", "transformer" (GPT-2), "gpt_neox"
         self.explicit_mask = explicit_mask
+        head = lm.get_output_embeddings()
+        # "lm_head", or "embed_out" (GPT-NeoX); a tied head shares the embedding's weight.
+        self.head_name = next(name for name, child in lm.named_children() if child is head)
         for name, child in lm.named_children():
             self.add_module(name, child)
 
@@ -97,13 +163,35 @@ class TrainingGraph(torch.nn.Module):
         mask = torch.ones_like(input_ids) if self.explicit_mask else None
         hidden = getattr(self, self.base_name)(input_ids=input_ids, attention_mask=mask,
                                                use_cache=False)
-        logits = self.lm_head(hidden.last_hidden_state)
+        logits = getattr(self, self.head_name)(hidden.last_hidden_state)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
+
+
+def rename_tied_initializers(model, graph):
+    """A tied parameter (Gemma's embedding, read again by lm_head) is one parameter under its
+    first name (named_parameters: model.embed_tokens.weight); the dynamo exporter names its
+    initializer after another module that holds it (lm_head.weight). Rename such an
+    initializer, and its uses, to the parameter's own name."""
+    aliases = {}
+    for name, param in graph.named_parameters(remove_duplicate=False):
+        first = next(n for n, p in graph.named_parameters() if p is param)
+        if name != first:
+            aliases[name] = first
+    inits = {i.name for i in model.graph.initializer}
+    for init in model.graph.initializer:
+        target = aliases.get(init.name)
+        if target is None or target in inits:
+            continue
+        old, init.name = init.name, target
+        for node in model.graph.node:
+            for k, value in enumerate(node.input):
+                if value == old:
+                    node.input[k] = target
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--arch", required=True, choices=["qwen3", "llama", "gpt2"])
+    p.add_argument("--arch", required=True, choices=ARCHS)
     p.add_argument("--exporter", required=True, choices=["dynamo", "torchscript"])
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--size", default="tiny", choices=sorted(SIZES))
@@ -151,6 +239,7 @@ def main():
     model = onnx.load(onnx_path)
     params = dict(graph.named_parameters())
     buffers = [n for n, _ in graph.named_buffers()]
+    rename_tied_initializers(model, graph)
     inits = {i.name for i in model.graph.initializer}
     missing = sorted(n for n in params if n not in inits)
     if missing:

@@ -6,7 +6,8 @@
 // packed-sequence bookkeeping (CumSum over a mask of ones, GatherND into it). The importer computes them here, in
 // float64 and rounded to the result type once, and emits a graph.constant; on a non-constant
 // input it fails with a message naming the op, since the graph dialect has no such op (no
-// kernel, no VJP).
+// kernel, no VJP). The exception: GatherND with constant indices into a computed tensor is
+// rewritten as a graph.gather of rows (gatherND below).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,54 +116,55 @@ LogicalResult cumSum(NodeContext &c) {
   return success();
 }
 
-/// GatherND(data, indices) with `batch_dims` (ONNX GatherND-13): out[b..., i...] =
-/// data[b..., indices[b..., i..., :]...], negative indices counted from the end.
-LogicalResult gatherND(NodeContext &c) {
-  FailureOr<HostTensor> data = constantInput(c, 0);
-  if (failed(data))
-    return failure();
-  FailureOr<HostTensor> indices = constantInput(c, 1);
-  if (failed(indices))
-    return failure();
-  RankedTensorType dataType = c.inputType(0);
-  Type element = dataType.getElementType();
-  if (!element.isF32() && !element.isInteger(64))
-    return c.fail("GatherND of this element type is not supported (f32, i64)");
-  ArrayRef<int64_t> ds = dataType.getShape();
-  ArrayRef<int64_t> is = c.inputType(1).getShape();
-  int64_t b = c.attrInt("batch_dims", 0);
+/// GatherND's shapes (ONNX GatherND-13): data `[batch..., D_b .. D_{b+k-1}, slice...]`,
+/// indices `[batch..., tuple..., k]`, result `indices.shape[:-1] + data.shape[b + k:]`.
+struct GatherNDLayout {
+  SmallVector<int64_t> shape;  // the result's
+  int64_t b = 0, k = 0;        // batch_dims, the index tuples' length
+  int64_t batches = 1, tuples = 1, slice = 1;
+  int64_t indexed = 1;         // D_b * ... * D_{b+k-1}: the slices of one batch entry
+};
+
+/// Checks GatherND's attributes and shapes; the layout, or a failure naming why.
+FailureOr<GatherNDLayout> gatherNDLayout(NodeContext &c) {
+  ArrayRef<int64_t> ds = c.inputType(0).getShape(), is = c.inputType(1).getShape();
+  GatherNDLayout l;
+  l.b = c.attrInt("batch_dims", 0);
   int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size());
-  if (q < 1 || b < 0 || b >= std::min(r, q))
+  if (q < 1 || l.b < 0 || l.b >= std::min(r, q))
     return c.fail("GatherND: batch_dims must be in [0, min(rank(data), rank(indices)))");
-  int64_t k = is.back();
-  if (k < 1 || b + k > r)
+  l.k = is.back();
+  if (l.k < 1 || l.b + l.k > r)
     return c.fail("GatherND: indices.shape[-1] must be in [1, rank(data) - batch_dims]");
-  for (int64_t d = 0; d < b; ++d)
+  for (int64_t d = 0; d < l.b; ++d)
     if (ds[d] != is[d])
       return c.fail("GatherND: the batch dimensions of data and indices differ");
-  // Result shape: indices.shape[:-1] + data.shape[b + k:].
-  SmallVector<int64_t> shape(is.begin(), is.end() - 1);
-  shape.append(ds.begin() + b + k, ds.end());
-  int64_t batches = 1, tuples = 1, slice = 1;
-  for (int64_t d = 0; d < b; ++d)
-    batches *= ds[d];
-  for (int64_t d = b; d < q - 1; ++d)
-    tuples *= is[d];
-  for (int64_t d = b + k; d < r; ++d)
-    slice *= ds[d];
-  int64_t batchStride = 1; // elements of data per batch entry
-  for (int64_t d = b; d < r; ++d)
-    batchStride *= ds[d];
-  HostTensor out(::rp::runtime::DType::F64, std::vector<int64_t>(shape.begin(), shape.end()));
-  const double *src = data->data<double>();
-  const double *idx = indices->data<double>();
-  double *dst = out.data<double>();
-  for (int64_t bi = 0; bi < batches; ++bi)
-    for (int64_t t = 0; t < tuples; ++t) {
-      const double *tuple = idx + (bi * tuples + t) * k;
+  l.shape.assign(is.begin(), is.end() - 1);
+  l.shape.append(ds.begin() + l.b + l.k, ds.end());
+  for (int64_t d = 0; d < l.b; ++d)
+    l.batches *= ds[d];
+  for (int64_t d = l.b; d < q - 1; ++d)
+    l.tuples *= is[d];
+  for (int64_t d = l.b; d < l.b + l.k; ++d)
+    l.indexed *= ds[d];
+  for (int64_t d = l.b + l.k; d < r; ++d)
+    l.slice *= ds[d];
+  return l;
+}
+
+/// The row of each index tuple in data viewed as `[batches * indexed, slice...]`, negative
+/// indices counted from the end; a failure naming an out-of-range index.
+FailureOr<SmallVector<int64_t>> gatherNDRows(NodeContext &c, const GatherNDLayout &l,
+                                             const HostTensor &indices) {
+  ArrayRef<int64_t> ds = c.inputType(0).getShape();
+  const double *idx = indices.data<double>();
+  SmallVector<int64_t> rows;
+  for (int64_t bi = 0; bi < l.batches; ++bi)
+    for (int64_t t = 0; t < l.tuples; ++t) {
+      const double *tuple = idx + (bi * l.tuples + t) * l.k;
       int64_t offset = 0;
-      for (int64_t j = 0; j < k; ++j) {
-        int64_t dim = ds[b + j];
+      for (int64_t j = 0; j < l.k; ++j) {
+        int64_t dim = ds[l.b + j];
         int64_t v = static_cast<int64_t>(tuple[j]);
         if (v < 0)
           v += dim;
@@ -171,10 +173,52 @@ LogicalResult gatherND(NodeContext &c) {
                         " is out of range for a dimension of size " + std::to_string(dim));
         offset = offset * dim + v;
       }
-      std::copy_n(src + bi * batchStride + offset * slice, slice,
-                  dst + (bi * tuples + t) * slice);
+      rows.push_back(bi * l.indexed + offset);
     }
-  c.setOutput(0, emit(c, RankedTensorType::get(shape, element), out));
+  return rows;
+}
+
+/// GatherND(data, indices) with `batch_dims` (ONNX GatherND-13): out[b..., i...] =
+/// data[b..., indices[b..., i..., :]...], negative indices counted from the end. The indices
+/// must be constant. Constant data (position bookkeeping) folds; other data (Falcon's split
+/// of its fused query-key-value projection, `qkv[..., :-2, :]` exported as a lifted index
+/// list) becomes `reshape(gather(reshape(data -> [batches * indexed, slice...]), rows, axis
+/// 0) -> result)`: graph.gather has kernels and a VJP.
+LogicalResult gatherND(NodeContext &c) {
+  FailureOr<Value> dataValue = c.input(0);
+  if (failed(dataValue))
+    return failure();
+  FailureOr<HostTensor> indices = constantInput(c, 1);
+  if (failed(indices))
+    return failure();
+  FailureOr<GatherNDLayout> l = gatherNDLayout(c);
+  if (failed(l))
+    return failure();
+  FailureOr<SmallVector<int64_t>> rows = gatherNDRows(c, *l, *indices);
+  if (failed(rows))
+    return failure();
+  RankedTensorType dataType = c.inputType(0);
+  ArrayRef<int64_t> ds = dataType.getShape();
+  Type element = dataType.getElementType();
+  if (!NodeContext::constantOf(*dataValue)) {
+    SmallVector<int64_t> flat{l->batches * l->indexed};
+    flat.append(ds.begin() + l->b + l->k, ds.end());
+    auto rowType = RankedTensorType::get({static_cast<int64_t>(rows->size())}, c.b.getI64Type());
+    Value rowIds = c.constant(DenseElementsAttr::get(rowType, ArrayRef<int64_t>(*rows)));
+    Value gathered = graph::GatherOp::create(c.b, c.loc, c.reshape(*dataValue, flat), rowIds,
+                                             c.b.getI64IntegerAttr(0));
+    c.setOutput(0, c.reshape(gathered, l->shape));
+    return success();
+  }
+  if (!element.isF32() && !element.isInteger(64))
+    return c.fail("GatherND of this element type is not supported (f32, i64)");
+  FailureOr<HostTensor> data = constantInput(c, 0);
+  if (failed(data))
+    return failure();
+  HostTensor out(::rp::runtime::DType::F64, std::vector<int64_t>(l->shape.begin(), l->shape.end()));
+  for (auto [n, row] : llvm::enumerate(*rows))
+    std::copy_n(data->data<double>() + row * l->slice, l->slice, out.data<double>() + n * l->slice);
+  c.setOutput(0, emit(c, RankedTensorType::get(l->shape, element), out));
   return success();
 }
 

@@ -97,3 +97,71 @@ func.func @different_inputs(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>, %wg: ten
   %h = graph.mul %a, %u : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
   return %h : tensor<8x32xf32>
 }
+
+// A fused gate_up projection (Phi-3) split into gate and up along the last axis.
+// CHECK-LABEL: func.func @fused_projection_split
+// CHECK: %[[GU:.+]] = graph.matmul
+// CHECK: %[[P:.+]]:2 = graph.split %[[GU]]
+// CHECK-NOT: graph.sigmoid
+// CHECK-NOT: graph.mul
+// CHECK: graph.swiglu %[[P]]#0, %[[P]]#1 : tensor<2x8x32xf32>
+func.func @fused_projection_split(%x: tensor<2x8x16xf32>, %w: tensor<16x64xf32>) -> tensor<2x8x32xf32> {
+  %gu = graph.matmul %x, %w : (tensor<2x8x16xf32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
+  %p:2 = graph.split %gu {axis = 2 : i64, sizes = array<i64: 32, 32>} : (tensor<2x8x64xf32>) -> (tensor<2x8x32xf32>, tensor<2x8x32xf32>)
+  %s = graph.sigmoid %p#0 : tensor<2x8x32xf32>
+  %a = graph.mul %p#0, %s : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  %h = graph.mul %p#1, %a : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  return %h : tensor<2x8x32xf32>
+}
+
+// The same, sliced (the TorchScript export of Phi-3); the gate may be the upper half.
+// CHECK-LABEL: func.func @fused_projection_slices
+// CHECK: %[[GU:.+]] = graph.matmul
+// CHECK: %[[U:.+]] = graph.slice %[[GU]] {{.*}}ends = array<i64: 32>
+// CHECK: %[[G:.+]] = graph.slice %[[GU]] {{.*}}ends = array<i64: 64>
+// CHECK-NOT: graph.silu
+// CHECK: graph.swiglu %[[G]], %[[U]] : tensor<8x32xf32>
+func.func @fused_projection_slices(%x: tensor<8x16xf32>, %w: tensor<16x64xf32>) -> tensor<8x32xf32> {
+  %gu = graph.matmul %x, %w : (tensor<8x16xf32>, tensor<16x64xf32>) -> tensor<8x64xf32>
+  %u = graph.slice %gu {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 32>, steps = array<i64: 1>} : (tensor<8x64xf32>) -> tensor<8x32xf32>
+  %g = graph.slice %gu {axes = array<i64: 1>, starts = array<i64: 32>, ends = array<i64: 64>, steps = array<i64: 1>} : (tensor<8x64xf32>) -> tensor<8x32xf32>
+  %a = graph.silu %g : tensor<8x32xf32>
+  %h = graph.mul %a, %u : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %h : tensor<8x32xf32>
+}
+
+// Near miss: the two slices overlap (gate and up share columns), not two projections.
+// CHECK-LABEL: func.func @fused_projection_overlap
+// CHECK-NOT: graph.swiglu
+// CHECK: return
+func.func @fused_projection_overlap(%x: tensor<8x16xf32>, %w: tensor<16x64xf32>) -> tensor<8x32xf32> {
+  %gu = graph.matmul %x, %w : (tensor<8x16xf32>, tensor<16x64xf32>) -> tensor<8x64xf32>
+  %g = graph.slice %gu {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 32>, steps = array<i64: 1>} : (tensor<8x64xf32>) -> tensor<8x32xf32>
+  %u = graph.slice %gu {axes = array<i64: 1>, starts = array<i64: 16>, ends = array<i64: 48>, steps = array<i64: 1>} : (tensor<8x64xf32>) -> tensor<8x32xf32>
+  %a = graph.silu %g : tensor<8x32xf32>
+  %h = graph.mul %a, %u : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %h : tensor<8x32xf32>
+}
+
+// Near miss: the split is along a leading axis (rows of the batch), not the projection's.
+// CHECK-LABEL: func.func @split_not_last_axis
+// CHECK-NOT: graph.swiglu
+// CHECK: return
+func.func @split_not_last_axis(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<4x32xf32> {
+  %gu = graph.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %p:2 = graph.split %gu {axis = 0 : i64, sizes = array<i64: 4, 4>} : (tensor<8x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>)
+  %a = graph.silu %p#0 : tensor<4x32xf32>
+  %h = graph.mul %a, %p#1 : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %h : tensor<4x32xf32>
+}
+
+// Near miss: the halves are of an input, not of a projection.
+// CHECK-LABEL: func.func @split_of_non_matmul
+// CHECK-NOT: graph.swiglu
+// CHECK: return
+func.func @split_of_non_matmul(%gu: tensor<8x64xf32>) -> tensor<8x32xf32> {
+  %p:2 = graph.split %gu {axis = 1 : i64, sizes = array<i64: 32, 32>} : (tensor<8x64xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>)
+  %a = graph.silu %p#0 : tensor<8x32xf32>
+  %h = graph.mul %a, %p#1 : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %h : tensor<8x32xf32>
+}

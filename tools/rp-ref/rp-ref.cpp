@@ -3,6 +3,7 @@
 //   rp-ref MODEL.onnx --inputs DIR --out DIR [--dim NAME=N]... [--input-shape NAME=AxB]...
 //          [--f64] [--grads] [--lora-rank R --lora-alpha A --lora-targets REGEX] [--freeze REGEX]
 //   rp-ref MODEL.onnx --reference SIDECAR.safetensors [--loss-rtol 1e-4] [--grad-rtol 1e-3]
+//          [--fused]
 //   rp-ref MODEL.onnx --train --data FILE --steps N --micro-batches M [--update sync|async]
 //          [--lr X --warmup W --weight-decay X --grad-clip X --seed S] [--log F.jsonl] [--save DIR]
 //
@@ -14,7 +15,8 @@
 // the training function (rp-autodiff) and writes `loss.pb` and `grad_<param>.pb` for every
 // trainable param instead (characters other than [A-Za-z0-9._-] in names become '_').
 // --reference compares the loss and every gradient on a PyTorch sidecar's batch (RefCheck.h;
-// exit 1 outside the tolerances). --train runs the non-pipelined training reference (tools/rp-ref/RefTrain.h): the whole
+// exit 1 outside the tolerances). --fused runs rpc-compile's fusion pipeline before --grads,
+// --reference or the interpreter, so that they check the graph rpc-compile trains. --train runs the non-pipelined training reference (tools/rp-ref/RefTrain.h): the whole
 // model's forward and backward per micro-batch, fp32 accumulation, the runtime's AdamW, and
 // the metrics and checkpoint files rp-run writes, so the two compare bit for bit.
 // Exit codes: 0 success, 2 bad input, 1 internal error.
@@ -69,7 +71,7 @@ int fail(const llvm::Twine &message) {
 struct RefFlags {
   std::string modelPath, inputsDir, outDir;
   std::vector<std::string> dims, shapes;
-  bool f64 = false, grads = false, train = false;
+  bool f64 = false, grads = false, train = false, fused = false;
   mlir::rp::TrainingOptions training;
   mlir::rp::RefCheckOptions check;
   std::string update = "sync", dataFormat = "auto";
@@ -86,6 +88,8 @@ void addFlags(CLI::App &app, RefFlags &f) {
   app.add_option("--input-shape", f.shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
   app.add_flag("--f64", f.f64, "Compute floating-point ops in double precision");
   app.add_flag("--grads", f.grads, "Write the loss and every trainable param's gradient");
+  app.add_flag("--fused", f.fused,
+               "Run rpc-compile's fusions first (--train always does): check the fused graph");
   app.add_option("--reference", f.check.sidecarPath,
                  "Compare loss and gradients on the batch of a PyTorch sidecar (safetensors)");
   app.add_option("--loss-rtol", f.check.lossRtol, "--reference: loss relative tolerance")
@@ -129,6 +133,8 @@ void addTrainFlags(CLI::App &app, RefFlags &f) {
 int checkModes(const RefFlags &f) {
   if (f.train && f.ref.dataPath.empty())
     return fail("--train needs --data FILE");
+  if (f.train && f.fused)
+    return fail("--fused is for --reference, --grads and --inputs: --train always fuses");
   const bool reference = !f.check.sidecarPath.empty();
   if (reference && (f.train || !f.inputsDir.empty() || !f.outDir.empty()))
     return fail("--reference compares on the sidecar's batch: no --train, --inputs or --out");
@@ -246,7 +252,18 @@ int runModel(RefFlags &f, const mlir::rp::onnx::ImportOptions &options) {
   f.training.differentiate = grads && !f.train;
   if (f.train)
     return trainReference(context, *module, *model, f);
-  if (grads || f.training.loraRank > 0 || !f.training.freeze.empty()) {
+  if (f.fused) {
+    // As trainReference: the parameter transformations, the fusions, then autodiff.
+    PassManager pm(&context);
+    mlir::rp::TrainingOptions transform = f.training, differentiate;
+    transform.differentiate = false;
+    differentiate.differentiate = grads;
+    mlir::rp::buildTrainPipeline(pm, transform);
+    mlir::rp::buildFusionPipeline(pm);
+    mlir::rp::buildTrainPipeline(pm, differentiate);
+    if (failed(pm.run(*module)))
+      return kBadInput;
+  } else if (grads || f.training.loraRank > 0 || !f.training.freeze.empty()) {
     PassManager pm(&context);
     mlir::rp::buildTrainPipeline(pm, f.training);
     if (failed(pm.run(*module)))

@@ -3,9 +3,13 @@
 
     python examples/export/export_model.py --arch qwen3 --exporter dynamo --out DIR
         [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N]
+    python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
 The model is built from a config with random weights (torch.manual_seed(seed)); nothing is
-downloaded. The exported graph is the training graph rpc compiles:
+downloaded. With --model-dir, the config is HF_DIR/config.json (a local Hugging Face model
+directory: any causal LM transformers builds with AutoModelForCausalLM.from_config); its
+weights are not read or copied, since the graph does not depend on them: train from them with
+`rp-run --weights HF_DIR`. The exported graph is the training graph rpc compiles:
 
     inputs   input_ids  int64 [batch, seq]   token ids
              labels     int64 [batch, seq]   the next token of each position (pre-shifted:
@@ -24,6 +28,9 @@ metadata under "rp.buffers" (comma-separated): the importer makes them constants
 
 Writes into DIR:
     model.onnx                  one file (no external data)
+    config.json                 the model's transformers config (for rp-run --export-hf
+                                --hf-config: the exported weights then load with
+                                from_pretrained)
     reference.safetensors       the PyTorch reference on one seeded batch:
                                   input.input_ids, input.labels  (int64, the batch)
                                   loss                           (float32, shape [])
@@ -80,6 +87,12 @@ def build(arch, size):
     return model
 
 
+def build_from_dir(model_dir):
+    """The causal LM of a local Hugging Face model directory's config.json, random weights."""
+    config = transformers.AutoConfig.from_pretrained(model_dir)
+    return transformers.AutoModelForCausalLM.from_config(config)
+
+
 class TrainingGraph(torch.nn.Module):
     """forward(input_ids, labels) -> mean cross-entropy; the causal LM's children are adopted
     so that parameter names stay Hugging Face's."""
@@ -103,7 +116,9 @@ class TrainingGraph(torch.nn.Module):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--arch", required=True, choices=["qwen3", "llama", "gpt2"])
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--arch", choices=["qwen3", "llama", "gpt2"])
+    source.add_argument("--model-dir", help="a local Hugging Face model directory (config.json)")
     p.add_argument("--exporter", required=True, choices=["dynamo", "torchscript"])
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--size", default="tiny", choices=sorted(SIZES))
@@ -116,15 +131,18 @@ def main():
     args = p.parse_args()
 
     torch.manual_seed(args.seed)
-    lm = build(args.arch, args.size).float()
+    lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size)
+    lm = lm.float()
     lm.config._attn_implementation = "sdpa"
     graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript").train()
 
     gen = torch.Generator().manual_seed(args.seed + 1)
-    window = torch.randint(0, BYTE_VOCAB, (args.batch, args.seq + 1), generator=gen)
+    vocab = min(BYTE_VOCAB, lm.config.get_text_config().vocab_size)
+    window = torch.randint(0, vocab, (args.batch, args.seq + 1), generator=gen)
     input_ids, labels = window[:, :-1].contiguous(), window[:, 1:].contiguous()
 
     os.makedirs(args.out, exist_ok=True)
+    lm.config.save_pretrained(args.out)
     onnx_path = os.path.join(args.out, "model.onnx")
     kwargs = dict(input_names=["input_ids", "labels"], output_names=["loss"])
     if args.opset is not None:
@@ -176,9 +194,11 @@ def main():
                "loss": loss.detach().reshape(())}
     for name, param in params.items():
         sidecar["grad." + name] = param.grad.detach().contiguous()
-    metadata = {"arch": args.arch, "exporter": args.exporter, "torch": torch.__version__,
+    metadata = {"arch": args.arch or lm.config.model_type, "exporter": args.exporter,
+                "torch": torch.__version__,
                 "transformers": transformers.__version__, "opset": str(opset),
-                "size": args.size, "batch": str(args.batch), "seq": str(args.seq),
+                "size": "config.json" if args.model_dir else args.size,
+                "batch": str(args.batch), "seq": str(args.seq),
                 "dynamic": str(args.dynamic).lower(), "seed": str(args.seed),
                 "buffers": ",".join(buffer_inits)}
     save_file(sidecar, os.path.join(args.out, "reference.safetensors"), metadata=metadata)

@@ -32,11 +32,28 @@ std::string adaptedWeight(const std::string &name) {
   return "";
 }
 
-/// The fp32 value of every distinct param of `host`, by name, in plan order.
+/// The fp32 values of every distinct param of `host`, by name, in plan order: views of the
+/// master weights for trainable params (no copy), owned fp32 copies of the frozen ones
+/// (converted from the compute dtype) and of the weights a merge changes.
 struct ParamValues {
   std::vector<std::string> order;
   std::map<std::string, std::vector<int64_t>> shapes;
-  std::map<std::string, std::vector<float>> values;
+  std::map<std::string, const float *> data;
+  std::map<std::string, std::vector<float>> owned;
+
+  /// An owned copy of `name`'s values (made on first use), to modify.
+  std::vector<float> &own(const std::string &name) {
+    auto it = owned.find(name);
+    if (it != owned.end())
+      return it->second;
+    size_t n = 1;
+    for (int64_t d : shapes.at(name))
+      n *= static_cast<size_t>(d);
+    std::vector<float> &v = owned[name];
+    v.assign(data.at(name), data.at(name) + n);
+    data[name] = v.data();
+    return v;
+  }
 };
 
 StatusOr<ParamValues> paramValues(HostArena &host) {
@@ -44,25 +61,23 @@ StatusOr<ParamValues> paramValues(HostArena &host) {
   ParamValues out;
   for (int i = 0; i < plan.params_size(); ++i) {
     const pb::Param &p = plan.params(i);
-    if (out.values.count(p.name()))
+    if (out.data.count(p.name()))
       continue; // a param read by several layers: the first entry's value
     const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
     if (!isFloat(stored))
       return invalidArgument("param '" + p.name() + "' holds " + dtypeName(stored) +
                              "; a Hugging Face export writes floating-point params only");
-    const size_t n = static_cast<size_t>(host.paramElements(i));
-    std::vector<float> v(n);
-    if (p.trainable()) {
-      if (n)
-        std::memcpy(v.data(), host.master() + p.state_offset() / 4, n * sizeof(float));
-    } else {
-      RP_RETURN_IF_ERROR(kernels::cpu::cast(host.weights() + p.weight_offset(),
-                                            host.computeDType(), v.data(), DType::F32,
-                                            static_cast<int64_t>(n)));
-    }
     out.order.push_back(p.name());
     out.shapes[p.name()] = std::vector<int64_t>(p.type().shape().begin(), p.type().shape().end());
-    out.values[p.name()] = std::move(v);
+    if (p.trainable()) {
+      out.data[p.name()] = host.master() + p.state_offset() / 4;
+      continue;
+    }
+    std::vector<float> &v = out.owned[p.name()];
+    v.resize(static_cast<size_t>(host.paramElements(i)));
+    RP_RETURN_IF_ERROR(kernels::cpu::cast(host.weights() + p.weight_offset(), host.computeDType(),
+                                          v.data(), DType::F32, host.paramElements(i)));
+    out.data[p.name()] = v.data();
   }
   return out;
 }
@@ -111,8 +126,8 @@ std::string summaryOf(const HfWriteResult &r, HfExportDType dtype, const std::st
 }
 
 /// W += scale * A @ B (W [in, out], A [in, r], B [r, out]), accumulated in double.
-void mergeInto(std::vector<float> &w, const std::vector<float> &a, const std::vector<float> &b,
-               int64_t in, int64_t r, int64_t out, double scale) {
+void mergeInto(std::vector<float> &w, const float *a, const float *b, int64_t in, int64_t r,
+               int64_t out, double scale) {
   for (int64_t i = 0; i < in; ++i)
     for (int64_t o = 0; o < out; ++o) {
       double sum = 0;
@@ -128,15 +143,15 @@ StatusOr<std::string> exportFull(ParamValues &values,
                                  const HfExportOptions &options) {
   for (const auto &[w, ab] : adapters) {
     const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
-    if (!values.values.count(w))
+    if (!values.data.count(w))
       return invalidArgument("LoRA weight '" + w + "' is no param of the plan; cannot merge");
-    mergeInto(values.values[w], values.values.at(ab.first), values.values.at(ab.second), sa[0],
-              sa[1], sb[1], *options.loraAlpha / static_cast<double>(sa[1]));
+    mergeInto(values.own(w), values.data.at(ab.first), values.data.at(ab.second), sa[0], sa[1],
+              sb[1], *options.loraAlpha / static_cast<double>(sa[1]));
   }
   std::vector<HfTensor> tensors;
   for (const std::string &name : values.order)
     if (adaptedWeight(name).empty())
-      tensors.push_back(HfTensor{name, values.shapes.at(name), values.values.at(name).data()});
+      tensors.push_back(HfTensor{name, values.shapes.at(name), values.data.at(name)});
   HfWriteOptions w{options.dtype, options.maxShardBytes, options.configPath, options.aliases,
                    options.force};
   RP_ASSIGN_OR_RETURN(HfWriteResult r, writeHfCheckpoint(options.dir, tensors, w));
@@ -188,8 +203,8 @@ StatusOr<std::string> exportHf(HostArena &host, const HfExportOptions &options) 
   std::vector<LoraAdapter> list;
   for (const auto &[w, ab] : adapters) {
     const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
-    list.push_back(LoraAdapter{moduleOf(w), sa[0], sb[1], sa[1], values.values.at(ab.first).data(),
-                               values.values.at(ab.second).data()});
+    list.push_back(LoraAdapter{moduleOf(w), sa[0], sb[1], sa[1], values.data.at(ab.first),
+                               values.data.at(ab.second)});
   }
   PeftWriteOptions p{*options.loraAlpha, options.baseModel, options.dtype, options.force};
   RP_ASSIGN_OR_RETURN(HfWriteResult r, writePeftAdapter(options.dir, list, p));

@@ -293,7 +293,8 @@ int checkPlan(const CLI::App &app, const RunFlags &f) {
 }
 
 /// The result lines of a training run on stdout; kInterrupted when it was stopped early.
-int printTrainSummary(const TrainSummary &s, const std::string &backend) {
+int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
+  const std::string &backend = o.backend;
   if (s.losses.empty()) { // interrupted before the first step
     std::printf("rp-run: interrupted before step %lld; nothing trained\n",
                 static_cast<long long>(s.firstStep + 1));
@@ -314,6 +315,10 @@ int printTrainSummary(const TrainSummary &s, const std::string &backend) {
     std::printf("rp-run: exported %s\n", s.exportSummary.c_str());
   if (!s.tracePath.empty())
     std::printf("rp-run: trace: %s (open in https://ui.perfetto.dev)\n", s.tracePath.c_str());
+  if (s.interrupted && !o.exportHf.dir.empty())
+    std::printf("rp-run: not exported to %s (the run was interrupted; --resume its checkpoint "
+                "with --export-hf to convert it)\n",
+                o.exportHf.dir.c_str());
   if (s.interrupted) {
     std::printf("rp-run: interrupted after step %lld\n",
                 static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())));
@@ -342,7 +347,7 @@ int runTraining(RunFlags &f) {
   StatusOr<TrainSummary> result = train(o, stderr);
   if (!result.ok())
     return fail(result.status());
-  return printTrainSummary(result.value(), o.backend);
+  return printTrainSummary(result.value(), o);
 }
 
 } // namespace

@@ -3,9 +3,13 @@
 
     python examples/export/export_model.py --arch qwen3 --exporter dynamo --out DIR
         [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N]
+    python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
 The model is built from a config with random weights (torch.manual_seed(seed)); nothing is
-downloaded. The exported graph is the training graph rpc compiles:
+downloaded. With --model-dir, the config is HF_DIR/config.json (a local Hugging Face model
+directory: any causal LM transformers builds with AutoModelForCausalLM.from_config); its
+weights are not read or copied, since the graph does not depend on them: train from them with
+`rp-run --weights HF_DIR`. The exported graph is the training graph rpc compiles:
 
     inputs   input_ids  int64 [batch, seq]   token ids
              labels     int64 [batch, seq]   the next token of each position (pre-shifted:
@@ -24,6 +28,9 @@ metadata under "rp.buffers" (comma-separated): the importer makes them constants
 
 Writes into DIR:
     model.onnx                  one file (no external data)
+    config.json                 the model's transformers config (for rp-run --export-hf
+                                --hf-config: the exported weights then load with
+                                from_pretrained)
     reference.safetensors       the PyTorch reference on one seeded batch:
                                   input.input_ids, input.labels  (int64, the batch)
                                   loss                           (float32, shape [])
@@ -141,6 +148,10 @@ def build(arch, size):
 
 ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
          "stablelm", "falcon"]
+def build_from_dir(model_dir):
+    """The causal LM of a local Hugging Face model directory's config.json, random weights."""
+    config = transformers.AutoConfig.from_pretrained(model_dir)
+    return transformers.AutoModelForCausalLM.from_config(config)
 
 
 class TrainingGraph(torch.nn.Module):
@@ -167,31 +178,23 @@ class TrainingGraph(torch.nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
 
 
-def rename_tied_initializers(model, graph):
-    """A tied parameter (Gemma's embedding, read again by lm_head) is one parameter under its
-    first name (named_parameters: model.embed_tokens.weight); the dynamo exporter names its
-    initializer after another module that holds it (lm_head.weight). Rename such an
-    initializer, and its uses, to the parameter's own name."""
-    aliases = {}
+def initializer_names(graph):
+    """Each parameter's names (a tied parameter has several: named_parameters(remove_duplicate=
+    False)); the exporters name its initializer by one of them. The dynamo exporter names a
+    tied embedding after the LM head (lm_head.weight), TorchScript after the embedding; rpc's
+    importer names both after the embedding, as Hugging Face checkpoints do."""
+    names = {}
     for name, param in graph.named_parameters(remove_duplicate=False):
         first = next(n for n, p in graph.named_parameters() if p is param)
-        if name != first:
-            aliases[name] = first
-    inits = {i.name for i in model.graph.initializer}
-    for init in model.graph.initializer:
-        target = aliases.get(init.name)
-        if target is None or target in inits:
-            continue
-        old, init.name = init.name, target
-        for node in model.graph.node:
-            for k, value in enumerate(node.input):
-                if value == old:
-                    node.input[k] = target
+        names.setdefault(first, set()).add(name)
+    return names
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--arch", required=True, choices=ARCHS)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--arch", choices=ARCHS)
+    source.add_argument("--model-dir", help="a local Hugging Face model directory (config.json)")
     p.add_argument("--exporter", required=True, choices=["dynamo", "torchscript"])
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--size", default="tiny", choices=sorted(SIZES))
@@ -201,18 +204,29 @@ def main():
                    help="symbolic batch and seq dims (bind them with rpc-compile --dim)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--opset", type=int, default=None, help="ONNX opset (exporter default)")
+    p.add_argument("--tied", action="store_true",
+                   help="tie the LM head to the input embedding (tie_word_embeddings=True), as "
+                        "the small Qwen3 and Llama 3.2 models are; default: the config's own")
     args = p.parse_args()
 
     torch.manual_seed(args.seed)
-    lm = build(args.arch, args.size).float()
+    lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size)
+    lm = lm.float()
+    if args.tied:
+        lm.config.get_text_config().tie_word_embeddings = True
+        lm.tie_weights()
+        if lm.get_output_embeddings().weight is not lm.get_input_embeddings().weight:
+            raise SystemExit("export: --tied: the LM head could not be tied to the embedding")
     lm.config._attn_implementation = "sdpa"
     graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript").train()
 
     gen = torch.Generator().manual_seed(args.seed + 1)
-    window = torch.randint(0, BYTE_VOCAB, (args.batch, args.seq + 1), generator=gen)
+    vocab = min(BYTE_VOCAB, lm.config.get_text_config().vocab_size)
+    window = torch.randint(0, vocab, (args.batch, args.seq + 1), generator=gen)
     input_ids, labels = window[:, :-1].contiguous(), window[:, 1:].contiguous()
 
     os.makedirs(args.out, exist_ok=True)
+    lm.config.save_pretrained(args.out)
     onnx_path = os.path.join(args.out, "model.onnx")
     kwargs = dict(input_names=["input_ids", "labels"], output_names=["loss"])
     if args.opset is not None:
@@ -239,9 +253,9 @@ def main():
     model = onnx.load(onnx_path)
     params = dict(graph.named_parameters())
     buffers = [n for n, _ in graph.named_buffers()]
-    rename_tied_initializers(model, graph)
     inits = {i.name for i in model.graph.initializer}
-    missing = sorted(n for n in params if n not in inits)
+    names = initializer_names(graph)
+    missing = sorted(n for n in params if not names[n] & inits)
     if missing:
         raise SystemExit(f"export: parameters without an initializer of the same name: {missing}")
     buffer_inits = sorted(n for n in inits if n in buffers)
@@ -265,9 +279,11 @@ def main():
                "loss": loss.detach().reshape(())}
     for name, param in params.items():
         sidecar["grad." + name] = param.grad.detach().contiguous()
-    metadata = {"arch": args.arch, "exporter": args.exporter, "torch": torch.__version__,
+    metadata = {"arch": args.arch or lm.config.model_type, "exporter": args.exporter,
+                "torch": torch.__version__,
                 "transformers": transformers.__version__, "opset": str(opset),
-                "size": args.size, "batch": str(args.batch), "seq": str(args.seq),
+                "size": "config.json" if args.model_dir else args.size,
+                "batch": str(args.batch), "seq": str(args.seq),
                 "dynamic": str(args.dynamic).lower(), "seed": str(args.seed),
                 "buffers": ",".join(buffer_inits)}
     save_file(sidecar, os.path.join(args.out, "reference.safetensors"), metadata=metadata)

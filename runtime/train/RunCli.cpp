@@ -5,6 +5,7 @@
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/sim/Simulate.h"
 #include "runtime/train/BackendFactory.h"
+#include "runtime/train/HfExport.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Trainer.h"
 
@@ -72,7 +73,10 @@ struct RunFlags {
   double lr = 0, optimizerMs = 0, adamwGbps = 0;
   std::string seed;
   std::string dataFormat = "auto";
-  CLI::Option *lrOption = nullptr, *seedOption = nullptr;
+  std::string exportDType = "f32", exportShardSize;
+  double loraAlpha = 0;
+  CLI::Option *lrOption = nullptr, *seedOption = nullptr, *loraAlphaOption = nullptr;
+  std::vector<CLI::Option *> exportOptions; ///< Those of the "export" group.
   std::vector<CLI::Option *> simOptions; ///< Those of the "simulator" group.
 };
 
@@ -129,6 +133,77 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-progress", f.noProgress, "No progress bar or progress lines");
+}
+
+/// --export-hf and its options (runtime/train/HfExport.h), in their group.
+void addExportFlags(CLI::App &app, RunFlags &f) {
+  HfExportOptions &e = f.train.exportHf;
+  auto *group = app.add_option_group(
+      "export", "--export-hf: the weights in the Hugging Face layout (after training, or "
+                "without --data/--steps: the plan's --weights or the --resume checkpoint)");
+  f.exportOptions = {
+      group->add_option("--export-dtype", f.exportDType,
+                        "f32 (default: the fp32 master weights exactly) | bf16 | f16"),
+      group->add_option("--export-shard-size", f.exportShardSize,
+                        "Largest shard: bytes or 5GB, 500MB, 2GiB, ... (default 50GB, as "
+                        "transformers); larger models are written as model-0000k-of-0000n "
+                        "shards with model.safetensors.index.json"),
+      group->add_option("--hf-config", e.configPath, "A config.json to copy into the export"),
+      group->add_flag("--export-merged", e.merged,
+                      "LoRA plans: write the merged full model (W + alpha/r B A) instead of "
+                      "the PEFT adapters"),
+      f.loraAlphaOption = group->add_option("--lora-alpha", f.loraAlpha,
+                                            "LoRA plans: the alpha the plan was compiled with")
+                              ->check(finiteNumber(true)),
+      group->add_option("--base-model", e.baseModel,
+                        "LoRA adapters: base_model_name_or_path in adapter_config.json"),
+      group->add_flag("--export-force", e.force, "Replace a non-empty --export-hf directory"),
+  };
+  group->add_option("--export-hf", e.dir,
+                    "Write the weights to DIR as transformers' from_pretrained loads them "
+                    "(LoRA plans: PEFT adapters)");
+}
+
+/// Completes f.train.exportHf from the flags. Errors: bad --export-dtype / --export-shard-size,
+/// an export option without --export-hf.
+Status resolveExportFlags(const CLI::App &app, RunFlags &f) {
+  HfExportOptions &e = f.train.exportHf;
+  if (e.dir.empty()) {
+    for (CLI::Option *opt : f.exportOptions)
+      if (opt->count())
+        return invalidArgument(opt->get_name() + " is an option of --export-hf DIR");
+    return okStatus();
+  }
+  StatusOr<HfExportDType> dtype = parseHfExportDType(f.exportDType);
+  if (!dtype.ok())
+    return invalidArgument("--export-dtype: " + dtype.status().message());
+  e.dtype = dtype.value();
+  if (app.get_option("--export-shard-size")->count()) {
+    StatusOr<uint64_t> bytes = parseByteSize(f.exportShardSize);
+    if (!bytes.ok())
+      return invalidArgument("--export-shard-size: " + bytes.status().message());
+    e.maxShardBytes = bytes.value();
+  }
+  if (f.loraAlphaOption->count())
+    e.loraAlpha = f.loraAlpha;
+  return okStatus();
+}
+
+/// The export alone (--export-hf without --data and --steps): no training flags.
+int runExportOnly(const CLI::App &app, RunFlags &f) {
+  for (const char *name : {"--save", "--save-every", "--log", "--trace", "--eval-every",
+                           "--lr", "--warmup", "--seed", "--kernels", "--gpus", "--backend"})
+    if (app.get_option(name)->count()) {
+      std::fprintf(stderr,
+                   "rp-run: error: %s is a training option; --export-hf without --data and "
+                   "--steps only converts the weights\n",
+                   name);
+      return kBadInput;
+    }
+  const TrainOptions &o = f.train;
+  Status status = exportWeights(o.planPath, o.weightsPath, o.allowExtraWeights, o.resumeDir,
+                                o.exportHf, stdout);
+  return status.ok() ? 0 : fail(status);
 }
 
 /// --backend sim's own flags (runtime/sim/Simulate.h, docs/SIMULATOR.md), in their group.
@@ -218,7 +293,8 @@ int checkPlan(const CLI::App &app, const RunFlags &f) {
 }
 
 /// The result lines of a training run on stdout; kInterrupted when it was stopped early.
-int printTrainSummary(const TrainSummary &s, const std::string &backend) {
+int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
+  const std::string &backend = o.backend;
   if (s.losses.empty()) { // interrupted before the first step
     std::printf("rp-run: interrupted before step %lld; nothing trained\n",
                 static_cast<long long>(s.firstStep + 1));
@@ -235,8 +311,14 @@ int printTrainSummary(const TrainSummary &s, const std::string &backend) {
     std::printf("rp-run: eval loss %.4f\n", *s.evalLoss);
   if (!s.checkpointDir.empty())
     std::printf("rp-run: checkpoint: %s\n", s.checkpointDir.c_str());
+  if (!s.exportSummary.empty())
+    std::printf("rp-run: exported %s\n", s.exportSummary.c_str());
   if (!s.tracePath.empty())
     std::printf("rp-run: trace: %s (open in https://ui.perfetto.dev)\n", s.tracePath.c_str());
+  if (s.interrupted && !o.exportHf.dir.empty())
+    std::printf("rp-run: not exported to %s (the run was interrupted; --resume its checkpoint "
+                "with --export-hf to convert it)\n",
+                o.exportHf.dir.c_str());
   if (s.interrupted) {
     std::printf("rp-run: interrupted after step %lld\n",
                 static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())));
@@ -265,7 +347,7 @@ int runTraining(RunFlags &f) {
   StatusOr<TrainSummary> result = train(o, stderr);
   if (!result.ok())
     return fail(result.status());
-  return printTrainSummary(result.value(), o.backend);
+  return printTrainSummary(result.value(), o);
 }
 
 } // namespace
@@ -276,6 +358,7 @@ int runRpRun(int argc, char **argv) {
   app.set_version_flag("--version", std::string("rp-run ") + RP_VERSION);
   RunFlags f;
   addTrainFlags(app, f);
+  addExportFlags(app, f);
   addSimFlags(app, f);
   try {
     app.parse(argc, argv);
@@ -284,8 +367,10 @@ int runRpRun(int argc, char **argv) {
     return code == 0 ? 0 : kBadInput;
   }
 
-  if (f.train.backend == "sim" && !f.check)
+  if (f.train.backend == "sim" && !f.check && f.train.exportHf.dir.empty())
     return runSimulation(app, f);
+  if (Status s = resolveExportFlags(app, f); !s.ok())
+    return fail(s);
   for (CLI::Option *opt : f.simOptions)
     if (opt->count()) {
       std::fprintf(stderr, "rp-run: error: %s is an option of --backend sim\n",
@@ -297,8 +382,16 @@ int runRpRun(int argc, char **argv) {
                          "--backend sim --profile FILE runs without one\n");
     return kBadInput;
   }
-  if (f.check)
+  if (f.check) {
+    if (!f.train.exportHf.dir.empty()) {
+      std::fprintf(stderr, "rp-run: error: --check validates; it does not export\n");
+      return kBadInput;
+    }
     return checkPlan(app, f);
+  }
+  if (!f.train.exportHf.dir.empty() && f.train.dataPath.empty() &&
+      !app.get_option("--steps")->count())
+    return runExportOnly(app, f);
   return runTraining(f);
 }
 

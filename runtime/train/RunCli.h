@@ -5,6 +5,10 @@
 //          [--resume DIR] [--log FILE.jsonl] [--trace FILE.json] [--eval-every K]
 //          [--data-format auto|tokens|text] [--weights FILE|DIR|INDEX.json]
 //          [--allow-extra-weights] [--no-progress]
+//          [--export-hf DIR [--export-dtype f32|bf16|f16] [--export-shard-size SIZE]
+//           [--hf-config FILE] [--export-merged] [--lora-alpha A] [--base-model NAME]
+//           [--export-force]]
+//   rp-run MODEL.rpplan --export-hf DIR [--weights PATH | --resume DIR] [export options]
 //   rp-run MODEL.rpplan --check [--weights FILE|DIR|INDEX.json] [--allow-extra-weights]
 //   rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile FILE.json]
 //          [--target T] [--link-gbps X] [--host-uplink-gbps Y] [--optimizer-ms Z | --adamw-gbps W]
@@ -12,9 +16,11 @@
 //   rp-run --backend sim --profile FILE.json --gpus N --micro-batches M [--update sync|async]
 //          [same options]
 //
-// Three modes: training (runtime/train/Trainer.h), `--check` (load and validate the plan and
-// its weights, print a summary; with --backend, decode it for that backend:
-// BackendFactory.h, checkPlanForBackend), and `--backend sim` (runtime/sim/Simulate.h).
+// Four modes: training (runtime/train/Trainer.h; with --export-hf, the weights in the Hugging
+// Face layout at the end), the export alone (--export-hf without --data and --steps:
+// runtime/train/HfExport.h, exportWeights), `--check` (load and validate the plan and its
+// weights, print a summary; with --backend, decode it for that backend: BackendFactory.h,
+// checkPlanForBackend), and `--backend sim` (runtime/sim/Simulate.h).
 //
 // Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, profile, flags; nothing
 // is written), 1 a failure during training or simulation, 130 a run stopped by SIGINT or

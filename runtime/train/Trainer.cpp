@@ -270,6 +270,7 @@ Status Trainer::loadPlanAndData() {
   RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath,
                                         options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
+  RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
   RP_ASSIGN_OR_RETURN(data_, readTokens(options_.dataPath, options_.dataFormat));
   int64_t vocab = feed_.tokens.vocabSize;
   if (feed_.labels && feed_.labels->vocabSize < vocab)
@@ -533,6 +534,13 @@ StatusOr<TrainSummary> Trainer::finish() {
     if (Status s = trace_->write(options_.tracePath); !s.ok())
       return internal("cannot write the trace: " + s.message());
     summary_.tracePath = options_.tracePath;
+  }
+  if (!options_.exportHf.dir.empty() && !summary_.interrupted) {
+    StatusOr<std::string> exported = exportHf(*host_, options_.exportHf);
+    if (!exported.ok())
+      return internal("training finished, but the export failed: " +
+                      exported.status().message());
+    summary_.exportSummary = exported.value();
   }
   return summary_;
 }

@@ -16,6 +16,7 @@
 
 #include "runtime/core/Status.h"
 #include "runtime/data/TokenFile.h"
+#include "runtime/train/HfExport.h"
 
 #include <atomic>
 #include <cstdint>
@@ -57,6 +58,9 @@ struct TrainOptions {
   std::string logPath;               ///< Metrics as JSON lines ("" : none).
   std::string tracePath;             ///< Chrome trace ("" : none).
   int64_t evalEvery = 0;             ///< Evaluate every K steps (0: never).
+  /// --export-hf: the weights in the Hugging Face layout at the end of a run that was not
+  /// interrupted (checked with the plan before the first step).
+  HfExportOptions exportHf;
   bool progress = true;              ///< Progress bar / lines on `out`.
   /// Set (e.g. by a SIGINT handler) to stop early: no further step is dispatched, the steps
   /// under way finish, a checkpoint of them is saved (with --save), and train() returns
@@ -72,6 +76,7 @@ struct TrainSummary {
   double seconds = 0;               ///< Wall time of the steps (excluding loading).
   std::string checkpointDir;        ///< Where the last checkpoint went ("" : none).
   std::string tracePath;
+  std::string exportSummary;        ///< What --export-hf wrote ("" : nothing).
   int devices = 0;
   bool interrupted = false;         ///< Stopped early by TrainOptions::stop.
 };

@@ -1,0 +1,233 @@
+//===- HfExport.cpp - A trained model out in the Hugging Face layout (rp-run) -===//
+
+#include "runtime/train/HfExport.h"
+
+#include "kernels/cpu/Cast.h"
+#include "runtime/exec/HostArena.h"
+#include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanValidator.h"
+#include "runtime/train/ArenaCheckpoint.h"
+#include "runtime/train/Checkpoint.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace rp::runtime {
+
+namespace pb = rp::plan;
+
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The adapted weight's name of adapter param `name` ("" : not an adapter).
+std::string adaptedWeight(const std::string &name) {
+  for (const char *suffix : {".lora_A", ".lora_B"})
+    if (endsWith(name, suffix))
+      return name.substr(0, name.size() - 7);
+  return "";
+}
+
+/// The fp32 values of every distinct param of `host`, by name, in plan order: views of the
+/// master weights for trainable params (no copy), owned fp32 copies of the frozen ones
+/// (converted from the compute dtype) and of the weights a merge changes.
+struct ParamValues {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::map<std::string, const float *> data;
+  std::map<std::string, std::vector<float>> owned;
+
+  /// An owned copy of `name`'s values (made on first use), to modify.
+  std::vector<float> &own(const std::string &name) {
+    auto it = owned.find(name);
+    if (it != owned.end())
+      return it->second;
+    size_t n = 1;
+    for (int64_t d : shapes.at(name))
+      n *= static_cast<size_t>(d);
+    std::vector<float> &v = owned[name];
+    v.assign(data.at(name), data.at(name) + n);
+    data[name] = v.data();
+    return v;
+  }
+};
+
+StatusOr<ParamValues> paramValues(HostArena &host) {
+  const pb::Plan &plan = host.plan();
+  ParamValues out;
+  for (int i = 0; i < plan.params_size(); ++i) {
+    const pb::Param &p = plan.params(i);
+    if (out.data.count(p.name()))
+      continue; // a param read by several layers: the first entry's value
+    const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
+    if (!isFloat(stored))
+      return invalidArgument("param '" + p.name() + "' holds " + dtypeName(stored) +
+                             "; a Hugging Face export writes floating-point params only");
+    out.order.push_back(p.name());
+    out.shapes[p.name()] = std::vector<int64_t>(p.type().shape().begin(), p.type().shape().end());
+    if (p.trainable()) {
+      out.data[p.name()] = host.master() + p.state_offset() / 4;
+      continue;
+    }
+    std::vector<float> &v = out.owned[p.name()];
+    v.resize(static_cast<size_t>(host.paramElements(i)));
+    RP_RETURN_IF_ERROR(kernels::cpu::cast(host.weights() + p.weight_offset(), host.computeDType(),
+                                          v.data(), DType::F32, host.paramElements(i)));
+    out.data[p.name()] = v.data();
+  }
+  return out;
+}
+
+/// The adapters of `values`: W's name -> (A's name, B's name), shapes checked.
+StatusOr<std::map<std::string, std::pair<std::string, std::string>>>
+adaptersOf(const ParamValues &values) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  for (const std::string &name : values.order) {
+    const std::string w = adaptedWeight(name);
+    if (w.empty())
+      continue;
+    auto &[a, b] = out[w];
+    (endsWith(name, ".lora_A") ? a : b) = name;
+  }
+  for (const auto &[w, ab] : out) {
+    if (ab.first.empty() || ab.second.empty())
+      return invalidArgument("LoRA weight '" + w + "' has " +
+                             (ab.first.empty() ? "no lora_A" : "no lora_B") + " param");
+    const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
+    if (sa.size() != 2 || sb.size() != 2 || sa[1] != sb[0])
+      return invalidArgument("LoRA params of '" + w + "' are " + formatShape(sa) + " and " +
+                             formatShape(sb) + "; expected A [in, r] and B [r, out]");
+    auto sw = values.shapes.find(w);
+    if (sw != values.shapes.end() && sw->second != std::vector<int64_t>{sa[0], sb[1]})
+      return invalidArgument("LoRA weight '" + w + "' is " + formatShape(sw->second) +
+                             "; its adapters make " + formatShape({sa[0], sb[1]}) +
+                             " (rp-inject-lora adapts x @ W with W [in, out])");
+  }
+  return out;
+}
+
+std::string moduleOf(const std::string &weight) {
+  return endsWith(weight, ".weight") ? weight.substr(0, weight.size() - 7) : weight;
+}
+
+const char *dtypeLabel(HfExportDType d) {
+  return d == HfExportDType::F32 ? "f32" : d == HfExportDType::BF16 ? "bf16" : "f16";
+}
+
+std::string summaryOf(const HfWriteResult &r, HfExportDType dtype, const std::string &what,
+                      const std::string &dir) {
+  return std::to_string(r.tensors) + " tensors (" + what + ", " + dtypeLabel(dtype) + ", " +
+         std::to_string(r.bytes) + " bytes) in " + std::to_string(r.files.size()) +
+         (r.files.size() == 1 ? " file" : " files") + " to " + dir;
+}
+
+/// W += scale * A @ B (W [in, out], A [in, r], B [r, out]), accumulated in double.
+void mergeInto(std::vector<float> &w, const float *a, const float *b, int64_t in, int64_t r,
+               int64_t out, double scale) {
+  for (int64_t i = 0; i < in; ++i)
+    for (int64_t o = 0; o < out; ++o) {
+      double sum = 0;
+      for (int64_t k = 0; k < r; ++k)
+        sum += static_cast<double>(a[i * r + k]) * static_cast<double>(b[k * out + o]);
+      w[i * out + o] = static_cast<float>(static_cast<double>(w[i * out + o]) + scale * sum);
+    }
+}
+
+StatusOr<std::string> exportFull(ParamValues &values,
+                                 const std::map<std::string, std::pair<std::string, std::string>>
+                                     &adapters,
+                                 const HfExportOptions &options) {
+  for (const auto &[w, ab] : adapters) {
+    const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
+    if (!values.data.count(w))
+      return invalidArgument("LoRA weight '" + w + "' is no param of the plan; cannot merge");
+    mergeInto(values.own(w), values.data.at(ab.first), values.data.at(ab.second), sa[0], sa[1],
+              sb[1], *options.loraAlpha / static_cast<double>(sa[1]));
+  }
+  std::vector<HfTensor> tensors;
+  for (const std::string &name : values.order)
+    if (adaptedWeight(name).empty())
+      tensors.push_back(HfTensor{name, values.shapes.at(name), values.data.at(name)});
+  HfWriteOptions w{options.dtype, options.maxShardBytes, options.configPath, options.aliases,
+                   options.force};
+  RP_ASSIGN_OR_RETURN(HfWriteResult r, writeHfCheckpoint(options.dir, tensors, w));
+  return summaryOf(r, options.dtype, adapters.empty() ? "full model" : "LoRA merged",
+                   options.dir);
+}
+
+} // namespace
+
+bool hasLoraAdapters(const pb::Plan &plan) {
+  for (const pb::Param &p : plan.params())
+    if (!adaptedWeight(p.name()).empty())
+      return true;
+  return false;
+}
+
+Status checkHfExport(const HfExportOptions &options, const pb::Plan &plan) {
+  if (options.dir.empty())
+    return okStatus();
+  RP_RETURN_IF_ERROR(checkExportDir(options.dir, options.force, "--export-hf"));
+  if (hasLoraAdapters(plan)) {
+    if (!options.loraAlpha)
+      return invalidArgument("the plan has LoRA adapters: --export-hf needs --lora-alpha A, "
+                             "the alpha it was compiled with (rpc-compile --lora-alpha)");
+    if (!options.merged && !options.configPath.empty())
+      return invalidArgument("--hf-config is for full-model exports; a LoRA adapter export "
+                             "writes adapter_config.json (add --export-merged for the merged "
+                             "model)");
+  } else {
+    for (auto [set, flag] : {std::pair{options.merged, "--export-merged"},
+                             std::pair{options.loraAlpha.has_value(), "--lora-alpha"},
+                             std::pair{!options.baseModel.empty(), "--base-model"}})
+      if (set)
+        return invalidArgument(std::string(flag) +
+                               " is for plans with LoRA adapters; this plan has none");
+  }
+  if (!options.configPath.empty())
+    RP_RETURN_IF_ERROR(checkJsonObjectFile(options.configPath, "--hf-config"));
+  return okStatus();
+}
+
+StatusOr<std::string> exportHf(HostArena &host, const HfExportOptions &options) {
+  RP_ASSIGN_OR_RETURN(ParamValues values, paramValues(host));
+  RP_ASSIGN_OR_RETURN(auto adapters, adaptersOf(values));
+  if (!adapters.empty() && !options.loraAlpha)
+    return invalidArgument("the plan has LoRA adapters: the export needs their alpha");
+  if (adapters.empty() || options.merged)
+    return exportFull(values, adapters, options);
+  std::vector<LoraAdapter> list;
+  for (const auto &[w, ab] : adapters) {
+    const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
+    list.push_back(LoraAdapter{moduleOf(w), sa[0], sb[1], sa[1], values.data.at(ab.first),
+                               values.data.at(ab.second)});
+  }
+  PeftWriteOptions p{*options.loraAlpha, options.baseModel, options.dtype, options.force};
+  RP_ASSIGN_OR_RETURN(HfWriteResult r, writePeftAdapter(options.dir, list, p));
+  return summaryOf(r, options.dtype, "LoRA adapters", options.dir);
+}
+
+Status exportWeights(const std::string &planPath, const std::string &weightsPath,
+                     bool allowExtraWeights, const std::string &resumeDir,
+                     const HfExportOptions &options, std::FILE *out) {
+  RP_ASSIGN_OR_RETURN(LoadedPlan loaded, loadPlan(planPath, weightsPath, allowExtraWeights));
+  RP_RETURN_IF_ERROR(checkHfExport(options, loaded.plan));
+  std::optional<LoadedCheckpoint> ckpt;
+  if (!resumeDir.empty()) {
+    RP_ASSIGN_OR_RETURN(ckpt, loadCheckpoint(resumeDir));
+  }
+  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(loaded.plan));
+  if (ckpt)
+    RP_RETURN_IF_ERROR(restoreCheckpoint(host, *ckpt));
+  else
+    RP_RETURN_IF_ERROR(host.loadWeights(loaded.weights));
+  RP_ASSIGN_OR_RETURN(std::string summary, exportHf(host, options));
+  std::fprintf(out, "rp-run: exported %s\n", summary.c_str());
+  return okStatus();
+}
+
+} // namespace rp::runtime

@@ -1,0 +1,31 @@
+"""Writes the committed fixture hf-qwen3-bf16/: a Hugging Face checkpoint as transformers
+publishes one, for the Qwen3 test export (test/Frontends/onnx/Inputs/exports/qwen3-dynamo:
+hidden 32, 2 layers, vocabulary 264). The model is examples/export/export_model.py's
+`build("qwen3", "test")` with other random weights (seed 1), cast to bfloat16 and written by
+`save_pretrained(max_shard_size="40KB")`: config.json, generation_config.json, two
+model-0000k-of-00002.safetensors shards (safetensors package, metadata {"format": "pt"}) and
+model.safetensors.index.json. Not run by ctest: it needs the export environment
+(examples/export/requirements.txt):
+
+    python test/Tools/Inputs/make_hf_qwen3.py test/Tools/Inputs/hf-qwen3-bf16
+"""
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples", "export"))
+import export_model  # noqa: E402
+
+
+def main():
+    out = sys.argv[1]
+    torch.manual_seed(1)
+    lm = export_model.build("qwen3", "test").to(torch.bfloat16)
+    lm.save_pretrained(out, max_shard_size="40KB")
+    print(sorted(os.listdir(out)))
+
+
+if __name__ == "__main__":
+    main()

@@ -32,6 +32,10 @@ struct AutodiffConfig {
   /// With cotangentArgs: also return the forward results first (rp-autodiff does); off, the
   /// results are the gradients only.
   bool forwardResults = true;
+  /// Without cotangentArgs: take the loss's cotangent (the seed, a scalar of the loss type)
+  /// as one extra last argument named "loss_seed" instead of seeding with 1 (the runtime's
+  /// token weighting and loss scaling; docs/DECISIONS.md).
+  bool seedArg = false;
 };
 
 /// Builds the reverse-mode function of `forward` next to it (see rp-autodiff); emits errors

@@ -112,11 +112,11 @@ TEST_F(PlanFileTest, WrongMagic) {
 }
 
 TEST_F(PlanFileTest, OtherSchemaVersion) {
-  // An envelope a future rpc-compile would write: a valid hash, schema version 2.
+  // An envelope a future rpc-compile would write: a valid hash, schema version 3.
   rp::plan::PlanFile envelope;
   std::string planBytes = makeValidPlan().SerializeAsString();
   envelope.set_magic(kPlanMagic);
-  envelope.set_schema_version(2);
+  envelope.set_schema_version(3);
   envelope.set_content_hash(planContentHash(planBytes));
   envelope.set_plan(planBytes);
   const std::string file = path("future.rpplan");
@@ -124,7 +124,7 @@ TEST_F(PlanFileTest, OtherSchemaVersion) {
   StatusOr<rp::plan::Plan> read = readPlanFile(file);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::InvalidArgument);
-  EXPECT_NE(read.status().message().find("plan schema version 2, this rp-run reads version 1: "
+  EXPECT_NE(read.status().message().find("plan schema version 3, this rp-run reads version 2: "
                                          "recompile the model with this rpc-compile"),
             std::string::npos)
       << read.status().message();

@@ -142,7 +142,9 @@ int trainReference(MLIRContext &context, ModuleOp module, const mlir::rp::onnx::
   PassManager pm(&context);
   mlir::rp::buildTrainPipeline(pm, f.training);
   mlir::rp::buildFusionPipeline(pm);
-  mlir::rp::buildTrainPipeline(pm, mlir::rp::TrainingOptions());
+  mlir::rp::TrainingOptions seeded;
+  seeded.seedArg = true; // the fused tail's seed argument (runtime/train/TokenWeights.h)
+  mlir::rp::buildTrainPipeline(pm, seeded);
   if (failed(pm.run(module)))
     return kBadInput;
   mlir::rp::onnx::InitializerTable initializers(model);

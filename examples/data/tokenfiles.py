@@ -59,6 +59,13 @@ def write_masked_token_file(path, tokens, mask):
     _write_atomic(path, [header, _pack_ids(tokens, wide), bytes(mask)])
 
 
+def _fail(message):
+    """Exit 2 with `message` on stderr, named after the running script."""
+    print(f"{os.path.basename(sys.argv[0]).removesuffix('.py')}: error: {message}",
+          file=sys.stderr)
+    sys.exit(2)
+
+
 class ByteTokenizer:
     """examples/qwen3-tiny's vocabulary: UTF-8 bytes 0-255, <|endoftext|> = 256."""
 
@@ -76,15 +83,14 @@ class HfTokenizer:
         try:
             from tokenizers import Tokenizer
         except ImportError:
-            raise SystemExit("error: --tokenizer needs the `tokenizers` package "
-                             "(pip install tokenizers)")
+            _fail("--tokenizer needs the `tokenizers` package (pip install tokenizers)")
         try:
             self._tok = Tokenizer.from_file(path)
         except Exception as e:  # the package raises a plain Exception on a bad file
-            raise SystemExit(f"error: cannot read tokenizer {path}: {e}")
+            _fail(f"cannot read tokenizer {path}: {e}")
         self.eos_id = self._tok.token_to_id(eos) if eos else None
         if eos and self.eos_id is None:
-            raise SystemExit(f"error: tokenizer {path} has no token {eos!r} (pass --eos)")
+            _fail(f"tokenizer {path} has no token {eos!r} (pass --eos)")
 
     def encode(self, text):
         return self._tok.encode(text, add_special_tokens=False).ids

@@ -107,7 +107,9 @@ void addTrainFlags(CLI::App &app, RefFlags &f) {
   app.add_option("--data-format", f.dataFormat, "--train: auto | tokens | text")
       ->check(CLI::IsMember({"auto", "tokens", "text"}));
   app.add_option("--steps", ref.steps, "--train: steps")->check(CLI::PositiveNumber);
-  app.add_option("--micro-batches", ref.microBatches, "--train: micro-batches per step")
+  app.add_option("--micro-batches", ref.microBatches,
+                 "--train: micro-batches per step; --reference: split the sidecar's batch "
+                 "into this many (token-weighted loss)")
       ->check(CLI::PositiveNumber);
   app.add_option("--update", f.update, "--train: sync | async (staleness 1)")
       ->check(CLI::IsMember({"sync", "async"}));
@@ -235,6 +237,8 @@ int runModel(RefFlags &f, const mlir::rp::onnx::ImportOptions &options) {
   const bool reference = !f.check.sidecarPath.empty();
   const bool grads = f.grads || reference;
   f.training.differentiate = grads && !f.train;
+  f.training.seedArg = reference; // the runtime's per-micro-batch seed (RefCheck.h)
+  f.check.microBatches = f.ref.microBatches;
   if (f.train)
     return trainReference(context, *module, *model, f);
   if (grads || f.training.loraRank > 0 || !f.training.freeze.empty()) {

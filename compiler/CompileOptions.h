@@ -34,6 +34,9 @@ struct TrainingOptions {
   /// Build @train_step (rp-autodiff); off, only the parameter transformations run. Not an
   /// option: the driver decides.
   bool differentiate = true;
+  /// @train_step takes the loss's seed as its last argument (rp-autodiff seed-arg): rp-ref
+  /// --train, which seeds as the pipelined fused tail does. Not an option either.
+  bool seedArg = false;
 };
 
 /// Options of the whole compilation (rpc-compile -o model.rpplan, rp-compile-pipeline).

@@ -20,7 +20,9 @@ void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options) {
         InjectLoraOptions{options.loraRank, options.loraAlpha, options.loraTargets}));
   if (!options.differentiate)
     return;
-  pm.addPass(createAutodiff());
+  AutodiffOptions autodiff;
+  autodiff.seedArg = options.seedArg;
+  pm.addPass(createAutodiff(autodiff));
   pm.addPass(createCanonicalizerPass());
 }
 

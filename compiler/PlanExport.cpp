@@ -724,6 +724,9 @@ private:
       case schedule::BufferKind::loss:
         b->set_kind(pb::LOSS);
         break;
+      case schedule::BufferKind::loss_seed:
+        b->set_kind(pb::LOSS_SEED);
+        break;
       }
       if (std::optional<StringRef> name = buffer.getName())
         b->set_input_name(name->str());

@@ -71,7 +71,8 @@ FailureOr<func::FuncOp> buildLayeredForward(ModuleOp module, func::FuncOp forwar
   return fn;
 }
 
-FailureOr<func::FuncOp> buildReferenceTrainStep(ModuleOp module, StringRef output) {
+FailureOr<func::FuncOp> buildReferenceTrainStep(ModuleOp module, StringRef output,
+                                                bool seedArg) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return module.emitError("rp-ref: the model has no @forward function");
@@ -81,6 +82,7 @@ FailureOr<func::FuncOp> buildReferenceTrainStep(ModuleOp module, StringRef outpu
   AutodiffConfig config;
   config.output = output.str();
   config.gradPerLayer = true;
+  config.seedArg = seedArg;
   return buildGradientFunction(*layered, config);
 }
 

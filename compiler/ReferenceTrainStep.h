@@ -26,8 +26,10 @@ FailureOr<func::FuncOp> buildLayeredForward(ModuleOp module, func::FuncOp forwar
 
 /// The whole-model training function `@output` of a module after rp-group-layers:
 /// `@layered_forward` (above) differentiated by rp-autodiff with gradPerLayer (the loss, then
-/// each trainable param's gradient, a shared one per reading layer in layer order).
-FailureOr<func::FuncOp> buildReferenceTrainStep(ModuleOp module, StringRef output);
+/// each trainable param's gradient, a shared one per reading layer in layer order). With
+/// `seedArg`, the loss's seed is a last argument (rp-autodiff's seedArg) instead of 1.
+FailureOr<func::FuncOp> buildReferenceTrainStep(ModuleOp module, StringRef output,
+                                                bool seedArg);
 
 } // namespace mlir::rp
 

@@ -119,6 +119,8 @@ private:
         resultTypes.append(ft.getResults().begin(), ft.getResults().end());
     } else {
       resultTypes.push_back(ft.getResult(0));
+      if (config.seedArg)
+        argTypes.push_back(ft.getResult(0));
     }
     firstGrad = resultTypes.size();
     for (auto p : params)
@@ -133,6 +135,8 @@ private:
     for (unsigned i = 0; i < ft.getNumInputs(); ++i)
       if (auto name = forward.getArgAttr(i, "graph.name"))
         fn.setArgAttr(i, "graph.name", name);
+    if (!config.cotangentArgs && config.seedArg)
+      fn.setArgAttr(ft.getNumInputs(), "graph.name", b.getStringAttr("loss_seed"));
   }
 
   /// Forward: a copy of the body; `outs` are the copies of the returned values.
@@ -177,12 +181,16 @@ private:
       it->second = graph::AddOp::create(b, loc, it->second, g);
   }
 
-  /// Seed: the cotangent arguments, or 1 for the loss.
+  /// Seed: the cotangent arguments, the seed argument, or 1 for the loss.
   void seed() {
     b.setInsertionPointToEnd(body);
     if (config.cotangentArgs) {
       for (auto [k, r] : llvm::enumerate(cotangentOf))
         accumulate(outs[r], body->getArgument(ft.getNumInputs() + k));
+      return;
+    }
+    if (config.seedArg) {
+      accumulate(outs[0], body->getArgument(ft.getNumInputs()));
       return;
     }
     auto lossType = cast<RankedTensorType>(ft.getResult(0));
@@ -326,6 +334,7 @@ struct AutodiffPass : public impl::AutodiffBase<AutodiffPass> {
     config.output = output;
     config.wrtArgs.assign(wrtArgs.begin(), wrtArgs.end());
     config.cotangentArgs = cotangentArgs;
+    config.seedArg = seedArg;
     if (failed(buildGradientFunction(forward, config)))
       signalPassFailure();
   }

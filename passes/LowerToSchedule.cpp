@@ -113,6 +113,7 @@ private:
   llvm::StringMap<schedule::HostBufferOp> buffers;
   llvm::StringMap<int64_t> readerCount; ///< Layers reading each param.
   std::string lossName = "loss";
+  std::string seedName = "loss_seed"; ///< The fused tail's loss-seed buffer.
   FloatType computeType; ///< options.dtype, set first.
 };
 
@@ -239,6 +240,8 @@ LogicalResult Lowering::checkUses() {
       readerCount[p.getValue()] += 1;
   if (inputs.count(StringRef(lossName)))
     lossName = "loss.0";
+  if (inputs.count(StringRef(seedName)))
+    seedName = "loss_seed.0";
   return success();
 }
 
@@ -249,6 +252,7 @@ LogicalResult Lowering::buildBackwardFunctions() {
     config.output = (info.forward.getSymName() + (last ? "_train" : "_vjp")).str();
     config.wrtArgs = info.wrtArgs;
     config.cotangentArgs = !last;
+    config.seedArg = last; // the trainer's per-micro-batch seed (token weight, loss scale)
     config.usedParamsOnly = true;
     config.forwardResults = false;
     if (auto existing = module.lookupSymbol<func::FuncOp>(config.output)) {
@@ -307,15 +311,22 @@ LogicalResult Lowering::convertComputeDType() {
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     fn.setType(FunctionType::get(ctx, fn.getBody().getArgumentTypes(), ret.getOperandTypes()));
   }
-  // The loss leaves the fused tail in f32.
+  // The loss leaves the fused tail in f32, and its seed comes in as f32 (a loss scale of 2^16
+  // times a token share may exceed fp16's range before the share is applied).
   func::FuncOp tail = layers.back().backward;
+  BlockArgument seed = tail.getArguments().back();
+  Type seedType = seed.getType();
+  seed.setType(cast<RankedTensorType>(seedType).clone(Float32Type::get(ctx)));
+  b.setInsertionPointToStart(&tail.getBody().front());
+  Value seedCast = graph::CastOp::create(b, tail.getLoc(), seedType, seed);
+  seed.replaceAllUsesExcept(seedCast, seedCast.getDefiningOp());
   auto ret = cast<func::ReturnOp>(tail.getBody().front().getTerminator());
   Value loss = ret.getOperand(0);
   auto lossType = cast<RankedTensorType>(loss.getType());
   b.setInsertionPoint(ret);
   Value f32Loss = graph::CastOp::create(b, ret.getLoc(), lossType.clone(Float32Type::get(ctx)), loss);
   ret.setOperand(0, f32Loss);
-  tail.setType(FunctionType::get(ctx, tail.getArgumentTypes(), ret.getOperandTypes()));
+  tail.setType(FunctionType::get(ctx, tail.getBody().getArgumentTypes(), ret.getOperandTypes()));
   return success();
 }
 
@@ -393,6 +404,11 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
               b, loc, layers[l].forward.getResultTypes()[r], sym(cotangentName({l, r})),
               stageSym(it->second), nullptr);
       }
+  // The fused tail's loss seed (filled by the trainer per micro-batch).
+  Value seed;
+  if (st.kind == StageKind::fused_tail)
+    seed = schedule::UploadOp::create(b, loc, buffers[seedName].getTensorType(),
+                                      sym(seedName), nullptr, nullptr);
   schedule::PrefetchNextOp::create(b, loc);
 
   auto argsOf = [&](int64_t l) {
@@ -434,6 +450,8 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
       for (unsigned r : info.cotResults)
         args.push_back(cotangents.at({l, (int64_t)r}));
     func::FuncOp fn = info.backward;
+    if (l + 1 == static_cast<int64_t>(layers.size()))
+      args.push_back(seed);
     auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()),
                                          args, nullptr);
     unsigned next = 0;
@@ -506,6 +524,8 @@ LogicalResult Lowering::buildPlan() {
               layers[v.first].forward.getResultTypes()[v.second]);
   Type lossType = layers.back().backward.getResultTypes().front();
   addBuffer(lossName, schedule::BufferKind::loss, nullptr, lossType);
+  addBuffer(seedName, schedule::BufferKind::loss_seed, nullptr,
+            layers.back().backward.getArgumentTypes().back());
 
   for (size_t s = 0; s < stages.size(); ++s) {
     b.setInsertionPointToEnd(body);

@@ -38,6 +38,10 @@ struct AutodiffConfig {
   /// gradients of a shared param, which the pipeline sums on the host in layer order
   /// (rp-ref --train follows that order). Loads without the attribute count as layer -1.
   bool gradPerLayer = false;
+  /// Without cotangentArgs: take the loss's cotangent (the seed, a scalar of the loss type)
+  /// as one extra last argument named "loss_seed" instead of seeding with 1 (the runtime's
+  /// token weighting and loss scaling; docs/DECISIONS.md).
+  bool seedArg = false;
 };
 
 /// Builds the reverse-mode function of `forward` next to it (see rp-autodiff); emits errors

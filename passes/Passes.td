@@ -19,6 +19,11 @@ def Autodiff : Pass<"rp-autodiff", "::mlir::ModuleOp"> {
     `@<output>` then takes one extra argument per floating-point result, the cotangent of that
     result, instead of seeding the loss with 1, and returns the forward results first.
 
+    With `seed-arg` (a loss function), `@<output>` takes the loss's seed as one extra last
+    argument (`graph.name = "loss_seed"`, the loss's type) instead of the constant 1: the
+    runtime weights each micro-batch by its share of the step's trained tokens and multiplies
+    in the fp16 loss scale through it.
+
     Result attributes say what each result is: `graph.grad_of = @param`,
     `graph.grad_of_arg = i`.
 
@@ -52,6 +57,9 @@ def Autodiff : Pass<"rp-autodiff", "::mlir::ModuleOp"> {
                "Arguments to also return gradients for (the activation gradient of a stage)">,
     Option<"cotangentArgs", "cotangent-args", "bool", /*default=*/"false",
            "Take the results' cotangents as arguments instead of seeding a scalar loss">,
+    Option<"seedArg", "seed-arg", "bool", /*default=*/"false",
+           "Take the loss's seed (its cotangent, a scalar of the loss type) as one extra last "
+           "argument named loss_seed instead of 1 (token-weighted and scaled losses)">,
   ];
   let dependentDialects = ["::mlir::rp::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

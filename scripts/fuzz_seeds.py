@@ -53,6 +53,12 @@ def llmc_tokens(tokens, version):
     return header + struct.pack(fmt, *tokens)
 
 
+def masked_tokens(tokens, mask):
+    """A masked token file (magic 20251126, version 1: uint16 tokens, then one mask byte each)."""
+    header = struct.pack("<4i", 20251126, 1, len(tokens), len(mask)) + b"\0" * (1024 - 16)
+    return header + struct.pack("<%dH" % len(tokens), *tokens) + bytes(mask)
+
+
 def plan_inner(envelope):
     """The serialized Plan inside a PlanFile envelope (fields 1 fixed32, 2 varint, 3 fixed64,
     4 bytes), or None when the file is not an envelope."""
@@ -106,7 +112,8 @@ def seeds(target):
         return out
     if target == "tokens":
         bodies = [llmc_tokens(list(range(40)), 1), llmc_tokens([263, 5, 9, 256] * 10, 2),
-                  b"Hello, fuzzer. A few words of byte-level text for the sampler.\n" * 2]
+                  b"Hello, fuzzer. A few words of byte-level text for the sampler.\n" * 2,
+                  masked_tokens([7, 3, 9, 256] * 10, [0, 0, 1, 1] * 10)]
         return [bytes([mode]) + body for body in bodies for mode in range(4)]
     if target == "checkpoint":
         base = {"format": "rpc-checkpoint", "version": 1, "step": 1, "model": "model-step1.safetensors",

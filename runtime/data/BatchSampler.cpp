@@ -62,18 +62,37 @@ StatusOr<BatchSampler> BatchSampler::create(const TokenData &data, int64_t batch
   const bool evalHoldsBatch = batch <= (evalTokens - 1) / seq; // batch * seq + 1 <= evalTokens
   if (evalTokens < 1 || !evalHoldsBatch || n - evalTokens < seq + 1)
     evalTokens = 0;
+  if (!data.lossMask.empty() && data.lossMask.size() != data.tokens.size())
+    return invalidArgument(data.path + ": the loss mask has " +
+                           std::to_string(data.lossMask.size()) + " entries for " +
+                           std::to_string(n) + " tokens");
   return BatchSampler(&data, batch, seq, seed, n - evalTokens, evalTokens);
 }
 
-void BatchSampler::fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens,
-                           DType labelDType, void *labels) const {
+int64_t BatchSampler::fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens,
+                              DType labelDType, void *labels) const {
   const uint32_t *w = data_->tokens.data() + start;
   writeIds(w, seq_, tokenDType, tokens, row * seq_);
   writeIds(w + 1, seq_, labelDType, labels, row * seq_);
+  if (data_->lossMask.empty())
+    return seq_;
+  // Labels whose token the mask leaves out become the loss's ignore_index.
+  const uint8_t *mask = data_->lossMask.data() + start + 1;
+  int64_t trained = 0;
+  for (int64_t t = 0; t < seq_; ++t) {
+    if (mask[t]) {
+      ++trained;
+    } else if (labelDType == DType::I64) {
+      static_cast<int64_t *>(labels)[row * seq_ + t] = ignoreIndex_;
+    } else {
+      static_cast<int32_t *>(labels)[row * seq_ + t] = static_cast<int32_t>(ignoreIndex_);
+    }
+  }
+  return trained;
 }
 
 Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType tokenDType, void *tokens,
-                               DType labelDType, void *labels) const {
+                               DType labelDType, void *labels, int64_t *trained) const {
   RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels));
   if (step < 0 || microBatch < 0)
     return invalidArgument("batch sampler: step " + std::to_string(step) + " and micro-batch " +
@@ -81,10 +100,14 @@ Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType tokenDTyp
   const uint64_t range = static_cast<uint64_t>(trainTokens_ - seq_);
   const uint64_t key = splitmix64(splitmix64(splitmix64(seed_) ^ static_cast<uint64_t>(step)) ^
                                   static_cast<uint64_t>(microBatch));
+  int64_t count = 0;
   for (int64_t r = 0; r < batch_; ++r) {
     const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(r));
-    fillRow(r, static_cast<int64_t>(mapToRange(h, range)), tokenDType, tokens, labelDType, labels);
+    count += fillRow(r, static_cast<int64_t>(mapToRange(h, range)), tokenDType, tokens,
+                     labelDType, labels);
   }
+  if (trained)
+    *trained = count;
   return okStatus();
 }
 
@@ -95,13 +118,17 @@ int64_t BatchSampler::evalBatches() const {
 }
 
 Status BatchSampler::fillEval(int64_t index, DType tokenDType, void *tokens, DType labelDType,
-                              void *labels) const {
+                              void *labels, int64_t *trained) const {
   RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels));
   if (index < 0 || index >= evalBatches())
     return outOfRange(data_->path + ": eval batch " + std::to_string(index) +
                       " is outside [0, " + std::to_string(evalBatches()) + ")");
+  int64_t count = 0;
   for (int64_t r = 0; r < batch_; ++r)
-    fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, tokenDType, tokens, labelDType, labels);
+    count += fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, tokenDType, tokens,
+                     labelDType, labels);
+  if (trained)
+    *trained = count;
   return okStatus();
 }
 

@@ -3,7 +3,10 @@
 // Draws [batch, seq] token / label micro-batches for causal-LM training from the tokens of one
 // data file (TokenFile.h). A window is seq + 1 consecutive tokens; tokens = window[0:seq],
 // labels = window[1:seq+1] (labels shifted by one, as llm.c's DataLoader and nanoGPT's
-// get_batch).
+// get_batch). With a loss mask (TokenData::lossMask, a masked token file), a label whose token
+// the mask leaves out (mask 0: a prompt token of supervised fine-tuning data) is written as the
+// loss's ignore_index (setIgnoreIndex; -100 by default, PyTorch's), so the loss skips it; the
+// fill functions report how many labels are trained.
 //
 // Split: the last floor(evalFraction * N) of the N tokens (default 10%) are held out for
 // evaluation when the training part holds at least one window (seq + 1 tokens) and the eval
@@ -69,8 +72,10 @@ public:
   /// the vocabulary first: checkVocabulary).
   /// Errors: InvalidArgument for another dtype, a null pointer, or a negative step or
   /// micro-batch.
+  /// `trained` (optional) receives the number of labels the loss mask keeps (batch * seq
+  /// without a mask).
   Status fillTrain(int64_t step, int64_t microBatch, DType tokenDType, void *tokens,
-                   DType labelDType, void *labels) const;
+                   DType labelDType, void *labels, int64_t *trained = nullptr) const;
   /// fillTrain with one dtype for both.
   Status fillTrain(int64_t step, int64_t microBatch, DType dtype, void *tokens,
                    void *labels) const {
@@ -81,11 +86,15 @@ public:
   /// windows (0 when there is no eval split).
   int64_t evalBatches() const;
 
+  /// The label written for a masked-out position: the plan's cross-entropy ignore_index
+  /// (PlanInputs.h). Default -100.
+  void setIgnoreIndex(int64_t ignoreIndex) { ignoreIndex_ = ignoreIndex; }
+
   /// Fills eval batch `index` (0 <= index < evalBatches()): row r holds eval window
   /// index * batch + r (file comment). Same dtypes and layout as fillTrain.
   /// Errors: OutOfRange for a bad index; InvalidArgument as fillTrain.
   Status fillEval(int64_t index, DType tokenDType, void *tokens, DType labelDType,
-                  void *labels) const;
+                  void *labels, int64_t *trained = nullptr) const;
   /// fillEval with one dtype for both.
   Status fillEval(int64_t index, DType dtype, void *tokens, void *labels) const {
     return fillEval(index, dtype, tokens, dtype, labels);
@@ -98,8 +107,9 @@ private:
         evalTokens_(evalTokens) {}
 
   /// Copies row `row`: window tokens [start, start + seq) into `tokens` and
-  /// [start + 1, start + seq] into `labels`.
-  void fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens, DType labelDType,
+  /// [start + 1, start + seq] into `labels` (masked-out labels: ignoreIndex_); returns the
+  /// number of trained labels.
+  int64_t fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens, DType labelDType,
                void *labels) const;
 
   const TokenData *data_;
@@ -108,6 +118,7 @@ private:
   uint64_t seed_;
   int64_t trainTokens_;
   int64_t evalTokens_;
+  int64_t ignoreIndex_ = -100;
 };
 
 } // namespace rp::runtime

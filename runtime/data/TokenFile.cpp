@@ -97,7 +97,7 @@ std::string notATokenFileMessage(const std::string &path) {
 }
 
 bool isTokenFileMagic(int32_t magic) {
-  return magic == kTokenFileMagic || magic == kTokenFileMagicU32;
+  return magic == kTokenFileMagic || magic == kTokenFileMagicU32 || magic == kMaskedTokenFileMagic;
 }
 
 /// Decodes `n` little-endian ids of `tokenBytes` (1, 2 or 4) bytes.
@@ -152,6 +152,52 @@ StatusOr<DataFormat> parseDataFormat(std::string_view name) {
                          "' (expected auto, tokens, text or nanogpt)");
 }
 
+StatusOr<TokenData> readMaskedTokenFile(const std::string &path) {
+  const std::string where = "masked token file '" + path + "'";
+  InputFile file;
+  RP_RETURN_IF_ERROR(file.open(path, where));
+  const uint64_t fileSize = file.size();
+  if (fileSize < static_cast<uint64_t>(kTokenFileHeaderBytes))
+    return dataLoss(where + " is " + std::to_string(fileSize) + " bytes, shorter than the " +
+                    std::to_string(kTokenFileHeaderBytes) + "-byte header: truncated");
+  unsigned char header[kTokenFileHeaderBytes];
+  RP_RETURN_IF_ERROR(file.read(header, sizeof(header), 0));
+  const int32_t magic = loadI32LE(header), version = loadI32LE(header + 4);
+  const int32_t count = loadI32LE(header + 8), maskCount = loadI32LE(header + 12);
+  if (magic != kMaskedTokenFileMagic)
+    return invalidArgument(where + ": magic " + std::to_string(magic) + " is not " +
+                           std::to_string(kMaskedTokenFileMagic) + " (a masked token file)");
+  if (version != 1 && version != 2)
+    return invalidArgument(where + ": unknown version " + std::to_string(version) +
+                           " (1: uint16 tokens, 2: uint32 tokens)");
+  const int tokenBytes = version == 1 ? 2 : 4;
+  if (count < 0 || maskCount < 0)
+    return dataLoss(where + ": negative count in the header: corrupt");
+  if (maskCount != count)
+    return dataLoss(where + ": the header says " + std::to_string(count) + " tokens but " +
+                    std::to_string(maskCount) + " loss-mask bytes; expected one per token");
+  const uint64_t expected = static_cast<uint64_t>(kTokenFileHeaderBytes) +
+                            static_cast<uint64_t>(count) * (tokenBytes + 1);
+  if (expected != fileSize)
+    return dataLoss(where + ": the header says " + std::to_string(count) + " tokens of " +
+                    std::to_string(tokenBytes) + " bytes and as many mask bytes (" +
+                    std::to_string(expected) + " bytes with the header) but the file is " +
+                    std::to_string(fileSize) + " bytes: " +
+                    (fileSize < expected ? "truncated" : "trailing bytes, corrupt"));
+  TokenData data{path, DataFormat::Tokens, tokenBytes, {}, {}};
+  data.tokens.resize(static_cast<size_t>(count));
+  RP_RETURN_IF_ERROR(readIds(file, sizeof(header), tokenBytes, data.tokens));
+  data.lossMask.resize(static_cast<size_t>(count));
+  if (count > 0)
+    RP_RETURN_IF_ERROR(file.read(data.lossMask.data(), data.lossMask.size(),
+                                 sizeof(header) + static_cast<uint64_t>(count) * tokenBytes));
+  for (size_t i = 0; i < data.lossMask.size(); ++i)
+    if (data.lossMask[i] > 1)
+      return invalidArgument(where + ": loss-mask byte " + std::to_string(data.lossMask[i]) +
+                             " at position " + std::to_string(i) + " is not 0 or 1");
+  return data;
+}
+
 StatusOr<TokenData> readTokenFile(const std::string &path) {
   const std::string where = "token file '" + path + "'";
   InputFile file;
@@ -166,6 +212,8 @@ StatusOr<TokenData> readTokenFile(const std::string &path) {
   const int32_t magic = loadI32LE(header);
   const int32_t version = loadI32LE(header + 4);
   const int32_t count = loadI32LE(header + 8);
+  if (magic == kMaskedTokenFileMagic)
+    return readMaskedTokenFile(path);
   if (!isTokenFileMagic(magic))
     return invalidArgument(notATokenFileMessage(path) + " (found magic " +
                            std::to_string(magic) + ")");
@@ -190,7 +238,7 @@ StatusOr<TokenData> readTokenFile(const std::string &path) {
                     " bytes with the header) but the file is " + std::to_string(fileSize) +
                     " bytes: " + (fileSize < expected ? "truncated" : "trailing bytes, corrupt"));
 
-  TokenData data{path, DataFormat::Tokens, tokenBytes, {}};
+  TokenData data{path, DataFormat::Tokens, tokenBytes, {}, {}};
   data.tokens.resize(static_cast<size_t>(count));
   RP_RETURN_IF_ERROR(readIds(file, sizeof(header), tokenBytes, data.tokens));
   return data;
@@ -208,7 +256,7 @@ StatusOr<TokenData> readNanoGptFile(const std::string &path) {
                     "format");
   if (file.size() / 2 > std::numeric_limits<size_t>::max() / sizeof(uint32_t))
     return resourceExhausted(where + " is too large to read into memory");
-  TokenData data{path, DataFormat::NanoGpt, 2, {}};
+  TokenData data{path, DataFormat::NanoGpt, 2, {}, {}};
   data.tokens.resize(static_cast<size_t>(file.size() / 2));
   RP_RETURN_IF_ERROR(readIds(file, 0, 2, data.tokens));
   return data;
@@ -222,7 +270,7 @@ StatusOr<TokenData> readTextFile(const std::string &path) {
     return invalidArgument(where + " is empty: there is nothing to train on");
   if (file.size() > std::numeric_limits<size_t>::max() / sizeof(uint32_t))
     return resourceExhausted(where + " is too large to read into memory");
-  TokenData data{path, DataFormat::Text, 1, {}};
+  TokenData data{path, DataFormat::Text, 1, {}, {}};
   data.tokens.resize(static_cast<size_t>(file.size()));
   RP_RETURN_IF_ERROR(readIds(file, 0, 1, data.tokens));
   return data;
@@ -275,6 +323,39 @@ Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &toke
   bytes.resize(static_cast<size_t>(kTokenFileHeaderBytes), '\0');
   for (uint32_t t : tokens)
     storeLE(bytes, t, tokenBytes);
+  return writeFileAtomic(path, bytes.data(), bytes.size());
+}
+
+Status writeMaskedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
+                            const std::vector<uint8_t> &mask, int tokenBytes) {
+  const std::string where = "masked token file '" + path + "'";
+  if (mask.size() != tokens.size())
+    return invalidArgument(where + ": " + std::to_string(mask.size()) + " loss-mask bytes for " +
+                           std::to_string(tokens.size()) + " tokens");
+  for (size_t i = 0; i < mask.size(); ++i)
+    if (mask[i] > 1)
+      return invalidArgument(where + ": loss-mask byte " + std::to_string(mask[i]) +
+                             " at position " + std::to_string(i) + " is not 0 or 1");
+  if (tokenBytes != 2 && tokenBytes != 4)
+    return invalidArgument(where + ": token size " + std::to_string(tokenBytes) +
+                           " bytes is not 2 or 4");
+  if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return invalidArgument(where + ": " + std::to_string(tokens.size()) +
+                           " tokens exceed the header's int32 count");
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(kTokenFileHeaderBytes) + tokens.size() * (tokenBytes + 1));
+  storeLE(bytes, static_cast<uint32_t>(kMaskedTokenFileMagic), 4);
+  storeLE(bytes, tokenBytes == 2 ? 1 : 2, 4);
+  storeLE(bytes, static_cast<uint32_t>(tokens.size()), 4);
+  storeLE(bytes, static_cast<uint32_t>(tokens.size()), 4);
+  bytes.resize(static_cast<size_t>(kTokenFileHeaderBytes), '\0');
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokenBytes == 2 && tokens[i] > 0xffff)
+      return invalidArgument(where + ": token " + std::to_string(tokens[i]) + " at position " +
+                             std::to_string(i) + " does not fit in 2 bytes (use 4-byte tokens)");
+    storeLE(bytes, tokens[i], tokenBytes);
+  }
+  bytes.append(reinterpret_cast<const char *>(mask.data()), mask.size());
   return writeFileAtomic(path, bytes.data(), bytes.size());
 }
 

@@ -7,6 +7,12 @@
 //    count; then the tokens, little-endian. Magic 20240520 version 1: uint16 tokens (GPT-2);
 //    magic 20240801 version 7: uint32 tokens (Llama 3). Magic 20240520 version 2 (uint32),
 //    which rpc wrote before it followed llm.c's Llama-3 header, is read too;
+//  - a masked token file (rpc's supervised fine-tuning data, examples/data/prepare_sft.py): the
+//    llm.c header layout with [0] magic 20251126, [1] version (1: uint16 tokens, 2: uint32),
+//    [2] token count, [3] mask count (equal to the token count); then the tokens,
+//    little-endian; then one loss-mask byte per token: 1 = the token is trained as a label (a
+//    response token), 0 = it is not (a prompt token; its label becomes the loss's
+//    ignore_index, BatchSampler.h);
 //  - nanoGPT's train.bin / val.bin (data/*/prepare.py): headerless little-endian uint16 ids
 //    (--data-format nanogpt; never guessed);
 //  - raw text read as byte-level tokens: each byte is one token id 0..255 (a model with a
@@ -36,6 +42,8 @@ enum class DataFormat { Auto, Tokens, Text, NanoGpt };
 inline constexpr int32_t kTokenFileMagic = 20240520;
 /// The llm.c token-file magic of uint32 files (version 7, Llama 3).
 inline constexpr int32_t kTokenFileMagicU32 = 20240801;
+/// The masked token file's magic (header word 0; file comment).
+inline constexpr int32_t kMaskedTokenFileMagic = 20251126;
 /// Size of the llm.c token-file header in bytes (256 int32).
 inline constexpr int64_t kTokenFileHeaderBytes = 1024;
 
@@ -45,6 +53,9 @@ struct TokenData {
   DataFormat format;            ///< Tokens or Text (never Auto).
   int tokenBytes;               ///< 2 or 4 (llm.c uint16 / uint32; nanoGPT 2); 1 for text.
   std::vector<uint32_t> tokens; ///< Every token id, in file order.
+  /// Masked token files: one 0/1 byte per token (1: trained as a label). Empty: every token
+  /// is trained.
+  std::vector<uint8_t> lossMask;
 };
 
 /// "auto", "tokens", "text", "nanogpt".
@@ -61,6 +72,14 @@ StatusOr<DataFormat> parseDataFormat(std::string_view name);
 /// the 1024-byte header, negative token count, token count disagreeing with the file size).
 StatusOr<TokenData> readTokenFile(const std::string &path);
 
+/// Reads a masked token file (format above): tokens and lossMask. Sizes are checked against the
+/// file size before anything is allocated.
+/// Errors, each naming the file: NotFound; Unavailable; InvalidArgument (not a regular file,
+/// bad magic, unknown version, a mask byte other than 0 or 1, naming its position); DataLoss
+/// (shorter than the header, a negative count, a mask count other than the token count, a
+/// file size disagreeing with the counts: truncated or trailing bytes).
+StatusOr<TokenData> readMaskedTokenFile(const std::string &path);
+
 /// Reads a file as byte tokens: token i is byte i (0..255); tokenBytes is 1.
 /// Errors: NotFound, Unavailable, InvalidArgument (not a regular file, or an empty file),
 /// each naming the file.
@@ -71,7 +90,8 @@ StatusOr<TokenData> readTextFile(const std::string &path);
 /// odd byte count), each naming the file.
 StatusOr<TokenData> readNanoGptFile(const std::string &path);
 
-/// Reads `path` in `format`. Auto: a file starting with an llm.c magic is a token file; a
+/// Reads `path` in `format`. Auto and Tokens: a file starting with the masked magic is a masked
+/// token file. Auto: a file starting with an llm.c magic is a token file; a
 /// name ending in ".txt" is text; any other file is InvalidArgument "FILE: not a token file
 /// (no llm.c header, magic 20240520 or 20240801); pass --data-format text to read raw text as
 /// byte tokens, or --data-format nanogpt for nanoGPT's headerless uint16 train.bin".
@@ -85,6 +105,12 @@ StatusOr<TokenData> readTokens(const std::string &path, DataFormat format);
 /// header count is an int32); those of writeFileAtomic.
 Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
                       int tokenBytes);
+
+/// Writes a masked token file (tokenBytes 2: version 1; 4: version 2) atomically.
+/// Errors: those of writeTokenFile; InvalidArgument when mask has another length than tokens
+/// or holds a byte other than 0 or 1.
+Status writeMaskedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
+                            const std::vector<uint8_t> &mask, int tokenBytes);
 
 /// Checks every token id against the model's vocabulary.
 /// Errors: InvalidArgument when vocabSize < 1, or naming file, position and value of the

@@ -27,7 +27,8 @@ constexpr uint32_t kPlanMagic = 0x4e4c5052;
 /// The schema version this build writes and reads. Bump it on any change of plan.proto that
 /// an older reader would misread (a new field whose absence means something else, a changed
 /// meaning); adding an optional field that defaults to the old behaviour does not need it.
-constexpr uint32_t kSchemaVersion = 2;
+/// 3: shared params (grad offsets, owner steps) and LOSS_SEED buffers (the seed argument).
+constexpr uint32_t kSchemaVersion = 3;
 /// The largest plan file readPlanFile accepts, in bytes (2 GiB, protobuf's message limit).
 constexpr uint64_t kMaxPlanFileBytes = uint64_t(2) << 30;
 

@@ -55,6 +55,10 @@ void classifyArgument(const pb::Function &function, int64_t arg, PlanInput &inpu
       } else if (k == "cross_entropy" && data.shape_size() > 0) {
         input.role = InputRole::Labels;
         input.vocabSize = data.shape(data.shape_size() - 1);
+        if (auto it = inst.attrs().find("ignore_index"); it != inst.attrs().end())
+          input.ignoreIndex = it->second.i();
+        if (auto it = inst.attrs().find("reduction"); it != inst.attrs().end())
+          input.meanLoss = it->second.s() == "mean";
         return;
       }
     }

@@ -31,6 +31,11 @@ struct PlanInput {
   std::string name;            ///< The model input's name.
   InputRole role = InputRole::Other;
   int64_t vocabSize = 0;       ///< Tokens/Labels: ids must be < this; 0 for Other.
+  /// Labels: the cross-entropy's ignore_index (a label the loss skips: masked-out positions
+  /// are written as this) and whether it averages over the kept labels (`mean`, the token
+  /// weighting of Trainer.cpp applies) or sums them.
+  int64_t ignoreIndex = -100;
+  bool meanLoss = true;
   DType dtype = DType::I64;
   std::vector<int64_t> shape;
 };

@@ -463,6 +463,10 @@ private:
         return fail(what + ": unknown kind " + str(buf.kind()));
       if (buf.kind() == pb::INPUT && buf.input_name().empty())
         return fail(what + ": an INPUT buffer needs input_name (the model input it holds)");
+      if ((buf.kind() == pb::LOSS || buf.kind() == pb::LOSS_SEED) &&
+          (buf.type().dtype() != pb::F32 || buf.type().shape_size() != 0))
+        return fail(what + ": a " + pb::BufferKind_Name(buf.kind()) +
+                    " buffer holds one f32 (a 0-D tensor)");
       RP_ASSIGN_OR_RETURN(int64_t bytes, bytesOf(buf.type(), what));
       RP_RETURN_IF_ERROR(
           checkExtent(what, buf.offset(), bytes, plan_.host_arena().record(), "host_arena.record"));
@@ -643,6 +647,10 @@ private:
           const std::string what = at + " (download)";
           RP_RETURN_IF_ERROR(checkIndex(what, "buffer", dl.buffer(), plan_.host_buffers_size(),
                                         "the plan", "host buffers"));
+          if (plan_.host_buffers(dl.buffer()).kind() == pb::INPUT ||
+              plan_.host_buffers(dl.buffer()).kind() == pb::LOSS_SEED)
+            return fail(what + ": downloads to " + bufferName(dl.buffer()) +
+                        ", which the trainer fills (a model input or loss seed)");
           RP_RETURN_IF_ERROR(checkActivation(what + " to " + bufferName(dl.buffer()), dl.offset(),
                                              bufferBytes_[dl.buffer()]));
           break;
@@ -675,10 +683,16 @@ private:
   Status checkUploadOrder(int s, const std::string &what, const pb::Upload &u,
                           const std::vector<std::vector<char>> &downloads) {
     const std::string buffer = bufferName(u.buffer());
-    if (plan_.host_buffers(u.buffer()).kind() == pb::INPUT) {
+    const pb::BufferKind kind = plan_.host_buffers(u.buffer()).kind();
+    if (kind == pb::LOSS_SEED && plan_.stages(s).kind() != pb::FUSED_TAIL)
+      return fail(what + ": " + buffer + " is a loss seed, uploaded by a " +
+                  stageKindName(plan_.stages(s).kind()) +
+                  " stage; only the fused tail reads it");
+    if (kind == pb::INPUT || kind == pb::LOSS_SEED) {
       if (u.after_stage() != -1)
-        return fail(what + ": " + buffer + " is a model input, its upload has after_stage " +
-                    str(u.after_stage()) + ", expected -1");
+        return fail(what + ": " + buffer + " is " +
+                    (kind == pb::INPUT ? "a model input" : "a loss seed") +
+                    ", its upload has after_stage " + str(u.after_stage()) + ", expected -1");
       return okStatus();
     }
     if (u.after_stage() < 0 || u.after_stage() >= s)

@@ -17,6 +17,7 @@
 #include "runtime/train/MetricsLog.h"
 #include "runtime/trace/Trace.h"
 #include "runtime/train/Progress.h"
+#include "runtime/train/TokenWeights.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -24,7 +25,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <unistd.h>
 
@@ -43,10 +46,12 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// The data-fed inputs of a plan: token ids (required) and labels (optional).
+/// The data-fed inputs of a plan: token ids (required) and labels (optional), and the fused
+/// tail's loss-seed buffer (TokenWeights.h).
 struct Feed {
   PlanInput tokens;
   std::optional<PlanInput> labels;
+  int seedBuffer = -1;
 };
 
 StatusOr<Feed> planFeed(const pb::Plan &plan) {
@@ -78,14 +83,13 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
     return unimplemented("labels input '" + feed.labels->name + "' has shape " +
                          formatShape(feed.labels->shape) + ", the token input " +
                          formatShape(feed.tokens.shape) + "; rp-run feeds both as [batch, seq]");
+  for (int b = 0; b < plan.host_buffers_size(); ++b)
+    if (plan.host_buffers(b).kind() == pb::LOSS_SEED)
+      feed.seedBuffer = b;
+  if (feed.seedBuffer < 0)
+    return invalidArgument("the plan has no LOSS_SEED buffer (the fused tail's backward seed); "
+                           "recompile the model with this rpc-compile");
   return feed;
-}
-
-double mean(const std::vector<float> &values) {
-  double sum = 0;
-  for (float v : values)
-    sum += static_cast<double>(v);
-  return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
 /// Checks before anything is loaded or created that output file `path` (of option `flag`) can
@@ -205,11 +209,14 @@ private:
   /// The summary's time, the end of the progress bar and the trace file.
   StatusOr<TrainSummary> finish();
 
-  /// A step's micro-batch losses, read from its host records (read them before an evaluation,
-  /// which reuses the records).
-  StatusOr<std::vector<float>> lossesOf(int64_t step);
+  /// A step's token-weighted loss (TokenWeights.h) from its micro-batch losses, read from its
+  /// host records (read it before an evaluation, which reuses the records).
+  StatusOr<double> lossOf(int64_t step);
+  /// Writes the micro-batches' loss seeds (TokenWeights.h) into the records of `step` (the
+  /// records of parity 0 for an evaluation, whose seeds are 0: its gradients are unused).
+  void writeSeeds(int64_t step, const std::vector<int64_t> &trained, bool eval);
   /// Logs and shows step `step`; fails a diverged run.
-  Status report(int64_t step, const std::vector<float> &losses, std::optional<double> evalLoss);
+  Status report(int64_t step, double loss, std::optional<double> evalLoss);
   /// The mean loss over the held-out windows (up to 4 groups of M micro-batches).
   StatusOr<double> evaluate();
   /// A checkpoint of the first `steps` steps to --save.
@@ -251,6 +258,8 @@ private:
   Clock::time_point start_, lastReport_;
   std::vector<uint8_t> unusedLabels_;
   DType labelDType_ = DType::I64;
+  /// Trained labels per micro-batch of the steps dispatched and not yet reported.
+  std::map<int64_t, std::vector<int64_t>> trained_;
 };
 
 StatusOr<TrainSummary> Trainer::run() {
@@ -275,6 +284,10 @@ Status Trainer::loadPlanAndData() {
   int64_t vocab = feed_.tokens.vocabSize;
   if (feed_.labels && feed_.labels->vocabSize < vocab)
     vocab = feed_.labels->vocabSize;
+  if (!data_.lossMask.empty() && !(feed_.labels && feed_.labels->meanLoss))
+    return invalidArgument(options_.dataPath +
+                           " has a loss mask, but the plan has no labels input of a `mean` "
+                           "cross-entropy to mask (export the model with a labels input)");
   return checkVocabulary(data_, vocab);
 }
 
@@ -306,6 +319,8 @@ Status Trainer::createSampler() {
   batch_ = feed_.tokens.shape[0];
   seq_ = feed_.tokens.shape[1];
   RP_ASSIGN_OR_RETURN(sampler_, BatchSampler::create(data_, batch_, seq_, seed_));
+  if (feed_.labels)
+    sampler_->setIgnoreIndex(feed_.labels->ignoreIndex);
   if (options_.evalEvery > 0 && sampler_->evalBatches() == 0)
     return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
                            std::to_string(data_.tokens.size()) +
@@ -373,16 +388,28 @@ void *Trainer::labelsIn(uint8_t *record) {
                       : unusedLabels_.data();
 }
 
-StatusOr<std::vector<float>> Trainer::lossesOf(int64_t step) {
+StatusOr<double> Trainer::lossOf(int64_t step) {
   StatusOr<std::vector<float>> losses = executor_->losses(step);
   if (!losses.ok())
     return trainingError(step, losses.status());
-  return losses;
+  auto it = trained_.find(step);
+  if (it == trained_.end())
+    return trainingError(step, internal("no trained-label counts for this step"));
+  const double loss = tokenWeightedLoss(losses.value(), it->second);
+  trained_.erase(trained_.begin(), std::next(it));
+  return loss;
 }
 
-Status Trainer::report(int64_t step, const std::vector<float> &losses,
-                       std::optional<double> evalLoss) {
-  const double loss = mean(losses);
+void Trainer::writeSeeds(int64_t step, const std::vector<int64_t> &trained, bool eval) {
+  const std::vector<float> seeds = eval ? std::vector<float>(trained.size(), 0.0f)
+                                        : lossSeeds(trained);
+  const int64_t offset = loaded_.plan.host_buffers(feed_.seedBuffer).offset();
+  for (size_t m = 0; m < seeds.size(); ++m)
+    std::memcpy(executor_->record(step, static_cast<int64_t>(m)) + offset, &seeds[m],
+                sizeof(float));
+}
+
+Status Trainer::report(int64_t step, double loss, std::optional<double> evalLoss) {
   summary_.losses.push_back(loss);
   const double stepSeconds = std::chrono::duration<double>(Clock::now() - lastReport_).count();
   lastReport_ = Clock::now();
@@ -414,17 +441,20 @@ StatusOr<double> Trainer::evaluate() {
   const int64_t M = microBatches_;
   const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(4, sampler_->evalBatches() / M));
   std::vector<float> all;
+  std::vector<int64_t> trained(static_cast<size_t>(M)), allTrained;
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t m = 0; m < M; ++m) {
       uint8_t *record = executor_->record(0, m);
       RP_RETURN_IF_ERROR(sampler_->fillEval((g * M + m) % sampler_->evalBatches(),
                                             feed_.tokens.dtype, tokensIn(record), labelDType_,
-                                            labelsIn(record)));
+                                            labelsIn(record), &trained[static_cast<size_t>(m)]));
     }
+    writeSeeds(0, trained, /*eval=*/true);
     RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor_->evaluate());
     all.insert(all.end(), losses.begin(), losses.end());
+    allTrained.insert(allTrained.end(), trained.begin(), trained.end());
   }
-  return mean(all);
+  return tokenWeightedLoss(all, allTrained);
 }
 
 Status Trainer::save(int64_t steps) {
@@ -477,8 +507,8 @@ StatusOr<int64_t> Trainer::dispatchSegment(int64_t step, int64_t segmentEnd) {
     if (Status s = dispatchStep(k, segmentEnd); !s.ok())
       return trainingError(k, s);
     if (k > step) {
-      RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(k - 1));
-      RP_RETURN_IF_ERROR(report(k - 1, losses, std::nullopt));
+      RP_ASSIGN_OR_RETURN(const double loss, lossOf(k - 1));
+      RP_RETURN_IF_ERROR(report(k - 1, loss, std::nullopt));
     }
   }
   return k;
@@ -486,22 +516,28 @@ StatusOr<int64_t> Trainer::dispatchSegment(int64_t step, int64_t segmentEnd) {
 
 Status Trainer::dispatchStep(int64_t k, int64_t segmentEnd) {
   RP_RETURN_IF_ERROR(executor_->waitInputsWritable(k));
+  std::vector<int64_t> trained(static_cast<size_t>(microBatches_));
   for (int64_t m = 0; m < microBatches_; ++m) {
     uint8_t *record = executor_->record(k, m);
     RP_RETURN_IF_ERROR(sampler_->fillTrain(k, m, feed_.tokens.dtype, tokensIn(record), labelDType_,
-                                           labelsIn(record)));
+                                           labelsIn(record), &trained[static_cast<size_t>(m)]));
   }
+  // Without a labels input (or with a `sum` loss) every micro-batch weighs the same.
+  if (!feed_.labels || !feed_.labels->meanLoss)
+    std::fill(trained.begin(), trained.end(), batch_ * seq_);
+  writeSeeds(k, trained, /*eval=*/false);
+  trained_[k] = std::move(trained);
   return executor_->dispatch(k, segmentEnd);
 }
 
 Status Trainer::endSegment(int64_t done, int64_t segmentEnd, int64_t &savedAt) {
   // Steps completed: [0, done).
-  RP_ASSIGN_OR_RETURN(std::vector<float> losses, lossesOf(done - 1));
+  RP_ASSIGN_OR_RETURN(const double loss, lossOf(done - 1));
   std::optional<double> evalLoss;
   if (!summary_.interrupted && options_.evalEvery > 0 && segmentEnd % options_.evalEvery == 0) {
     RP_ASSIGN_OR_RETURN(evalLoss, evaluateAt(segmentEnd));
   }
-  RP_RETURN_IF_ERROR(report(done - 1, losses, evalLoss));
+  RP_RETURN_IF_ERROR(report(done - 1, loss, evalLoss));
   if (!options_.saveDir.empty() &&
       (summary_.interrupted || (options_.saveEvery > 0 && done % options_.saveEvery == 0) ||
        done == end_)) {

@@ -7,11 +7,11 @@
 // RUN: not rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="dtype=f8" 2>&1 | FileCheck %s --check-prefix=DTYPE
 
 // The per-layer backward functions: cotangent in, param and input gradients out; the fused
-// tail function returns the loss first.
+// tail function returns the loss first and takes the loss seed (f32) last.
 // CHECK-LABEL: func.func @block_0_vjp
 // CHECK-SAME: (%{{.+}}: tensor<2x4x8xf32>, %{{.+}}: tensor<2x4x8xf32>) -> (tensor<8x8xf32> {graph.grad_of = @layers.0.w}, tensor<2x4x8xf32> {graph.grad_of_arg = 0 : i64})
 // CHECK-LABEL: func.func @tail_train
-// CHECK-SAME: -> (tensor<f32>, tensor<8x16xf32> {graph.grad_of = @lm_head}, tensor<2x4x8xf32> {graph.grad_of_arg = 0 : i64})
+// CHECK-SAME: %{{.+}}: tensor<f32> {graph.name = "loss_seed"}) -> (tensor<f32>, tensor<8x16xf32> {graph.grad_of = @lm_head}, tensor<2x4x8xf32> {graph.grad_of_arg = 0 : i64})
 
 // CHECK: schedule.plan @train micro_batches 3 gpus 2 update sync recompute stage dtype f32
 // CHECK-NEXT: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed]
@@ -26,6 +26,7 @@
 // CHECK-NEXT: schedule.host_buffer @"prefix#0.cot" cotangent : tensor<2x4x8xf32>
 // CHECK-NEXT: schedule.host_buffer @"block_1#0.cot" cotangent : tensor<2x4x8xf32>
 // CHECK-NEXT: schedule.host_buffer @loss loss : tensor<f32>
+// CHECK-NEXT: schedule.host_buffer @loss_seed loss_seed : tensor<f32>
 
 // F0 saves prefix#0 (the input B1 recomputes from) and hands block_0#0 to F1.
 // CHECK: schedule.stage @F0 forward layers [0, 2) {
@@ -50,8 +51,9 @@
 // CHECK-NEXT: schedule.micro_batch {
 // CHECK-NEXT: %[[X:.+]] = schedule.upload @"block_1#0" after @F1
 // CHECK-NEXT: %[[L:.+]] = schedule.upload @labels
+// CHECK-NEXT: %[[SEED:.+]] = schedule.upload @loss_seed : tensor<f32>
 // CHECK-NEXT: schedule.prefetch_next
-// CHECK-NEXT: %[[T:.+]]:3 = schedule.call @tail_train(%[[X]], %[[L]])
+// CHECK-NEXT: %[[T:.+]]:3 = schedule.call @tail_train(%[[X]], %[[L]], %[[SEED]])
 // CHECK-NEXT: schedule.download %[[T]]#0 to @loss
 // CHECK-NEXT: schedule.accumulate %[[T]]#1 into @lm_head
 // CHECK-NEXT: schedule.download %[[T]]#2 to @"block_1#0.cot"
@@ -82,9 +84,13 @@
 
 // Layer grain: every layer's input is saved in the forward pass and uploaded, nothing is
 // recomputed outside the backward functions; bf16 weights and activations, an f32 loss.
+// LAYER-LABEL: func.func @tail_train
+// LAYER-SAME: , %[[SEEDARG:[a-z0-9]+]]: tensor<f32> {graph.name = "loss_seed"}) -> (tensor<f32>, tensor<8x16xbf16>
+// LAYER-NEXT: graph.cast %[[SEEDARG]] : tensor<f32> to tensor<bf16>
 // LAYER: schedule.plan @train micro_batches 3 gpus 2 update async recompute layer dtype bf16 optimizer #schedule.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.0, grad_clip = 1.0>
 // LAYER: schedule.host_buffer @"block_0#0" activation : tensor<2x4x8xbf16>
 // LAYER: schedule.host_buffer @loss loss : tensor<f32>
+// LAYER-NEXT: schedule.host_buffer @loss_seed loss_seed : tensor<f32>
 // LAYER: schedule.stage @B1 backward layers [1, 3) {
 // LAYER: %[[S0:.+]] = schedule.upload @"prefix#0" after @F0 : tensor<2x4x8xbf16>
 // LAYER-NEXT: %[[S1:.+]] = schedule.upload @"block_0#0" after @F0 : tensor<2x4x8xbf16>

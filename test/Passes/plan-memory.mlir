@@ -19,13 +19,14 @@
 // CHECK-NEXT: graph.matmul {{.*}}schedule.offsets = array<i64: 512>
 // Constants get one offset each in the constants region.
 // CHECK-LABEL: func.func @tail_train(
-// CHECK: graph.constant {schedule.offset = 0 : i64} dense<1.000000e+00> : tensor<f32>
-// CHECK: graph.constant {schedule.offset = 256 : i64} dense<-100> : tensor<i64>
+// CHECK: graph.constant {schedule.offset = 0 : i64} dense<-100> : tensor<i64>
+// CHECK: graph.constant {schedule.offset = 256 : i64} dense<0.000000e+00> : tensor<f32>
 
-// 4 params of 512, 256, 256 and 512 bytes: weights and fp32 state 1536 bytes each; 8 host
-// buffers of at most 256 bytes: a record of 2048, 3 micro-batches. Two constants; the largest
-// stage holds 512 + 512 bytes; B0's values peak at 1536; @tail_train needs 2560.
-// CHECK: schedule.plan @train {{.*}} attributes {device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 1536, workspace = 2560>, host_arena = #schedule.host_arena<weights = 1536, state = 1536, grads = 1536, activations = 6144>}
+// 4 params of 512, 256, 256 and 512 bytes: weights and fp32 state 1536 bytes each; 9 host
+// buffers of at most 256 bytes (the last the loss seed): a record of 2304, 3 micro-batches.
+// Two constants; the largest stage holds 512 + 512 bytes; B0's values peak at 1792 (the
+// seed's upload is one more); @tail_train needs 2304.
+// CHECK: schedule.plan @train {{.*}} attributes {device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 1792, workspace = 2304>, host_arena = #schedule.host_arena<weights = 1536, state = 1536, activations = 6912>}
 // CHECK-NEXT: schedule.layer @prefix {{.*}} {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
 // CHECK-NEXT: schedule.layer @block_0 {{.*}} {grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
 // CHECK-NEXT: schedule.layer @block_1 {{.*}} {grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>, weight_offsets = array<i64: 768>}
@@ -34,6 +35,7 @@
 // CHECK-NEXT: schedule.host_buffer @labels {{.*}} {offset = 256 : i64}
 // CHECK-NEXT: schedule.host_buffer @"prefix#0" {{.*}} {offset = 512 : i64}
 // CHECK: schedule.host_buffer @loss {{.*}} {offset = 1792 : i64}
+// CHECK-NEXT: schedule.host_buffer @loss_seed {{.*}} {offset = 2048 : i64}
 
 // Stage sizes; peak = constants + own slot use + a full prefetch slot + 2 activation sets +
 // workspace (F0: 512 + 768 + 1024 + 2 * 512 + 256 = 3584).
@@ -43,7 +45,8 @@
 // CHECK: schedule.upload @input_ids {offset = 0 : i64}
 // CHECK: schedule.call @prefix(%{{.+}}) {offsets = array<i64: 256>}
 // CHECK: schedule.call @block_0(%{{.+}}) {offsets = array<i64: 0>}
-// CHECK: schedule.stage @B0 fused_tail layers [3, 4) attributes {activation_bytes = 1536 : i64, grad_bytes = 512 : i64, peak_bytes = 8192 : i64, weight_bytes = 512 : i64, workspace_bytes = 2560 : i64}
+// CHECK: schedule.stage @B0 fused_tail layers [3, 4) attributes {activation_bytes = 1792 : i64, grad_bytes = 512 : i64, peak_bytes = 8448 : i64, weight_bytes = 512 : i64, workspace_bytes = 2304 : i64}
+// CHECK: schedule.upload @loss_seed {offset = 512 : i64} : tensor<f32>
 // CHECK: schedule.stage @B1 backward layers [1, 3) attributes {activation_bytes = 1280 : i64, grad_bytes = 512 : i64, peak_bytes = 6144 : i64, weight_bytes = 512 : i64, workspace_bytes = 1024 : i64}
 // CHECK: schedule.call @block_1_vjp(%{{.+}}, %{{.+}}) {offsets = array<i64: 768, 1024>}
 // CHECK: schedule.call @block_0_vjp(%{{.+}}, %{{.+}}) {offsets = array<i64: 256, 512>}

@@ -222,5 +222,42 @@ TEST(BatchSamplerTest, NoSplitWhenEvalHoldsNoBatch) {
   EXPECT_EQ(none->evalBatches(), 0);
 }
 
+TEST(BatchSamplerTest, MaskedLabelsBecomeTheIgnoreIndex) {
+  TokenData d = iota(200);
+  d.lossMask.assign(200, 0);
+  for (size_t i = 0; i < d.lossMask.size(); ++i)
+    d.lossMask[i] = i % 3 == 0 ? 1 : 0; // token i is trained as a label iff i % 3 == 0
+  StatusOr<BatchSampler> s = BatchSampler::create(d, 3, 5, 11, 0.0);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  s->setIgnoreIndex(-7);
+  for (DType dtype : {DType::I64, DType::I32}) {
+    std::vector<int64_t> tokens(15), labels(15);
+    std::vector<int32_t> labels32(15);
+    void *l = dtype == DType::I64 ? static_cast<void *>(labels.data()) : labels32.data();
+    int64_t trained = -1;
+    ASSERT_TRUE(s->fillTrain(4, 1, DType::I64, tokens.data(), dtype, l, &trained).ok());
+    int64_t expected = 0;
+    for (int64_t j = 0; j < 15; ++j) {
+      const int64_t next = tokens[static_cast<size_t>(j)] + 1; // the label's token (iota data)
+      const int64_t label = dtype == DType::I64 ? labels[static_cast<size_t>(j)]
+                                                : labels32[static_cast<size_t>(j)];
+      EXPECT_EQ(label, next % 3 == 0 ? next : -7) << "position " << j;
+      expected += next % 3 == 0;
+    }
+    EXPECT_EQ(trained, expected);
+  }
+  // Without a mask every label is trained.
+  TokenData plain = iota(200);
+  StatusOr<BatchSampler> p = BatchSampler::create(plain, 3, 5, 11, 0.0);
+  ASSERT_TRUE(p.ok());
+  std::vector<int64_t> tokens(15), labels(15);
+  int64_t trained = -1;
+  ASSERT_TRUE(p->fillTrain(0, 0, DType::I64, tokens.data(), DType::I64, labels.data(), &trained).ok());
+  EXPECT_EQ(trained, 15);
+  // A mask of another length than the tokens is refused.
+  d.lossMask.pop_back();
+  EXPECT_EQ(BatchSampler::create(d, 3, 5, 11).status().code(), StatusCode::InvalidArgument);
+}
+
 } // namespace
 } // namespace rp::runtime

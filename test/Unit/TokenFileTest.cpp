@@ -278,5 +278,76 @@ TEST_F(TokenFileTest, CheckVocabulary) {
   EXPECT_EQ(checkVocabulary(d, 0).code(), StatusCode::InvalidArgument);
 }
 
+/// A masked token file's header: magic 20251126, version, token count, mask count.
+std::string maskedHeader(int32_t version, int32_t count, int32_t maskCount) {
+  std::string h(1024, '\0');
+  const int32_t words[4] = {kMaskedTokenFileMagic, version, count, maskCount};
+  for (int w = 0; w < 4; ++w)
+    for (int i = 0; i < 4; ++i)
+      h[4 * w + i] = static_cast<char>((static_cast<uint32_t>(words[w]) >> (8 * i)) & 0xff);
+  return h;
+}
+
+TEST_F(TokenFileTest, MaskedRoundTripsAndAutoDetects) {
+  const std::vector<uint32_t> tokens = {5, 6, 7, 70000};
+  const std::vector<uint8_t> mask = {0, 0, 1, 1};
+  const std::string p = path("sft.bin");
+  ASSERT_TRUE(writeMaskedTokenFile(p, tokens, mask, 4).ok());
+  EXPECT_EQ(std::filesystem::file_size(p), 1024u + 5 * tokens.size());
+  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens}) {
+    StatusOr<TokenData> d = readTokens(p, f);
+    ASSERT_TRUE(d.ok()) << d.status().toString();
+    EXPECT_EQ(d->tokens, tokens);
+    EXPECT_EQ(d->lossMask, mask);
+    EXPECT_EQ(d->tokenBytes, 4);
+  }
+  // A file built from the format description: version 1 (uint16), tokens, then the mask.
+  const std::string q = path("hand.bin");
+  writeBytes(q, maskedHeader(1, 2, 2) + std::string("\x09\x00\x01\x01", 4) +
+                    std::string("\x00\x01", 2));
+  StatusOr<TokenData> d = readMaskedTokenFile(q);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{9, 257}));
+  EXPECT_EQ(d->lossMask, (std::vector<uint8_t>{0, 1}));
+  // Plain llm.c files have no mask.
+  ASSERT_TRUE(writeTokenFile(q, {1, 2}, 2).ok());
+  EXPECT_TRUE(readTokenFile(q)->lossMask.empty());
+}
+
+TEST_F(TokenFileTest, MaskedRejections) {
+  const std::string body = std::string("\x01\x00\x02\x00", 4) + std::string("\x00\x01", 2);
+  expectRejected("short", maskedHeader(1, 2, 2).substr(0, 600), StatusCode::DataLoss,
+                 "shorter than the 1024-byte llm.c header: not a token file, or truncated");
+  expectRejected("mismatch", maskedHeader(1, 2, 3) + body, StatusCode::DataLoss,
+                 "the header says 2 tokens but 3 loss-mask bytes; expected one per token");
+  expectRejected("truncated", maskedHeader(1, 2, 2) + body.substr(0, 5), StatusCode::DataLoss,
+                 "but the file is 1029 bytes: truncated");
+  expectRejected("trailing", maskedHeader(1, 2, 2) + body + "x", StatusCode::DataLoss,
+                 "trailing bytes, corrupt");
+  expectRejected("version", maskedHeader(7, 2, 2) + body, StatusCode::InvalidArgument,
+                 "unknown version 7 (1: uint16 tokens, 2: uint32 tokens)");
+  expectRejected("negative", maskedHeader(1, -1, -1) + body, StatusCode::DataLoss,
+                 "negative count");
+  expectRejected("byte", maskedHeader(1, 2, 2) + body.substr(0, 5) + "\x02",
+                 StatusCode::InvalidArgument, "loss-mask byte 2 at position 1 is not 0 or 1");
+  // The masked reader called on another file names the magic it expected.
+  const std::string p = path("llmc.bin");
+  ASSERT_TRUE(writeTokenFile(p, {1, 2}, 2).ok());
+  StatusOr<TokenData> d = readMaskedTokenFile(p);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("magic 20240520 is not 20251126"), std::string::npos)
+      << d.status().message();
+}
+
+TEST_F(TokenFileTest, MaskedWriterChecksArguments) {
+  const std::string p = path("w.bin");
+  EXPECT_EQ(writeMaskedTokenFile(p, {1, 2}, {1}, 2).code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(writeMaskedTokenFile(p, {1, 2}, {1, 3}, 2).code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(writeMaskedTokenFile(p, {1, 70000}, {1, 1}, 2).code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(writeMaskedTokenFile(p, {1, 2}, {1, 1}, 3).code(), StatusCode::InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(p));
+}
+
+
 } // namespace
 } // namespace rp::runtime

@@ -8,6 +8,7 @@
 #include "runtime/optim/AdamW.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/MetricsLog.h"
+#include "runtime/train/TokenWeights.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -76,6 +77,9 @@ rt::SafetensorsTensor tensorOf(const std::string &name, const HostTensor &t) {
 struct FeedArgs {
   unsigned tokens = 0;
   std::optional<unsigned> labels;
+  unsigned seed = 0;             ///< The loss seed (the last argument; TokenWeights.h).
+  int64_t ignoreIndex = -100;    ///< The cross-entropy's, for masked-out labels.
+  bool meanLoss = true;          ///< The cross-entropy averages (token weighting applies).
   int64_t batch = 0, seq = 0;
   DType idType = DType::I64;
   DType labelType = DType::I64; ///< Labels may have another integer dtype than the token ids.
@@ -101,8 +105,9 @@ private:
   int loadParams();
   /// The metrics log and the checkpoint directory check.
   int openOutputs();
-  /// Step `step`: the M micro-batches' forward and backward, gradients accumulated in fp32
-  /// in micro-batch order; `loss` receives the mean of their losses.
+  /// Step `step`: the M micro-batches' forward and backward seeded with their token weights,
+  /// gradients accumulated in fp32 in micro-batch order; `loss` receives the token-weighted
+  /// loss (runtime/train/TokenWeights.h).
   int runMicroBatches(int64_t step, double &loss);
   /// The optimizer step, exactly as runtime/exec/Executor.cpp orders it (exit 1 when the
   /// clipping norm is not finite); `lr` receives the step's learning rate.
@@ -128,9 +133,15 @@ int ReferenceTrainer::findFeed() {
   std::optional<unsigned> labelsArg = argumentUsedAs(func_, true);
   if (!tokensArg)
     return fail("@train_step has no token-id argument (the indices of an embedding gather)");
-  if (func_.getNumArguments() != (labelsArg ? 2u : 1u))
+  if (func_.getNumArguments() != (labelsArg ? 3u : 2u))
     return fail("--train feeds a token-id argument and a labels argument only; @train_step "
-                "has " + std::to_string(func_.getNumArguments()) + " arguments");
+                "has " + std::to_string(func_.getNumArguments() - 1) + " arguments");
+  feed_.seed = func_.getNumArguments() - 1;
+  if (labelsArg)
+    func_.walk([&](graph::CrossEntropyOp ce) {
+      feed_.ignoreIndex = ce.getIgnoreIndexAttr().getInt();
+      feed_.meanLoss = ce.getReduction() == graph::LossReduction::mean;
+    });
   auto tokensType = cast<RankedTensorType>(func_.getArgumentTypes()[*tokensArg]);
   if (tokensType.getRank() != 2)
     return fail("the token-id argument must be [batch, seq]");
@@ -156,6 +167,10 @@ int ReferenceTrainer::openData() {
   if (!sampler.ok())
     return fail(sampler.status().message());
   sampler_.emplace(std::move(sampler).value());
+  sampler_->setIgnoreIndex(feed_.ignoreIndex);
+  if (!data_->lossMask.empty() && !(feed_.labels && feed_.meanLoss))
+    return fail(o_.dataPath + " has a loss mask, but the model has no labels input of a `mean` "
+                              "cross-entropy to mask (export the model with a labels input)");
   return 0;
 }
 
@@ -213,18 +228,29 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
   };
   const int64_t M = o_.microBatches;
   std::vector<float> losses;
+  // Every micro-batch's data first: the seeds need the step's trained-label count.
+  std::vector<SmallVector<HostTensor>> batches(static_cast<size_t>(M));
+  std::vector<int64_t> trained(static_cast<size_t>(M));
   for (int64_t mb = 0; mb < M; ++mb) {
-    SmallVector<HostTensor> args;
+    SmallVector<HostTensor> &args = batches[static_cast<size_t>(mb)];
     args.resize(func_.getNumArguments());
     HostTensor tokens(feed_.idType, {feed_.batch, feed_.seq}),
         labels(feed_.labelType, {feed_.batch, feed_.seq});
     if (rt::Status s = sampler_->fillTrain(step, mb, feed_.idType, tokens.raw(), feed_.labelType,
-                                           labels.raw());
+                                           labels.raw(), &trained[static_cast<size_t>(mb)]);
         !s.ok())
       return fail(s.message());
     args[feed_.tokens] = std::move(tokens);
     if (feed_.labels)
       args[*feed_.labels] = std::move(labels);
+  }
+  if (!feed_.labels || !feed_.meanLoss) // every micro-batch weighs the same
+    std::fill(trained.begin(), trained.end(), feed_.batch * feed_.seq);
+  const std::vector<float> seeds = rt::lossSeeds(trained);
+  for (int64_t mb = 0; mb < M; ++mb) {
+    SmallVector<HostTensor> &args = batches[static_cast<size_t>(mb)];
+    args[feed_.seed] = HostTensor(DType::F32, std::vector<int64_t>{});
+    args[feed_.seed].data<float>()[0] = seeds[static_cast<size_t>(mb)];
     FailureOr<SmallVector<HostTensor>> results =
         graph::runFunction(func_, args, loadParam, graph::EvalPrecision::F32);
     if (failed(results))
@@ -241,10 +267,7 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
       rt::accumulateGradient(acc.data<float>(), g.data<float>(), g.numElements(), mb == 0);
     }
   }
-  double sum = 0;
-  for (float l : losses)
-    sum += static_cast<double>(l);
-  loss = sum / static_cast<double>(M);
+  loss = rt::tokenWeightedLoss(losses, trained);
   return 0;
 }
 

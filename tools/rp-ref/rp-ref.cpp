@@ -113,7 +113,9 @@ void addTrainFlags(CLI::App &app, RefFlags &f) {
   app.add_option("--data-format", f.dataFormat, "--train: auto | tokens | text")
       ->check(CLI::IsMember({"auto", "tokens", "text"}));
   app.add_option("--steps", ref.steps, "--train: steps")->check(CLI::PositiveNumber);
-  app.add_option("--micro-batches", ref.microBatches, "--train: micro-batches per step")
+  app.add_option("--micro-batches", ref.microBatches,
+                 "--train: micro-batches per step; --reference: split the sidecar's batch "
+                 "into this many (token-weighted loss)")
       ->check(CLI::PositiveNumber);
   app.add_option("--update", f.update, "--train: sync | async (staleness 1)")
       ->check(CLI::IsMember({"sync", "async"}));
@@ -156,7 +158,8 @@ int trainReference(MLIRContext &context, ModuleOp module, const mlir::rp::onnx::
   mlir::rp::buildLayersPipeline(pm);
   if (failed(pm.run(module)))
     return kBadInput;
-  if (failed(mlir::rp::buildReferenceTrainStep(module, "train_step")))
+  // The fused tail's seed argument (runtime/train/TokenWeights.h) as rp-run feeds it.
+  if (failed(mlir::rp::buildReferenceTrainStep(module, "train_step", /*seedArg=*/true)))
     return kBadInput;
   PassManager cleanup(&context);
   cleanup.addPass(createCanonicalizerPass());
@@ -250,6 +253,8 @@ int runModel(RefFlags &f, const mlir::rp::onnx::ImportOptions &options) {
   const bool reference = !f.check.sidecarPath.empty();
   const bool grads = f.grads || reference;
   f.training.differentiate = grads && !f.train;
+  f.training.seedArg = reference; // the runtime's per-micro-batch seed (RefCheck.h)
+  f.check.microBatches = f.ref.microBatches;
   if (f.train)
     return trainReference(context, *module, *model, f);
   if (f.fused) {
@@ -258,6 +263,7 @@ int runModel(RefFlags &f, const mlir::rp::onnx::ImportOptions &options) {
     mlir::rp::TrainingOptions transform = f.training, differentiate;
     transform.differentiate = false;
     differentiate.differentiate = grads;
+    differentiate.seedArg = f.training.seedArg;
     mlir::rp::buildTrainPipeline(pm, transform);
     mlir::rp::buildFusionPipeline(pm);
     mlir::rp::buildTrainPipeline(pm, differentiate);

@@ -192,7 +192,8 @@ LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
 }
 
 // Softmax cross-entropy: dlogits = (softmax(logits) - onehot(labels)) * keep * g / count
-// (count = number of kept labels for `mean`, 1 for `sum`); labels get no cotangent.
+// (count = number of kept labels for `mean`, 1 for `sum`; a count of 0 divides by 1, so that
+// all-ignored labels give zero gradients); labels get no cotangent.
 LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                        SmallVectorImpl<Value> &out) {
   Value g = grads[0];
@@ -225,8 +226,14 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
       e);
   Value p = SoftmaxOp::create(b, getLoc(), getLogits(), b.getI64IntegerAttr(1));
   Value scale = g;
-  if (getReduction() == LossReduction::mean)
-    scale = v.div(g, v.sum(keep, axesRange(0, rank), false));
+  if (getReduction() == LossReduction::mean) {
+    // count + (count == 0): a batch whose labels are all ignored gets zero gradients (as
+    // PyTorch's nll_loss backward), not 0 * g / 0 = NaN; any other count is unchanged.
+    Value count = v.sum(keep, axesRange(0, rank), false);
+    Value none = v.select01(
+        CompareOp::create(b, getLoc(), CompareKind::eq, count, v.scalar(e, 0.0)), e);
+    scale = v.div(g, v.add(count, none));
+  }
   out.push_back(v.mul(v.mul(v.sub(p, onehot), keep), scale));
   out.push_back(Value());
   return success();

@@ -29,7 +29,8 @@ def Schedule_StageKindAttr : I32EnumAttr<"StageKind",
 def Schedule_BufferKindAttr : I32EnumAttr<"BufferKind",
     "what a per-micro-batch host buffer holds", [
     I32EnumAttrCase<"input", 0>, I32EnumAttrCase<"activation", 1>,
-    I32EnumAttrCase<"cotangent", 2>, I32EnumAttrCase<"loss", 3>]> {
+    I32EnumAttrCase<"cotangent", 2>, I32EnumAttrCase<"loss", 3>,
+    I32EnumAttrCase<"loss_seed", 4>]> {
   let cppNamespace = "::mlir::rp::schedule";
 }
 

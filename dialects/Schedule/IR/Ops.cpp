@@ -147,8 +147,10 @@ LogicalResult HostBufferOp::verify() {
                          << " has a model input name (\"" << *getName()
                          << "\"), but only input buffers name one";
   RankedTensorType type = getTensorType();
-  if (getKind() == BufferKind::loss && (type.getRank() != 0 || !type.getElementType().isF32()))
-    return emitOpError() << "loss buffer " << self << " must hold a tensor<f32>, got " << type;
+  if ((getKind() == BufferKind::loss || getKind() == BufferKind::loss_seed) &&
+      (type.getRank() != 0 || !type.getElementType().isF32()))
+    return emitOpError() << stringifyBufferKind(getKind()) << " buffer " << self
+                         << " must hold a tensor<f32>, got " << type;
   if (IntegerAttr offset = getOffsetAttr(); offset && offset.getInt() < 0)
     return emitOpError() << "host buffer " << self << " has offset " << offset.getInt()
                          << ", expected >= 0";

@@ -131,7 +131,9 @@ def Schedule_HostBufferOp : Schedule_Op<"host_buffer", [Symbol, HasParent<"PlanO
     loader from the model input called `name`), a boundary activation written by a forward
     stage and read by a later stage (`activation`: the hop between stages, and the saved
     input a backward stage recomputes from), the cotangent of a boundary activation written by
-    one backward stage for the next (`cotangent`), or the loss of each micro-batch (`loss`).
+    one backward stage for the next (`cotangent`), the loss of each micro-batch (`loss`), or
+    the seed of the fused tail's backward (`loss_seed`, a `tensor<f32>` the trainer fills per
+    micro-batch: its share of the step's trained tokens times the loss scale).
     Boundary buffers are named after the value they hold, `"<layer>#<result>"`.
 
     `rp-plan-memory` adds `offset`: the byte offset inside one micro-batch's record of the

@@ -59,6 +59,11 @@ int bodyRank(Operation &op) {
   return -1;
 }
 
+/// Buffers the trainer fills on the host (model inputs, loss seeds): no stage writes them.
+bool isHostFilled(HostBufferOp buffer) {
+  return buffer.getKind() == BufferKind::input || buffer.getKind() == BufferKind::loss_seed;
+}
+
 /// Dispatch order of the kinds: forward stages, the fused tail, backward stages.
 int kindRank(StageKind kind) {
   switch (kind) {
@@ -213,10 +218,11 @@ private:
         if (!buffer)
           return download.emitOpError() << "downloads to " << download.getBufferAttr()
                                         << ", which is not a host buffer of plan " << self;
-        if (buffer.getKind() == BufferKind::input)
+        if (isHostFilled(buffer))
           return download.emitOpError()
-                 << "downloads to input buffer " << download.getBufferAttr()
-                 << ": model inputs are written by the data loader, not by a stage";
+                 << "downloads to " << stringifyBufferKind(buffer.getKind()) << " buffer "
+                 << download.getBufferAttr()
+                 << ": model inputs and loss seeds are written by the trainer, not by a stage";
         if (download.getValue().getType() != buffer.getType())
           return download.emitOpError()
                  << "downloads a " << download.getValue().getType() << " to "
@@ -225,7 +231,7 @@ private:
       }
     }
     for (HostBufferOp buffer : plan.getHostBuffers()) {
-      if (buffer.getKind() == BufferKind::input)
+      if (isHostFilled(buffer))
         continue;
       auto it = writers.find(buffer.getSymName());
       if (it == writers.end())
@@ -256,11 +262,17 @@ private:
         if (upload.getType() != buffer.getType())
           return upload.emitOpError() << "yields a " << upload.getType() << " from " << name
                                       << " of type " << buffer.getType();
-        if (buffer.getKind() == BufferKind::input) {
+        if (buffer.getKind() == BufferKind::loss_seed && stage.getKind() != StageKind::fused_tail)
+          return upload.emitOpError()
+                 << "uploads loss_seed buffer " << name << " in a "
+                 << stringifyStageKind(stage.getKind())
+                 << " stage: only the fused tail's backward reads the loss seed";
+        if (isHostFilled(buffer)) {
           if (upload.getAfterAttr())
             return upload.emitOpError()
-                   << "uploads input buffer " << name << " after " << upload.getAfterAttr()
-                   << ", but no stage writes an input buffer: expected no 'after'";
+                   << "uploads " << stringifyBufferKind(buffer.getKind()) << " buffer " << name
+                   << " after " << upload.getAfterAttr()
+                   << ", but no stage writes it (the trainer does): expected no 'after'";
           continue;
         }
         StageOp writer = writers.lookup(name.getValue()).front();

@@ -1778,7 +1778,7 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
       %x = schedule.upload @x : tensor<4xf32>
       schedule.prefetch_next
       %h = schedule.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
-      // expected-error @+1 {{'schedule.download' op downloads to input buffer @x: model inputs are written by the data loader, not by a stage}}
+      // expected-error @+1 {{'schedule.download' op downloads to input buffer @x: model inputs and loss seeds are written by the trainer, not by a stage}}
       schedule.download %h to @x : tensor<4xf32>
     }
   }
@@ -2121,7 +2121,7 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
   schedule.stage @B1 backward layers [0, 1) {
     schedule.await_weights
     schedule.micro_batch {
-      // expected-error @+1 {{'schedule.upload' op uploads input buffer @x after @F0, but no stage writes an input buffer: expected no 'after'}}
+      // expected-error @+1 {{'schedule.upload' op uploads input buffer @x after @F0, but no stage writes it (the trainer does): expected no 'after'}}
       %x = schedule.upload @x after @F0 : tensor<4xf32>
       %dh = schedule.upload @dh after @B0 : tensor<4xf32>
       schedule.prefetch_next
@@ -3342,6 +3342,71 @@ schedule.timeline @p gpus 2 iterations 1 ptr 0 {
   }
   schedule.device 1 {
   }
+}
+
+// -----
+
+// Only the fused tail reads the loss seed.
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w0 trainable : tensor<4xf32>
+graph.param @w1 trainable : tensor<4xf32>
+func.func private @a(tensor<4xf32>) -> tensor<4xf32>
+func.func private @a_vjp(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @b(tensor<4xf32>) -> tensor<f32>
+func.func private @b_vjp(tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  schedule.layer @la forward @a backward @a_vjp params [@w0]
+  schedule.layer @lb forward @b backward @b_vjp params [@w1]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @h activation : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.host_buffer @seed loss_seed : tensor<f32>
+  schedule.host_buffer @dh cotangent : tensor<4xf32>
+  schedule.stage @F0 forward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      // expected-error @+1 {{'schedule.upload' op uploads loss_seed buffer @seed in a forward stage: only the fused tail's backward reads the loss seed}}
+      %s = schedule.upload @seed : tensor<f32>
+      schedule.prefetch_next
+      %h = schedule.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      schedule.download %h to @h : tensor<4xf32>
+    }
+  }
+  schedule.stage @B0 fused_tail layers [1, 2) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %h = schedule.upload @h after @F0 : tensor<4xf32>
+      %s = schedule.upload @seed : tensor<f32>
+      schedule.prefetch_next
+      %r:3 = schedule.call @b_vjp(%h, %s) : (tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w1 : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+      schedule.download %r#2 to @dh : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.stage @B1 backward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      %dh = schedule.upload @dh after @B0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:2 = schedule.call @a_vjp(%x, %dh) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @lb grads @B0 uploads [@B0]
+  schedule.optimizer_step @la grads @B1 uploads [@F0, @B1]
+}
+
+// -----
+
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  // expected-error @+1 {{'schedule.host_buffer' op loss_seed buffer @seed must hold a tensor<f32>, got 'tensor<2xf32>'}}
+  schedule.host_buffer @seed loss_seed : tensor<2xf32>
 }
 
 // -----

@@ -50,22 +50,34 @@ bool isSquareMaskShape(RankedTensorType type, int64_t seq) {
   return s.size() >= 2 && s[s.size() - 1] == seq && s[s.size() - 2] == seq;
 }
 
-/// Whether `v` is a constant `[..., S, S]` additive causal mask: in every `[S, S]` slice, 0 for
-/// j <= i, masked above.
-bool isCausalAdditiveMask(Value v, int64_t seq) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (!isSquareMaskShape(type, seq))
-    return false;
-  std::optional<SmallVector<double>> values = floatValues(v);
-  if (!values)
-    return false;
-  for (size_t n = 0; n < values->size(); ++n) {
+/// Whether every element of `values` (row-major `[..., S, S]`) is 0 for j <= i and masked
+/// above; stops at the first that is not.
+template <typename Range>
+bool allCausal(Range values, int64_t seq) {
+  int64_t n = 0;
+  for (auto value : values) {
+    double m = static_cast<double>(value);
     int64_t i = (n / seq) % seq, j = n % seq;
-    double m = (*values)[n];
+    ++n;
     if (j <= i ? m != 0.0 : !(m <= kMaskedAt))
       return false;
   }
   return true;
+}
+
+/// Whether `v` is a constant `[..., S, S]` additive causal mask: in every `[S, S]` slice, 0 for
+/// j <= i, masked above. Reads f32 masks in place (a 4096-token mask has 16 M elements).
+bool isCausalAdditiveMask(Value v, int64_t seq) {
+  auto type = cast<RankedTensorType>(v.getType());
+  DenseElementsAttr attr;
+  if (!isSquareMaskShape(type, seq) || !matchPattern(v, m_Constant(&attr)) ||
+      !isa<FloatType>(attr.getElementType()))
+    return false;
+  if (attr.getElementType().isF32())
+    return allCausal(attr.getValues<float>(), seq);
+  return allCausal(llvm::map_range(attr.getValues<APFloat>(),
+                                   [](const APFloat &f) { return f.convertToDouble(); }),
+                   seq);
 }
 
 /// Whether `cond` is a constant `[..., S, S]` i1 stack of lower triangles (true for j <= i)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
 # Gemma, GPT-NeoX, OLMo-2, Phi, StableLM and Falcon by the dynamo and the TorchScript exporter,
-# and one with symbolic dims) under test/Frontends/onnx/Inputs/exports,
-# and examples/qwen3-tiny. Needs the export environment (requirements.txt):
+# Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with symbolic dims) under
+# test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
 #   PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -15,7 +15,13 @@ for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falc
       --out "$tests/$arch-$exporter"
   done
 done
+for arch in qwen3 llama gpt2; do
+  for exporter in dynamo torchscript; do
+    export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 --tied \
+      --out "$tests/$arch-tied-$exporter"
+  done
+done
 export_model --arch qwen3 --exporter dynamo --size test --batch 2 --seq 16 --dynamic \
   --out "$tests/qwen3-dynamo-dynamic"
-export_model --arch qwen3 --exporter dynamo --size tiny --batch 4 --seq 64 \
+export_model --arch qwen3 --exporter dynamo --size tiny --batch 4 --seq 64 --tied \
   --out "$root/examples/qwen3-tiny"

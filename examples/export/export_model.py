@@ -2,7 +2,7 @@
 """Export a Hugging Face causal LM's training graph to ONNX, with a PyTorch reference sidecar.
 
     python examples/export/export_model.py --arch qwen3 --exporter dynamo --out DIR
-        [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N]
+        [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N] [--tied]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
 The model is built from a config with random weights (torch.manual_seed(seed)); nothing is

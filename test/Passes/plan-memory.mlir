@@ -26,7 +26,7 @@
 // buffers of at most 256 bytes (the last the loss seed): a record of 2304, 3 micro-batches.
 // Two constants; the largest stage holds 512 + 512 bytes; B0's values peak at 1792 (the
 // seed's upload is one more); @tail_train needs 2304.
-// CHECK: schedule.plan @train {{.*}} attributes {device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 1792, workspace = 2304>, host_arena = #schedule.host_arena<weights = 1536, state = 1536, activations = 6912>}
+// CHECK: schedule.plan @train {{.*}} attributes {device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 1792, workspace = 2304>, host_arena = #schedule.host_arena<weights = 1536, state = 1536, grads = 1536, activations = 6912>}
 // CHECK-NEXT: schedule.layer @prefix {{.*}} {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
 // CHECK-NEXT: schedule.layer @block_0 {{.*}} {grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
 // CHECK-NEXT: schedule.layer @block_1 {{.*}} {grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>, weight_offsets = array<i64: 768>}

@@ -40,6 +40,10 @@ struct StepMetrics {
   /// GPU memory in use (bytes; the most over the GPUs; cudaMemGetInfo after the arenas are
   /// allocated: the CUDA backend allocates nothing later), for --backend cuda only.
   std::optional<int64_t> gpuMemoryBytes;
+  /// With loss scaling: the scale the step's backward seeds carried, and whether the step was
+  /// skipped (a non-finite gradient: no weight changed).
+  std::optional<double> lossScale;
+  std::optional<bool> skipped;
 };
 
 /// An open metrics file. Movable, not copyable, not thread-safe (one writer).

@@ -69,10 +69,10 @@ struct RunFlags {
   TrainOptions train;
   SimulateOptions sim;
   bool check = false, noProgress = false;
-  double lr = 0, optimizerMs = 0, adamwGbps = 0;
+  double lr = 0, optimizerMs = 0, adamwGbps = 0, lossScale = 0;
   std::string seed;
   std::string dataFormat = "auto";
-  CLI::Option *lrOption = nullptr, *seedOption = nullptr;
+  CLI::Option *lrOption = nullptr, *seedOption = nullptr, *lossScaleOption = nullptr;
   std::vector<CLI::Option *> simOptions; ///< Those of the "simulator" group.
 };
 
@@ -129,6 +129,20 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-progress", f.noProgress, "No progress bar or progress lines");
+  f.lossScaleOption =
+      app.add_option("--loss-scale", f.lossScale,
+                     "Dynamic loss scaling from this initial scale (default for fp16 plans: "
+                     "65536; growth x2 every --loss-scale-growth-interval good steps, x0.5 and "
+                     "the step skipped on a non-finite gradient)")
+          ->check(finiteNumber(true));
+  app.add_flag("--no-loss-scale", o.noLossScale, "No loss scaling (also for fp16 plans)");
+  app.add_option("--loss-scale-growth-interval", o.lossScaleGrowthInterval,
+                 "Consecutive good steps before the loss scale doubles (default 2000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--inject-nonfinite-step", o.injectNonFiniteStep,
+                 "Testing: step K's backward seeds are +inf (a gradient overflow; with loss "
+                 "scaling the step is skipped)")
+      ->check(CLI::PositiveNumber);
 }
 
 /// --backend sim's own flags (runtime/sim/Simulate.h, docs/SIMULATOR.md), in their group.
@@ -231,6 +245,9 @@ int printTrainSummary(const TrainSummary &s, const std::string &backend) {
               static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())),
               backend.c_str(), s.devices, s.losses.front(), s.losses.back(),
               s.seconds > 0 ? tokens / s.seconds : 0.0, formatDuration(s.seconds).c_str());
+  if (s.skippedSteps > 0)
+    std::printf("rp-run: %lld steps skipped by loss scaling (non-finite gradients)\n",
+                static_cast<long long>(s.skippedSteps));
   if (s.evalLoss)
     std::printf("rp-run: eval loss %.4f\n", *s.evalLoss);
   if (!s.checkpointDir.empty())
@@ -255,6 +272,8 @@ int runTraining(RunFlags &f) {
   }
   if (f.lrOption->count())
     o.lr = f.lr;
+  if (f.lossScaleOption->count())
+    o.lossScale = f.lossScale;
   if (f.seedOption->count())
     o.seed = parseSeed(f.seed, "--seed").value(); // validated by the parser
   o.dataFormat = parseDataFormat(f.dataFormat).value();

@@ -58,6 +58,16 @@ struct TrainOptions {
   std::string tracePath;             ///< Chrome trace ("" : none).
   int64_t evalEvery = 0;             ///< Evaluate every K steps (0: never).
   bool progress = true;              ///< Progress bar / lines on `out`.
+  /// Dynamic loss scaling (runtime/optim/LossScaler.h): on by default for fp16 plans and for
+  /// runs resumed from a checkpoint that holds a loss scale (continuing its state), or with an
+  /// initial scale (--loss-scale, which also restarts a resumed scaler); noLossScale turns it
+  /// off. The growth interval is not saved: pass it again on resume.
+  std::optional<double> lossScale;
+  bool noLossScale = false;
+  int64_t lossScaleGrowthInterval = 2000;
+  /// Testing (--inject-nonfinite-step K): step K's (1-based) backward seeds are +inf, so its
+  /// gradients overflow as an fp16 run's can. 0: never.
+  int64_t injectNonFiniteStep = 0;
   /// Set (e.g. by a SIGINT handler) to stop early: no further step is dispatched, the steps
   /// under way finish, a checkpoint of them is saved (with --save), and train() returns
   /// normally with TrainSummary::interrupted. Null: never.
@@ -74,6 +84,7 @@ struct TrainSummary {
   std::string tracePath;
   int devices = 0;
   bool interrupted = false;         ///< Stopped early by TrainOptions::stop.
+  int64_t skippedSteps = 0;         ///< Steps skipped by loss scaling (non-finite gradients).
 };
 
 /// Runs `options`. Errors: InvalidArgument / NotFound / DataLoss / Unimplemented for bad

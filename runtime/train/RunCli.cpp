@@ -109,6 +109,10 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
                  "(the CUDA backend's kernels replayed on the host: tests the GPU code path "
                  "without a GPU; slow; fp32, bf16 and fp16 plans)")
       ->check(CLI::IsMember({"reference", "cuda-host"}));
+  app.add_option("--gemm-accumulate", o.gemmAccumulate,
+                 "--backend cuda, fp16 plans: GEMM accumulation, fp32 (default) or fp16 "
+                 "(cuBLASLt compute type 16F: faster on consumer GPUs, less precise)")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, kMaxWorkers));
   f.seedOption = app.add_option("--seed", f.seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")

@@ -295,6 +295,9 @@ Status Trainer::loadPlanAndData() {
   RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath,
                                         options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
+  if (options_.gemmAccumulate == "fp16" && loaded_.plan.config().compute_dtype() != pb::F16)
+    return invalidArgument("--gemm-accumulate fp16 applies to fp16 plans (compile with "
+                           "--dtype fp16)");
   RP_ASSIGN_OR_RETURN(data_, readTokens(options_.dataPath, options_.dataFormat));
   int64_t vocab = feed_.tokens.vocabSize;
   if (feed_.labels && feed_.labels->vocabSize < vocab)

@@ -49,6 +49,9 @@ struct TrainOptions {
   /// --backend cpu's kernels: "reference" (kernels/cpu) or "cuda-host" (the CUDA backend's
   /// kernels replayed on the host, runtime/backends/cuda/CudaHostKernels.h).
   std::string kernels = "reference";
+  /// --backend cuda's GEMM accumulation for fp16 plans: "fp32" (default) or "fp16"
+  /// (cuBLASLt CUBLAS_COMPUTE_16F, opt-in; kernels/cuda/Gemm.h).
+  std::string gemmAccumulate = "fp32";
   int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
   std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
   std::string saveDir;               ///< Checkpoint directory ("" : none).

@@ -20,8 +20,9 @@
 //
 // The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
 // (gradient arrival): each layer's AdamW runs as soon as its gradients have arrived. fp32 AdamW
-// (runtime/optim/AdamW.h) with gradScale = clip / M: the gradient is the mean over the M
-// micro-batches of each micro-batch's (mean) loss gradient.
+// (runtime/optim/AdamW.h) with gradScale = clip / M: with the trainer's backward seeds
+// M n_m / N (runtime/train/TokenWeights.h) the gradient is that of the step's token-weighted
+// loss (the mean over its N trained labels).
 //   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
 //          i + 1 uploads layer l after that (exact synchronous semantics).
 //   async  staleness 1 (arXiv 2604.27085 §4.3): a second host thread, the weights

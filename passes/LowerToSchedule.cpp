@@ -74,6 +74,11 @@ private:
   void planTransfers();
   LogicalResult buildPlan();
   void buildStageBody(schedule::StageOp stageOp, size_t s);
+  /// Layer `l`'s backward call in stage `st`: args (the layer's inputs) + its cotangents, or
+  /// for the last layer (the fused tail) the loss seed; then the loss download, the gradient
+  /// accumulations and the input gradients (to `cotangents` inside the stage, else downloaded).
+  void buildBackwardCall(int64_t l, const StageInfo &st, SmallVector<Value> args, Value seed,
+                         std::map<ValueId, Value> &cotangents, Location loc);
 
   std::string valueName(ValueId v) {
     return layers[v.first].forward.getSymName().str() + "#" + std::to_string(v.second);
@@ -443,35 +448,41 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
     return;
 
   // Backward, from the top layer down.
-  for (int64_t l = st.end - 1; l >= st.begin; --l) {
-    LayerInfo &info = layers[l];
-    SmallVector<Value> args = argsOf(l);
-    if (l + 1 != static_cast<int64_t>(layers.size()))
-      for (unsigned r : info.cotResults)
-        args.push_back(cotangents.at({l, (int64_t)r}));
-    func::FuncOp fn = info.backward;
-    if (l + 1 == static_cast<int64_t>(layers.size()))
-      args.push_back(seed);
-    auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()),
-                                         args, nullptr);
-    unsigned next = 0;
-    if (l + 1 == static_cast<int64_t>(layers.size()))
-      schedule::DownloadOp::create(b, loc, call.getResult(next++), sym(buffers[lossName].getSymName()));
-    for (FlatSymbolRefAttr p : info.params)
-      if (module.lookupSymbol<graph::ParamOp>(p).getTrainable())
-        schedule::AccumulateOp::create(
-            b, loc, call.getResult(next++), p,
-            readerCount.lookup(p.getValue()) > 1
-                ? FlatSymbolRefAttr::get(info.forward.getSymNameAttr())
-                : FlatSymbolRefAttr());
-    for (unsigned a : info.wrtArgs) {
-      ValueId v = *info.args[a].boundary;
-      Value g = call.getResult(next++);
-      if (v.first >= st.begin)
-        cotangents[v] = g;
-      else
-        schedule::DownloadOp::create(b, loc, g, sym(cotangentName(v)));
-    }
+  for (int64_t l = st.end - 1; l >= st.begin; --l)
+    buildBackwardCall(l, st, argsOf(l), seed, cotangents, loc);
+}
+
+void Lowering::buildBackwardCall(int64_t l, const StageInfo &st, SmallVector<Value> args,
+                                 Value seed, std::map<ValueId, Value> &cotangents, Location loc) {
+  MLIRContext *ctx = module.getContext();
+  auto sym = [&](StringRef name) { return FlatSymbolRefAttr::get(ctx, name); };
+  LayerInfo &info = layers[l];
+  const bool last = l + 1 == static_cast<int64_t>(layers.size());
+  if (!last)
+    for (unsigned r : info.cotResults)
+      args.push_back(cotangents.at({l, (int64_t)r}));
+  else
+    args.push_back(seed);
+  func::FuncOp fn = info.backward;
+  auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()), args,
+                                       nullptr);
+  unsigned next = 0;
+  if (last)
+    schedule::DownloadOp::create(b, loc, call.getResult(next++),
+                                 sym(buffers[lossName].getSymName()));
+  for (FlatSymbolRefAttr p : info.params)
+    if (module.lookupSymbol<graph::ParamOp>(p).getTrainable())
+      schedule::AccumulateOp::create(b, loc, call.getResult(next++), p,
+                                     readerCount.lookup(p.getValue()) > 1
+                                         ? FlatSymbolRefAttr::get(info.forward.getSymNameAttr())
+                                         : FlatSymbolRefAttr());
+  for (unsigned a : info.wrtArgs) {
+    ValueId v = *info.args[a].boundary;
+    Value g = call.getResult(next++);
+    if (v.first >= st.begin)
+      cotangents[v] = g;
+    else
+      schedule::DownloadOp::create(b, loc, g, sym(cotangentName(v)));
   }
 }
 

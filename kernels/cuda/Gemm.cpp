@@ -217,6 +217,7 @@ struct GemmRunner::CachedCall {
   cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr, layoutC = nullptr;
   cublasLtMatmulAlgo_t algo{};
   size_t algoWorkspace = 0;
+  bool half = false; ///< CUBLAS_COMPUTE_16F: alpha and beta are f16.
 
   CachedCall() = default;
   CachedCall(const CachedCall &) = delete;
@@ -301,8 +302,12 @@ StatusOr<const GemmRunner::CachedCall *> GemmRunner::lookup(const MatMulPlan &pl
 
   auto entry = std::make_unique<CachedCall>();
   const cudaDataType_t type = cudaTypeOf(plan.dtype);
-  // fp32 accumulation and scale for every dtype; CUBLAS_COMPUTE_32F never uses TF32.
-  RP_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&entry->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // fp32 accumulation and scale for every dtype (CUBLAS_COMPUTE_32F never uses TF32), unless
+  // the runner accumulates f16 products in fp16 (opt-in).
+  entry->half = fp16Accumulate_ && plan.dtype == runtime::DType::F16;
+  RP_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&entry->desc,
+                                             entry->half ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F,
+                                             entry->half ? CUDA_R_16F : CUDA_R_32F));
   const uint64_t m = static_cast<uint64_t>(plan.m), n = static_cast<uint64_t>(plan.n),
                  k = static_cast<uint64_t>(plan.k);
   // Column-major swap: A = b^T [n, k] (ld n), B = a^T [k, m] (ld k), C = out^T [n, m] (ld n).
@@ -433,14 +438,17 @@ Status GemmRunner::run(const MatMulPlan &plan, const void *a, const void *b, voi
   RP_ASSIGN_OR_RETURN(const CachedCall *call, lookup(plan, key));
 
   const float alpha = 1.0f, beta = 0.0f;
+  const uint16_t alphaHalf = 0x3C00, betaHalf = 0; // 1.0 and 0.0 in IEEE binary16
+  const void *alphaPtr = call->half ? static_cast<const void *>(&alphaHalf) : &alpha;
+  const void *betaPtr = call->half ? static_cast<const void *>(&betaHalf) : &beta;
   const auto *pa = static_cast<const unsigned char *>(a);
   const auto *pb = static_cast<const unsigned char *>(b);
   auto *pc = static_cast<unsigned char *>(out);
   for (const MatMulPlan::Call &c : plan.calls) {
     void *d = pc + c.outOffset * esize;
     const cublasStatus_t st =
-        cublasLtMatmul(handle_, call->desc, &alpha, pb + c.bOffset * esize, call->layoutA,
-                       pa + c.aOffset * esize, call->layoutB, &beta, d, call->layoutC, d,
+        cublasLtMatmul(handle_, call->desc, alphaPtr, pb + c.bOffset * esize, call->layoutA,
+                       pa + c.aOffset * esize, call->layoutB, betaPtr, d, call->layoutC, d,
                        call->layoutC, &call->algo, workspace_, workspaceBytes_, stream);
     if (st != CUBLAS_STATUS_SUCCESS)
       return internal("matmul on the GPU: cublasLtMatmul failed: " + cublasName(st) + " (" +

@@ -8,7 +8,11 @@
 // removed from the result. Every tensor is dense, contiguous and row-major.
 //
 // Dtypes: f32, f16 or bf16; a, b and out share one dtype. Numerics: fp32
-// accumulation always (CUBLAS_COMPUTE_32F, scale type f32, alpha 1, beta 0);
+// accumulation (CUBLAS_COMPUTE_32F, scale type f32, alpha 1, beta 0), except
+// f16 products of a runner with setFp16Accumulate(true): CUBLAS_COMPUTE_16F,
+// scale type f16 (the RoundPipe paper's setting on RTX 4090s, whose fp16
+// tensor cores run twice as fast accumulating in fp16; sums of many products
+// lose precision and can overflow at 65504);
 // for f32 inputs TF32 is never allowed (CUBLAS_COMPUTE_32F, not _FAST_TF32),
 // so results match the CPU to about 1e-5 relative to sum_k |a_ik b_kj|; f16
 // and bf16 products are rounded once, to the output dtype. K = 0 gives zeros
@@ -145,6 +149,11 @@ public:
   runtime::Status run(const MatMulPlan &plan, const void *a, const void *b, void *out,
                       cudaStream_t stream);
 
+  /// Opt-in fp16 accumulation for f16 products (file comment); call before the
+  /// first run() of a shape (cached calls keep the mode they were made with).
+  void setFp16Accumulate(bool on) { fp16Accumulate_ = on; }
+  bool fp16Accumulate() const { return fp16Accumulate_; }
+
   /// The device this runner was created on.
   int device() const { return device_; }
   /// Workspace size in bytes.
@@ -162,6 +171,7 @@ private:
   runtime::StatusOr<const CachedCall *> lookup(const MatMulPlan &plan, const Key &key);
 
   int device_;
+  bool fp16Accumulate_ = false;
   cublasLtHandle_t handle_;
   void *workspace_;
   size_t workspaceBytes_;

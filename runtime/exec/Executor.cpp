@@ -514,40 +514,119 @@ Status Executor::writeStepWeights(int64_t step) {
   return okStatus();
 }
 
+StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
+  const bool scaling = options_.lossScale.enabled;
+  double divisor = static_cast<double>(microBatches_);
+  if (scaling) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = outcomes_.find(step);
+    if (it == outcomes_.end())
+      return internal("step " + std::to_string(step + 1) +
+                      " was dispatched without its loss scale (call lossScale first)");
+    divisor *= it->second.lossScale;
+  }
+  float gradScale = static_cast<float>(1.0 / divisor);
+  const double clip = plan_.config().optimizer().grad_clip();
+  if (clip <= 0 && !scaling)
+    return std::optional<float>(gradScale);
+  for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+    RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
+    sumSharedGradients(os);
+  }
+  double sum = 0;
+  for (int p : trainableByName_)
+    sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
+                        host_.paramElements(p), gradScale);
+  backend_.hostWork(HostTask::GradNorm, step, -1);
+  if (scaling && !std::isfinite(sum))
+    return std::optional<float>(); // an overflow: skip the step, back the scale off
+  if (clip <= 0)
+    return std::optional<float>(gradScale);
+  if (!scaling) {
+    RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, microBatches_, step + 1));
+    return std::optional<float>(gradScale);
+  }
+  return std::optional<float>(static_cast<float>(clipFactor(std::sqrt(sum), clip) / divisor));
+}
+
+void Executor::recordOutcome(int64_t step, bool skipped) {
+  if (!options_.lossScale.enabled)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto prev = scaleAfter_.find(step - 1);
+    const LossScaleState before =
+        prev != scaleAfter_.end() ? prev->second : options_.lossScaleStart;
+    scaleAfter_[step] = nextLossScale(before, !skipped, options_.lossScale);
+    outcomes_[step].skipped = skipped;
+    // Older states are no longer read (lossScale reads step - 2 at most, outcome the newest).
+    scaleAfter_.erase(scaleAfter_.begin(), scaleAfter_.lower_bound(step - 4));
+    outcomes_.erase(outcomes_.begin(), outcomes_.lower_bound(step - 4));
+  }
+  cv_.notify_all();
+}
+
 Status Executor::optimizerStep(int64_t step) {
   StepEvents &ev = events(step);
-  float gradScale = static_cast<float>(1.0 / static_cast<double>(microBatches_));
-  const double clip = plan_.config().optimizer().grad_clip();
-  // A shared param's gradient is the sum of its readers' slots; clipping needs every sum.
-  if (clip > 0) {
-    for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-      RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-      sumSharedGradients(os);
-    }
-    double sum = 0;
-    for (int p : trainableByName_)
-      sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
-                          host_.paramElements(p), gradScale);
-    backend_.hostWork(HostTask::GradNorm, step, -1);
-    RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, microBatches_, step + 1));
-  }
+  // A shared param's gradient is the sum of its readers' slots: clipping and loss scaling
+  // (stepGradScale) need every sum before the norm; otherwise each step sums its own.
+  const bool allFirst =
+      plan_.config().optimizer().grad_clip() > 0 || options_.lossScale.enabled;
+  RP_ASSIGN_OR_RETURN(const std::optional<float> gradScale, stepGradScale(step, ev));
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    if (clip <= 0) {
+    if (!allFirst) {
       RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
       sumSharedGradients(os);
     }
     if (async_) // the weights writer has copied W_step into the compute weights
       RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
     const double t0 = options_.trace ? options_.trace->nowUs() : 0;
-    RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), gradScale));
-    backend_.hostWork(HostTask::AdamW, step, os.layer());
+    if (gradScale) { // a skipped step (loss scaling: an overflow) updates nothing
+      RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), *gradScale));
+      backend_.hostWork(HostTask::AdamW, step, os.layer());
+    }
     backend_.signal(ev.gradsConsumed[static_cast<size_t>(os.layer())]);
     traceSpan(optimizerTrack_, t0,
-              "s" + std::to_string(step) + " adamw " + plan_.layers(os.layer()).name());
+              "s" + std::to_string(step) + (gradScale ? " adamw " : " skipped ") +
+                  plan_.layers(os.layer()).name());
     if (!async_)
       RP_RETURN_IF_ERROR(writeLayerWeights(step, os));
   }
+  recordOutcome(step, !gradScale);
   return okStatus();
+}
+
+StatusOr<double> Executor::lossScale(int64_t step) {
+  if (!options_.lossScale.enabled)
+    return 1.0;
+  // Sync: the state after step - 1; async: after step - 2 (the file comment).
+  const int64_t source = step - 1 - (async_ ? 1 : 0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  LossScaleState state = options_.lossScaleStart;
+  if (source >= options_.firstStep) {
+    cv_.wait(lock, [&] { return scaleAfter_.count(source) || stopping_; });
+    if (!scaleAfter_.count(source))
+      return internal("the executor stopped before step " + std::to_string(source + 1) +
+                      "'s optimizer step");
+    state = scaleAfter_.at(source);
+  }
+  outcomes_[step].lossScale = state.scale;
+  return state.scale;
+}
+
+StatusOr<StepOutcome> Executor::outcome(int64_t step) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return optimizerDone_ > step || stopping_; });
+  if (optimizerDone_ <= step)
+    return internal("the executor stopped before step " + std::to_string(step + 1) +
+                    "'s optimizer step");
+  auto it = outcomes_.find(step);
+  return it != outcomes_.end() ? it->second : StepOutcome{};
+}
+
+LossScaleState Executor::lossScaleState() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return scaleAfter_.empty() ? options_.lossScaleStart : scaleAfter_.rbegin()->second;
 }
 
 } // namespace rp::runtime

@@ -20,8 +20,9 @@
 //
 // The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
 // (gradient arrival): each layer's AdamW runs as soon as its gradients have arrived. fp32 AdamW
-// (runtime/optim/AdamW.h) with gradScale = clip / M: the gradient is the mean over the M
-// micro-batches of each micro-batch's (mean) loss gradient.
+// (runtime/optim/AdamW.h) with gradScale = clip / M: with the trainer's backward seeds
+// M n_m / N (runtime/train/TokenWeights.h) the gradient is that of the step's token-weighted
+// loss (the mean over its N trained labels).
 //   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
 //          i + 1 uploads layer l after that (exact synchronous semantics).
 //   async  staleness 1 (arXiv 2604.27085 §4.3): a second host thread, the weights
@@ -35,6 +36,13 @@
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
 // double) needs all of them; a norm that is not finite fails the step before any update.
+// Dynamic loss scaling (options.lossScale, runtime/optim/LossScaler.h): step i's backward seeds
+// carry the scale lossScale(i) returns, the gradScale becomes clip / (M S), and a step whose
+// gradients are not all finite (the squared norm, computed over every grad first) is skipped:
+// no AdamW on any layer, but gradsConsumed and (sync) the compute weights are still signalled
+// and written, so the event protocol advances as after an update. The scale of step i is the
+// scaler's state after step i - 1 (sync) or i - 2 (async, whose step i is dispatched while
+// step i - 1's optimizer may still run), so it never depends on timing.
 // Each piece of host work (the norm, a layer's AdamW, a layer's compute-weight write) is
 // reported with Backend::hostWork(), which the simulator charges to the virtual clock of the
 // host thread that did it.
@@ -45,12 +53,14 @@
 
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/HostArena.h"
+#include "runtime/optim/LossScaler.h"
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -64,6 +74,14 @@ struct ExecutorOptions {
   int64_t warmup = 0;    ///< Linear warmup steps (runtime/optim/AdamW.h learningRate).
   int64_t firstStep = 0; ///< The step the run starts at (a resumed run: the checkpoint's step).
   TraceRecorder *trace = nullptr;
+  LossScaleConfig lossScale;      ///< Dynamic loss scaling (off by default).
+  LossScaleState lossScaleStart;  ///< Its state before firstStep (a checkpoint's, or init).
+};
+
+/// What the optimizer did with a step (loss scaling).
+struct StepOutcome {
+  bool skipped = false; ///< A non-finite gradient: no weight changed.
+  double lossScale = 1; ///< The scale the step's seeds carried.
 };
 
 class Executor {
@@ -98,6 +116,15 @@ public:
   /// M losses. The weights are the compute weights (async: one step behind the master).
   /// It overwrites record 0, so read losses(step) of an even `step` before (they live there).
   StatusOr<std::vector<float>> evaluate();
+
+  /// The loss scale of `step`'s backward seeds (1 without loss scaling). Call before
+  /// dispatching `step`; it waits for the optimizer step whose outcome decides it (file
+  /// comment). Errors: the executor stopped (a failed step).
+  StatusOr<double> lossScale(int64_t step);
+  /// Waits for `step`'s optimizer step and returns what it did.
+  StatusOr<StepOutcome> outcome(int64_t step);
+  /// The loss scaler's state after the last optimizer step (after drain(): for checkpoints).
+  LossScaleState lossScaleState();
 
   /// Index of the stage that downloads the loss (the fused tail).
   int lossStage() const { return lossStage_; }
@@ -215,6 +242,11 @@ private:
   /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
   /// rp-ref --train follows), for the params owned by `os`'s layer.
   void sumSharedGradients(const rp::plan::OptimizerStep &os);
+  /// The gradScale of `step` (clip / (M S)); nullopt when loss scaling finds a non-finite
+  /// gradient (the step is skipped). Waits for every layer's grads when clipping or scaling.
+  StatusOr<std::optional<float>> stepGradScale(int64_t step, StepEvents &ev);
+  /// Records `step`'s outcome and the scaler's next state; wakes lossScale() waiters.
+  void recordOutcome(int64_t step, bool skipped);
   StatusOr<std::vector<float>> readLosses(StepEvents &ev, int parity);
 
   HostArena &host_;
@@ -250,6 +282,8 @@ private:
   std::deque<int64_t> optimizerQueue_;
   int64_t optimizerDone_; // steps < this have been applied
   bool stopping_ = false;
+  std::map<int64_t, LossScaleState> scaleAfter_; // the scaler's state after each step
+  std::map<int64_t, StepOutcome> outcomes_;      // per step (its seeds' scale, skipped)
   std::thread optimizer_;
   int optimizerTrack_ = -1;
   std::deque<int64_t> writerQueue_; // async: steps whose compute weights are to be written

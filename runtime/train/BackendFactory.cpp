@@ -33,9 +33,16 @@ StatusOr<BackendFactory> BackendFactory::probe(const TrainOptions &options) {
                            "' (expected reference or cuda-host)");
   if (options.kernels == "cuda-host" && options.backend != "cpu")
     return invalidArgument("--kernels cuda-host runs on the CPU backend (--backend cpu)");
+  if (options.gemmAccumulate != "fp32" && options.gemmAccumulate != "fp16")
+    return invalidArgument("unknown --gemm-accumulate '" + options.gemmAccumulate +
+                           "' (expected fp32 or fp16)");
+  if (options.gemmAccumulate == "fp16" && options.backend != "cuda")
+    return invalidArgument("--gemm-accumulate fp16 selects cuBLASLt's fp16 accumulation: it "
+                           "needs --backend cuda (the CPU kernels accumulate in fp32)");
   BackendFactory factory;
   factory.kernels_ = options.kernels;
   factory.progress_ = options.progress;
+  factory.fp16Accumulate_ = options.gemmAccumulate == "fp16";
 #if !RP_HAVE_CUDA
   if (options.kernels == "cuda-host")
     return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
@@ -55,7 +62,8 @@ StatusOr<BackendFactory> BackendFactory::probe(const TrainOptions &options) {
 StatusOr<std::unique_ptr<Backend>> BackendFactory::create(int devices, std::FILE *out) const {
 #if RP_HAVE_CUDA
   if (cuda_) {
-    RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu, CudaBackend::create(devices));
+    RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu,
+                        CudaBackend::create(devices, fp16Accumulate_));
     if (progress_)
       std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
                    devices, gpus_, gpus_, firstGpu_.c_str());

@@ -44,6 +44,7 @@ private:
 
   std::string kernels_ = "reference";
   bool progress_ = true;
+  bool fp16Accumulate_ = false; ///< --gemm-accumulate fp16 (CUDA only).
   bool cuda_ = false;    ///< --backend cuda (the GPUs below were queried).
   int gpus_ = 0;         ///< Visible GPUs.
   std::string firstGpu_; ///< The name of GPU 0.

@@ -53,6 +53,10 @@ Status MetricsLog::write(const StepMetrics &m) {
     j["eval_loss"] = number(*m.evalLoss);
   if (m.gpuMemoryBytes)
     j["gpu_mem_peak_bytes"] = *m.gpuMemoryBytes;
+  if (m.lossScale)
+    j["loss_scale"] = number(*m.lossScale);
+  if (m.skipped)
+    j["skipped"] = *m.skipped;
   return writeLine(j.dump());
 }
 

@@ -7,6 +7,9 @@
 //   {"step":2,"loss":3.52,"lr":0.0003,"tokens":512,"step_s":0.0119,"tokens_per_s":43025.2,"eval_loss":3.61}
 //   {"summary":{"steps":2,"final_loss":3.52}}
 //
+// With loss scaling (fp16 plans) each step line ends with "loss_scale" (the scale its backward
+// seeds carried) and "skipped" (true: a non-finite gradient, no weight changed).
+//
 // Numbers are written in the shortest form that reads back to the same double (nlohmann-json's
 // Grisu2 printer, like Python's repr), so `json.loads` recovers the loss bit for bit while
 // 0.0003 stays "0.0003". A NaN or infinite value (a diverged loss) has no JSON spelling and is
@@ -40,6 +43,10 @@ struct StepMetrics {
   /// GPU memory in use (bytes; the most over the GPUs; cudaMemGetInfo after the arenas are
   /// allocated: the CUDA backend allocates nothing later), for --backend cuda only.
   std::optional<int64_t> gpuMemoryBytes;
+  /// With loss scaling: the scale the step's backward seeds carried, and whether the step was
+  /// skipped (a non-finite gradient: no weight changed).
+  std::optional<double> lossScale;
+  std::optional<bool> skipped;
 };
 
 /// An open metrics file. Movable, not copyable, not thread-safe (one writer).

@@ -70,12 +70,13 @@ struct RunFlags {
   TrainOptions train;
   SimulateOptions sim;
   bool check = false, noProgress = false;
-  double lr = 0, optimizerMs = 0, adamwGbps = 0;
+  double lr = 0, optimizerMs = 0, adamwGbps = 0, lossScale = 0;
   std::string seed;
   std::string dataFormat = "auto";
   std::string exportDType = "f32", exportShardSize;
   double loraAlpha = 0;
   CLI::Option *lrOption = nullptr, *seedOption = nullptr, *loraAlphaOption = nullptr;
+  CLI::Option *lossScaleOption = nullptr;
   std::vector<CLI::Option *> exportOptions; ///< Those of the "export" group.
   std::vector<CLI::Option *> simOptions; ///< Those of the "simulator" group.
 };
@@ -113,6 +114,10 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
                  "(the CUDA backend's kernels replayed on the host: tests the GPU code path "
                  "without a GPU; slow; fp32, bf16 and fp16 plans)")
       ->check(CLI::IsMember({"reference", "cuda-host"}));
+  app.add_option("--gemm-accumulate", o.gemmAccumulate,
+                 "--backend cuda, fp16 plans: GEMM accumulation, fp32 (default) or fp16 "
+                 "(cuBLASLt compute type 16F: faster on consumer GPUs, less precise)")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, kMaxWorkers));
   f.seedOption = app.add_option("--seed", f.seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
@@ -133,6 +138,20 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-progress", f.noProgress, "No progress bar or progress lines");
+  f.lossScaleOption =
+      app.add_option("--loss-scale", f.lossScale,
+                     "Dynamic loss scaling from this initial scale (default for fp16 plans: "
+                     "65536; growth x2 every --loss-scale-growth-interval good steps, x0.5 and "
+                     "the step skipped on a non-finite gradient)")
+          ->check(finiteNumber(true));
+  app.add_flag("--no-loss-scale", o.noLossScale, "No loss scaling (also for fp16 plans)");
+  app.add_option("--loss-scale-growth-interval", o.lossScaleGrowthInterval,
+                 "Consecutive good steps before the loss scale doubles (default 2000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--inject-nonfinite-step", o.injectNonFiniteStep,
+                 "Testing: step K's backward seeds are +inf (a gradient overflow; with loss "
+                 "scaling the step is skipped)")
+      ->check(CLI::PositiveNumber);
 }
 
 /// --export-hf and its options (runtime/train/HfExport.h), in their group.
@@ -307,6 +326,9 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
               static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())),
               backend.c_str(), s.devices, s.losses.front(), s.losses.back(),
               s.seconds > 0 ? tokens / s.seconds : 0.0, formatDuration(s.seconds).c_str());
+  if (s.skippedSteps > 0)
+    std::printf("rp-run: %lld steps skipped by loss scaling (non-finite gradients)\n",
+                static_cast<long long>(s.skippedSteps));
   if (s.evalLoss)
     std::printf("rp-run: eval loss %.4f\n", *s.evalLoss);
   if (!s.checkpointDir.empty())
@@ -337,6 +359,8 @@ int runTraining(RunFlags &f) {
   }
   if (f.lrOption->count())
     o.lr = f.lr;
+  if (f.lossScaleOption->count())
+    o.lossScale = f.lossScale;
   if (f.seedOption->count())
     o.seed = parseSeed(f.seed, "--seed").value(); // validated by the parser
   o.dataFormat = parseDataFormat(f.dataFormat).value();

@@ -8,6 +8,7 @@
 #include "runtime/exec/HostArena.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/optim/AdamW.h"
+#include "runtime/optim/LossScaler.h"
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanValidator.h"
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <unistd.h>
@@ -159,6 +161,15 @@ Status checkTrainOptions(const TrainOptions &options) {
                            std::to_string(kMaxSteps) + " steps rp-run counts");
   if (options.lr && !(std::isfinite(*options.lr) && *options.lr > 0))
     return invalidArgument("--lr must be a positive finite number");
+  if (options.lossScale && options.noLossScale)
+    return invalidArgument("--loss-scale and --no-loss-scale contradict each other");
+  if (options.lossScale && !(std::isfinite(*options.lossScale) && *options.lossScale > 0))
+    return invalidArgument("--loss-scale must be a positive finite number");
+  if (options.lossScaleGrowthInterval < 1)
+    return invalidArgument("--loss-scale-growth-interval must be at least 1 (got " +
+                           std::to_string(options.lossScaleGrowthInterval) + ")");
+  if (options.injectNonFiniteStep < 0)
+    return invalidArgument("--inject-nonfinite-step must be a step number >= 1 (0: never)");
   if (options.logPath == options.tracePath && !options.logPath.empty())
     return invalidArgument("--log and --trace name the same file " + options.logPath);
   RP_RETURN_IF_ERROR(checkOutputFile(options.logPath, "--log",
@@ -214,7 +225,10 @@ private:
   StatusOr<double> lossOf(int64_t step);
   /// Writes the micro-batches' loss seeds (TokenWeights.h) into the records of `step` (the
   /// records of parity 0 for an evaluation, whose seeds are 0: its gradients are unused).
-  void writeSeeds(int64_t step, const std::vector<int64_t> &trained, bool eval);
+  void writeSeeds(int64_t step, const std::vector<float> &seeds);
+  /// The loss scaler's state to resume from: the checkpoint's ("loss_scale",
+  /// "loss_scale_good_steps"), or the initial scale.
+  Status lossScaleFromCheckpoint();
   /// Logs and shows step `step`; fails a diverged run.
   Status report(int64_t step, double loss, std::optional<double> evalLoss);
   /// The mean loss over the held-out windows (up to 4 groups of M micro-batches).
@@ -260,6 +274,8 @@ private:
   DType labelDType_ = DType::I64;
   /// Trained labels per micro-batch of the steps dispatched and not yet reported.
   std::map<int64_t, std::vector<int64_t>> trained_;
+  LossScaleConfig lossScale_;
+  LossScaleState lossScaleStart_;
 };
 
 StatusOr<TrainSummary> Trainer::run() {
@@ -280,6 +296,9 @@ Status Trainer::loadPlanAndData() {
                                         options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
   RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
+  if (options_.gemmAccumulate == "fp16" && loaded_.plan.config().compute_dtype() != pb::F16)
+    return invalidArgument("--gemm-accumulate fp16 applies to fp16 plans (compile with "
+                           "--dtype fp16)");
   RP_ASSIGN_OR_RETURN(data_, readTokens(options_.dataPath, options_.dataFormat));
   int64_t vocab = feed_.tokens.vocabSize;
   if (feed_.labels && feed_.labels->vocabSize < vocab)
@@ -315,6 +334,33 @@ Status Trainer::loadCheckpointToResume() {
   return okStatus();
 }
 
+Status Trainer::lossScaleFromCheckpoint() {
+  // On for fp16 plans, with --loss-scale, and when resuming a run that scaled.
+  const bool resumedScaling = ckpt_ && ckpt_->metadata.count("loss_scale");
+  lossScale_.enabled = !options_.noLossScale &&
+                       (options_.lossScale || resumedScaling ||
+                        loaded_.plan.config().compute_dtype() == pb::F16);
+  lossScale_.initScale = options_.lossScale.value_or(lossScale_.initScale);
+  lossScale_.growthInterval = options_.lossScaleGrowthInterval;
+  RP_RETURN_IF_ERROR(checkLossScaleConfig(lossScale_));
+  lossScaleStart_ = LossScaleState{lossScale_.initScale, 0};
+  if (!ckpt_ || !lossScale_.enabled || options_.lossScale)
+    return okStatus(); // --loss-scale restarts the scaler
+  auto s = ckpt_->metadata.find("loss_scale");
+  auto g = ckpt_->metadata.find("loss_scale_good_steps");
+  if (s == ckpt_->metadata.end() || g == ckpt_->metadata.end())
+    return okStatus(); // written without loss scaling: start at the initial scale
+  char *end = nullptr;
+  errno = 0;
+  const double scale = std::strtod(s->second.c_str(), &end);
+  if (errno || end == s->second.c_str() || *end || !(std::isfinite(scale) && scale > 0))
+    return invalidArgument(options_.resumeDir + ": the checkpoint's loss_scale '" + s->second +
+                           "' is not a positive number");
+  RP_ASSIGN_OR_RETURN(const uint64_t good, parseSeed(g->second, options_.resumeDir));
+  lossScaleStart_ = LossScaleState{scale, static_cast<int64_t>(good)};
+  return okStatus();
+}
+
 Status Trainer::createSampler() {
   batch_ = feed_.tokens.shape[0];
   seq_ = feed_.tokens.shape[1];
@@ -345,6 +391,7 @@ Status Trainer::createHostArena() {
   else
     RP_RETURN_IF_ERROR(host_->loadWeights(loaded_.weights));
   firstStep_ = ckpt_ ? ckpt_->step : 0;
+  RP_RETURN_IF_ERROR(lossScaleFromCheckpoint());
   ckpt_.reset();
   return okStatus();
 }
@@ -358,6 +405,8 @@ Status Trainer::startExecutor() {
   exec_.warmup = options_.warmup;
   exec_.firstStep = firstStep_;
   exec_.trace = trace_->enabled() ? &*trace_ : nullptr;
+  exec_.lossScale = lossScale_;
+  exec_.lossScaleStart = lossScaleStart_;
   executor_.emplace(*host_, *backend_, exec_);
   return executor_->start();
 }
@@ -400,9 +449,7 @@ StatusOr<double> Trainer::lossOf(int64_t step) {
   return loss;
 }
 
-void Trainer::writeSeeds(int64_t step, const std::vector<int64_t> &trained, bool eval) {
-  const std::vector<float> seeds = eval ? std::vector<float>(trained.size(), 0.0f)
-                                        : lossSeeds(trained);
+void Trainer::writeSeeds(int64_t step, const std::vector<float> &seeds) {
   const int64_t offset = loaded_.plan.host_buffers(feed_.seedBuffer).offset();
   for (size_t m = 0; m < seeds.size(); ++m)
     std::memcpy(executor_->record(step, static_cast<int64_t>(m)) + offset, &seeds[m],
@@ -418,12 +465,33 @@ Status Trainer::report(int64_t step, double loss, std::optional<double> evalLoss
       elapsed > 0 ? static_cast<double>(summary_.tokensPerStep) *
                         static_cast<double>(summary_.losses.size()) / elapsed
                   : 0;
+  std::optional<StepOutcome> outcome;
+  if (lossScale_.enabled) {
+    StatusOr<StepOutcome> o = executor_->outcome(step);
+    if (!o.ok())
+      return trainingError(step, o.status());
+    outcome = o.value();
+    summary_.skippedSteps += outcome->skipped;
+  }
   if (log_) {
     StepMetrics m{step + 1, loss, learningRate(exec_.lr, exec_.warmup, step),
-                  summary_.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt};
+                  summary_.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt,
+                  std::nullopt, std::nullopt};
     if (backend_->deviceMemoryBytes() >= 0)
       m.gpuMemoryBytes = backend_->deviceMemoryBytes();
+    if (outcome) {
+      m.lossScale = outcome->lossScale;
+      m.skipped = outcome->skipped;
+    }
     RP_RETURN_IF_ERROR(log_->write(m));
+  }
+  if (bar_ && outcome && outcome->skipped) {
+    char text[128];
+    std::snprintf(text, sizeof text,
+                  "step %lld skipped: non-finite gradients at loss scale %g (now %g)",
+                  static_cast<long long>(step + 1), outcome->lossScale,
+                  outcome->lossScale * lossScale_.backoff);
+    bar_->message(text);
   }
   if (bar_)
     bar_->update(step + 1, loss, tokensPerSecond);
@@ -449,7 +517,7 @@ StatusOr<double> Trainer::evaluate() {
                                             feed_.tokens.dtype, tokensIn(record), labelDType_,
                                             labelsIn(record), &trained[static_cast<size_t>(m)]));
     }
-    writeSeeds(0, trained, /*eval=*/true);
+    writeSeeds(0, std::vector<float>(trained.size(), 0.0f)); // gradients unused
     RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor_->evaluate());
     all.insert(all.end(), losses.begin(), losses.end());
     allTrained.insert(allTrained.end(), trained.begin(), trained.end());
@@ -459,6 +527,13 @@ StatusOr<double> Trainer::evaluate() {
 
 Status Trainer::save(int64_t steps) {
   RP_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointTensors> c, checkpointOf(*host_, steps, seed_));
+  if (lossScale_.enabled) { // after a drain: the state after the last step
+    const LossScaleState state = executor_->lossScaleState();
+    char scale[64];
+    std::snprintf(scale, sizeof scale, "%.17g", state.scale);
+    c->data.metadata["loss_scale"] = scale;
+    c->data.metadata["loss_scale_good_steps"] = std::to_string(state.goodSteps);
+  }
   RP_RETURN_IF_ERROR(saveCheckpoint(options_.saveDir, c->data));
   summary_.checkpointDir = options_.saveDir;
   if (bar_)
@@ -525,7 +600,11 @@ Status Trainer::dispatchStep(int64_t k, int64_t segmentEnd) {
   // Without a labels input (or with a `sum` loss) every micro-batch weighs the same.
   if (!feed_.labels || !feed_.labels->meanLoss)
     std::fill(trained.begin(), trained.end(), batch_ * seq_);
-  writeSeeds(k, trained, /*eval=*/false);
+  RP_ASSIGN_OR_RETURN(const double scale, executor_->lossScale(k));
+  std::vector<float> seeds = lossSeeds(trained, scale);
+  if (k + 1 == options_.injectNonFiniteStep) // testing: an overflow in this step's backward
+    std::fill(seeds.begin(), seeds.end(), std::numeric_limits<float>::infinity());
+  writeSeeds(k, seeds);
   trained_[k] = std::move(trained);
   return executor_->dispatch(k, segmentEnd);
 }

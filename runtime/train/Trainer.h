@@ -50,6 +50,9 @@ struct TrainOptions {
   /// --backend cpu's kernels: "reference" (kernels/cpu) or "cuda-host" (the CUDA backend's
   /// kernels replayed on the host, runtime/backends/cuda/CudaHostKernels.h).
   std::string kernels = "reference";
+  /// --backend cuda's GEMM accumulation for fp16 plans: "fp32" (default) or "fp16"
+  /// (cuBLASLt CUBLAS_COMPUTE_16F, opt-in; kernels/cuda/Gemm.h).
+  std::string gemmAccumulate = "fp32";
   int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
   std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
   std::string saveDir;               ///< Checkpoint directory ("" : none).
@@ -62,6 +65,16 @@ struct TrainOptions {
   /// interrupted (checked with the plan before the first step).
   HfExportOptions exportHf;
   bool progress = true;              ///< Progress bar / lines on `out`.
+  /// Dynamic loss scaling (runtime/optim/LossScaler.h): on by default for fp16 plans and for
+  /// runs resumed from a checkpoint that holds a loss scale (continuing its state), or with an
+  /// initial scale (--loss-scale, which also restarts a resumed scaler); noLossScale turns it
+  /// off. The growth interval is not saved: pass it again on resume.
+  std::optional<double> lossScale;
+  bool noLossScale = false;
+  int64_t lossScaleGrowthInterval = 2000;
+  /// Testing (--inject-nonfinite-step K): step K's (1-based) backward seeds are +inf, so its
+  /// gradients overflow as an fp16 run's can. 0: never.
+  int64_t injectNonFiniteStep = 0;
   /// Set (e.g. by a SIGINT handler) to stop early: no further step is dispatched, the steps
   /// under way finish, a checkpoint of them is saved (with --save), and train() returns
   /// normally with TrainSummary::interrupted. Null: never.
@@ -79,6 +92,7 @@ struct TrainSummary {
   std::string exportSummary;        ///< What --export-hf wrote ("" : nothing).
   int devices = 0;
   bool interrupted = false;         ///< Stopped early by TrainOptions::stop.
+  int64_t skippedSteps = 0;         ///< Steps skipped by loss scaling (non-finite gradients).
 };
 
 /// Runs `options`. Errors: InvalidArgument / NotFound / DataLoss / Unimplemented for bad

@@ -531,6 +531,30 @@ TEST_F(CudaGemmTest, F16MatchesCpu) {
     check(DType::F16, c.a, c.b, c.out, seed++);
 }
 
+// Opt-in fp16 accumulation (CUBLAS_COMPUTE_16F) of f16 products: the sums round to fp16 as they
+// grow, so the tolerance is K-proportional (2^-11 per addition, bounded loosely by 2^-4 of
+// sum_k |a_ik b_kj| for K = 256); f32 and bf16 products keep fp32 accumulation.
+TEST_F(CudaGemmTest, Fp16AccumulationIsOptIn) {
+  EXPECT_FALSE(runner_->fp16Accumulate());
+  runner_->setFp16Accumulate(true);
+  std::mt19937 rng(11);
+  const Shape sa{16, 256}, sb{256, 24}, so{16, 24};
+  const std::vector<float> a = randomValues(DType::F16, elementsOf(sa), rng);
+  const std::vector<float> b = randomValues(DType::F16, elementsOf(sb), rng);
+  std::vector<float> got;
+  runOnDevice(*runner_, DType::F16, sa, sb, so, 0, a, b, &got);
+  ASSERT_FALSE(HasFatalFailure());
+  HostTensor ref(DType::F32, so), mag(DType::F32, so);
+  ASSERT_OK(cpu::matmul(tensorOf(sa, a, false), tensorOf(sb, b, false), ref));
+  ASSERT_OK(cpu::matmul(tensorOf(sa, a, true), tensorOf(sb, b, true), mag));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::fabs(got[i] - ref.data<float>()[i]), 0x1p-4 * mag.data<float>()[i] + 0x1p-24)
+        << "element " << i;
+  // The other dtypes are unaffected: fp32 accumulation, the usual tolerances.
+  check(DType::F32, {7, 13}, {13, 5}, {7, 5}, 12);
+  check(DType::BF16, {7, 13}, {13, 5}, {7, 5}, 13);
+}
+
 // Operands and output one element past a 256-byte boundary: the heuristic is asked for
 // algorithms that accept element-aligned pointers.
 TEST_F(CudaGemmTest, ElementAlignedPointers) {

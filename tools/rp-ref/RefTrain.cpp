@@ -350,8 +350,11 @@ int ReferenceTrainer::run() {
       return code;
     std::printf("step %lld loss %.9g\n", static_cast<long long>(step + 1), loss);
     if (log_) {
-      rt::StepMetrics metrics{step + 1, loss, lr,           M * feed_.batch * feed_.seq,
-                              0,        0,    std::nullopt, std::nullopt};
+      rt::StepMetrics metrics;
+      metrics.step = step + 1;
+      metrics.loss = loss;
+      metrics.lr = lr;
+      metrics.tokens = M * feed_.batch * feed_.seq;
       if (rt::Status s = log_->write(metrics); !s.ok())
         return fail(s.message());
     }

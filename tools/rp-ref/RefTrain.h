@@ -2,7 +2,9 @@
 //
 // Trains a model the plain way: the whole model's forward and backward in one function
 // (@train_step, built by rp-autodiff after the same fusion passes rpc-compile runs), run by
-// the reference interpreter on the CPU kernels, one micro-batch after another, with the
+// the reference interpreter on the CPU kernels, one micro-batch after another, each backward
+// seeded with the micro-batch's token weight M n_m / N as rp-run seeds the fused tail
+// (runtime/train/TokenWeights.h; masked token files set n_m), with the
 // gradients accumulated in fp32 in micro-batch order (set at m = 0, added after) and the
 // runtime's AdamW (runtime/optim/AdamW.h), data sampler and checkpoint writer. It is the
 // reference the pipelined executor (rp-run) must match bit for bit in sync mode, and the

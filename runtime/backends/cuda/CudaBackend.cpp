@@ -53,9 +53,11 @@ StatusOr<CudaDevices> queryCudaDevices() {
   return d;
 }
 
-StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int workers) {
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int workers, bool fp16Accumulate) {
   RP_ASSIGN_OR_RETURN(CudaDevices devices, queryCudaDevices());
-  return std::unique_ptr<CudaBackend>(new CudaBackend(workers < 1 ? 1 : workers, devices.count));
+  std::unique_ptr<CudaBackend> backend(new CudaBackend(workers < 1 ? 1 : workers, devices.count));
+  backend->fp16Accumulate_ = fp16Accumulate;
+  return backend;
 }
 
 CudaBackend::CudaBackend(int workers, int gpus)
@@ -154,6 +156,7 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                                   cudaMemcpyHostToDevice),
                        who + ": uploading the constant at offset " + std::to_string(c.offset())));
     RP_ASSIGN_OR_RETURN(k.gemm, kernels::cuda::GemmRunner::create());
+    k.gemm->setFp16Accumulate(fp16Accumulate_);
     // Priorities: activation uploads (the critical path) first, weight uploads last.
     const int priority[kNumQueues] = {/*Compute*/ std::min(highest + 1, lowest),
                                       /*ActivationUpload*/ highest,

@@ -66,7 +66,9 @@ class CudaBackend final : public Backend {
 public:
   /// A pool of `workers` (>= 1) logical devices on the visible GPUs. Errors: Unavailable
   /// without a GPU.
-  static StatusOr<std::unique_ptr<CudaBackend>> create(int workers);
+  /// `fp16Accumulate`: f16 GEMMs accumulate in fp16 (cuBLASLt CUBLAS_COMPUTE_16F; opt-in,
+  /// kernels/cuda/Gemm.h).
+  static StatusOr<std::unique_ptr<CudaBackend>> create(int workers, bool fp16Accumulate = false);
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
@@ -133,6 +135,7 @@ private:
 
   int numWorkers_;
   int numGpus_;
+  bool fp16Accumulate_ = false;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
   std::vector<std::vector<CudaInstr>> functions_;

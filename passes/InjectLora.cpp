@@ -8,10 +8,18 @@
 //                                  B: [rank, out], trainable, init zeros
 //
 // for every `graph.matmul %x, %w` whose `%w` is a `graph.load_param @W` of a rank-2 [in, out]
-// floating-point param whose name matches `targets`. Each W gets one A/B pair however many
-// matmuls read it. Then every param that is not a LoRA adapter is frozen. Our weights are
-// [in, out] (x @ W); PEFT's nn.Linear weights are [out, in] with A: [r, in], B: [out, r], so
-// our A and B are PEFT's transposed (see runtime/core/ParamInit.h for the initialiser).
+// floating-point param whose name matches `targets`, and likewise for `%w = graph.transpose
+// (graph.load_param @W) {permutation = [1, 0]}` (x @ W^T: nn.Linear's [out, in] weight, as
+// the Hugging Face exports compute every projection). Each W gets one A/B pair however many
+// matmuls read it; A and B are [in, rank] and [rank, out] either way. Then every param that is
+// not a LoRA adapter is frozen. PEFT's nn.Linear adapters are A: [r, in], B: [out, r], so our
+// A and B are PEFT's transposed (see runtime/core/ParamInit.h for the initialiser).
+//
+// The adapters' names tell how W is read: `<W>.lora_A` / `<W>.lora_B` adapt x @ W;
+// `<M>.lora_A.weight` / `<M>.lora_B.weight` adapt x @ W^T, where W is `<M>.weight` (or `<M>`
+// when W's name does not end in ".weight"), the names PEFT gives nn.Linear adapters
+// (without its adapter name). An export (rp-run --export-hf) merges W + (alpha / r) A B or its
+// transpose accordingly.
 //
 // LoRA adapters are recognised by name: a param whose name contains ".lora_" is never adapted
 // and never frozen here (a second run with other targets keeps the first run's adapters).
@@ -28,6 +36,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -47,14 +56,36 @@ namespace {
 /// imported under PEFT-style names (`...q_proj.lora_A.default.weight`).
 bool isLoraAdapter(StringRef name) { return name.contains(".lora_"); }
 
+/// The param a matmul's rhs reads: `load_param @W` (x @ W) or `transpose(load_param @W)` with
+/// permutation [1, 0] (x @ W^T); null when the rhs is neither.
+std::pair<graph::LoadParamOp, bool> matmulWeight(graph::MatMulOp matmul) {
+  if (auto load = matmul.getRhs().getDefiningOp<graph::LoadParamOp>())
+    return {load, false};
+  auto transpose = matmul.getRhs().getDefiningOp<graph::TransposeOp>();
+  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return {graph::LoadParamOp(), false};
+  return {transpose.getInput().getDefiningOp<graph::LoadParamOp>(), true};
+}
+
+/// The names of W's adapters: `<W>.lora_X` for x @ W, `<M>.lora_X.weight` for x @ W^T.
+std::string adapterName(StringRef weight, bool transposed, StringRef part) {
+  if (!transposed)
+    return (weight + "." + part).str();
+  StringRef module = weight;
+  module.consume_back(".weight");
+  return (module + "." + part + ".weight").str();
+}
+
 struct InjectLora : impl::InjectLoraBase<InjectLora> {
   using InjectLoraBase::InjectLoraBase;
 
   void runOnOperation() override;
 
 private:
-  /// Adds `@<W>.lora_A` and `@<W>.lora_B` right after `weight`; returns them.
-  std::pair<graph::ParamOp, graph::ParamOp> createAdapters(graph::ParamOp weight);
+  /// Adds W's A [in, rank] and B [rank, out] right after `weight` (named by adapterName);
+  /// returns them.
+  std::pair<graph::ParamOp, graph::ParamOp> createAdapters(graph::ParamOp weight,
+                                                           bool transposed);
   /// Rewrites the uses of `matmul` (x @ W) to x @ W + ((x @ A) @ B) * scale.
   void adaptMatMul(graph::MatMulOp matmul, graph::ParamOp a, graph::ParamOp b);
 };
@@ -89,10 +120,11 @@ void InjectLora::runOnOperation() {
   // check everything before changing the IR.
   SymbolTable symbols(module);
   llvm::MapVector<Operation *, SmallVector<graph::MatMulOp>> sites;
+  llvm::DenseMap<Operation *, bool> transposedUse;
   llvm::SetVector<StringRef> matmulWeights;
   bool failed = false;
   module.walk([&](graph::MatMulOp matmul) {
-    auto load = matmul.getRhs().getDefiningOp<graph::LoadParamOp>();
+    auto [load, transposed] = matmulWeight(matmul);
     if (!load)
       return;
     auto weight = symbols.lookup<graph::ParamOp>(load.getParam());
@@ -104,8 +136,18 @@ void InjectLora::runOnOperation() {
       return;
     bool firstUse = !sites.contains(weight);
     sites[weight].push_back(matmul);
-    if (!firstUse)
+    if (!firstUse) {
+      if (transposedUse[weight] != transposed) {
+        InFlightDiagnostic diag = weight.emitError()
+                                  << "rp-inject-lora: param '" << name
+                                  << "' is read both as x @ W and as x @ transpose(W); LoRA "
+                                     "adapts one of the two";
+        diag.attachNote(matmul.getLoc()) << "used as a matmul weight here";
+        failed = true;
+      }
       return;
+    }
+    transposedUse[weight] = transposed;
     RankedTensorType type = weight.getTensorType();
     if (type.getRank() != 2 || !isa<FloatType>(type.getElementType())) {
       InFlightDiagnostic diag = weight.emitError()
@@ -116,8 +158,8 @@ void InjectLora::runOnOperation() {
       failed = true;
       return;
     }
-    for (StringRef suffix : {".lora_A", ".lora_B"}) {
-      std::string adapter = (name + suffix).str();
+    for (StringRef part : {"lora_A", "lora_B"}) {
+      std::string adapter = adapterName(name, transposed, part);
       if (Operation *existing = symbols.lookup(adapter)) {
         InFlightDiagnostic diag = weight.emitError()
                                   << "rp-inject-lora: cannot add '" << adapter << "' for param '"
@@ -141,7 +183,7 @@ void InjectLora::runOnOperation() {
 
   // Phase 2: one A/B pair per weight, one adapted computation per matmul.
   for (auto &[op, matmuls] : sites) {
-    auto [a, b] = createAdapters(cast<graph::ParamOp>(op));
+    auto [a, b] = createAdapters(cast<graph::ParamOp>(op), transposedUse[op]);
     for (graph::MatMulOp matmul : matmuls)
       adaptMatMul(matmul, a, b);
   }
@@ -152,21 +194,22 @@ void InjectLora::runOnOperation() {
       param.setTrainable(false);
 }
 
-std::pair<graph::ParamOp, graph::ParamOp> InjectLora::createAdapters(graph::ParamOp weight) {
+std::pair<graph::ParamOp, graph::ParamOp> InjectLora::createAdapters(graph::ParamOp weight,
+                                                                     bool transposed) {
   MLIRContext *ctx = weight.getContext();
   RankedTensorType type = weight.getTensorType();
   Type element = type.getElementType();
-  int64_t in = type.getDimSize(0), out = type.getDimSize(1);
+  int64_t in = type.getDimSize(transposed ? 1 : 0), out = type.getDimSize(transposed ? 0 : 1);
   StringRef name = weight.getSymName();
 
   OpBuilder builder(ctx);
   builder.setInsertionPointAfter(weight);
   auto a =
-      graph::ParamOp::create(builder, weight.getLoc(), (name + ".lora_A").str(),
+      graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, transposed, "lora_A"),
                              RankedTensorType::get({in, rank}, element),
                              /*trainable=*/true, /*initializer=*/StringAttr(),
                              graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform));
-  auto b = graph::ParamOp::create(builder, weight.getLoc(), (name + ".lora_B").str(),
+  auto b = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, transposed, "lora_B"),
                                   RankedTensorType::get({rank, out}, element),
                                   /*trainable=*/true, /*initializer=*/StringAttr(),
                                   graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros));

@@ -73,7 +73,11 @@ def InjectLora : Pass<"rp-inject-lora", "::mlir::ModuleOp"> {
     trainable params `@<W>.lora_A : [in, rank]` (`init kaiming_uniform`, as PEFT initialises A)
     and `@<W>.lora_B : [rank, out]` (`init zeros`); `@W` becomes frozen. Every other param is
     frozen too (LoRA trains adapters only). A `targets` pattern that matches no matmul weight is
-    an error.
+    an error. A weight read as `graph.transpose(graph.load_param @W) {permutation = [1, 0]}`
+    (x @ W^T: nn.Linear's [out, in] weight, as the Hugging Face exports compute projections) is
+    adapted the same way, with A [in, rank] and B [rank, out] named `@<M>.lora_A.weight` and
+    `@<M>.lora_B.weight` (M: W's name without `.weight`, PEFT's names); a weight read both as
+    W and as W^T is an error.
 
     Before:
     ```mlir

@@ -14,7 +14,7 @@ model directory it adapts). The script
    model uses (so nothing was dropped, renamed, transposed or left at its initial value), and
    that the model has no parameter the export does not hold (tied weights aside);
 2. with --master (rp-run's checkpoint model-stepK.safetensors: the fp32 master weights),
-   checks that the export holds those values: exactly for an f32 export, within the dtype's
+   checks that the export holds those values (but the weights a merged LoRA export changes): exactly for an f32 export, within the dtype's
    rounding (relative 2^-8 for bf16, 2^-11 for f16) otherwise;
 3. evaluates the mean next-token cross-entropy on --windows windows of --seq + 1 tokens
    taken evenly from the llm.c token file --tokens (the last 10% of it: the windows rp-run
@@ -112,12 +112,26 @@ def check_adapter(directory, model, failures):
     return stored
 
 
+def adapted_weights(names):
+    """The weights a LoRA checkpoint adapts: <W> of "<W>.lora_A", <M>.weight of
+    "<M>.lora_A.weight" (a merged export changes them)."""
+    out = set()
+    for name in names:
+        if name.endswith(".lora_A.weight"):
+            out.add(name[:-len(".lora_A.weight")] + ".weight")
+        elif name.endswith(".lora_A"):
+            out.add(name[:-len(".lora_A")])
+    return out
+
+
 def check_master(stored, master_path, failures):
-    """The export against rp-run's fp32 master weights (names shared by both)."""
+    """The export against rp-run's fp32 master weights (names shared by both; the weights a
+    merged LoRA export changes are left out)."""
     worst = 0.0
     with safe_open(master_path, "pt") as f:
+        merged = adapted_weights(f.keys())
         for name in f.keys():
-            if name not in stored:
+            if name not in stored or name in merged:
                 continue
             master, out = f.get_tensor(name), stored[name]
             if out.dtype == torch.float32:

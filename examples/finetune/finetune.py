@@ -5,7 +5,7 @@
         [--work DIR] [--steps 100] [--lr 1e-3] [--warmup 10] [--batch 4] [--seq 64]
         [--micro-batches 4] [--gpus 2] [--update sync|async] [--backend cpu|cuda]
         [--export-dtype auto|f32|bf16|f16] [--shard-size SIZE] [--bin DIR] [--no-check]
-        [--force]
+        [--force] [--lora-rank R [--lora-alpha A] [--lora-targets REGEX] [--merged]]
 
 HF_DIR is a model directory as published (config.json, model.safetensors or shards with
 model.safetensors.index.json, tokenizer.json); nothing is downloaded. The steps, each a
@@ -26,11 +26,16 @@ command printed before it runs:
    --before HF_DIR: loads OUT_DIR with transformers, checks its tensors, and prints the loss
    on held-out windows of the text before and after fine-tuning.
 
+With --lora-rank R, rpc-compile adds LoRA adapters (--lora-alpha, default 16; --lora-targets,
+default q_proj|v_proj) and trains only them; OUT_DIR then holds PEFT adapters
+(adapter_model.safetensors + adapter_config.json with base_model_name_or_path HF_DIR, loaded
+with peft.PeftModel.from_pretrained on HF_DIR), or with --merged the full model with the
+adapters merged in.
+
 Runs with the export environment's Python (examples/export/requirements.txt); rpc-compile
 and rp-run come from --bin (default: build/bin of this repository). Not yet supported: models
 with tied embeddings (the exporter keeps one initializer for the shared weight, which plans
-cannot hold yet) and LoRA (rp-inject-lora does not adapt the transposed weights of these
-exports yet).
+cannot hold yet).
 """
 import argparse
 import json
@@ -103,6 +108,10 @@ def main():
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--no-check", action="store_true")
     p.add_argument("--force", action="store_true", help="replace a non-empty OUT")
+    p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank only")
+    p.add_argument("--lora-alpha", default="16")
+    p.add_argument("--lora-targets", default="q_proj|v_proj")
+    p.add_argument("--merged", action="store_true", help="LoRA: write the merged model")
     args = p.parse_args()
 
     model_dir = os.path.abspath(args.model_dir)
@@ -122,23 +131,32 @@ def main():
     count, vocab = tokenize(tokenizer, args.text, tokens)
     print(f"finetune: {args.text}: {count} tokens (vocabulary {vocab}) -> {tokens}", flush=True)
     plan = os.path.join(work, "model.rpplan")
+    lora = ["--lora-rank", str(args.lora_rank), "--lora-alpha", args.lora_alpha,
+            "--lora-targets", args.lora_targets] if args.lora_rank else []
     run([os.path.join(args.bin, "rpc-compile"), os.path.join(work, "export", "model.onnx"),
          "--gpus", args.gpus, "--micro-batches", args.micro_batches, "--update", args.update,
-         "-o", plan])
+         "-o", plan] + lora)
     train = [os.path.join(args.bin, "rp-run"), plan, "--weights", model_dir, "--data", tokens,
              "--steps", str(args.steps), "--lr", args.lr, "--warmup", args.warmup,
              "--backend", args.backend, "--no-progress", "--export-hf", args.out,
-             "--hf-config", config, "--export-dtype", export_dtype(args.export_dtype, config),
+             "--export-dtype", export_dtype(args.export_dtype, config),
              "--log", os.path.join(work, "metrics.jsonl")]
+    adapters = args.lora_rank and not args.merged
+    if args.lora_rank:
+        train += ["--lora-alpha", args.lora_alpha]
+        train += ["--export-merged"] if args.merged else ["--base-model", model_dir]
+    if not adapters:
+        train += ["--hf-config", config]
     if args.shard_size:
         train += ["--export-shard-size", args.shard_size]
     run(train + (["--export-force"] if args.force else []))
-    for name in EXTRA_FILES:
+    for name in EXTRA_FILES if not adapters else []:
         if os.path.isfile(os.path.join(model_dir, name)):
             shutil.copy(os.path.join(model_dir, name), os.path.join(args.out, name))
     if not args.no_check:
         run([py, os.path.join(ROOT, "examples", "export", "check_hf_export.py"), args.out,
-             "--tokens", tokens, "--seq", str(args.seq), "--before", model_dir])
+             "--tokens", tokens, "--seq", str(args.seq), "--before", model_dir]
+            + (["--base", model_dir] if adapters else []))
     return 0
 
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace rp::runtime {
@@ -24,12 +25,24 @@ bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// The adapted weight's name of adapter param `name` ("" : not an adapter).
-std::string adaptedWeight(const std::string &name) {
-  for (const char *suffix : {".lora_A", ".lora_B"})
-    if (endsWith(name, suffix))
-      return name.substr(0, name.size() - 7);
-  return "";
+/// What an adapter param's name says (rp-inject-lora's names): `<W>.lora_A` / `<W>.lora_B`
+/// adapt x @ W; `<M>.lora_A.weight` / `<M>.lora_B.weight` adapt x @ W^T with W `<M>.weight`
+/// (or `<M>`).
+struct AdapterName {
+  std::string prefix; ///< W (x @ W) or M (x @ W^T).
+  bool isA = false;
+  bool transposed = false;
+};
+
+std::optional<AdapterName> adapterName(const std::string &name) {
+  for (bool transposed : {true, false})
+    for (bool isA : {true, false}) {
+      const std::string suffix =
+          std::string(isA ? ".lora_A" : ".lora_B") + (transposed ? ".weight" : "");
+      if (endsWith(name, suffix))
+        return AdapterName{name.substr(0, name.size() - suffix.size()), isA, transposed};
+    }
+  return std::nullopt;
 }
 
 /// The fp32 values of every distinct param of `host`, by name, in plan order: views of the
@@ -82,36 +95,45 @@ StatusOr<ParamValues> paramValues(HostArena &host) {
   return out;
 }
 
-/// The adapters of `values`: W's name -> (A's name, B's name), shapes checked.
-StatusOr<std::map<std::string, std::pair<std::string, std::string>>>
-adaptersOf(const ParamValues &values) {
-  std::map<std::string, std::pair<std::string, std::string>> out;
+/// The LoRA adapters of one weight W: its A [in, r] and B [r, out] params and how W is read.
+struct AdapterPair {
+  std::string a, b;
+  std::string module;       ///< PEFT's module name: W without ".weight".
+  bool transposed = false;  ///< x @ W^T (W [out, in]) rather than x @ W (W [in, out]).
+};
+
+/// The adapters of `values`, by W's name, with their shapes checked.
+StatusOr<std::map<std::string, AdapterPair>> adaptersOf(const ParamValues &values) {
+  std::map<std::string, AdapterPair> out;
   for (const std::string &name : values.order) {
-    const std::string w = adaptedWeight(name);
-    if (w.empty())
+    std::optional<AdapterName> n = adapterName(name);
+    if (!n)
       continue;
-    auto &[a, b] = out[w];
-    (endsWith(name, ".lora_A") ? a : b) = name;
+    std::string w = n->prefix;
+    if (n->transposed && values.shapes.count(n->prefix + ".weight"))
+      w = n->prefix + ".weight";
+    AdapterPair &pair = out[w];
+    (n->isA ? pair.a : pair.b) = name;
+    pair.transposed = n->transposed;
+    pair.module = endsWith(w, ".weight") ? w.substr(0, w.size() - 7) : w;
   }
-  for (const auto &[w, ab] : out) {
-    if (ab.first.empty() || ab.second.empty())
+  for (const auto &[w, pair] : out) {
+    if (pair.a.empty() || pair.b.empty())
       return invalidArgument("LoRA weight '" + w + "' has " +
-                             (ab.first.empty() ? "no lora_A" : "no lora_B") + " param");
-    const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
+                             (pair.a.empty() ? "no lora_A" : "no lora_B") + " param");
+    const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
     if (sa.size() != 2 || sb.size() != 2 || sa[1] != sb[0])
       return invalidArgument("LoRA params of '" + w + "' are " + formatShape(sa) + " and " +
                              formatShape(sb) + "; expected A [in, r] and B [r, out]");
+    const std::vector<int64_t> want =
+        pair.transposed ? std::vector<int64_t>{sb[1], sa[0]} : std::vector<int64_t>{sa[0], sb[1]};
     auto sw = values.shapes.find(w);
-    if (sw != values.shapes.end() && sw->second != std::vector<int64_t>{sa[0], sb[1]})
+    if (sw != values.shapes.end() && sw->second != want)
       return invalidArgument("LoRA weight '" + w + "' is " + formatShape(sw->second) +
-                             "; its adapters make " + formatShape({sa[0], sb[1]}) +
-                             " (rp-inject-lora adapts x @ W with W [in, out])");
+                             "; its adapters make " + formatShape(want) +
+                             (pair.transposed ? " (x @ W^T: W [out, in])" : " (x @ W: W [in, out])"));
   }
   return out;
-}
-
-std::string moduleOf(const std::string &weight) {
-  return endsWith(weight, ".weight") ? weight.substr(0, weight.size() - 7) : weight;
 }
 
 const char *dtypeLabel(HfExportDType d) {
@@ -125,32 +147,33 @@ std::string summaryOf(const HfWriteResult &r, HfExportDType dtype, const std::st
          (r.files.size() == 1 ? " file" : " files") + " to " + dir;
 }
 
-/// W += scale * A @ B (W [in, out], A [in, r], B [r, out]), accumulated in double.
+/// W += scale * A @ B (W [in, out]), or W += scale * (A @ B)^T (`transposed`: W [out, in]),
+/// with A [in, r] and B [r, out], accumulated in double.
 void mergeInto(std::vector<float> &w, const float *a, const float *b, int64_t in, int64_t r,
-               int64_t out, double scale) {
+               int64_t out, double scale, bool transposed) {
   for (int64_t i = 0; i < in; ++i)
     for (int64_t o = 0; o < out; ++o) {
       double sum = 0;
       for (int64_t k = 0; k < r; ++k)
         sum += static_cast<double>(a[i * r + k]) * static_cast<double>(b[k * out + o]);
-      w[i * out + o] = static_cast<float>(static_cast<double>(w[i * out + o]) + scale * sum);
+      float &x = transposed ? w[o * in + i] : w[i * out + o];
+      x = static_cast<float>(static_cast<double>(x) + scale * sum);
     }
 }
 
 StatusOr<std::string> exportFull(ParamValues &values,
-                                 const std::map<std::string, std::pair<std::string, std::string>>
-                                     &adapters,
+                                 const std::map<std::string, AdapterPair> &adapters,
                                  const HfExportOptions &options) {
-  for (const auto &[w, ab] : adapters) {
-    const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
+  for (const auto &[w, pair] : adapters) {
+    const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
     if (!values.data.count(w))
       return invalidArgument("LoRA weight '" + w + "' is no param of the plan; cannot merge");
-    mergeInto(values.own(w), values.data.at(ab.first), values.data.at(ab.second), sa[0], sa[1],
-              sb[1], *options.loraAlpha / static_cast<double>(sa[1]));
+    mergeInto(values.own(w), values.data.at(pair.a), values.data.at(pair.b), sa[0], sa[1],
+              sb[1], *options.loraAlpha / static_cast<double>(sa[1]), pair.transposed);
   }
   std::vector<HfTensor> tensors;
   for (const std::string &name : values.order)
-    if (adaptedWeight(name).empty())
+    if (!adapterName(name))
       tensors.push_back(HfTensor{name, values.shapes.at(name), values.data.at(name)});
   HfWriteOptions w{options.dtype, options.maxShardBytes, options.configPath, options.aliases,
                    options.force};
@@ -163,7 +186,7 @@ StatusOr<std::string> exportFull(ParamValues &values,
 
 bool hasLoraAdapters(const pb::Plan &plan) {
   for (const pb::Param &p : plan.params())
-    if (!adaptedWeight(p.name()).empty())
+    if (adapterName(p.name()))
       return true;
   return false;
 }
@@ -201,10 +224,10 @@ StatusOr<std::string> exportHf(HostArena &host, const HfExportOptions &options) 
   if (adapters.empty() || options.merged)
     return exportFull(values, adapters, options);
   std::vector<LoraAdapter> list;
-  for (const auto &[w, ab] : adapters) {
-    const auto &sa = values.shapes.at(ab.first), &sb = values.shapes.at(ab.second);
-    list.push_back(LoraAdapter{moduleOf(w), sa[0], sb[1], sa[1], values.data.at(ab.first),
-                               values.data.at(ab.second)});
+  for (const auto &[w, pair] : adapters) {
+    const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
+    list.push_back(LoraAdapter{pair.module, sa[0], sb[1], sa[1], values.data.at(pair.a),
+                               values.data.at(pair.b)});
   }
   PeftWriteOptions p{*options.loraAlpha, options.baseModel, options.dtype, options.force};
   RP_ASSIGN_OR_RETURN(HfWriteResult r, writePeftAdapter(options.dir, list, p));

@@ -3,12 +3,12 @@
 // `rp-run --export-hf DIR` writes the weights of a host arena (the fp32 master weights of the
 // trainable params, the frozen params converted back to fp32) as transformers loads them
 // (runtime/io/HfCheckpointWriter.h): the plan's param names are the state-dict names. A plan
-// with LoRA adapters (params `<W>.lora_A` [in, r] and `<W>.lora_B` [r, out], rp-inject-lora)
-// exports the adapters in PEFT's layout, or with `merged` the full model with every adapted
-// weight replaced by W + (alpha / r) * A @ B (and no adapter tensors). rp-inject-lora adapts
-// `x @ W`, so W is [in, out] in the plan's layout and the merge is done in that layout. The
-// plan does not record LoRA alpha: the export takes it (`--lora-alpha`) and checks the rank
-// against the adapters' shapes.
+// with LoRA adapters (rp-inject-lora: A [in, r] and B [r, out], named `<W>.lora_A` /
+// `<W>.lora_B` for a weight read as x @ W, `<M>.lora_A.weight` / `<M>.lora_B.weight` for
+// `<M>.weight` read as x @ W^T) exports the adapters in PEFT's layout, or with `merged` the
+// full model with every adapted weight replaced by W + (alpha / r) * A @ B, or its transpose
+// for x @ W^T (and no adapter tensors). The plan does not record LoRA alpha: the export takes
+// it (`--lora-alpha`); the rank comes from the adapters' shapes.
 //
 // Used at the end of a training run (Trainer) and on its own (exportWeights: a plan with its
 // weights, a Hugging Face checkpoint or an rp-run checkpoint converted without training).
@@ -47,7 +47,8 @@ struct HfExportOptions {
   std::map<std::string, std::string> aliases;
 };
 
-/// True when `plan` holds LoRA adapter params (names ending in ".lora_A" / ".lora_B").
+/// True when `plan` holds LoRA adapter params (names ending in ".lora_A" / ".lora_B", or in
+/// ".lora_A.weight" / ".lora_B.weight").
 bool hasLoraAdapters(const rp::plan::Plan &plan);
 
 /// Checks `options` against `plan` before anything runs (nothing is written): the target

@@ -47,3 +47,31 @@ func.func @taken(%x: tensor<3x8xf32>) -> tensor<3x4xf32> {
   %y = graph.matmul %x, %w : (tensor<3x8xf32>, tensor<8x4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// One weight read both as x @ W and as x @ transpose(W): its adapters cannot serve both.
+// expected-error @+1 {{rp-inject-lora: param 'q_proj' is read both as x @ W and as x @ transpose(W); LoRA adapts one of the two}}
+graph.param @q_proj trainable : tensor<4x4xf32>
+func.func @both(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %w = graph.load_param @q_proj : tensor<4x4xf32>
+  %y = graph.matmul %x, %w : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-note @+1 {{used as a matmul weight here}}
+  %z = graph.matmul %y, %wt : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>
+  return %z : tensor<3x4xf32>
+}
+
+// -----
+
+// A transposed weight whose adapter names are taken.
+// expected-error @+1 {{rp-inject-lora: cannot add 'q_proj.lora_B.weight' for param 'q_proj.weight': the symbol exists (was LoRA injected already?)}}
+graph.param @q_proj.weight trainable : tensor<4x8xf32>
+// expected-note @+1 {{existing symbol here}}
+graph.param @q_proj.lora_B.weight trainable : tensor<2x4xf32> init zeros
+func.func @taken_transposed(%x: tensor<3x8xf32>) -> tensor<3x4xf32> {
+  %w = graph.load_param @q_proj.weight : tensor<4x8xf32>
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %y = graph.matmul %x, %wt : (tensor<3x8xf32>, tensor<8x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}

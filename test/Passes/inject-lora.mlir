@@ -97,18 +97,21 @@ func.func @bf16(%x: tensor<8xbf16>) -> tensor<2xbf16> {
 
 // -----
 
-// Only a param that is the rhs of a matmul (directly, through graph.load_param) is adapted:
-// v_proj read through a transpose, or as the lhs, gets no adapter (but is frozen). Existing
-// adapters (names containing ".lora_") are never adapted and keep their trainable flag.
+// Only a param that is the rhs of a matmul (through graph.load_param, or a transpose of one)
+// is adapted: v_proj as the lhs gets no adapter of its own, but v_proj read through the
+// transpose does (named `<W>.lora_A.weight`: x @ W^T). Existing adapters (names containing
+// ".lora_") are never adapted and keep their trainable flag.
 // CHECK:      graph.param @q_proj : tensor<4x4xf32>
 // CHECK-NEXT: graph.param @q_proj.lora_A trainable : tensor<4x4xf32> init kaiming_uniform
 // CHECK-NEXT: graph.param @q_proj.lora_B trainable : tensor<4x4xf32> init zeros
 // CHECK-NEXT: graph.param @v_proj : tensor<4x4xf32>
+// CHECK-NEXT: graph.param @v_proj.lora_A.weight trainable : tensor<4x4xf32> init kaiming_uniform
+// CHECK-NEXT: graph.param @v_proj.lora_B.weight trainable : tensor<4x4xf32> init zeros
 // CHECK-NEXT: graph.param @o_proj.lora_A.v_proj trainable : tensor<4x4xf32>
 // CHECK-NEXT: graph.param @o_proj.lora_B.v_proj : tensor<4x4xf32>
 // CHECK-NOT:  graph.param
 // CHECK-LABEL: func.func @indirect
-// CHECK-COUNT-1: graph.constant
+// CHECK-COUNT-2: graph.constant
 // CHECK-NOT:  graph.constant
 graph.param @q_proj trainable : tensor<4x4xf32>
 graph.param @v_proj trainable : tensor<4x4xf32>
@@ -124,4 +127,33 @@ func.func @indirect(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %2 = graph.matmul %1, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %3 = graph.matmul %2, %q : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %3 : tensor<4x4xf32>
+}
+
+// -----
+
+// nn.Linear's layout, as the Hugging Face exports compute every projection: W [out 6, in 8]
+// read as x @ transpose(W). A is [in, rank] and B [rank, out] as for x @ W, named as PEFT
+// names the module's adapters (W's name without ".weight", then ".lora_A.weight"); the
+// matmul's users read x @ W^T + ((x @ A) @ B) * 2.
+// CHECK:      graph.param @model.layers.0.self_attn.q_proj.weight : tensor<6x8xf32>
+// CHECK-NEXT: graph.param @model.layers.0.self_attn.q_proj.lora_A.weight trainable : tensor<8x4xf32> init kaiming_uniform
+// CHECK-NEXT: graph.param @model.layers.0.self_attn.q_proj.lora_B.weight trainable : tensor<4x6xf32> init zeros
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x8xf32>)
+// CHECK:      %[[WT:.+]] = graph.transpose
+// CHECK-NEXT: %[[Y:.+]] = graph.matmul %[[X]], %[[WT]] : (tensor<2x3x8xf32>, tensor<8x6xf32>) -> tensor<2x3x6xf32>
+// CHECK-NEXT: %[[A:.+]] = graph.load_param @model.layers.0.self_attn.q_proj.lora_A.weight : tensor<8x4xf32>
+// CHECK-NEXT: %[[B:.+]] = graph.load_param @model.layers.0.self_attn.q_proj.lora_B.weight : tensor<4x6xf32>
+// CHECK-NEXT: %[[XA:.+]] = graph.matmul %[[X]], %[[A]] : (tensor<2x3x8xf32>, tensor<8x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[XAB:.+]] = graph.matmul %[[XA]], %[[B]] : (tensor<2x3x4xf32>, tensor<4x6xf32>) -> tensor<2x3x6xf32>
+// CHECK-NEXT: %[[S:.+]] = graph.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[D:.+]] = graph.mul %[[XAB]], %[[S]]
+// CHECK-NEXT: %[[R:.+]] = graph.add %[[Y]], %[[D]]
+// CHECK-NEXT: return %[[R]]
+graph.param @model.layers.0.self_attn.q_proj.weight trainable : tensor<6x8xf32>
+func.func @linear(%x: tensor<2x3x8xf32>) -> tensor<2x3x6xf32> {
+  %w = graph.load_param @model.layers.0.self_attn.q_proj.weight : tensor<6x8xf32>
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<6x8xf32>) -> tensor<8x6xf32>
+  %y = graph.matmul %x, %wt : (tensor<2x3x8xf32>, tensor<8x6xf32>) -> tensor<2x3x6xf32>
+  return %y : tensor<2x3x6xf32>
 }

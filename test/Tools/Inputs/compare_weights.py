@@ -8,11 +8,13 @@ only. A source is a safetensors file, a directory (every *.safetensors in it) or
       tensors"
   compare_weights.py peft ADAPTER CKPT
       ADAPTER/adapter_model.safetensors holds, for every "<W>.lora_A" [in, r] / "<W>.lora_B"
-      [r, out] of CKPT, "base_model.model.<W without .weight>.lora_A.weight" = A^T and
-      "...lora_B.weight" = B^T, exactly, and nothing else
+      [r, out] of CKPT (x @ W) and every "<M>.lora_A.weight" / "<M>.lora_B.weight" (x @ W^T),
+      "base_model.model.<M or W without .weight>.lora_A.weight" = A^T and "...lora_B.weight"
+      = B^T, exactly, and nothing else
   compare_weights.py merged GOT CKPT ALPHA
       GOT holds every non-adapter tensor of CKPT, each adapted W replaced by
-      W + ALPHA / r * A @ B (relative 1e-6 of max |W|), and no adapter tensor
+      W + ALPHA / r * A @ B (x @ W) or W + ALPHA / r * (A @ B)^T (x @ W^T) (relative 1e-6 of
+      max |W|), and no adapter tensor
 Exit 1 with a message on the first difference.
 """
 import array
@@ -95,10 +97,14 @@ def main():
         want = {}
         for name, value in ckpt.items():
             for part in ("lora_A", "lora_B"):
-                if name.endswith("." + part):
+                if name.endswith(f".{part}.weight"):
+                    module = name[:-len(part) - 8]
+                elif name.endswith("." + part):
                     w = name[:-len(part) - 1]
                     module = w[:-len(".weight")] if w.endswith(".weight") else w
-                    want[f"base_model.model.{module}.{part}.weight"] = transpose(*value)
+                else:
+                    continue
+                want[f"base_model.model.{module}.{part}.weight"] = transpose(*value)
         if set(got) != set(want):
             fail(f"adapter names {sorted(got)} != {sorted(want)}")
         for name in sorted(want):
@@ -110,12 +116,20 @@ def main():
         if set(got) != set(plain):
             fail(f"merged names {sorted(got)} != {sorted(plain)}")
         for name, (shape, w) in plain.items():
-            if name + ".lora_A" in ckpt:
-                (n_in, r), a = ckpt[name + ".lora_A"]
-                (_, n_out), b = ckpt[name + ".lora_B"]
-                w = [w[i * n_out + o] + alpha / r * sum(a[i * r + k] * b[k * n_out + o]
-                                                        for k in range(r))
-                     for i in range(n_in) for o in range(n_out)]
+            module = name[:-len(".weight")] if name.endswith(".weight") else name
+            for prefix, transposed in ((name + ".lora_", False), (module + ".lora_", True)):
+                suffix = ".weight" if transposed else ""
+                if prefix + "A" + suffix not in ckpt:
+                    continue
+                (n_in, r), a = ckpt[prefix + "A" + suffix]
+                (_, n_out), b = ckpt[prefix + "B" + suffix]
+                delta = [[alpha / r * sum(a[i * r + k] * b[k * n_out + o] for k in range(r))
+                          for o in range(n_out)] for i in range(n_in)]
+                if transposed:  # W [out, in]
+                    w = [w[o * n_in + i] + delta[i][o] for o in range(n_out) for i in range(n_in)]
+                else:  # W [in, out]
+                    w = [w[i * n_out + o] + delta[i][o] for i in range(n_in) for o in range(n_out)]
+                break
             tol = 1e-6 * max(abs(x) for x in w)
             for i, (g, x) in enumerate(zip(got[name][1], w)):
                 if abs(g - x) > tol:

@@ -32,10 +32,10 @@ default q_proj|v_proj) and trains only them; OUT_DIR then holds PEFT adapters
 with peft.PeftModel.from_pretrained on HF_DIR), or with --merged the full model with the
 adapters merged in.
 
-Runs with the export environment's Python (examples/export/requirements.txt); rpc-compile
-and rp-run come from --bin (default: build/bin of this repository). Not yet supported: models
-with tied embeddings (the exporter keeps one initializer for the shared weight, which plans
-cannot hold yet).
+Models with tied embeddings work as published (the shared weight is one param; the export
+writes it once, under the input embedding's name). Runs with the export environment's Python
+(examples/export/requirements.txt); rpc-compile and rp-run come from --bin (default: build/bin
+of this repository).
 """
 import argparse
 import json

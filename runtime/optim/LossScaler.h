@@ -21,7 +21,9 @@ namespace rp::runtime {
 
 struct LossScaleConfig {
   bool enabled = false;
-  double initScale = 65536.0;   ///< 2^16.
+  /// 2^15, the largest power of two an fp16 seed holds (GradScaler starts at 2^16, which
+  /// overflows the seed's own cast in an fp16 plan and costs the first step).
+  double initScale = 32768.0;
   int64_t growthInterval = 2000;
   double growth = 2.0;
   double backoff = 0.5;

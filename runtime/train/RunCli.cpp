@@ -141,7 +141,7 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   f.lossScaleOption =
       app.add_option("--loss-scale", f.lossScale,
                      "Dynamic loss scaling from this initial scale (default for fp16 plans: "
-                     "65536; growth x2 every --loss-scale-growth-interval good steps, x0.5 and "
+                     "32768; growth x2 every --loss-scale-growth-interval good steps, x0.5 and "
                      "the step skipped on a non-finite gradient)")
           ->check(finiteNumber(true));
   app.add_flag("--no-loss-scale", o.noLossScale, "No loss scaling (also for fp16 plans)");

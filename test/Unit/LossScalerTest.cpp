@@ -34,9 +34,11 @@ TEST(LossScalerTest, BacksOffAndGrows) {
   EXPECT_EQ(s.goodSteps, 0);
 }
 
-TEST(LossScalerTest, DefaultsAreGradScalers) {
+TEST(LossScalerTest, DefaultsAreGradScalersButTheStart) {
   LossScaleConfig c;
-  EXPECT_EQ(c.initScale, 65536.0);
+  // 2^15, not GradScaler's 2^16: the largest power of two an fp16 seed holds.
+  EXPECT_EQ(c.initScale, 32768.0);
+  EXPECT_LE(c.initScale, 65504.0); // fp16's largest finite value
   EXPECT_EQ(c.growthInterval, 2000);
   EXPECT_EQ(c.growth, 2.0);
   EXPECT_EQ(c.backoff, 0.5);

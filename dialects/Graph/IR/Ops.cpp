@@ -141,7 +141,9 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   if (failed(sameElementType<MatMulOp>(loc, l.getElementType(), r.getElementType(), "operands")))
     return failure();
-  return pushInferred<MatMulOp>(loc, matmulShape(l.getShape(), r.getShape()), l.getElementType(),
+  return pushInferred<MatMulOp>(loc, matmulShape(l.getShape(), r.getShape(), adaptor.getTransposeA(),
+                                                    adaptor.getTransposeB()),
+                                l.getElementType(),
                                 results);
 }
 

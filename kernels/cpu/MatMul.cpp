@@ -38,7 +38,8 @@ StatusOr<MatMulPlan> plan(const HostTensor &a, const HostTensor &b, bool transA,
     return invalidArgument(std::string(op) + ": expected operands of rank >= 1, got a " +
                            a.typeString() + " and b " + b.typeString());
   if ((transA && a.rank() < 2) || (transB && b.rank() < 2))
-    return invalidArgument(std::string(op) + ": expected a transposed operand of rank >= 2, got a " +
+    return invalidArgument(std::string(op) +
+                           ": expected a transposed operand of rank >= 2, got a " +
                            a.typeString() + (transA ? " (transposed)" : "") + " and b " +
                            b.typeString() + (transB ? " (transposed)" : ""));
   Shape sa = a.shape(), sb = b.shape();
@@ -130,9 +131,9 @@ Status floatMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b
   const int64_t rowTiles = (m + kTileRows - 1) / kTileRows;
   const int64_t colTiles = (n + kTileCols - 1) / kTileCols;
   const int64_t tasks = batches * rowTiles * colTiles;
-  const TileLayout layout{p.transA ? CblasTrans : CblasNoTrans, p.transB ? CblasTrans : CblasNoTrans,
-                          static_cast<int>(p.transA ? m : k), static_cast<int>(p.transB ? k : n),
-                          static_cast<int>(n)};
+  const TileLayout layout{p.transA ? CblasTrans : CblasNoTrans,
+                          p.transB ? CblasTrans : CblasNoTrans, static_cast<int>(p.transA ? m : k),
+                          static_cast<int>(p.transB ? k : n), static_cast<int>(n)};
 #pragma omp parallel for schedule(dynamic) if (tasks > 1 &&                                        \
                                                batches * m * n * k >= kParallelMinFlops)
   for (int64_t t = 0; t < tasks; ++t) {

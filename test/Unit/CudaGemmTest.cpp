@@ -425,7 +425,8 @@ std::vector<float> swapLastTwo(const Shape &shape, const std::vector<float> &val
   for (size_t base = 0; base < values.size(); base += static_cast<size_t>(rows * cols))
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)
-        out[base + static_cast<size_t>(j * rows + i)] = values[base + static_cast<size_t>(i * cols + j)];
+        out[base + static_cast<size_t>(j * rows + i)] =
+            values[base + static_cast<size_t>(i * cols + j)];
   return out;
 }
 
@@ -448,7 +449,8 @@ TEST(CudaGemmPlanTest, TransposedHostReplayMatchesCpu) {
       for (bool tb : {false, true}) {
         SCOPED_TRACE(runtime::formatShape(c.a) + " @ " + runtime::formatShape(c.b) +
                      (ta ? " transpose_a" : "") + (tb ? " transpose_b" : ""));
-        std::vector<float> a(static_cast<size_t>(elementsOf(c.a))), b(static_cast<size_t>(elementsOf(c.b)));
+        std::vector<float> a(static_cast<size_t>(elementsOf(c.a)));
+        std::vector<float> b(static_cast<size_t>(elementsOf(c.b)));
         for (float &x : a)
           x = dist(rng);
         for (float &x : b)

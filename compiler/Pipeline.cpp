@@ -52,8 +52,12 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options,
   buildSchedulePipeline(pm, options.schedule);
 }
 
+void addTransposeFolding(OpPassManager &pm) { pm.addPass(createFoldTransposeIntoMatmul()); }
+
 void buildSchedulePipeline(OpPassManager &pm, const LowerToScheduleOptions &options) {
   pm.addPass(createLowerToSchedule(options));
+  // After the layers' backward functions exist, so that their transposes fold too.
+  addTransposeFolding(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createPlanMemory());
 }

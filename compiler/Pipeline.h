@@ -27,6 +27,11 @@ void buildFusionPipeline(OpPassManager &pm);
 /// forward -> layer functions: the fusion pipeline, then rp-group-layers.
 void buildLayersPipeline(OpPassManager &pm);
 
+/// Folds transposes of the last two dimensions into graph.matmul's transpose_a/transpose_b
+/// flags (rp-fold-transpose-into-matmul): what buildSchedulePipeline runs after lowering, for
+/// tools that evaluate the same GEMMs (rp-ref --train).
+void addTransposeFolding(OpPassManager &pm);
+
 /// partitioned layers -> planned schedule: rp-lower-to-schedule, canonicalize, rp-plan-memory.
 void buildSchedulePipeline(OpPassManager &pm, const LowerToScheduleOptions &options);
 

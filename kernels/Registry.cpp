@@ -46,7 +46,8 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("where", 3, 1, R::Where));
   t.push_back(fixed("cast", 1, 1, R::Cast));
   // Contractions, reductions, normalisations.
-  t.push_back(fixed("matmul", 2, 1, R::Numeric));
+  t.push_back(fixed("matmul", 2, 1, R::Numeric,
+                    {opt("transpose_a", K::Bool), opt("transpose_b", K::Bool)}));
   for (std::string_view id : {"reduce_sum", "reduce_mean", "reduce_max"})
     t.push_back(fixed(id, 1, 1, R::Numeric, reduceAttrs));
   t.push_back(fixed("softmax", 1, 1, R::Float, axisAttr));

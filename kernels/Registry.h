@@ -16,9 +16,9 @@
 //
 // Attributes carry the ODS attribute names. Enum attributes (CompareKind, GeluApproximation,
 // LossReduction) are strings holding the keyword ("lt", "tanh", "mean"); UnitAttrs (`causal`,
-// `keepdims`, `upper`) are optional bools (absent = false); I64 arrays (`axes`, `permutation`)
-// are Ints; F64 attributes are Float; graph.range's bounds, which ODS types as I64 or F64,
-// are IntOrFloat.
+// `keepdims`, `upper`, matmul's `transpose_a` / `transpose_b`) are optional bools (absent =
+// false); I64 arrays (`axes`, `permutation`) are Ints; F64 attributes are Float; graph.range's
+// bounds, which ODS types as I64 or F64, are IntOrFloat.
 //
 // Plain C++17: no LLVM/MLIR, no BLAS; linked by both worlds.
 //

@@ -268,6 +268,8 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     auto scoreMm = qk.getDefiningOp<MatMulOp>();
     if (!scoreMm || !qk.hasOneUse())
       return fail("scores are not a single-use matmul");
+    if (scoreMm.getTransposeA() || scoreMm.getTransposeB())
+      return fail("the score matmul takes a transposed operand");
     // torch.onnx scales both operands by sqrt(scale) before the product.
     Value q = scoreMm.getLhs(), kT = scoreMm.getRhs();
     scale *= takeScalarFactor(q).value_or(1.0) * takeScalarFactor(kT).value_or(1.0);

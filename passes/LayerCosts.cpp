@@ -29,7 +29,7 @@ double forwardFlops(func::FuncOp func) {
       return;
     if (auto mm = dyn_cast<graph::MatMulOp>(op)) {
       auto lhs = mm.getLhs().getType();
-      int64_t k = lhs.getShape().back();
+      int64_t k = lhs.getShape()[lhs.getRank() - (mm.getTransposeA() ? 2 : 1)];
       flops += 2.0 * elements(mm.getType()) * static_cast<double>(k);
       return;
     }

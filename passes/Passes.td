@@ -123,6 +123,29 @@ def FreezeParams : Pass<"rp-freeze-params", "::mlir::ModuleOp"> {
   ];
 }
 
+def FoldTransposeIntoMatmul : Pass<"rp-fold-transpose-into-matmul", "::mlir::ModuleOp"> {
+  let summary = "Folds transposes of the last two dimensions into graph.matmul's flags";
+  let description = [{
+    A `graph.matmul` operand defined by a `graph.transpose` whose permutation swaps the last two
+    dimensions (and keeps the others) reads the transpose's input instead, with the operand's
+    `transpose_a` / `transpose_b` flag toggled (a flag already set is cleared: two transposes
+    cancel). The GEMM kernels take the operand transposed, so the transpose's copy disappears
+    once it has no other user. Other permutations, and operands of rank < 2, are left alone.
+    Runs on every function of the module (layer functions, their backward functions).
+
+    Before:
+    ```mlir
+    %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %y = graph.matmul %x, %wt : (tensor<8x64xf32>, tensor<64x256xf32>) -> tensor<8x256xf32>
+    ```
+    After:
+    ```mlir
+    %y = graph.matmul %x, %w {transpose_b} : (tensor<8x64xf32>, tensor<256x64xf32>) -> tensor<8x256xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
 // Pass families in their own files, one owner each.
 include "passes/NormFusionPasses.td"
 include "passes/BlockFusionPasses.td"

@@ -26,15 +26,27 @@ struct MatMulPlan {
   Shape aBatchStrides;    // per batch dim, in elements of a (0 where broadcast)
   Shape bBatchStrides;    // likewise for b
   bool bHasBatch = false; // b has batch dimensions of its own
+  bool transA = false;    // a holds [..., K, M] (graph.matmul's transpose_a)
+  bool transB = false;    // b holds [..., N, K] (transpose_b)
   int64_t batchCount() const { return product(batch, 0, batch.size()); }
 };
 
-StatusOr<MatMulPlan> plan(const HostTensor &a, const HostTensor &b, Shape &resultShape) {
+StatusOr<MatMulPlan> plan(const HostTensor &a, const HostTensor &b, bool transA, bool transB,
+                          Shape &resultShape) {
   const char *op = "matmul";
   if (a.rank() == 0 || b.rank() == 0)
     return invalidArgument(std::string(op) + ": expected operands of rank >= 1, got a " +
                            a.typeString() + " and b " + b.typeString());
+  if ((transA && a.rank() < 2) || (transB && b.rank() < 2))
+    return invalidArgument(std::string(op) +
+                           ": expected a transposed operand of rank >= 2, got a " +
+                           a.typeString() + (transA ? " (transposed)" : "") + " and b " +
+                           b.typeString() + (transB ? " (transposed)" : ""));
   Shape sa = a.shape(), sb = b.shape();
+  if (transA)
+    std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+  if (transB)
+    std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
   const bool aVector = sa.size() == 1, bVector = sb.size() == 1;
   if (aVector)
     sa.insert(sa.begin(), 1);
@@ -55,6 +67,8 @@ StatusOr<MatMulPlan> plan(const HostTensor &a, const HostTensor &b, Shape &resul
   for (int64_t &s : p.bBatchStrides)
     s *= p.k * p.n;
   p.bHasBatch = !batchB.empty();
+  p.transA = transA;
+  p.transB = transB;
   resultShape = p.batch;
   if (!aVector)
     resultShape.push_back(p.m);
@@ -83,14 +97,17 @@ constexpr int64_t kTileCols = 1024;
 /// Below this many multiply-adds a product runs on one thread.
 constexpr int64_t kParallelMinFlops = int64_t(1) << 18;
 
-void gemm(const float *a, const float *b, float *c, int m, int n, int k, int lda, int ldb,
-          int ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
-              ldc);
+/// One GEMM tile: operand layouts, as OpenBLAS takes them.
+struct TileLayout {
+  CBLAS_TRANSPOSE ta, tb;
+  int lda, ldb, ldc;
+};
+
+void gemm(const TileLayout &l, const float *a, const float *b, float *c, int m, int n, int k) {
+  cblas_sgemm(CblasRowMajor, l.ta, l.tb, m, n, k, 1.0f, a, l.lda, b, l.ldb, 0.0f, c, l.ldc);
 }
-void gemm(const double *a, const double *b, double *c, int m, int n, int k, int lda, int ldb,
-          int ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+void gemm(const TileLayout &l, const double *a, const double *b, double *c, int m, int n, int k) {
+  cblas_dgemm(CblasRowMajor, l.ta, l.tb, m, n, k, 1.0, a, l.lda, b, l.ldb, 0.0, c, l.ldc);
 }
 
 template <typename T>
@@ -98,10 +115,11 @@ Status floatMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b
   const T *pa = a.data<T>();
   const T *pb = b.data<T>();
   T *pc = out.data<T>();
-  // Without a batch in b, the batch of (contiguous) a folds into M.
-  const int64_t m = p.bHasBatch ? p.m : p.m * p.batchCount();
+  // Without a batch in b, the batch of (contiguous, untransposed) a folds into M.
+  const bool fold = !p.bHasBatch && !p.transA;
+  const int64_t m = fold ? p.m * p.batchCount() : p.m;
   const int64_t n = p.n, k = p.k;
-  const int64_t batches = p.bHasBatch ? p.batchCount() : 1;
+  const int64_t batches = fold ? 1 : p.batchCount();
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     return invalidArgument("matmul: GEMM dimensions M = " + std::to_string(m) +
                            ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
@@ -113,6 +131,9 @@ Status floatMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b
   const int64_t rowTiles = (m + kTileRows - 1) / kTileRows;
   const int64_t colTiles = (n + kTileCols - 1) / kTileCols;
   const int64_t tasks = batches * rowTiles * colTiles;
+  const TileLayout layout{p.transA ? CblasTrans : CblasNoTrans,
+                          p.transB ? CblasTrans : CblasNoTrans, static_cast<int>(p.transA ? m : k),
+                          static_cast<int>(p.transB ? k : n), static_cast<int>(n)};
 #pragma omp parallel for schedule(dynamic) if (tasks > 1 &&                                        \
                                                batches * m * n * k >= kParallelMinFlops)
   for (int64_t t = 0; t < tasks; ++t) {
@@ -120,12 +141,14 @@ Status floatMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b
     const int64_t row = (t / colTiles) % rowTiles * kTileRows;
     const int64_t col = t % colTiles * kTileCols;
     int64_t offA = 0, offB = 0;
-    if (p.bHasBatch)
+    if (!fold)
       batchOffsets(p, batch, offA, offB);
     const int64_t rows = std::min(kTileRows, m - row), cols = std::min(kTileCols, n - col);
-    gemm(pa + offA + row * k, pb + offB + col, pc + batch * m * n + row * n + col,
-         static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(k), static_cast<int>(k),
-         static_cast<int>(n), static_cast<int>(n));
+    // A tile's rows start at row `row` of [M, K] a, or at column `row` of [K, M] a; its
+    // columns at column `col` of [K, N] b, or at row `col` of [N, K] b.
+    gemm(layout, pa + offA + (p.transA ? row : row * k), pb + offB + (p.transB ? col * k : col),
+         pc + batch * m * n + row * n + col, static_cast<int>(rows), static_cast<int>(cols),
+         static_cast<int>(k));
   }
   return okStatus();
 }
@@ -141,15 +164,18 @@ void intMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b, Ho
   for (int64_t r = 0; r < rows; ++r) {
     int64_t offA = 0, offB = 0;
     batchOffsets(p, r / m, offA, offB);
-    const T *arow = pa + offA + (r % m) * k;
+    // a(i, kk) and b(kk, j) through the element strides of the stored layouts.
+    const int64_t aRow = p.transA ? 1 : k, aCol = p.transA ? m : 1;
+    const int64_t bRow = p.transB ? 1 : n, bCol = p.transB ? k : 1;
+    const T *arow = pa + offA + (r % m) * aRow;
     const T *bmat = pb + offB;
     T *crow = pc + r * n;
     std::vector<uint64_t> acc(static_cast<size_t>(n), 0); // wraps like int64
     for (int64_t kk = 0; kk < k; ++kk) {
-      const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(arow[kk]));
-      const T *brow = bmat + kk * n;
+      const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(arow[kk * aCol]));
+      const T *brow = bmat + kk * bRow;
       for (int64_t j = 0; j < n; ++j)
-        acc[j] += x * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
+        acc[j] += x * static_cast<uint64_t>(static_cast<int64_t>(brow[j * bCol]));
     }
     for (int64_t j = 0; j < n; ++j)
       crow[j] = static_cast<T>(static_cast<int64_t>(acc[j]));
@@ -159,11 +185,16 @@ void intMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b, Ho
 } // namespace
 
 Status matmul(const HostTensor &a, const HostTensor &b, HostTensor &out) {
+  return matmul(a, b, /*transposeA=*/false, /*transposeB=*/false, out);
+}
+
+Status matmul(const HostTensor &a, const HostTensor &b, bool transposeA, bool transposeB,
+              HostTensor &out) {
   const char *op = "matmul";
   RP_RETURN_IF_ERROR(checkDType(op, "a", a, kNumericTypes));
   RP_RETURN_IF_ERROR(checkSameDType(op, "a", a, "b", b));
   Shape resultShape;
-  RP_ASSIGN_OR_RETURN(MatMulPlan p, plan(a, b, resultShape));
+  RP_ASSIGN_OR_RETURN(MatMulPlan p, plan(a, b, transposeA, transposeB, resultShape));
   RP_RETURN_IF_ERROR(checkType(op, "out", out, a.dtype(), resultShape));
   if (out.numElements() == 0)
     return okStatus();

@@ -16,6 +16,11 @@
 // thread, process-wide. Accumulation is OpenBLAS's: in the element type (f32
 // for sgemm), in its blocked order for the CPU kernel it selects (results can
 // differ in the last bits across CPUs or OpenBLAS builds). K = 0 gives zeros.
+// transposeA / transposeB (graph.matmul's flags): `a` holds [..., K, M] and is
+// read transposed (likewise `b`, [..., N, K]); OpenBLAS takes the operand with
+// CblasTrans, no copy is made. Tiles and their order are the same, so results
+// stay independent of the thread count; a batch of a flagged `a` does not fold
+// into M. A flagged operand has rank >= 2.
 // i64 / i32: plain loops accumulating in int64 (wrapping), stored with a
 // two's-complement wrap to i32.
 //
@@ -35,6 +40,11 @@ namespace rp::kernels::cpu {
 /// matrix dimension beyond OpenBLAS's 32-bit int.
 runtime::Status matmul(const runtime::HostTensor &a, const runtime::HostTensor &b,
                        runtime::HostTensor &out);
+
+/// out = op(a) @ op(b), op the swap of the last two dimensions where the flag is set (see the
+/// file comment). Errors: as matmul, and InvalidArgument for a flagged operand of rank < 2.
+runtime::Status matmul(const runtime::HostTensor &a, const runtime::HostTensor &b,
+                       bool transposeA, bool transposeB, runtime::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

@@ -64,7 +64,8 @@ struct BatchDim {
 std::string describe(const MatMulPlan &p) {
   return std::string(runtime::dtypeName(p.dtype)) + " m=" + std::to_string(p.m) +
          " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
-         " batch=" + std::to_string(p.batchCount);
+         " batch=" + std::to_string(p.batchCount) + (p.transA ? " transA" : "") +
+         (p.transB ? " transB" : "");
 }
 
 /// Largest power of two (at most 256) dividing `bytes`; 256 for 0.
@@ -77,7 +78,7 @@ int64_t alignmentOf(uint64_t bytes) {
 } // namespace
 
 StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &bShape,
-                                const Shape &outShape) {
+                                const Shape &outShape, bool transposeA, bool transposeB) {
   if (!isGemmDType(dtype))
     return invalidArgument(std::string("matmul on the GPU takes f32, f16 or bf16, got ") +
                            runtime::dtypeName(dtype));
@@ -92,8 +93,16 @@ StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &b
       return invalidArgument(std::string("matmul: ") + what + ": " + n.status().message());
   }
 
-  // 1-D promotion: a [K] -> [1, K], b [K] -> [K, 1].
+  if ((transposeA && aShape.size() < 2) || (transposeB && bShape.size() < 2))
+    return invalidArgument("matmul: expected a transposed operand of rank >= 2, got a " +
+                           formatShape(aShape) + (transposeA ? " (transposed)" : "") + " and b " +
+                           formatShape(bShape) + (transposeB ? " (transposed)" : ""));
+  // 1-D promotion: a [K] -> [1, K], b [K] -> [K, 1]; flagged operands read transposed.
   Shape sa = aShape, sb = bShape;
+  if (transposeA)
+    std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+  if (transposeB)
+    std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
   const bool aVector = sa.size() == 1, bVector = sb.size() == 1;
   if (aVector)
     sa.insert(sa.begin(), 1);
@@ -132,6 +141,8 @@ StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &b
   p.m = m;
   p.n = n;
   p.k = k;
+  p.transA = transposeA;
+  p.transB = transposeB;
   p.outElements = runtime::checkedNumElements(outShape).value(); // checked above
   if (p.outElements == 0 || k == 0)
     return p; // nothing to multiply: no calls (run() zero-fills when k == 0)
@@ -166,7 +177,7 @@ StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &b
   }
 
   // Fold the innermost dimension into M when b stays and a's rows run on.
-  if (!merged.empty() && merged.back().b == 0 && merged.back().a == m * k &&
+  if (!transposeA && !merged.empty() && merged.back().b == 0 && merged.back().a == m * k &&
       merged.back().out == m * n) {
     p.m = m * merged.back().size;
     merged.pop_back();
@@ -311,8 +322,22 @@ StatusOr<const GemmRunner::CachedCall *> GemmRunner::lookup(const MatMulPlan &pl
   const uint64_t m = static_cast<uint64_t>(plan.m), n = static_cast<uint64_t>(plan.n),
                  k = static_cast<uint64_t>(plan.k);
   // Column-major swap: A = b^T [n, k] (ld n), B = a^T [k, m] (ld k), C = out^T [n, m] (ld n).
-  RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutA, type, n, k, plan.n));
-  RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutB, type, k, m, plan.k));
+  // A flagged b is stored [n, k] row-major: the column-major [k, n] (ld k), taken transposed;
+  // a flagged a likewise the column-major [m, k] (ld m).
+  if (plan.transB)
+    RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutA, type, k, n, plan.k));
+  else
+    RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutA, type, n, k, plan.n));
+  if (plan.transA)
+    RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutB, type, m, k, plan.m));
+  else
+    RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutB, type, k, m, plan.k));
+  const cublasOperation_t opA = plan.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opB = plan.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  RP_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(entry->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
+                                                   sizeof(opA)));
+  RP_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(entry->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
+                                                   sizeof(opB)));
   RP_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&entry->layoutC, type, n, m, plan.n));
   if (plan.batchCount > 1) {
     const int32_t count = static_cast<int32_t>(plan.batchCount);
@@ -434,7 +459,9 @@ Status GemmRunner::run(const MatMulPlan &plan, const void *a, const void *b, voi
                    plan.outBatchStride,
                    align[0],
                    align[1],
-                   align[2]};
+                   align[2],
+                   plan.transA ? 1 : 0,
+                   plan.transB ? 1 : 0};
   RP_ASSIGN_OR_RETURN(const CachedCall *call, lookup(plan, key));
 
   const float alpha = 1.0f, beta = 0.0f;

@@ -33,6 +33,12 @@
 //     exactly M * K, it folds into M (a's rows are contiguous, and so are
 //     out's): [B, M, K] x [K, N] is one [B*M, K] x [K, N] GEMM, like the CPU
 //     kernel's fold.
+//  5. transposeA / transposeB (graph.matmul's flags): a holds [..., K, M]
+//     (b [..., N, K]) and is read transposed: the cuBLASLt operand of a
+//     flagged tensor is its row-major buffer as the column-major matrix it is
+//     (A^T's [M, K] ld M; B^T's [K, N] ld K) with CUBLASLT_MATMUL_DESC_TRANSB
+//     (TRANSA for b) set, so no copy is made. A flagged a never folds its
+//     batch into M (its rows are not contiguous).
 //  4. Of the remaining dimensions the largest becomes one strided batch
 //     (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT / STRIDED_BATCH_OFFSET, stride 0
 //     for a broadcast operand); each index of the others is one call with
@@ -102,6 +108,8 @@ struct MatMulPlan {
   std::vector<Call> calls;
   /// Elements of out (the product of the out shape).
   int64_t outElements = 0;
+  /// a holds each [m, k] product row-major transposed ([k, m]); b likewise ([n, k]).
+  bool transA = false, transB = false;
 };
 
 /// Plans out = a @ b for tensors of `dtype` with the given shapes (numpy.matmul
@@ -112,9 +120,12 @@ struct MatMulPlan {
 /// than INT64_MAX elements; a contraction mismatch (a's K vs b's K); batch
 /// dimensions that do not broadcast; `outShape` not the matmul shape; a strided
 /// batch longer than INT32_MAX products.
+/// With `transposeA` (`transposeB`) a (b) is read with its last two dimensions swapped
+/// (graph.matmul's flags; a flagged operand of rank < 2 is InvalidArgument).
 runtime::StatusOr<MatMulPlan> planMatMul(runtime::DType dtype, const std::vector<int64_t> &aShape,
                                          const std::vector<int64_t> &bShape,
-                                         const std::vector<int64_t> &outShape);
+                                         const std::vector<int64_t> &outShape,
+                                         bool transposeA = false, bool transposeB = false);
 
 /// Runs MatMulPlans on one device: a cuBLASLt handle, one workspace, and a
 /// cache of heuristic algorithms (with their descriptors) per call shape.
@@ -163,8 +174,8 @@ public:
 
 private:
   struct CachedCall;
-  /// dtype, m, n, k, batch count, the three strides, the three alignments.
-  using Key = std::array<int64_t, 11>;
+  /// dtype, m, n, k, batch count, the three strides, the three alignments, the two flags.
+  using Key = std::array<int64_t, 13>;
 
   GemmRunner(int device, cublasLtHandle_t handle, void *workspace, size_t workspaceBytes);
   /// The cached descriptors and algorithm for `key`, creating them on a miss.

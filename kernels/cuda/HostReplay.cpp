@@ -73,12 +73,15 @@ void matmul(const MatMulPlan &p, const void *a, const void *b, void *out) {
         const int64_t aBase = c.aOffset + batch * p.aBatchStride;
         const int64_t bBase = c.bOffset + batch * p.bBatchStride;
         const int64_t outBase = c.outOffset + batch * p.outBatchStride;
+        // Element strides of a(i, t) and b(t, j) in the stored (maybe transposed) layouts.
+        const int64_t aRow = p.transA ? 1 : p.k, aCol = p.transA ? p.m : 1;
+        const int64_t bRow = p.transB ? 1 : p.n, bCol = p.transB ? p.k : 1;
         for (int64_t i = 0; i < p.m; ++i)
           for (int64_t j = 0; j < p.n; ++j) {
             float acc = 0.0f; // cuBLASLt's CUBLAS_COMPUTE_32F
             for (int64_t t = 0; t < p.k; ++t)
-              acc += static_cast<float>(loadAs<D>(a, aBase + i * p.k + t)) *
-                     static_cast<float>(loadAs<D>(b, bBase + t * p.n + j));
+              acc += static_cast<float>(loadAs<D>(a, aBase + i * aRow + t * aCol)) *
+                     static_cast<float>(loadAs<D>(b, bBase + t * bRow + j * bCol));
             storeAs<D>(out, outBase + i * p.n + j, acc);
           }
       }

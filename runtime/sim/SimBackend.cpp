@@ -166,7 +166,9 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
   double flops = 0;
   if (ins.kernel() == "matmul" && ins.operands_size() == 2 && ins.results_size() == 1) {
     const pb::TensorType &a = ins.operands(0).type();
-    const int64_t k = a.shape_size() > 0 ? a.shape(a.shape_size() - 1) : 1;
+    auto ta = ins.attrs().find("transpose_a");
+    const int kDim = ta != ins.attrs().end() && ta->second.b() ? 2 : 1; // [K, M] when flagged
+    const int64_t k = a.shape_size() >= kDim ? a.shape(a.shape_size() - kDim) : 1;
     flops = 2.0 * static_cast<double>(elementsOf(ins.results(0).type())) * static_cast<double>(k);
   } else if (ins.kernel() == "attention" && ins.operands_size() == 3) {
     const pb::TensorType &q = ins.operands(0).type();

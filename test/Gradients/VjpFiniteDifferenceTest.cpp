@@ -221,6 +221,13 @@ Case matmul(const Shape &a, const Shape &b, const Shape &y) {
   return {{{"a", a}, {"b", b}}, {"%y = graph.matmul %a, %b : " + sig({a, b}, y)}, {{"y", y}}};
 }
 
+/// graph.matmul with its operand flags; `a` and `b` are the stored (maybe transposed) shapes.
+Case matmulFlags(const Shape &a, const Shape &b, const Shape &y, const std::string &flags) {
+  return {{{"a", a}, {"b", b}},
+          {"%y = graph.matmul %a, %b {" + flags + "} : " + sig({a, b}, y)},
+          {{"y", y}}};
+}
+
 Shape reduced(const Shape &in, const std::vector<int64_t> &axes, bool keepdims) {
   Shape out;
   for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
@@ -478,6 +485,20 @@ std::vector<CaseDef> allCases() {
   add("matmul_1d_rhs", [](Rng &r) {
     int64_t b = randInt(r, 2, 3), m = randInt(r, 2, 5), k = randInt(r, 2, 5);
     return matmul({b, m, k}, {k}, {b, m});
+  });
+  // Transposed operands (the flags the transpose folding sets), whose VJPs use flags too.
+  add("matmul_transpose_b", [](Rng &r) {
+    int64_t b = randInt(r, 2, 3), m = randInt(r, 2, 4), k = randInt(r, 2, 4), n = randInt(r, 2, 4);
+    return matmulFlags({b, m, k}, {n, k}, {b, m, n}, "transpose_b");
+  });
+  add("matmul_transpose_a", [](Rng &r) {
+    int64_t b = randInt(r, 2, 3), m = randInt(r, 2, 4), k = randInt(r, 2, 4), n = randInt(r, 2, 4);
+    return matmulFlags({b, k, m}, {b, k, n}, {b, m, n}, "transpose_a");
+  });
+  add("matmul_transpose_both_broadcast", [](Rng &r) {
+    int64_t b0 = randInt(r, 2, 3), b1 = randInt(r, 2, 3), m = randInt(r, 2, 4),
+            k = randInt(r, 2, 4), n = randInt(r, 2, 4);
+    return matmulFlags({b0, 1, k, m}, {b1, n, k}, {b0, b1, m, n}, "transpose_a, transpose_b");
   });
   add("matmul_1d_both", [](Rng &r) {
     int64_t k = randInt(r, 2, 6);

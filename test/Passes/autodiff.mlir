@@ -34,12 +34,13 @@ func.func @forward(%x: tensor<3x4xf32>) -> tensor<f32> {
 // CHECK: %[[DY1:.+]] = graph.mul %[[DSQ:.+]], %[[Y]]
 // CHECK: %[[DY2:.+]] = graph.mul %[[DSQ]], %[[Y]]
 // CHECK: %[[DY:.+]] = graph.add %[[DY1]], %[[DY2]]
-// dW2 = AS^T @ dY
-// CHECK: %[[AST:.+]] = graph.transpose %[[AS]] {permutation = array<i64: 1, 0>}
-// CHECK: %[[DW2:.+]] = graph.matmul %[[AST]], %[[DY]] : (tensor<8x3xf32>, tensor<3x2xf32>) -> tensor<8x2xf32>
+// dAS = dY @ W2^T and dW2 = AS^T @ dY, the transposes as matmul flags (no graph.transpose).
+// CHECK-NOT: graph.transpose
+// CHECK: graph.matmul %[[DY]], %[[W2]] {transpose_b} : (tensor<3x2xf32>, tensor<8x2xf32>) -> tensor<3x8xf32>
+// CHECK: %[[DW2:.+]] = graph.matmul %[[AS]], %[[DY]] {transpose_a} : (tensor<3x8xf32>, tensor<3x2xf32>) -> tensor<8x2xf32>
 // The relu mask.
 // CHECK: graph.compare gt, %[[H]]
-// CHECK: %[[XT:.+]] = graph.transpose %[[X]] {permutation = array<i64: 1, 0>}
-// CHECK: %[[DW1:.+]] = graph.matmul %[[XT]], %{{.+}} : (tensor<4x3xf32>, tensor<3x8xf32>) -> tensor<4x8xf32>
+// CHECK-NOT: graph.transpose
+// CHECK: %[[DW1:.+]] = graph.matmul %[[X]], %{{.+}} {transpose_a} : (tensor<3x4xf32>, tensor<3x8xf32>) -> tensor<4x8xf32>
 // CHECK: return %[[L]], %[[DW1]], %[[DW2]]
 

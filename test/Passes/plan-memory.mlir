@@ -12,14 +12,17 @@
 // CHECK: graph.add {{.*}}schedule.offsets = array<i64: -1>
 // CHECK-LABEL: func.func @block_0_vjp(
 // CHECK-SAME: attributes {schedule.workspace_bytes = 1024 : i64}
-// CHECK: graph.transpose {{.*}}schedule.offsets = array<i64: 0>
-// CHECK-NEXT: graph.matmul {{.*}}schedule.offsets = array<i64: 256>
-// The transposed weight (offset 0) is dead after the matmul: the next transpose reuses it.
-// CHECK-NEXT: graph.transpose {{.*}}schedule.offsets = array<i64: 0>
-// CHECK-NEXT: graph.matmul {{.*}}schedule.offsets = array<i64: 512>
-// Constants get one offset each in the constants region.
+// The transposed operands are matmul flags (no transpose copies): dX = dY W^T, dW = X^T dY.
+// CHECK: graph.matmul {{.*}}schedule.offsets = array<i64: 0>, transpose_b}
+// CHECK-NEXT: graph.matmul {{.*}}schedule.offsets = array<i64: 256>, transpose_a}
+// CHECK-NEXT: graph.reduce_sum {{.*}}schedule.offsets = array<i64: 768>
+// In @tail_train the labels' reshape (offset 0) is dead after the first compares: the
+// logical_not reuses its bytes.
 // CHECK-LABEL: func.func @tail_train(
+// Constants get one offset each in the constants region.
+// CHECK: graph.reshape %arg1 {{.*}}schedule.offsets = array<i64: 0>
 // CHECK: graph.constant {schedule.offset = 0 : i64} dense<-100> : tensor<i64>
+// CHECK: graph.logical_not {{.*}}schedule.offsets = array<i64: 0>
 // CHECK: graph.constant {schedule.offset = 256 : i64} dense<0.000000e+00> : tensor<f32>
 
 // 4 params of 512, 256, 256 and 512 bytes: weights and fp32 state 1536 bytes each; 9 host

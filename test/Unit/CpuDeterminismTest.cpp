@@ -55,6 +55,15 @@ TEST(CpuDeterminism, ThreadCountDoesNotChangeResults) {
   const HostTensor y = randomTensor(DType::F32, {1, 256}, rng);
   expectThreadIndependent("matmul", [&](HostTensor &o) { return matmul(x, w, o); }, DType::F32,
                           {8, 128, 384});
+  // The flagged layouts (x @ W^T with W [384, 256]; a weight gradient x^T @ dy).
+  const HostTensor wt = randomTensor(DType::F32, {384, 256}, rng);
+  const HostTensor dy = randomTensor(DType::F32, {8, 128, 384}, rng);
+  expectThreadIndependent(
+      "matmul transpose_b", [&](HostTensor &o) { return matmul(x, wt, false, true, o); },
+      DType::F32, {8, 128, 384});
+  expectThreadIndependent(
+      "matmul transpose_a", [&](HostTensor &o) { return matmul(x, dy, true, false, o); },
+      DType::F32, {8, 256, 384});
   expectThreadIndependent("mul", [&](HostTensor &o) { return binary(BinaryKind::Mul, x, y, o); },
                           DType::F32, {8, 128, 256});
   expectThreadIndependent("gelu", [&](HostTensor &o) { return unary(UnaryKind::GeluTanh, x, o); },

@@ -200,6 +200,19 @@ TEST(CpuKernelDispatch, MatMul) {
                       [](auto &i, auto &o) { return cpu::matmul(*i[0], *i[1], *o[0]); });
 }
 
+// matmul's transpose_a / transpose_b attributes reach the kernel: a [2, 4, 3] read as
+// [2, 3, 4], b [5, 4] read as [4, 5].
+TEST(CpuKernelDispatch, MatMulTransposedOperands) {
+  std::mt19937 rng(3);
+  std::vector<Ty> in = {{F32, {2, 4, 3}}, {F32, {5, 4}}};
+  pb::Instruction ins = instr("matmul", in, {{F32, {2, 3, 5}}});
+  setBool(&ins, "transpose_a", true);
+  setBool(&ins, "transpose_b", true);
+  expectMatchesDirect(ins, randomInputs(in, rng), [](auto &i, auto &o) {
+    return cpu::matmul(*i[0], *i[1], true, true, *o[0]);
+  });
+}
+
 // add broadcasting [2, 1, 4] with [3, 1].
 TEST(CpuKernelDispatch, AddBroadcasts) {
   std::mt19937 rng(2);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/cpu/MatMul.h"
+#include "kernels/cpu/Shape.h"
 #include "test/Unit/KernelTestUtil.h"
 
 #include <limits>
@@ -98,6 +99,74 @@ TEST(CpuMatMul, MatchesReference) {
   for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32})
     for (const Case &c : kCases)
       expectMatMul(t, c.a, c.b, c.out, rng);
+}
+
+/// `x` with its last two dimensions swapped (the stored layout of a flagged operand).
+HostTensor swapLastTwo(const HostTensor &x) {
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < x.rank(); ++i)
+    perm.push_back(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  Shape shape = x.shape();
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  HostTensor out(x.dtype(), shape);
+  EXPECT_TRUE(transpose(x, perm, out).ok());
+  return out;
+}
+
+/// op(a) @ op(b) with the flags, the operands stored transposed where flagged, against the
+/// float64 product of the logical operands (same tolerance as MatchesReference).
+void expectTransposedMatMul(DType t, const Case &c, bool ta, bool tb, std::mt19937 &rng) {
+  SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " " + runtime::formatShape(c.a) + " @ " +
+               runtime::formatShape(c.b) + (ta ? " transpose_a" : "") +
+               (tb ? " transpose_b" : ""));
+  HostTensor a = randomTensor(t, c.a, rng, -3, 3);
+  HostTensor b = randomTensor(t, c.b, rng, -3, 3);
+  HostTensor out = poisoned(t, c.out);
+  const HostTensor storedA = ta ? swapLastTwo(a) : a.clone();
+  const HostTensor storedB = tb ? swapLastTwo(b) : b.clone();
+  ASSERT_OK(matmul(storedA, storedB, ta, tb, out));
+  std::vector<double> want, mag;
+  refMatMul(a, b, c.out, want, mag);
+  const Tolerance tol = runtime::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0};
+  int failures = 0;
+  for (int64_t i = 0; i < out.numElements() && failures < 10; ++i) {
+    const double g = get(out, i);
+    if (!(std::fabs(g - want[i]) <= tol.atol + tol.rtol * mag[i])) {
+      ++failures;
+      ADD_FAILURE() << "element " << i << ": got " << g << ", expected " << want[i];
+    }
+  }
+}
+
+// Every flag combination on the cases whose operands have rank >= 2, plus shapes that span
+// several output tiles (64 x 1024) and a batched a that cannot fold into M when flagged.
+TEST(CpuMatMul, TransposedOperandsMatchReference) {
+  std::vector<Case> cases;
+  for (const Case &c : kCases)
+    if (c.a.size() >= 2 && c.b.size() >= 2)
+      cases.push_back(c);
+  cases.push_back({{130, 24}, {24, 1100}, {130, 1100}});
+  cases.push_back({{3, 70, 16}, {16, 9}, {3, 70, 9}});
+  std::mt19937 rng(12);
+  for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32})
+    for (const Case &c : cases)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          expectTransposedMatMul(t, c, ta, tb, rng);
+}
+
+// A flagged operand must have rank >= 2; the contraction is checked on the transposed shape.
+TEST(CpuMatMul, TransposedErrors) {
+  HostTensor v(DType::F32, {4});
+  HostTensor m(DType::F32, {4, 3});
+  HostTensor out(DType::F32, {3});
+  EXPECT_ERROR(matmul(v, m, /*transposeA=*/true, false, out), StatusCode::InvalidArgument,
+               "matmul: expected a transposed operand of rank >= 2, got a f32[4] (transposed)");
+  HostTensor a(DType::F32, {2, 4});
+  HostTensor out2(DType::F32, {2, 4});
+  EXPECT_ERROR(matmul(a, m, false, /*transposeB=*/true, out2), StatusCode::InvalidArgument,
+               "matmul: contraction dimensions differ");
 }
 
 // Hand-computed 1-D promotions and a batch broadcast.

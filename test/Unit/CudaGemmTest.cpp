@@ -63,8 +63,9 @@ using test::haveDevice;
 
 //===--- planner ------------------------------------------------------------===//
 
-MatMulPlan planOrDie(DType t, const Shape &a, const Shape &b, const Shape &out) {
-  runtime::StatusOr<MatMulPlan> p = planMatMul(t, a, b, out);
+MatMulPlan planOrDie(DType t, const Shape &a, const Shape &b, const Shape &out, bool ta = false,
+                     bool tb = false) {
+  runtime::StatusOr<MatMulPlan> p = planMatMul(t, a, b, out, ta, tb);
   EXPECT_TRUE(p.ok()) << p.status().toString();
   return p.ok() ? *p : MatMulPlan{};
 }
@@ -390,6 +391,87 @@ std::vector<float> randomValues(DType dtype, int64_t n, std::mt19937 &rng) {
   for (float &x : v)
     x = dist(rng);
   return decode(dtype, encode(dtype, v));
+}
+
+// transpose_a / transpose_b: the K x M (N x K) stored operand is read transposed; the plan
+// keeps the strides of the logical product, and a flagged a never folds its batch into M.
+TEST(CudaGemmPlanTest, TransposedOperands) {
+  MatMulPlan p = planOrDie(DType::F32, {3, 4}, {5, 4}, {3, 5}, false, true);
+  EXPECT_FALSE(p.transA);
+  EXPECT_TRUE(p.transB);
+  expectPlan(p, 3, 5, 4, 1, 0, 0, 0, {{0, 0, 0}}, 15);
+  // b has no batch, but a flagged a's rows are not contiguous: a strided batch, no fold.
+  p = planOrDie(DType::F32, {2, 4, 3}, {4, 5}, {2, 3, 5}, true, false);
+  EXPECT_TRUE(p.transA);
+  expectPlan(p, 3, 5, 4, 2, 12, 0, 15, {{0, 0, 0}}, 30);
+  // The same with transpose_b only still folds.
+  expectPlan(planOrDie(DType::F32, {2, 3, 4}, {5, 4}, {2, 3, 5}, false, true), 6, 5, 4, 1, 0, 0,
+             0, {{0, 0, 0}}, 30);
+  runtime::StatusOr<MatMulPlan> bad = planMatMul(DType::F32, {4}, {4, 5}, {5}, true, false);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "matmul: expected a transposed operand of rank >= 2, got a [4] (transposed) and b "
+            "[4, 5]");
+  bad = planMatMul(DType::F32, {3, 4}, {4, 5}, {3, 5}, false, true);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("contraction"), std::string::npos)
+      << bad.status().message();
+}
+
+/// `values` of a row-major tensor of `shape`, its last two dimensions swapped.
+std::vector<float> swapLastTwo(const Shape &shape, const std::vector<float> &values) {
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  std::vector<float> out(values.size());
+  for (size_t base = 0; base < values.size(); base += static_cast<size_t>(rows * cols))
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        out[base + static_cast<size_t>(j * rows + i)] =
+            values[base + static_cast<size_t>(i * cols + j)];
+  return out;
+}
+
+HostTensor tensorOf(const Shape &shape, const std::vector<float> &values, bool absolute);
+
+// The host replay (rp-run --kernels cuda-host) of flagged plans against cpu::matmul of the
+// logical operands: |replay - ref| <= 1e-5 * sum_k |a_ik b_kj| + 1e-6 (both accumulate in f32).
+TEST(CudaGemmPlanTest, TransposedHostReplayMatchesCpu) {
+  struct Shapes {
+    Shape a, b, out;
+  };
+  const Shapes cases[] = {{{7, 13}, {13, 5}, {7, 5}},
+                          {{2, 3, 5, 8}, {8, 6}, {2, 3, 5, 6}},
+                          {{7, 5, 8}, {7, 8, 6}, {7, 5, 6}},
+                          {{2, 1, 5, 8}, {3, 8, 6}, {2, 3, 5, 6}}};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const Shapes &c : cases)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        SCOPED_TRACE(runtime::formatShape(c.a) + " @ " + runtime::formatShape(c.b) +
+                     (ta ? " transpose_a" : "") + (tb ? " transpose_b" : ""));
+        std::vector<float> a(static_cast<size_t>(elementsOf(c.a)));
+        std::vector<float> b(static_cast<size_t>(elementsOf(c.b)));
+        for (float &x : a)
+          x = dist(rng);
+        for (float &x : b)
+          x = dist(rng);
+        Shape sa = c.a, sb = c.b;
+        if (ta)
+          std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+        if (tb)
+          std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
+        const MatMulPlan p = planOrDie(DType::F32, sa, sb, c.out, ta, tb);
+        const std::vector<float> storedA = ta ? swapLastTwo(c.a, a) : a;
+        const std::vector<float> storedB = tb ? swapLastTwo(c.b, b) : b;
+        std::vector<float> got(static_cast<size_t>(elementsOf(c.out)), NAN);
+        replay::matmul(p, storedA.data(), storedB.data(), got.data());
+        HostTensor ref(DType::F32, c.out), mag(DType::F32, c.out);
+        ASSERT_OK(cpu::matmul(tensorOf(c.a, a, false), tensorOf(c.b, b, false), ref));
+        ASSERT_OK(cpu::matmul(tensorOf(c.a, a, true), tensorOf(c.b, b, true), mag));
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_LE(std::fabs(got[i] - ref.data<float>()[i]), 1e-5 * mag.data<float>()[i] + 1e-6)
+              << "element " << i;
+      }
 }
 
 HostTensor tensorOf(const Shape &shape, const std::vector<float> &values, bool absolute) {

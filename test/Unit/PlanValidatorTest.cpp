@@ -161,7 +161,7 @@ const Mutation kMutations[] = {
      "function 'tail' instruction 0 (kernel 'rms_norm'): attribute 'epsilon' holds string, "
      "expected float"},
     {"unknown attribute", [](pb::Plan &p) { (*instr(p, 0, 0).mutable_attrs())["alpha"].set_f(1); },
-     "(kernel 'matmul'): unknown attribute 'alpha' (the kernel takes none)"},
+     "(kernel 'matmul'): unknown attribute 'alpha' (the kernel takes transpose_a, transpose_b)"},
     {"arg index", [](pb::Plan &p) { instr(p, 0, 0).mutable_operands(0)->set_index(3); },
      "function 'block_0' instruction 0 (kernel 'matmul') operand 0: argument index 3 is out of "
      "range: the function has 1 arguments"},

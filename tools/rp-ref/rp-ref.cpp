@@ -162,6 +162,8 @@ int trainReference(MLIRContext &context, ModuleOp module, const mlir::rp::onnx::
   if (failed(mlir::rp::buildReferenceTrainStep(module, "train_step", /*seedArg=*/true)))
     return kBadInput;
   PassManager cleanup(&context);
+  // The GEMMs rp-run runs: rpc-compile folds the same transposes (buildSchedulePipeline).
+  mlir::rp::addTransposeFolding(cleanup);
   cleanup.addPass(createCanonicalizerPass());
   if (failed(cleanup.run(module)))
     return kBadInput;

@@ -201,8 +201,8 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::where(operand(0), operand(1), operand(2), out[0]);
   } else if (isa<CastOp>(op)) {
     status = cpu::cast(operand(0), out[0]);
-  } else if (isa<MatMulOp>(op)) {
-    status = cpu::matmul(operand(0), operand(1), out[0]);
+  } else if (auto mm = dyn_cast<MatMulOp>(op)) {
+    status = cpu::matmul(operand(0), operand(1), mm.getTransposeA(), mm.getTransposeB(), out[0]);
   } else if (auto r = dyn_cast<ReduceSumOp>(op)) {
     status = cpu::reduce(cpu::ReduceKind::Sum, operand(0), vec(r.getAxes()), r.getKeepdims(), out[0]);
   } else if (auto r = dyn_cast<ReduceMeanOp>(op)) {

@@ -124,7 +124,7 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   double scale = getScale().convertToDouble();
   Value q = getQuery();
   Value k = repeatHeads(v, getKey(), groups), val = repeatHeads(v, getValue(), groups);
-  Value s = v.scale(MatMulOp::create(b, getLoc(), q, v.transposeLast2(k)), scale);
+  Value s = v.scale(MatMulOp::create(b, getLoc(), q, k, false, /*transpose_b=*/true), scale);
   if (getCausal()) {
     auto maskType = RankedTensorType::get({seq, seq}, b.getI1Type());
     SmallVector<bool> keep(seq * seq);
@@ -136,11 +136,11 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
     s = WhereOp::create(b, getLoc(), mask, s, v.scalar(e, -INFINITY));
   }
   Value p = SoftmaxOp::create(b, getLoc(), s, b.getI64IntegerAttr(3));
-  Value dv = MatMulOp::create(b, getLoc(), v.transposeLast2(p), g);
-  Value dp = MatMulOp::create(b, getLoc(), g, v.transposeLast2(val));
+  Value dv = MatMulOp::create(b, getLoc(), p, g, /*transpose_a=*/true, false);
+  Value dp = MatMulOp::create(b, getLoc(), g, val, false, /*transpose_b=*/true);
   Value ds = v.scale(v.mul(p, v.sub(dp, v.sum(v.mul(dp, p), {3}, /*keepdims=*/true))), scale);
   Value dq = MatMulOp::create(b, getLoc(), ds, k);
-  Value dk = MatMulOp::create(b, getLoc(), v.transposeLast2(ds), q);
+  Value dk = MatMulOp::create(b, getLoc(), ds, q, /*transpose_a=*/true, false);
   out.push_back(dq);
   out.push_back(sumHeadGroups(v, dk, groups));
   out.push_back(sumHeadGroups(v, dv, groups));

@@ -7,8 +7,11 @@
 using namespace mlir;
 using namespace mlir::rp::graph;
 
-// Y = A B with numpy.matmul semantics: dA = G B^T, dB = A^T G, each summed over the batch
-// dimensions its operand was broadcast along; 1-D operands are promoted and demoted again.
+// Y = op(A) op(B) with numpy.matmul semantics, op the transpose of the last two dimensions
+// where the op's flag is set: d op(A) = G op(B)^T and d op(B) = op(A)^T G, transposed back for
+// a flagged operand, each written as one matmul whose flags absorb every transpose (no
+// graph.transpose is emitted); each is summed over the batch dimensions its operand was
+// broadcast along; 1-D operands (never flagged) are promoted and demoted again.
 LogicalResult MatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                  SmallVectorImpl<Value> &out) {
   Value g = grads[0];
@@ -23,15 +26,21 @@ LogicalResult MatMulOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
     a = v.reshape(a, {1, lt.getDimSize(0)});
   if (rt.getRank() == 1)
     c = v.reshape(c, {rt.getDimSize(0), 1});
-  llvm::Expected<Shape> full =
-      matmulShape(VJPBuilder::typeOf(a).getShape(), VJPBuilder::typeOf(c).getShape());
+  const bool ta = getTransposeA(), tb = getTransposeB();
+  llvm::Expected<Shape> full = matmulShape(VJPBuilder::typeOf(a).getShape(),
+                                           VJPBuilder::typeOf(c).getShape(), ta, tb);
   if (!full)
     return emitOpError(llvm::toString(full.takeError()));
   Value g2 = v.reshape(g, *full);
-  Value da = v.unbroadcast(MatMulOp::create(b, getLoc(), g2, v.transposeLast2(c)),
-                           VJPBuilder::typeOf(a));
-  Value dc = v.unbroadcast(MatMulOp::create(b, getLoc(), v.transposeLast2(a), g2),
-                           VJPBuilder::typeOf(c));
+  auto mm = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return MatMulOp::create(b, getLoc(), x, y, tx, ty);
+  };
+  // dA = G op(B)^T, or its transpose op(B) G^T when A is flagged.
+  Value da = ta ? mm(c, g2, tb, true) : mm(g2, c, false, !tb);
+  // dB = op(A)^T G, or its transpose G^T op(A) when B is flagged.
+  Value dc = tb ? mm(g2, a, true, ta) : mm(a, g2, !ta, false);
+  da = v.unbroadcast(da, VJPBuilder::typeOf(a));
+  dc = v.unbroadcast(dc, VJPBuilder::typeOf(c));
   out.push_back(v.reshape(da, lt.getShape()));
   out.push_back(v.reshape(dc, rt.getShape()));
   return success();

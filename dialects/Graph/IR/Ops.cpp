@@ -141,8 +141,10 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   if (failed(sameElementType<MatMulOp>(loc, l.getElementType(), r.getElementType(), "operands")))
     return failure();
-  return pushInferred<MatMulOp>(loc, matmulShape(l.getShape(), r.getShape()), l.getElementType(),
-                                results);
+  return pushInferred<MatMulOp>(loc,
+                                matmulShape(l.getShape(), r.getShape(), adaptor.getTransposeA(),
+                                            adaptor.getTransposeB()),
+                                l.getElementType(), results);
 }
 
 #define RP_REDUCE(OP)                                                                          \

@@ -278,11 +278,18 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor, DeclareOpInte
     broadcast; a 1-D `lhs` is treated as `[1, K]` and a 1-D `rhs` as `[K, 1]`, and that unit
     dimension is removed from the result. Both operands have the same element type.
 
+    `transpose_a` / `transpose_b` read the operand with its last two dimensions swapped, as if
+    it went through a `graph.transpose` of that permutation (no copy is made; the GEMM takes
+    the operand transposed): with `transpose_b` the rhs is `[..., N, K]`. A flagged operand
+    has rank >= 2. `graph.fold-transpose-into-matmul` sets them.
+
     ```mlir
     %y = graph.matmul %x, %w : (tensor<2x8x64xf32>, tensor<64x256xf32>) -> tensor<2x8x256xf32>
+    %z = graph.matmul %x, %wt {transpose_b} : (tensor<2x8x64xf32>, tensor<256x64xf32>) -> tensor<2x8x256xf32>
     ```
   }];
-  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }

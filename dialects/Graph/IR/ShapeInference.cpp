@@ -86,11 +86,20 @@ Error checkBroadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   return Error::success();
 }
 
-Expected<Shape> matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+Expected<Shape> matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, bool transposeA,
+                            bool transposeB) {
   if (lhs.empty() || rhs.empty())
     return fail("expected operands of rank >= 1, got lhs {0} and rhs {1}", formatShape(lhs),
                 formatShape(rhs));
+  if ((transposeA && lhs.size() < 2) || (transposeB && rhs.size() < 2))
+    return fail("expected a transposed operand of rank >= 2, got lhs {0}{1} and rhs {2}{3}",
+                formatShape(lhs), transposeA ? " (transposed)" : "", formatShape(rhs),
+                transposeB ? " (transposed)" : "");
   Shape a(lhs.begin(), lhs.end()), b(rhs.begin(), rhs.end());
+  if (transposeA)
+    std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (transposeB)
+    std::swap(b[b.size() - 1], b[b.size() - 2]);
   bool lhsVector = a.size() == 1, rhsVector = b.size() == 1;
   if (lhsVector)
     a.insert(a.begin(), 1);

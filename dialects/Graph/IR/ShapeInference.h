@@ -33,7 +33,10 @@ llvm::Error checkBroadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64
 
 /// numpy.matmul / ONNX MatMul: `[..., M, K] x [..., K, N] -> [..., M, N]`, batch dims broadcast,
 /// a 1-D lhs is `[1, K]` and a 1-D rhs is `[K, 1]` with that unit dimension dropped.
-llvm::Expected<Shape> matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+/// `transposeA` / `transposeB` (graph.matmul's flags) read that operand with its last two
+/// dimensions swapped; a transposed operand must have rank >= 2.
+llvm::Expected<Shape> matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
+                                  bool transposeA = false, bool transposeB = false);
 
 /// Checks that `axes` is non-empty, strictly increasing and within `[0, rank)`.
 llvm::Error checkAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);

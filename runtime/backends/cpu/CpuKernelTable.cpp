@@ -78,7 +78,12 @@ void addElementwise(Table &t) {
 
 // Contractions, reductions, normalisations, the loss.
 void addRowOps(Table &t) {
-  t.push_back({"matmul", inOrder(cpu::matmul)});
+  t.push_back({"matmul", [](const Decoder &d) -> StatusOr<Body> {
+                 bool ta = d.flag("transpose_a"), tb = d.flag("transpose_b");
+                 return Body([ta, tb](const Operands &in, const Results &out) {
+                   return cpu::matmul(*in[0], *in[1], ta, tb, *out[0]);
+                 });
+               }});
   for (auto [id, kind] : {std::pair{"reduce_sum", cpu::ReduceKind::Sum},
                           std::pair{"reduce_mean", cpu::ReduceKind::Mean},
                           std::pair{"reduce_max", cpu::ReduceKind::Max}})

@@ -184,7 +184,8 @@ void addRowOps(Table &t) {
   t.push_back({"matmul", [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::MatMulPlan plan,
                                      kc::planMatMul(operandDType(d, 0), operandShape(d, 0),
-                                                    operandShape(d, 1), resultShape(d, 0)));
+                                                    operandShape(d, 1), resultShape(d, 0),
+                                                    d.flag("transpose_a"), d.flag("transpose_b")));
                  auto shared = std::make_shared<const kc::MatMulPlan>(std::move(plan));
                  return both([shared](const auto &e, const Operands &in, const Results &out) {
                    return e.gemm(*shared, in[0], in[1], out[0]);

@@ -182,6 +182,26 @@ func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<4xf32>) {
 
 // -----
 
+// A transposed matmul operand needs rank >= 2.
+func.func @matmul_transposed_vector(%a: tensor<4xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+2 {{'graph.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.matmul' op expected a transposed operand of rank >= 2, got lhs [4] (transposed) and rhs [4, 3]}}
+  %0 = graph.matmul %a, %b {transpose_a} : (tensor<4xf32>, tensor<4x3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// With transpose_b the rhs is [N, K]: its last dimension is the contraction.
+func.func @matmul_transposed_contraction(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+2 {{'graph.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.matmul' op contraction dimensions differ: lhs [2, 4] has 4, rhs [4, 3] has 3}}
+  %0 = graph.matmul %a, %b {transpose_b} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 // MatMul operands share an element type.
 func.func @matmul_types(%a: tensor<2x4xf32>, %b: tensor<4x3xbf16>) {
   // expected-error @+2 {{'graph.matmul' op failed to infer returned types}}

@@ -120,6 +120,19 @@ func.func @matmul(%x: tensor<2x8x64xf32>, %w: tensor<64x256xf32>, %v: tensor<64x
   return
 }
 
+// The operand flags swap the last two dimensions of the operand they name.
+// CHECK-LABEL: func.func @matmul_transposed
+func.func @matmul_transposed(%x: tensor<2x8x64xf32>, %w: tensor<256x64xf32>,
+                             %a: tensor<2x64x8xf32>, %b: tensor<4x16x8xf32>) {
+  // CHECK: graph.matmul %{{.+}}, %{{.+}} {transpose_b} : (tensor<2x8x64xf32>, tensor<256x64xf32>) -> tensor<2x8x256xf32>
+  %0 = graph.matmul %x, %w {transpose_b} : (tensor<2x8x64xf32>, tensor<256x64xf32>) -> tensor<2x8x256xf32>
+  // CHECK: graph.matmul %{{.+}}, %{{.+}} {transpose_a} : (tensor<2x64x8xf32>, tensor<2x64x8xf32>) -> tensor<2x8x8xf32>
+  %1 = graph.matmul %a, %a {transpose_a} : (tensor<2x64x8xf32>, tensor<2x64x8xf32>) -> tensor<2x8x8xf32>
+  // CHECK: graph.matmul %{{.+}}, %{{.+}} {transpose_a, transpose_b} : (tensor<2x64x8xf32>, tensor<256x64xf32>) -> tensor<2x8x256xf32>
+  %2 = graph.matmul %a, %w {transpose_a, transpose_b} : (tensor<2x64x8xf32>, tensor<256x64xf32>) -> tensor<2x8x256xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<2x8x64xf32>, %i: tensor<4x5xi64>) {
   // CHECK: graph.reduce_sum %{{.+}} {axes = array<i64: 2>, keepdims} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>

@@ -12,6 +12,8 @@
 #include "passes/StagePlanning.h"
 #include "runtime/core/AtomicFile.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanReport.h"
+#include "runtime/plan/PlanValidator.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -148,12 +150,21 @@ private:
         for (auto stage : plan.getStages())
           peaks.push_back(stage.getPeakBytes().value_or(0));
       os << formatStageTable(*stagePlan, peaks);
-    } else if (emit == EmitLevel::PlanText) {
+    } else if (emit == EmitLevel::PlanText || emit == EmitLevel::Report) {
       FailureOr<::rp::plan::Plan> plan =
           buildPlan(llvm::sys::path::stem(options.inputPath).str() + ".safetensors");
       if (failed(plan))
         return failure();
-      os << ::rp::runtime::planToText(*plan);
+      if (emit == EmitLevel::PlanText) {
+        os << ::rp::runtime::planToText(*plan);
+        return success();
+      }
+      // The report reads indices unchecked: validate the plan as rp-run would.
+      if (::rp::runtime::Status status = ::rp::runtime::validatePlan(*plan); !status.ok()) {
+        fail("the exported plan is invalid: " + status.message());
+        return failure();
+      }
+      os << ::rp::runtime::formatPlanReport(::rp::runtime::computePlanReport(*plan), *plan);
     } else {
       module->print(os);
     }

@@ -417,7 +417,8 @@ int runRpRun(int argc, char **argv) {
   }
   if (f.check) {
     if (!f.train.exportHf.dir.empty()) {
-      std::fprintf(stderr, "rp-run: error: --check validates; it does not export\n");
+      std::fprintf(stderr,
+                   "rp-run: error: --check validates (and --report reports); it does not export\n");
       return kBadInput;
     }
     return checkPlan(app, f);

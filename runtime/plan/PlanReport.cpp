@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace rp::runtime {
 
@@ -69,16 +70,24 @@ double functionFlops(const pb::Function &f) {
   return flops;
 }
 
-/// The non-causal FLOPs of the attention instructions of `f` (the model FLOPs' convention).
+/// The non-causal FLOPs of the attention products of forward function `f` (the model FLOPs'
+/// convention): fused attention instructions, and matmuls of two batched operands (rank >= 3
+/// each: QK^T and PV of an unfused attention; a projection multiplies by a 2-D weight).
 double denseAttentionFlops(const pb::Function &f) {
   double flops = 0;
-  for (const pb::Instruction &ins : f.body())
-    if (ins.kernel() == "attention") {
-      std::vector<kernels::Shape> operands;
-      for (const pb::BufferRef &r : ins.operands())
-        operands.push_back(shapeOf(r.type()));
-      flops += kernels::kernelFlops("attention", operands, {}, /*causal=*/false);
-    }
+  for (const pb::Instruction &ins : f.body()) {
+    const bool batchedMatmul = ins.kernel() == "matmul" && ins.operands_size() == 2 &&
+                               ins.operands(0).type().shape_size() >= 3 &&
+                               ins.operands(1).type().shape_size() >= 3;
+    if (ins.kernel() != "attention" && !batchedMatmul)
+      continue;
+    std::vector<kernels::Shape> operands, results;
+    for (const pb::BufferRef &r : ins.operands())
+      operands.push_back(shapeOf(r.type()));
+    for (const pb::BufferRef &r : ins.results())
+      results.push_back(shapeOf(r.type()));
+    flops += kernels::kernelFlops(ins.kernel(), operands, results, /*causal=*/false);
+  }
   return flops;
 }
 
@@ -118,7 +127,8 @@ void countModel(const pb::Plan &plan, PlanReport &r) {
   for (int p = 0; p < plan.params_size(); ++p) {
     const pb::Param &param = plan.params(p);
     const double n = elementsOf(param.type());
-    r.params += n;
+    if (!param.has_primary()) // a copy of a shared param is one param
+      r.params += n;
     const pb::Function &forward = plan.functions(plan.layers(param.layer()).forward());
     int64_t tokens = 0;
     if (isEmbedding(forward, p, tokens)) {
@@ -165,18 +175,32 @@ StageReport reportStage(const pb::Plan &plan, const pb::Stage &st,
   return s;
 }
 
-/// The `largest` biggest values the functions write (workspace or function results).
+/// The `largest` biggest values the called functions write (workspace or function results).
+/// A value written where an earlier one of the same size lies (a reshape's view, a reused
+/// slot) is that buffer again: the first writer names it.
 std::vector<BufferReport> largestBuffers(const pb::Plan &plan, int largest) {
+  std::set<int> called;
+  for (const pb::Stage &st : plan.stages())
+    for (const pb::Step &step : st.body())
+      if (step.has_call())
+        called.insert(step.call().function());
   std::vector<BufferReport> all;
-  for (const pb::Function &f : plan.functions())
+  for (int fi : called) {
+    const pb::Function &f = plan.functions(fi);
+    std::set<std::tuple<int, int64_t, int64_t>> seen; // space, index or offset, bytes
     for (const pb::Instruction &ins : f.body())
       for (const pb::BufferRef &r : ins.results()) {
         if (r.space() != pb::BufferRef::WORKSPACE && r.space() != pb::BufferRef::RESULT)
           continue;
+        const bool workspace = r.space() == pb::BufferRef::WORKSPACE;
+        const int64_t where = workspace ? r.offset() : r.index();
+        if (!seen.insert({r.space(), where, bytesOf(r.type())}).second)
+          continue;
         all.push_back({bytesOf(r.type()), typeText(r.type()),
-                       r.space() == pb::BufferRef::WORKSPACE ? "workspace" : "activation",
-                       f.name(), ins.kernel(), ins.location()});
+                       workspace ? "workspace" : "activation", f.name(), ins.kernel(),
+                       ins.location()});
       }
+  }
   std::stable_sort(all.begin(), all.end(), [](const BufferReport &a, const BufferReport &b) {
     return a.bytes > b.bytes;
   });

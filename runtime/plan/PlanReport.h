@@ -18,8 +18,10 @@
 // N the elements of every param entry except the embeddings (an entry whose only readers in
 // its layer's forward function are gathers of rows, i.e. the input token and position
 // embeddings; a tied LM head is counted, as its matmul is), trainable and frozen; A the
-// non-causal attention FLOPs of one forward pass: for each attention instruction of a layer's
-// forward function, 2 B Hq S Sk (D + Dv), times M. For a decoder of L layers, H heads of size
+// non-causal attention FLOPs of one forward pass, times M: the attention products of every
+// layer's forward function, i.e. each fused attention instruction, 2 B Hq S Sk (D + Dv), and
+// each matmul of two batched operands (rank >= 3 each: QK^T and PV of an unfused attention;
+// projections multiply by a 2-D weight), 2 MNK. For a decoder of L layers, H heads of size
 // Q, context T_ctx and D = Dv = Q, 3 A / T = 12 L H Q T_ctx: PaLM's model FLOPs per token
 // 6N + 12 L H Q T (Chowdhery et al. 2022, "PaLM", Appendix B), which extends Kaplan et al.
 // 2020 ("Scaling Laws for Neural Language Models", §2.1: 6N + 6 n_layer n_ctx d_attn for a
@@ -31,9 +33,10 @@
 // uploads and downloads the host buffers its body names (inputs, boundary activations,
 // cotangents, the loss, the loss seed), times M.
 //
-// Device memory: the device arena (plan.proto DeviceArena) and the largest values a function
-// writes into the workspace or into the caller's activation set (results of space WORKSPACE or
-// RESULT), each with the instruction that makes it.
+// Device memory: the device arena (plan.proto DeviceArena) and the largest values the called
+// functions write into the workspace or into the caller's activation set (results of space
+// WORKSPACE or RESULT), each with the instruction that first writes it (a later value of the
+// same size at the same place, e.g. a reshape's view, is the same buffer).
 //
 // The plan must be validated (runtime/plan/PlanValidator.h): indices are not checked here.
 //
@@ -86,7 +89,7 @@ struct PlanReport {
   int64_t microBatches = 0; ///< M.
   int64_t gpus = 0;         ///< The pool size the plan was partitioned for.
   int64_t tokensPerMicroBatch = 0; ///< 0: the plan has no embedding gather.
-  double params = 0;            ///< Elements of every param entry.
+  double params = 0;            ///< Elements of every param (a shared param once).
   double nonEmbeddingParams = 0; ///< N.
   double modelAttentionFlops = 0; ///< A: one non-causal forward pass of every attention, per step.
   std::vector<StageReport> stages;

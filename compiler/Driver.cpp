@@ -150,7 +150,8 @@ private:
         for (auto stage : plan.getStages())
           peaks.push_back(stage.getPeakBytes().value_or(0));
       os << formatStageTable(*stagePlan, peaks);
-    } else if (emit == EmitLevel::PlanText || emit == EmitLevel::Report) {
+    } else if (emit == EmitLevel::PlanText || emit == EmitLevel::Report ||
+               emit == EmitLevel::ReportJson) {
       FailureOr<::rp::plan::Plan> plan =
           buildPlan(llvm::sys::path::stem(options.inputPath).str() + ".safetensors");
       if (failed(plan))
@@ -164,7 +165,9 @@ private:
         fail("the exported plan is invalid: " + status.message());
         return failure();
       }
-      os << ::rp::runtime::formatPlanReport(::rp::runtime::computePlanReport(*plan), *plan);
+      const ::rp::runtime::PlanReport report = ::rp::runtime::computePlanReport(*plan);
+      os << (emit == EmitLevel::Report ? ::rp::runtime::formatPlanReport(report, *plan)
+                                       : ::rp::runtime::formatPlanReportJson(report, *plan));
     } else {
       module->print(os);
     }

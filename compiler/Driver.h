@@ -27,6 +27,7 @@ enum class EmitLevel {
   Schedule, ///< The planned schedule IR (schedule.plan).
   PlanText, ///< The plan in protobuf text format.
   Report,   ///< The plan report (runtime/plan/PlanReport.h): FLOPs, transfers, device memory.
+  ReportJson, ///< The plan report as JSON.
   Plan,     ///< The plan file and the initial weights (.safetensors beside it).
 };
 

@@ -108,6 +108,16 @@ PlanReport computePlanReport(const rp::plan::Plan &plan, int largest = 5);
 /// largest buffers). Stable: exact integers, then a rounded human form in parentheses.
 std::string formatPlanReport(const PlanReport &report, const rp::plan::Plan &plan);
 
+/// The report as one JSON object (indented, newline-terminated): "micro_batches", "gpus",
+/// "stages" (each: name, kind, layers [begin, end), calls_per_micro_batch,
+/// flops_per_micro_batch {forward, recompute, backward}, activation upload/download bytes per
+/// micro-batch, weight_upload_bytes, grad_download_bytes, peak_bytes), "step" (executed_flops,
+/// model_flops, executed_over_model (null without tokens), tokens, params,
+/// non_embedding_params, model_attention_flops, upload_bytes, download_bytes),
+/// "device_arena" (bytes, constants, slot, activations, workspace), "largest_buffers" (bytes,
+/// type, space, function, kernel, location). FLOPs and counts are JSON integers.
+std::string formatPlanReportJson(const PlanReport &report, const rp::plan::Plan &plan);
+
 } // namespace rp::runtime
 
 #endif // RP_RUNTIME_PLAN_PLANREPORT_H

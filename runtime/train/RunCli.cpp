@@ -2,6 +2,7 @@
 
 #include "runtime/train/RunCli.h"
 
+#include "runtime/core/AtomicFile.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanReport.h"
 #include "runtime/sim/Simulate.h"
@@ -73,6 +74,7 @@ struct RunFlags {
   bool check = false, report = false, noProgress = false;
   double lr = 0, optimizerMs = 0, adamwGbps = 0, lossScale = 0;
   std::string seed;
+  std::string reportJson; ///< --report-json FILE
   std::string dataFormat = "auto";
   std::string exportDType = "f32", exportShardSize;
   double loraAlpha = 0;
@@ -97,6 +99,8 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_flag("--report", f.report,
                "With --check (implied): also print the plan report (FLOPs, bytes moved and "
                "device memory per stage and step)");
+  app.add_option("--report-json", f.reportJson,
+                 "With --check (implied): write the plan report as JSON to FILE");
   app.add_option("--data", o.dataPath,
                  "Training data: an llm.c token file (uint16/uint32 ids), raw text as byte "
                  "tokens (--data-format text, or a .txt name), or nanoGPT's headerless uint16 "
@@ -305,9 +309,14 @@ int checkPlan(const CLI::App &app, const RunFlags &f) {
   if (!loaded.ok())
     return fail(loaded.status());
   std::fputs(describePlan(loaded.value()).c_str(), stdout);
-  if (f.report) {
-    const rp::plan::Plan &plan = loaded.value().plan;
+  const rp::plan::Plan &plan = loaded.value().plan;
+  if (f.report)
     std::fputs(formatPlanReport(computePlanReport(plan), plan).c_str(), stdout);
+  if (!f.reportJson.empty()) {
+    const std::string json = formatPlanReportJson(computePlanReport(plan), plan);
+    if (Status s = writeFileAtomic(f.reportJson, json.data(), json.size()); !s.ok())
+      return fail(s);
+    std::printf("rp-run: wrote the plan report to %s\n", f.reportJson.c_str());
   }
   if (app.get_option("--backend")->count() && o.backend != "sim") {
     StatusOr<std::string> decoded = checkPlanForBackend(loaded.value().plan, o.backend);
@@ -399,7 +408,7 @@ int runRpRun(int argc, char **argv) {
     return code == 0 ? 0 : kBadInput;
   }
 
-  f.check = f.check || f.report; // --report implies --check
+  f.check = f.check || f.report || !f.reportJson.empty(); // --report(-json) imply --check
   if (f.train.backend == "sim" && !f.check && f.train.exportHf.dir.empty())
     return runSimulation(app, f);
   if (Status s = resolveExportFlags(app, f); !s.ok())

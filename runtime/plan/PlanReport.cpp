@@ -259,7 +259,7 @@ PlanReport computePlanReport(const pb::Plan &plan, int largest) {
 
 namespace {
 
-/// "1.23 GFLOP": three significant digits in the largest unit below the value.
+/// "1.23 GFLOP": two decimals in the largest unit not above the value (whole FLOPs below 1000).
 std::string humanFlops(double flops) {
   static const char *units[] = {"FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};
   int u = 0;
@@ -284,13 +284,20 @@ std::string bytesText(int64_t bytes) {
 }
 
 void appendf(std::string &out, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/// printf into the end of `out`, at any length (locations and names are not bounded).
 void appendf(std::string &out, const char *format, ...) {
-  char buf[1024];
-  va_list args;
+  va_list args, copy;
   va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  if (n > 0) {
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(&out[at], static_cast<size_t>(n) + 1, format, args);
+    out.resize(at + static_cast<size_t>(n));
+  }
   va_end(args);
-  out += buf;
 }
 
 /// The stage table: per micro-batch FLOPs and activation bytes, per step weights and grads.

@@ -127,5 +127,14 @@ TEST(PlanReportTest, CausalAttentionExecutesHalfOfWhatTheModelCounts) {
   EXPECT_EQ(r.modelAttentionFlops, 2 * 1024.0);
 }
 
+TEST(PlanReportTest, TextKeepsLongLocationsWhole) {
+  pb::Plan plan = makeValidPlan();
+  const std::string location(3000, 'x'); // longer than any fixed line buffer
+  plan.mutable_functions(3)->mutable_body(0)->set_location(location + "!");
+  const PlanReport r = computePlanReport(plan, 100);
+  const std::string text = formatPlanReport(r, plan);
+  EXPECT_NE(text.find(location + "!\n"), std::string::npos);
+}
+
 } // namespace
 } // namespace rp::runtime

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -20,6 +21,17 @@ namespace rp::runtime {
 namespace pb = rp::plan;
 
 namespace {
+
+/// a + b and a * b, saturating at INT64_MAX: a validated plan bounds each buffer, not the
+/// sum over a body that names one many times.
+int64_t addSat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+int64_t mulSat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
 
 kernels::Shape shapeOf(const pb::TensorType &t) {
   return kernels::Shape(t.shape().begin(), t.shape().end());
@@ -36,7 +48,7 @@ int64_t bytesOf(const pb::TensorType &t) {
   const std::optional<DType> dtype = fromPlanDType(t.dtype());
   int64_t n = dtype ? static_cast<int64_t>(dtypeSize(*dtype)) : 0;
   for (int64_t d : t.shape())
-    n *= d;
+    n = mulSat(n, d);
   return n;
 }
 
@@ -158,9 +170,11 @@ StageReport reportStage(const pb::Plan &plan, const pb::Stage &st,
   s.peakBytes = st.peak_bytes();
   for (const pb::Step &step : st.body()) {
     if (step.has_upload())
-      s.activationUpload += bytesOf(plan.host_buffers(step.upload().buffer()).type());
+      s.activationUpload =
+          addSat(s.activationUpload, bytesOf(plan.host_buffers(step.upload().buffer()).type()));
     if (step.has_download())
-      s.activationDownload += bytesOf(plan.host_buffers(step.download().buffer()).type());
+      s.activationDownload = addSat(
+          s.activationDownload, bytesOf(plan.host_buffers(step.download().buffer()).type()));
     if (!step.has_call())
       continue;
     const int f = step.call().function();
@@ -221,21 +235,22 @@ double PlanReport::executedFlops() const {
 double PlanReport::modelFlops() const {
   if (tokensPerMicroBatch == 0)
     return 0;
-  const double tokens = static_cast<double>(tokensPerMicroBatch * microBatches);
+  const double tokens =
+      static_cast<double>(tokensPerMicroBatch) * static_cast<double>(microBatches);
   return 6 * nonEmbeddingParams * tokens + 3 * modelAttentionFlops;
 }
 
 int64_t PlanReport::uploadBytes() const {
   int64_t bytes = 0;
   for (const StageReport &s : stages)
-    bytes += s.weightUpload + microBatches * s.activationUpload;
+    bytes = addSat(bytes, addSat(s.weightUpload, mulSat(microBatches, s.activationUpload)));
   return bytes;
 }
 
 int64_t PlanReport::downloadBytes() const {
   int64_t bytes = 0;
   for (const StageReport &s : stages)
-    bytes += s.gradDownload + microBatches * s.activationDownload;
+    bytes = addSat(bytes, addSat(s.gradDownload, mulSat(microBatches, s.activationDownload)));
   return bytes;
 }
 
@@ -333,7 +348,7 @@ void appendFlops(std::string &out, const PlanReport &r) {
     out += "model FLOPs per step: unknown (no embedding gather: tokens per micro-batch unknown)\n";
     return;
   }
-  const long long tokens = static_cast<long long>(r.tokensPerMicroBatch * r.microBatches);
+  const long long tokens = static_cast<long long>(mulSat(r.tokensPerMicroBatch, r.microBatches));
   appendf(out, "tokens per step: T = %lld (M = %lld x %lld)\n", tokens,
           static_cast<long long>(r.microBatches), static_cast<long long>(r.tokensPerMicroBatch));
   appendf(out, "model FLOPs per step: %s = 6 N T %.0f + 3 A %.0f (PaLM: 6N + 12 L H Q T per "
@@ -347,10 +362,10 @@ void appendFlops(std::string &out, const PlanReport &r) {
 void appendTransfers(std::string &out, const PlanReport &r) {
   int64_t weights = 0, grads = 0, up = 0, down = 0;
   for (const StageReport &s : r.stages) {
-    weights += s.weightUpload;
-    grads += s.gradDownload;
-    up += s.activationUpload;
-    down += s.activationDownload;
+    weights = addSat(weights, s.weightUpload);
+    grads = addSat(grads, s.gradDownload);
+    up = addSat(up, s.activationUpload);
+    down = addSat(down, s.activationDownload);
   }
   appendf(out, "uploaded per step: %s = weights %lld + M x activations %lld\n",
           bytesText(r.uploadBytes()).c_str(), static_cast<long long>(weights),

@@ -13,8 +13,13 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-/// A FLOP or element count (an integer-valued double, exact up to 2^53) as a JSON integer.
-int64_t count(double v) { return static_cast<int64_t>(v); }
+/// A FLOP or element count (an integer-valued double, exact up to 2^53) as a JSON integer; a
+/// number beyond int64 (only a fuzzed plan's) stays a JSON double.
+ordered_json count(double v) {
+  if (v >= 0 && v < 9.2e18)
+    return static_cast<int64_t>(v);
+  return v;
+}
 
 ordered_json stageJson(const StageReport &s) {
   ordered_json j;
@@ -47,7 +52,8 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
                {"model_flops", count(model)},
                {"executed_over_model", model > 0 ? ordered_json(r.executedFlops() / model)
                                                  : ordered_json(nullptr)},
-               {"tokens", r.tokensPerMicroBatch * r.microBatches},
+               {"tokens", count(static_cast<double>(r.tokensPerMicroBatch) *
+                                static_cast<double>(r.microBatches))},
                {"params", count(r.params)},
                {"non_embedding_params", count(r.nonEmbeddingParams)},
                {"model_attention_flops", count(r.modelAttentionFlops)},

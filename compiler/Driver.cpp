@@ -12,6 +12,8 @@
 #include "passes/StagePlanning.h"
 #include "runtime/core/AtomicFile.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanReport.h"
+#include "runtime/plan/PlanValidator.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -148,12 +150,24 @@ private:
         for (auto stage : plan.getStages())
           peaks.push_back(stage.getPeakBytes().value_or(0));
       os << formatStageTable(*stagePlan, peaks);
-    } else if (emit == EmitLevel::PlanText) {
+    } else if (emit == EmitLevel::PlanText || emit == EmitLevel::Report ||
+               emit == EmitLevel::ReportJson) {
       FailureOr<::rp::plan::Plan> plan =
           buildPlan(llvm::sys::path::stem(options.inputPath).str() + ".safetensors");
       if (failed(plan))
         return failure();
-      os << ::rp::runtime::planToText(*plan);
+      if (emit == EmitLevel::PlanText) {
+        os << ::rp::runtime::planToText(*plan);
+        return success();
+      }
+      // The report reads indices unchecked: validate the plan as rp-run would.
+      if (::rp::runtime::Status status = ::rp::runtime::validatePlan(*plan); !status.ok()) {
+        fail("the exported plan is invalid: " + status.message());
+        return failure();
+      }
+      const ::rp::runtime::PlanReport report = ::rp::runtime::computePlanReport(*plan);
+      os << (emit == EmitLevel::Report ? ::rp::runtime::formatPlanReport(report, *plan)
+                                       : ::rp::runtime::formatPlanReportJson(report, *plan));
     } else {
       module->print(os);
     }

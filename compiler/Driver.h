@@ -26,6 +26,8 @@ enum class EmitLevel {
   Stages,   ///< The stage partition as a table, with each stage's planned peak device memory.
   Schedule, ///< The planned schedule IR (schedule.plan).
   PlanText, ///< The plan in protobuf text format.
+  Report,   ///< The plan report (runtime/plan/PlanReport.h): FLOPs, transfers, device memory.
+  ReportJson, ///< The plan report as JSON.
   Plan,     ///< The plan file and the initial weights (.safetensors beside it).
 };
 

@@ -7,7 +7,8 @@
 //    the hash check.
 // A plan that reads is validated; a valid one is also described (rp-run --check's summary),
 // its inputs derived (PlanInputs.h) and its host memory checked against the machine
-// (checkPlanFitsInMemory), exactly what rp-run does before it allocates anything.
+// (checkPlanFitsInMemory), exactly what rp-run does before it allocates anything, and its
+// plan report made as text and JSON (rp-run --report, --report-json).
 // Seeds: every .rpplan the lit tests compile (scripts/fuzz.sh).
 
 #include "fuzz/FuzzScratch.h"
@@ -15,6 +16,7 @@
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanMemoryCheck.h"
+#include "runtime/plan/PlanReport.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <google/protobuf/stubs/logging.h>
@@ -52,5 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)describePlan(loaded);
   (void)analyzeInputs(loaded.plan);
   (void)checkPlanFitsInMemory(loaded.plan, /*workers=*/2);
+  const PlanReport report = computePlanReport(loaded.plan);
+  (void)formatPlanReport(report, loaded.plan);
+  (void)formatPlanReportJson(report, loaded.plan);
   return 0;
 }

@@ -2,7 +2,9 @@
 
 #include "runtime/train/RunCli.h"
 
+#include "runtime/core/AtomicFile.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanReport.h"
 #include "runtime/sim/Simulate.h"
 #include "runtime/train/BackendFactory.h"
 #include "runtime/train/HfExport.h"
@@ -69,9 +71,10 @@ int fail(const Status &status) {
 struct RunFlags {
   TrainOptions train;
   SimulateOptions sim;
-  bool check = false, noProgress = false;
+  bool check = false, report = false, noProgress = false;
   double lr = 0, optimizerMs = 0, adamwGbps = 0, lossScale = 0;
   std::string seed;
+  std::string reportJson; ///< --report-json FILE
   std::string dataFormat = "auto";
   std::string exportDType = "f32", exportShardSize;
   double loraAlpha = 0;
@@ -93,6 +96,11 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_flag("--allow-extra-weights", o.allowExtraWeights,
                "Ignore --weights tensors that no param of the plan names (default: refuse them)");
   app.add_flag("--check", f.check, "Validate the plan and its weights, print a summary, and exit");
+  app.add_flag("--report", f.report,
+               "With --check (implied): also print the plan report (FLOPs, bytes moved and "
+               "device memory per stage and step)");
+  app.add_option("--report-json", f.reportJson,
+                 "With --check (implied): write the plan report as JSON to FILE");
   app.add_option("--data", o.dataPath,
                  "Training data: an llm.c token file (uint16/uint32 ids), raw text as byte "
                  "tokens (--data-format text, or a .txt name), or nanoGPT's headerless uint16 "
@@ -293,14 +301,23 @@ int runSimulation(const CLI::App &app, RunFlags &f) {
   return status.ok() ? 0 : fail(status);
 }
 
-/// --check: loads and validates the plan and its weights, prints the summary and, with an
-/// explicit --backend, decodes the plan for it.
+/// --check: loads and validates the plan and its weights, prints the summary (with --report,
+/// the plan report) and, with an explicit --backend, decodes the plan for it.
 int checkPlan(const CLI::App &app, const RunFlags &f) {
   const TrainOptions &o = f.train;
   StatusOr<LoadedPlan> loaded = loadPlan(o.planPath, o.weightsPath, o.allowExtraWeights);
   if (!loaded.ok())
     return fail(loaded.status());
   std::fputs(describePlan(loaded.value()).c_str(), stdout);
+  const rp::plan::Plan &plan = loaded.value().plan;
+  if (f.report)
+    std::fputs(formatPlanReport(computePlanReport(plan), plan).c_str(), stdout);
+  if (!f.reportJson.empty()) {
+    const std::string json = formatPlanReportJson(computePlanReport(plan), plan);
+    if (Status s = writeFileAtomic(f.reportJson, json.data(), json.size()); !s.ok())
+      return fail(s);
+    std::printf("rp-run: wrote the plan report to %s\n", f.reportJson.c_str());
+  }
   if (app.get_option("--backend")->count() && o.backend != "sim") {
     StatusOr<std::string> decoded = checkPlanForBackend(loaded.value().plan, o.backend);
     if (!decoded.ok())
@@ -391,6 +408,7 @@ int runRpRun(int argc, char **argv) {
     return code == 0 ? 0 : kBadInput;
   }
 
+  f.check = f.check || f.report || !f.reportJson.empty(); // --report(-json) imply --check
   if (f.train.backend == "sim" && !f.check && f.train.exportHf.dir.empty())
     return runSimulation(app, f);
   if (Status s = resolveExportFlags(app, f); !s.ok())
@@ -408,7 +426,8 @@ int runRpRun(int argc, char **argv) {
   }
   if (f.check) {
     if (!f.train.exportHf.dir.empty()) {
-      std::fprintf(stderr, "rp-run: error: --check validates; it does not export\n");
+      std::fprintf(stderr,
+                   "rp-run: error: --check validates (and --report reports); it does not export\n");
       return kBadInput;
     }
     return checkPlan(app, f);

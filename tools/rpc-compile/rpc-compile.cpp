@@ -1,7 +1,8 @@
 //===- rpc-compile.cpp - the RoundPipe compiler driver --------------------===//
 //
 //   rpc-compile MODEL.onnx -o MODEL.rpplan [options]
-//   rpc-compile MODEL.onnx --emit=graph|train|layers|stages|schedule|plan-text [-o FILE]
+//   rpc-compile MODEL.onnx --emit=graph|train|layers|stages|schedule|plan-text|report|report-json
+//       [-o FILE]
 //
 // Imports an exported ONNX training graph and compiles it into a RoundPipe plan: the plan file
 // (protobuf, runtime/plan/plan.proto) and, beside it, the initial weights as safetensors
@@ -9,9 +10,11 @@
 // `graph` (the imported forward function), `train` (+ @train_step), `layers` (the layer
 // functions), `stages` (the stage partition as a table, with each stage's planned peak device
 // memory), `schedule` (the planned schedule IR), `plan-text` (the plan in protobuf text
-// format). Without --emit, a `-o` ending in .rpplan writes the plan, anything else prints the
-// graph. Exit codes: 0 success, 2 bad input (unreadable or malformed model, unsupported op,
-// bad option value, ...), 1 internal error or a malformed command line. Nothing half-written
+// format), `report` (the plan report of runtime/plan/PlanReport.h: executed and model FLOPs,
+// bytes moved and device memory per stage and step), `report-json` (the same as JSON).
+// Without --emit, a `-o` ending in .rpplan writes the plan, anything else prints the graph.
+// Exit codes: 0 success, 2 bad input (unreadable or malformed model, unsupported op, bad
+// option value, ...), 1 internal error or a malformed command line. Nothing half-written
 // is left behind. The work is compiler/Driver.h's; this file is the command line.
 //
 //===----------------------------------------------------------------------===//
@@ -49,7 +52,10 @@ cl::opt<EmitLevel> emit(
         clEnumValN(EmitLevel::Layers, "layers", "the layer functions (@prefix, @block_N, @tail)"),
         clEnumValN(EmitLevel::Stages, "stages", "the stage partition as a table"),
         clEnumValN(EmitLevel::Schedule, "schedule", "the planned schedule IR (schedule.plan)"),
-        clEnumValN(EmitLevel::PlanText, "plan-text", "the plan in protobuf text format")),
+        clEnumValN(EmitLevel::PlanText, "plan-text", "the plan in protobuf text format"),
+        clEnumValN(EmitLevel::Report, "report",
+                   "the plan report: FLOPs, transfers and device memory per stage and step"),
+        clEnumValN(EmitLevel::ReportJson, "report-json", "the plan report as JSON")),
     cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --dim batch=4)"),
                            cl::value_desc("NAME=N"), cl::cat(category));

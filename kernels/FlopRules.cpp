@@ -1,0 +1,60 @@
+//===- FlopRules.cpp - Floating-point operations of a kernel call ---------===//
+
+#include "kernels/FlopRules.h"
+
+#include <algorithm>
+
+namespace rp::kernels {
+
+namespace {
+
+double elements(const Shape &shape) {
+  double n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<double>(d);
+  return n;
+}
+
+double matmulFlops(const std::vector<Shape> &operands, const std::vector<Shape> &results) {
+  if (operands.size() != 2 || results.size() != 1 || operands[0].empty())
+    return 0;
+  return 2.0 * elements(results[0]) * static_cast<double>(operands[0].back());
+}
+
+double attentionFlops(const std::vector<Shape> &operands, bool causal) {
+  if (operands.size() != 3)
+    return 0;
+  const Shape &q = operands[0], &k = operands[1], &v = operands[2];
+  if (q.size() < 2 || k.size() < 2 || v.empty())
+    return 0;
+  const int64_t queries = q[q.size() - 2], d = q.back();
+  const int64_t keys = k[k.size() - 2], dv = v.back();
+  // The leading dims of q (batch, query heads) each run one attention.
+  double heads = 1;
+  for (size_t i = 0; i + 2 < q.size(); ++i)
+    heads *= static_cast<double>(q[i]);
+  const double pairs =
+      causal ? causalPairs(queries, keys) : static_cast<double>(queries) * static_cast<double>(keys);
+  return 2.0 * heads * pairs * static_cast<double>(d + dv);
+}
+
+} // namespace
+
+double causalPairs(int64_t queries, int64_t keys) {
+  if (queries <= 0 || keys <= 0)
+    return 0;
+  const double full = static_cast<double>(std::min(queries, keys)); // rows i < keys: i + 1 keys
+  const double rest = static_cast<double>(queries - std::min(queries, keys)); // rows with all keys
+  return full * (full + 1) / 2 + rest * static_cast<double>(keys);
+}
+
+double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
+                   const std::vector<Shape> &results, bool causal) {
+  if (id == "matmul")
+    return matmulFlops(operands, results);
+  if (id == "attention")
+    return attentionFlops(operands, causal);
+  return 0;
+}
+
+} // namespace rp::kernels

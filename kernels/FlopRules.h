@@ -1,0 +1,46 @@
+//===- FlopRules.h - Floating-point operations of a kernel call -*- C++ -*-===//
+//
+// The FLOPs one call of a kernel id (kernels/Registry.h) executes, from its operand and result
+// shapes: the contractions only, which dominate a transformer step (the convention of
+// Kaplan et al. 2020, §2.1, and of PaLM's model FLOPs utilisation, Chowdhery et al. 2022,
+// App. B: a multiply-add is 2 FLOPs; elementwise ops, norms, softmax and reductions are not
+// counted). runtime/plan/PlanReport.h sums them over a plan.
+//
+//   matmul     A [..., M, K] x B [..., K, N] -> C [..., M, N] (ONNX MatMul broadcasting; a 1-D
+//              operand is a vector): 2 * elements(C) * K, K = the last dim of A.
+//   attention  q [B, Hq, S, D], k [B, Hk, Sk, D], v [B, Hk, Sk, Dv] (grouped-query: Hq a
+//              multiple of Hk): 2 * B * Hq * P * (D + Dv), P the (query, key) pairs computed:
+//              S * Sk, or with `causal` the pairs on or below the diagonal, sum over query i
+//              of min(i + 1, Sk), as the CPU and CUDA kernels skip the masked keys (QK^T and
+//              PV; the softmax is not counted).
+//   any other  0.
+//
+// Plain C++17, no dependency: part of rp_kernel_registry.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_FLOPRULES_H
+#define RP_KERNELS_FLOPRULES_H
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace rp::kernels {
+
+/// A tensor shape (dims, outermost first).
+using Shape = std::vector<int64_t>;
+
+/// The FLOPs of one call of kernel `id` with these operand and result shapes; `causal` is the
+/// attention kernel's attribute (ignored by other kernels). 0 for kernels that do no
+/// contraction and for a call whose shapes do not fit the rule (too few operands or dims).
+/// Returned as a double: exact up to 2^53 (9.0e15) FLOPs per call.
+double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
+                   const std::vector<Shape> &results, bool causal);
+
+/// The (query, key) pairs a causal attention over `queries` queries and `keys` keys computes:
+/// sum over i < queries of min(i + 1, keys); queries * (queries + 1) / 2 when keys >= queries.
+double causalPairs(int64_t queries, int64_t keys);
+
+} // namespace rp::kernels
+
+#endif // RP_KERNELS_FLOPRULES_H

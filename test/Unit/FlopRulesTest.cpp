@@ -1,0 +1,65 @@
+//===- FlopRulesTest.cpp - FLOPs of a kernel call against hand counts -----===//
+
+#include "kernels/FlopRules.h"
+
+#include "kernels/Registry.h"
+
+#include <gtest/gtest.h>
+
+namespace rp::kernels {
+namespace {
+
+TEST(FlopRulesTest, MatmulIsTwoMnk) {
+  // [4, 8] x [8, 16] -> [4, 16]: 4 * 16 outputs, 8 multiply-adds each = 1024 FLOPs.
+  EXPECT_EQ(kernelFlops("matmul", {{4, 8}, {8, 16}}, {{4, 16}}, false), 1024.0);
+  // Batched with broadcasting: [2, 3, 5, 7] x [7, 11] -> [2, 3, 5, 11]: 2*3*5*11*7*2 = 4620.
+  EXPECT_EQ(kernelFlops("matmul", {{2, 3, 5, 7}, {7, 11}}, {{2, 3, 5, 11}}, false), 4620.0);
+  // Batched on both sides: [2, 4, 6] x [2, 6, 3] -> [2, 4, 3]: 2*4*3 outputs * 6 * 2 = 288.
+  EXPECT_EQ(kernelFlops("matmul", {{2, 4, 6}, {2, 6, 3}}, {{2, 4, 3}}, false), 288.0);
+  // Vector operands: [5] x [5, 3] -> [3]: 3 * 5 * 2 = 30; [4, 5] x [5] -> [4]: 40.
+  EXPECT_EQ(kernelFlops("matmul", {{5}, {5, 3}}, {{3}}, false), 30.0);
+  EXPECT_EQ(kernelFlops("matmul", {{4, 5}, {5}}, {{4}}, false), 40.0);
+  // Qwen3-1.7B's LM head on 4 x 1024 tokens: 2 * 4096 * 151936 * 2048 (exact in a double).
+  EXPECT_EQ(kernelFlops("matmul", {{4, 1024, 2048}, {2048, 151936}}, {{4, 1024, 151936}}, false),
+            2.0 * 4096 * 151936 * 2048);
+}
+
+TEST(FlopRulesTest, AttentionCountsBothContractions) {
+  // B=2, Hq=4, S=Sk=8, D=Dv=16, not causal: 2 * (2*4) * 64 pairs * 32 = 32768.
+  const std::vector<Shape> ops = {{2, 4, 8, 16}, {2, 4, 8, 16}, {2, 4, 8, 16}};
+  EXPECT_EQ(kernelFlops("attention", ops, {{2, 4, 8, 16}}, false), 32768.0);
+  // Causal: 8 * 9 / 2 = 36 pairs per head: 2 * 8 * 36 * 32 = 18432.
+  EXPECT_EQ(kernelFlops("attention", ops, {{2, 4, 8, 16}}, true), 18432.0);
+  // Grouped-query (Hk = 2 < Hq = 4) costs as many FLOPs as Hq heads; Dv != D.
+  // B=1, Hq=4, S=3, Sk=5, D=8, Dv=4: 2 * 4 * 15 * 12 = 1440.
+  EXPECT_EQ(kernelFlops("attention", {{1, 4, 3, 8}, {1, 2, 5, 8}, {1, 2, 5, 4}}, {{1, 4, 3, 4}},
+                        false),
+            1440.0);
+}
+
+TEST(FlopRulesTest, CausalPairs) {
+  EXPECT_EQ(causalPairs(1, 1), 1.0);
+  EXPECT_EQ(causalPairs(4, 4), 10.0);     // 1 + 2 + 3 + 4
+  EXPECT_EQ(causalPairs(4, 10), 10.0);    // keys beyond the last query are masked
+  EXPECT_EQ(causalPairs(5, 3), 12.0);     // 1 + 2 + 3 + 3 + 3
+  EXPECT_EQ(causalPairs(0, 4), 0.0);
+  EXPECT_EQ(causalPairs(64, 64), 2080.0); // 64 * 65 / 2
+}
+
+TEST(FlopRulesTest, OtherKernelsAndMalformedCallsCountZero) {
+  EXPECT_EQ(kernelFlops("add", {{4, 8}, {4, 8}}, {{4, 8}}, false), 0.0);
+  EXPECT_EQ(kernelFlops("softmax", {{4, 8}}, {{4, 8}}, false), 0.0);
+  EXPECT_EQ(kernelFlops("matmul", {{4, 8}}, {{4, 16}}, false), 0.0);       // one operand
+  EXPECT_EQ(kernelFlops("matmul", {{}, {8, 16}}, {{16}}, false), 0.0);     // a scalar
+  EXPECT_EQ(kernelFlops("attention", {{8, 16}, {8, 16}}, {{8, 16}}, false), 0.0);
+  EXPECT_EQ(kernelFlops("attention", {{16}, {8, 16}, {8, 16}}, {{8, 16}}, false), 0.0);
+  // Every registry id has a rule: the contractions count, nothing else does.
+  for (const KernelInfo &k : allKernels()) {
+    if (k.id != "matmul" && k.id != "attention") {
+      EXPECT_EQ(kernelFlops(k.id, {{2, 2}, {2, 2}, {2, 2}}, {{2, 2}}, true), 0.0) << k.id;
+    }
+  }
+}
+
+} // namespace
+} // namespace rp::kernels

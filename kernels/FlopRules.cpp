@@ -15,10 +15,15 @@ double elements(const Shape &shape) {
   return n;
 }
 
-double matmulFlops(const std::vector<Shape> &operands, const std::vector<Shape> &results) {
+double matmulFlops(const std::vector<Shape> &operands, const std::vector<Shape> &results,
+                   bool transposeA) {
   if (operands.size() != 2 || results.size() != 1 || operands[0].empty())
     return 0;
-  return 2.0 * elements(results[0]) * static_cast<double>(operands[0].back());
+  const Shape &a = operands[0];
+  if (transposeA && a.size() < 2)
+    return 0;
+  const int64_t k = transposeA ? a[a.size() - 2] : a.back();
+  return 2.0 * elements(results[0]) * static_cast<double>(k);
 }
 
 double attentionFlops(const std::vector<Shape> &operands, bool causal) {
@@ -49,9 +54,9 @@ double causalPairs(int64_t queries, int64_t keys) {
 }
 
 double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
-                   const std::vector<Shape> &results, bool causal) {
+                   const std::vector<Shape> &results, bool causal, bool transposeA) {
   if (id == "matmul")
-    return matmulFlops(operands, results);
+    return matmulFlops(operands, results, transposeA);
   if (id == "attention")
     return attentionFlops(operands, causal);
   return 0;

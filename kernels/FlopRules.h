@@ -31,11 +31,13 @@ namespace rp::kernels {
 using Shape = std::vector<int64_t>;
 
 /// The FLOPs of one call of kernel `id` with these operand and result shapes; `causal` is the
-/// attention kernel's attribute (ignored by other kernels). 0 for kernels that do no
-/// contraction and for a call whose shapes do not fit the rule (too few operands or dims).
-/// Returned as a double: exact up to 2^53 (9.0e15) FLOPs per call.
+/// attention kernel's attribute, `transposeA` the matmul's `transpose_a` (its first operand
+/// read with the last two dims swapped: K is then its second-to-last dim); each is ignored by
+/// the other kernels. 0 for kernels that do no contraction and for a call whose shapes do not
+/// fit the rule (too few operands or dims). Returned as a double: exact up to 2^53 (9.0e15)
+/// FLOPs per call.
 double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
-                   const std::vector<Shape> &results, bool causal);
+                   const std::vector<Shape> &results, bool causal, bool transposeA = false);
 
 /// The (query, key) pairs a causal attention over `queries` queries and `keys` keys computes:
 /// sum over i < queries of min(i + 1, keys); queries * (queries + 1) / 2 when keys >= queries.

@@ -72,7 +72,8 @@ double instructionFlops(const pb::Instruction &ins) {
     operands.push_back(shapeOf(r.type()));
   for (const pb::BufferRef &r : ins.results())
     results.push_back(shapeOf(r.type()));
-  return kernels::kernelFlops(ins.kernel(), operands, results, boolAttr(ins, "causal"));
+  return kernels::kernelFlops(ins.kernel(), operands, results, boolAttr(ins, "causal"),
+                              boolAttr(ins, "transpose_a"));
 }
 
 double functionFlops(const pb::Function &f) {
@@ -98,7 +99,8 @@ double denseAttentionFlops(const pb::Function &f) {
       operands.push_back(shapeOf(r.type()));
     for (const pb::BufferRef &r : ins.results())
       results.push_back(shapeOf(r.type()));
-    flops += kernels::kernelFlops(ins.kernel(), operands, results, /*causal=*/false);
+    flops += kernels::kernelFlops(ins.kernel(), operands, results, /*causal=*/false,
+                                  boolAttr(ins, "transpose_a"));
   }
   return flops;
 }

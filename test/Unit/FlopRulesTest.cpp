@@ -19,6 +19,10 @@ TEST(FlopRulesTest, MatmulIsTwoMnk) {
   // Vector operands: [5] x [5, 3] -> [3]: 3 * 5 * 2 = 30; [4, 5] x [5] -> [4]: 40.
   EXPECT_EQ(kernelFlops("matmul", {{5}, {5, 3}}, {{3}}, false), 30.0);
   EXPECT_EQ(kernelFlops("matmul", {{4, 5}, {5}}, {{4}}, false), 40.0);
+  // A transposed first operand (the weight gradient x^T dy): [2, 8, 4]^T x [2, 8, 16] ->
+  // [2, 4, 16], K = 8: 2 * 4 * 16 * 8 * 2 = 2048; transpose_b changes nothing (K from a).
+  EXPECT_EQ(kernelFlops("matmul", {{2, 8, 4}, {2, 8, 16}}, {{2, 4, 16}}, false, true), 2048.0);
+  EXPECT_EQ(kernelFlops("matmul", {{4, 8}, {16, 8}}, {{4, 16}}, false), 1024.0);
   // Qwen3-1.7B's LM head on 4 x 1024 tokens: 2 * 4096 * 151936 * 2048 (exact in a double).
   EXPECT_EQ(kernelFlops("matmul", {{4, 1024, 2048}, {2048, 151936}}, {{4, 1024, 151936}}, false),
             2.0 * 4096 * 151936 * 2048);

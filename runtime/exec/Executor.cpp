@@ -470,12 +470,9 @@ void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
     if (copies.empty())
       continue;
     float *sum = host_.grads() + plan_.params(p).grad_offset() / 4;
-    const int64_t n = host_.paramElements(p);
-    for (int c : copies) {
-      const float *g = host_.grads() + plan_.params(c).grad_offset() / 4;
-      for (int64_t i = 0; i < n; ++i)
-        sum[i] += g[i];
-    }
+    for (int c : copies) // the rule rp-ref --train sums with too
+      accumulateGradient(sum, host_.grads() + plan_.params(c).grad_offset() / 4,
+                         host_.paramElements(p), /*first=*/false);
   }
 }
 
@@ -514,6 +511,10 @@ Status Executor::writeStepWeights(int64_t step) {
   return okStatus();
 }
 
+bool Executor::needsGlobalNorm() const {
+  return plan_.config().optimizer().grad_clip() > 0 || options_.lossScale.enabled;
+}
+
 StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
   const bool scaling = options_.lossScale.enabled;
   double divisor = static_cast<double>(microBatches_);
@@ -527,7 +528,7 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
   }
   float gradScale = static_cast<float>(1.0 / divisor);
   const double clip = plan_.config().optimizer().grad_clip();
-  if (clip <= 0 && !scaling)
+  if (!needsGlobalNorm())
     return std::optional<float>(gradScale);
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
     RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
@@ -568,13 +569,11 @@ void Executor::recordOutcome(int64_t step, bool skipped) {
 
 Status Executor::optimizerStep(int64_t step) {
   StepEvents &ev = events(step);
-  // A shared param's gradient is the sum of its readers' slots: clipping and loss scaling
-  // (stepGradScale) need every sum before the norm; otherwise each step sums its own.
-  const bool allFirst =
-      plan_.config().optimizer().grad_clip() > 0 || options_.lossScale.enabled;
+  // A shared param's gradient is the sum of its readers' slots: with a global norm
+  // (stepGradScale) every sum is made before it; otherwise each layer's step sums its own.
   RP_ASSIGN_OR_RETURN(const std::optional<float> gradScale, stepGradScale(step, ev));
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    if (!allFirst) {
+    if (!needsGlobalNorm()) {
       RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
       sumSharedGradients(os);
     }

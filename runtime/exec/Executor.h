@@ -242,8 +242,11 @@ private:
   /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
   /// rp-ref --train follows), for the params owned by `os`'s layer.
   void sumSharedGradients(const rp::plan::OptimizerStep &os);
+  /// Whether a step needs the global gradient norm (clipping or loss scaling): then
+  /// stepGradScale gathers and sums every layer's gradients before any AdamW.
+  bool needsGlobalNorm() const;
   /// The gradScale of `step` (clip / (M S)); nullopt when loss scaling finds a non-finite
-  /// gradient (the step is skipped). Waits for every layer's grads when clipping or scaling.
+  /// gradient (the step is skipped). Waits for every layer's grads when needsGlobalNorm().
   StatusOr<std::optional<float>> stepGradScale(int64_t step, StepEvents &ev);
   /// Records `step`'s outcome and the scaler's next state; wakes lossScale() waiters.
   void recordOutcome(int64_t step, bool skipped);

@@ -78,8 +78,9 @@ double learningRate(double lr, int64_t warmup, int64_t step);
 
 /// Folds one micro-batch's fp32 gradient into the accumulator: acc = g when `first`
 /// (micro-batch 0), else acc[i] = acc[i] + g[i] in float, element by element. The rule the
-/// pipelined executor (the CPU backend's `accumulate`) and the non-pipelined reference
-/// (rp-ref --train) share, so their sums agree bit for bit. n <= 0 does nothing.
+/// pipelined executor (the CPU backend's `accumulate`, and the sum of a shared param's
+/// readers' gradients) and the non-pipelined reference (rp-ref --train) share, so their sums
+/// agree bit for bit. n <= 0 does nothing.
 void accumulateGradient(float *acc, const float *g, int64_t n, bool first);
 
 /// Writes n fp32 master values to `dst` as `dtype`: F32 copies the bytes; BF16 and F16 round to

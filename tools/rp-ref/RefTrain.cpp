@@ -275,12 +275,9 @@ int ReferenceTrainer::optimizerStep(int64_t step, double &lr) {
   const int64_t M = o_.microBatches;
   float gradScale = static_cast<float>(1.0 / static_cast<double>(M));
   for (auto &[name, p] : params_) // a shared param: its readers' gradients, in layer order
-    for (const HostTensor &part : p.parts) {
-      float *sum = p.acc.data<float>();
-      const float *g = part.data<float>();
-      for (int64_t i = 0, n = part.numElements(); i < n; ++i)
-        sum[i] += g[i];
-    }
+    for (const HostTensor &part : p.parts)
+      rt::accumulateGradient(p.acc.data<float>(), part.data<float>(), part.numElements(),
+                             /*first=*/false);
   if (o_.gradClip > 0) {
     double squares = 0;
     for (auto &[name, p] : params_) // std::map: sorted by name

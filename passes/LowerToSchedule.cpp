@@ -116,7 +116,8 @@ private:
   std::map<ValueId, size_t> activationProducer; ///< value -> stage downloading it
   std::map<ValueId, size_t> cotangentProducer;  ///< value -> stage downloading its cotangent
   llvm::StringMap<schedule::HostBufferOp> buffers;
-  llvm::StringMap<int64_t> readerCount; ///< Layers reading each param.
+  /// The readers of each trainable param, once the plan's layers exist (buildPlan).
+  std::optional<schedule::ParamReaders> readers;
   std::string lossName = "loss";
   std::string seedName = "loss_seed"; ///< The fused tail's loss-seed buffer.
   FloatType computeType; ///< options.dtype, set first.
@@ -238,11 +239,6 @@ LogicalResult Lowering::checkUses() {
       if (!consumer.count({l, r}))
         return fail("result " + Twine(r) + " of @" + layers[l].forward.getSymName() +
                     " is used by no later layer");
-  // A trainable param read by several layers is one parameter with a copy per reading layer
-  // (dialects/Schedule/IR/SharedParams.h): its gradients are accumulated per reader.
-  for (auto [l, info] : llvm::enumerate(layers))
-    for (FlatSymbolRefAttr p : info.params)
-      readerCount[p.getValue()] += 1;
   if (inputs.count(StringRef(lossName)))
     lossName = "loss.0";
   if (inputs.count(StringRef(seedName)))
@@ -473,7 +469,7 @@ void Lowering::buildBackwardCall(int64_t l, const StageInfo &st, SmallVector<Val
   for (FlatSymbolRefAttr p : info.params)
     if (module.lookupSymbol<graph::ParamOp>(p).getTrainable())
       schedule::AccumulateOp::create(b, loc, call.getResult(next++), p,
-                                     readerCount.lookup(p.getValue()) > 1
+                                     readers->isShared(p.getValue())
                                          ? FlatSymbolRefAttr::get(info.forward.getSymNameAttr())
                                          : FlatSymbolRefAttr());
   for (unsigned a : info.wrtArgs) {
@@ -517,6 +513,9 @@ LogicalResult Lowering::buildPlan() {
                               b.getArrayAttr(SmallVector<Attribute>(info.params.begin(),
                                                                     info.params.end())),
                               nullptr, nullptr, nullptr);
+  // A trainable param read by several layers is one parameter with a copy per reading layer
+  // (dialects/Schedule/IR/SharedParams.h): its gradients are accumulated per reader.
+  readers.emplace(plan);
 
   auto addBuffer = [&](StringRef name, schedule::BufferKind kind, StringAttr inputName,
                        Type type) {
@@ -551,28 +550,23 @@ LogicalResult Lowering::buildPlan() {
   // layers descending inside each; one per layer owning a trainable param, waiting for the
   // events dialects/Schedule/IR/SharedParams.h derives.
   b.setInsertionPointToEnd(body);
-  schedule::ParamReaders readers(plan);
-  auto refs = [&](ArrayRef<schedule::StageOp> stageOps) {
-    SmallVector<Attribute> out;
-    for (schedule::StageOp st : stageOps)
-      out.push_back(FlatSymbolRefAttr::get(st.getSymNameAttr()));
-    return b.getArrayAttr(out);
-  };
+
   for (size_t s = 0; s < stages.size(); ++s) {
     if (stages[s].kind == StageKind::forward)
       continue;
     for (int64_t l = stages[s].end - 1; l >= stages[s].begin; --l) {
-      if (!readers.ownsTrainable(static_cast<unsigned>(l)))
+      if (!readers->ownsTrainable(static_cast<unsigned>(l)))
         continue;
       schedule::OptimizerStepEvents events =
-          schedule::expectedOptimizerStep(plan, readers, static_cast<unsigned>(l));
+          schedule::expectedOptimizerStep(plan, *readers, static_cast<unsigned>(l));
       if (events.grads.getSymName() != stages[s].name)
         continue; // the layer's gradients arrive in an earlier stage
       schedule::OptimizerStepOp::create(
           b, loc, FlatSymbolRefAttr::get(layers[l].forward.getSymNameAttr()),
           FlatSymbolRefAttr::get(ctx, stages[s].name),
-          events.sharedGrads.empty() ? ArrayAttr() : refs(events.sharedGrads),
-          refs(events.uploads));
+          events.sharedGrads.empty() ? ArrayAttr()
+                                     : schedule::stageRefs(ctx, events.sharedGrads),
+          schedule::stageRefs(ctx, events.uploads));
     }
   }
   return success();

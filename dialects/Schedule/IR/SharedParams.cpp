@@ -72,3 +72,10 @@ OptimizerStepEvents mlir::rp::schedule::expectedOptimizerStep(PlanOp plan,
   llvm::erase(events.sharedGrads, events.grads);
   return events;
 }
+
+ArrayAttr mlir::rp::schedule::stageRefs(MLIRContext *context, ArrayRef<StageOp> stages) {
+  SmallVector<Attribute> refs;
+  for (StageOp stage : stages)
+    refs.push_back(FlatSymbolRefAttr::get(context, stage.getSymName()));
+  return ArrayAttr::get(context, refs);
+}

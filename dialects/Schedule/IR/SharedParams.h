@@ -61,6 +61,9 @@ struct OptimizerStepEvents {
 OptimizerStepEvents expectedOptimizerStep(PlanOp plan, const ParamReaders &readers,
                                           unsigned layer);
 
+/// `stages` as the symbol references an optimizer step lists (`shared_grads`, `uploads`).
+ArrayAttr stageRefs(MLIRContext *context, ArrayRef<StageOp> stages);
+
 } // namespace mlir::rp::schedule
 
 #endif // RP_DIALECTS_SCHEDULE_IR_SHAREDPARAMS_H

@@ -303,12 +303,6 @@ private:
     llvm::StringMap<unsigned> layerIndex;
     for (auto [i, layer] : llvm::enumerate(layers))
       layerIndex[layer.getSymName()] = i;
-    auto refs = [&](ArrayRef<StageOp> stageOps) {
-      SmallVector<Attribute> out;
-      for (StageOp s : stageOps)
-        out.push_back(ref(context, s.getSymName()));
-      return ArrayAttr::get(context, out);
-    };
     SmallVector<OptimizerStepOp> stepOf(layers.size());
     for (OptimizerStepOp step : plan.getOptimizerSteps()) {
       auto found = layerIndex.find(step.getLayer());
@@ -338,16 +332,16 @@ private:
                                   << i << ")";
       ArrayAttr shared = step.getSharedGradsAttr() ? step.getSharedGradsAttr()
                                                    : ArrayAttr::get(context, {});
-      if (shared != refs(expected.sharedGrads))
+      if (shared != stageRefs(context, expected.sharedGrads))
         return step.emitOpError() << "of layer " << step.getLayerAttr()
                                   << " waits for the shared gradients of " << shared
-                                  << ", expected " << refs(expected.sharedGrads)
+                                  << ", expected " << stageRefs(context, expected.sharedGrads)
                                   << " (the other backward stages holding a reader of a shared "
                                      "param it owns, in dispatch order)";
-      if (step.getUploads() != refs(expected.uploads))
+      if (step.getUploads() != stageRefs(context, expected.uploads))
         return step.emitOpError() << "of layer " << step.getLayerAttr()
                                   << " waits for the uploads of " << step.getUploads()
-                                  << ", expected " << refs(expected.uploads)
+                                  << ", expected " << stageRefs(context, expected.uploads)
                                   << " (the stages holding layer " << i
                                   << " or a reader of a shared param it owns, in dispatch order)";
     }

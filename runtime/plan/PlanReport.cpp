@@ -66,14 +66,16 @@ bool boolAttr(const pb::Instruction &ins, const char *name) {
   return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kB && it->second.b();
 }
 
-double instructionFlops(const pb::Instruction &ins) {
+/// The FLOPs of one instruction (kernels/FlopRules.h); `asCausal` false counts a causal
+/// attention over every (query, key) pair, as the model FLOPs do.
+double instructionFlops(const pb::Instruction &ins, bool asCausal = true) {
   std::vector<kernels::Shape> operands, results;
   for (const pb::BufferRef &r : ins.operands())
     operands.push_back(shapeOf(r.type()));
   for (const pb::BufferRef &r : ins.results())
     results.push_back(shapeOf(r.type()));
-  return kernels::kernelFlops(ins.kernel(), operands, results, boolAttr(ins, "causal"),
-                              boolAttr(ins, "transpose_a"));
+  return kernels::kernelFlops(ins.kernel(), operands, results,
+                              asCausal && boolAttr(ins, "causal"), boolAttr(ins, "transpose_a"));
 }
 
 double functionFlops(const pb::Function &f) {
@@ -92,15 +94,8 @@ double denseAttentionFlops(const pb::Function &f) {
     const bool batchedMatmul = ins.kernel() == "matmul" && ins.operands_size() == 2 &&
                                ins.operands(0).type().shape_size() >= 3 &&
                                ins.operands(1).type().shape_size() >= 3;
-    if (ins.kernel() != "attention" && !batchedMatmul)
-      continue;
-    std::vector<kernels::Shape> operands, results;
-    for (const pb::BufferRef &r : ins.operands())
-      operands.push_back(shapeOf(r.type()));
-    for (const pb::BufferRef &r : ins.results())
-      results.push_back(shapeOf(r.type()));
-    flops += kernels::kernelFlops(ins.kernel(), operands, results, /*causal=*/false,
-                                  boolAttr(ins, "transpose_a"));
+    if (ins.kernel() == "attention" || batchedMatmul)
+      flops += instructionFlops(ins, /*asCausal=*/false);
   }
   return flops;
 }
@@ -123,17 +118,6 @@ bool isEmbedding(const pb::Function &f, int param, int64_t &tokens) {
       tokens = static_cast<int64_t>(elementsOf(ins.operands(1).type()));
     }
   return read;
-}
-
-const char *kindName(pb::StageKind kind) {
-  switch (kind) {
-  case pb::FORWARD:
-    return "forward";
-  case pb::FUSED_TAIL:
-    return "fused_tail";
-  default:
-    return "backward";
-  }
 }
 
 /// The params, N, the tokens and the model attention FLOPs of one micro-batch.
@@ -164,7 +148,7 @@ StageReport reportStage(const pb::Plan &plan, const pb::Stage &st,
                         std::set<int> &seenForward) {
   StageReport s;
   s.name = st.name();
-  s.kind = kindName(st.kind());
+  s.kind = stageKindName(st.kind());
   s.begin = st.begin();
   s.end = st.end();
   s.weightUpload = st.weight_bytes();

@@ -46,19 +46,6 @@ std::string named(const char *kind, const std::string &name, int64_t index) {
   return std::string(kind) + " '" + name + "'";
 }
 
-const char *stageKindName(int kind) {
-  switch (kind) {
-  case pb::FORWARD:
-    return "forward";
-  case pb::FUSED_TAIL:
-    return "fused_tail";
-  case pb::BACKWARD:
-    return "backward";
-  default:
-    return "unknown kind";
-  }
-}
-
 std::string dtypeText(int dtype) {
   std::optional<DType> d = fromPlanDType(dtype);
   return d ? std::string(dtypeName(*d)) : "dtype(" + str(dtype) + ")";
@@ -878,6 +865,19 @@ private:
 //===----------------------------------------------------------------------===//
 // Public helpers
 //===----------------------------------------------------------------------===//
+
+const char *stageKindName(int kind) {
+  switch (kind) {
+  case pb::FORWARD:
+    return "forward";
+  case pb::FUSED_TAIL:
+    return "fused_tail";
+  case pb::BACKWARD:
+    return "backward";
+  default:
+    return "unknown kind";
+  }
+}
 
 std::optional<DType> fromPlanDType(int dtype) {
   switch (dtype) {

@@ -71,6 +71,10 @@ Status validatePlan(const rp::plan::Plan &plan);
 /// DTYPE_UNSPECIFIED and values this build does not know.
 std::optional<DType> fromPlanDType(int dtype);
 
+/// "forward", "fused_tail", "backward" (the schedule dialect's keywords); "unknown kind"
+/// for another value.
+const char *stageKindName(int kind);
+
 /// "[2, 8] f32" (an unknown dtype prints as "dtype(<n>)").
 std::string formatTensorType(const rp::plan::TensorType &type);
 

@@ -385,9 +385,8 @@ TEST(PlanValidatorTest, SharedFrozenParamPasses) {
 
 class PlanValidatorMutationTest : public ::testing::TestWithParam<Mutation> {};
 
-TEST_P(PlanValidatorMutationTest, ReportsTheBrokenCheck) {
-  const Mutation &m = GetParam();
-  pb::Plan plan = makeValidPlan();
+/// Applies `m` to `plan` and expects validatePlan to report its broken check.
+void expectReported(pb::Plan plan, const Mutation &m) {
   m.mutate(plan);
   Status s = validatePlan(plan);
   ASSERT_FALSE(s.ok()) << m.name << ": the mutated plan passed";
@@ -395,6 +394,10 @@ TEST_P(PlanValidatorMutationTest, ReportsTheBrokenCheck) {
   EXPECT_EQ(s.message().rfind("invalid plan: ", 0), 0u) << s.message();
   EXPECT_NE(s.message().find(m.message), std::string::npos)
       << m.name << "\n  expected: " << m.message << "\n  actual:   " << s.message();
+}
+
+TEST_P(PlanValidatorMutationTest, ReportsTheBrokenCheck) {
+  expectReported(makeValidPlan(), GetParam());
 }
 
 std::string mutationName(const ::testing::TestParamInfo<Mutation> &info) {
@@ -467,13 +470,7 @@ const Mutation kSharedMutations[] = {
 class SharedParamMutationTest : public ::testing::TestWithParam<Mutation> {};
 
 TEST_P(SharedParamMutationTest, ReportsTheBrokenCheck) {
-  const Mutation &m = GetParam();
-  pb::Plan plan = makeSharedParamPlan();
-  m.mutate(plan);
-  Status s = validatePlan(plan);
-  ASSERT_FALSE(s.ok()) << m.name << ": the mutated plan passed";
-  EXPECT_NE(s.message().find(m.message), std::string::npos)
-      << "  expected: " << m.message << "\n  actual:   " << s.message();
+  expectReported(makeSharedParamPlan(), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedMutations, SharedParamMutationTest,

@@ -102,6 +102,15 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
   return okStatus();
 }
 
+void HostArena::copyEntryWeights(int from, int to) {
+  const rp::plan::Param &p = plan_->params(from);
+  const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
+  const size_t bytes = static_cast<size_t>(paramElements(from)) *
+                       dtypeSize(isFloat(stored) ? computeDType_ : stored);
+  std::memcpy(weights() + plan_->params(to).weight_offset(), weights() + p.weight_offset(),
+              bytes);
+}
+
 Status HostArena::loadWeights(const WeightSource &source) {
   // A param read by several layers has an entry per reader: each gets the tensor.
   std::unordered_map<std::string, std::vector<int>> byName;
@@ -112,9 +121,12 @@ Status HostArena::loadWeights(const WeightSource &source) {
     auto it = byName.find(t.name);
     if (it == byName.end())
       return okStatus(); // a tensor no param names (--allow-extra-weights)
-    for (int i : it->second) {
+    const std::vector<int> &entries = it->second;
+    RP_RETURN_IF_ERROR(loadParam(entries[0], &t, source.shards()[source.find(t.name)->shard]));
+    for (int i : entries) {
       loaded[static_cast<size_t>(i)] = true;
-      RP_RETURN_IF_ERROR(loadParam(i, &t, source.shards()[source.find(t.name)->shard]));
+      if (i != entries[0])
+        copyEntryWeights(entries[0], i);
     }
     return okStatus();
   }));

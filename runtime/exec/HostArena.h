@@ -39,7 +39,8 @@ public:
   /// weights checked by validateWeights (tensors keyed by param name; a floating-point param's
   /// F16 or BF16 tensor is converted to f32 exactly first); a param absent from the weights
   /// starts as its `init` says (runtime/core/ParamInit.h). Reads shard by shard, tensor by
-  /// tensor (WeightSource::readTensors): besides the arena it holds one param's f32 copy.
+  /// tensor (WeightSource::readTensors): besides the arena it holds one param's f32 copy. A
+  /// param with several entries (shared) is converted once and copied into the others.
   /// Tensors no param names are skipped. Errors: the reader's, a tensor of another size or
   /// dtype than the plan's (InvalidArgument naming the file and the tensor), a missing tensor.
   Status loadWeights(const WeightSource &source);
@@ -67,6 +68,9 @@ private:
   /// Fills param `index` from `t` (null: from its init) as loadWeights describes; `file`
   /// names the file holding `t` in errors.
   Status loadParam(int index, const SafetensorsTensorView *t, const std::string &file);
+  /// Copies the host weights of entry `from` into entry `to`, another entry of the same param
+  /// (a param read by several layers; the entries have one type, validated).
+  void copyEntryWeights(int from, int to);
 
   struct Free {
     void operator()(uint8_t *p) const;

@@ -91,8 +91,13 @@ TEST_F(CudaRowKernelsTest, ReduceMatchesCpu) {
         SCOPED_TRACE(describe(reduceKindName(kind), dtype, c.shape) + " axes " +
                      runtime::formatShape(c.axes));
         HostTensor want(referenceDType(dtype), outShape);
-        ASSERT_TRUE(cpu::reduce(kind, xRef, c.axes, false, want).ok());
+        const runtime::Status cpuStatus = cpu::reduce(kind, xRef, c.axes, false, want);
         auto plan = planReduce(kind, dtype, c.shape, c.axes, false, outShape);
+        if (!cpuStatus.ok()) { // the empty integer mean: both refuse it alike
+          ASSERT_FALSE(plan.ok());
+          EXPECT_EQ(plan.status(), cpuStatus);
+          continue;
+        }
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         HostTensor runs[2];
         for (HostTensor &got : runs) {

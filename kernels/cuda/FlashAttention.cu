@@ -14,11 +14,8 @@
 
 #include "kernels/cuda/FlashAttention.h"
 
+#include "kernels/cuda/FlashTiles.cuh"
 #include "kernels/cuda/Launch.cuh"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <mma.h>
 
 #include <cmath>
 #include <cstdint>
@@ -26,58 +23,10 @@
 namespace rp::kernels::cuda {
 namespace {
 
-namespace wmma = nvcuda::wmma;
+using namespace flash;
 using runtime::DType;
 
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
-constexpr int kWarpRows = kFlashRows / kWarps; // 16: one WMMA row block per warp
-static_assert(kWarpRows == 16, "each warp owns one 16-row WMMA block");
-
-struct FlashParams {
-  int64_t heads, kvHeads, groups, seq, dim, tilesM, blocks;
-  float scale;
-  bool causal;
-};
-
-/// Copies rows [r0, r0 + 64) of a [seq, dim] row-major tile into `dst` in 16-byte vectors,
-/// zeros for rows at or past `seq`.
-template <typename T>
-__device__ void loadTile(T *dst, const T *src, int64_t r0, int64_t seq, int64_t dim) {
-  const int64_t perRow = dim / 8; // 8 16-bit values per 16-byte vector
-  const int64_t vectors = kFlashRows * perRow;
-  const uint4 zero = make_uint4(0, 0, 0, 0);
-  for (int64_t i = threadIdx.x; i < vectors; i += kThreads) {
-    const int64_t r = i / perRow, c = i - r * perRow;
-    const int64_t row = r0 + r;
-    reinterpret_cast<uint4 *>(dst)[i] =
-        row < seq ? reinterpret_cast<const uint4 *>(src + row * dim)[c] : zero;
-  }
-}
-
-template <typename T> __device__ T toStorage(float x);
-template <> __device__ __nv_bfloat16 toStorage<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <> __device__ __half toStorage<__half>(float x) { return __float2half_rn(x); }
-
-/// One warp's S = Q_w K^T (16 x 64) into its rows of sS.
-template <typename T>
-__device__ void warpScores(const T *sQ, const T *sK, float *sS, int warp, int64_t dim) {
-  for (int nf = 0; nf < kFlashKeys / 16; ++nf) {
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-    wmma::fill_fragment(acc, 0.0f);
-    for (int64_t kk = 0; kk < dim / 16; ++kk) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> b; // K^T
-      wmma::load_matrix_sync(a, sQ + warp * kWarpRows * dim + kk * 16, static_cast<unsigned>(dim));
-      wmma::load_matrix_sync(b, sK + nf * 16 * dim + kk * 16, static_cast<unsigned>(dim));
-      wmma::mma_sync(acc, a, b, acc);
-    }
-    wmma::store_matrix_sync(sS + warp * kWarpRows * kFlashKeys + nf * 16, acc, kFlashKeys,
-                            wmma::mem_row_major);
-  }
-}
+using FlashParams = Params;
 
 /// One warp's online-softmax step over its 16 rows of the tile at key n0: lane pair (2r, 2r+1)
 /// owns row r, 32 keys each. Writes P, updates m and l, rescales the row's O by e^(m - m').
@@ -92,7 +41,7 @@ __device__ void warpSoftmax(const FlashParams &p, float *sS, T *sP, float *sO, f
   float mx = -INFINITY;
   for (int c = 0; c < 32; ++c) {
     const int64_t kj = n0 + half * 32 + c;
-    const bool keep = kj < p.seq && qi < p.seq && (!p.causal || kj <= qi);
+    const bool keep = keyVisible(qi, kj, p.seq, p.causal);
     const float s = keep ? srow[c] * p.scale : -INFINITY;
     srow[c] = s;
     mx = fmaxf(mx, s);
@@ -116,24 +65,6 @@ __device__ void warpSoftmax(const FlashParams &p, float *sS, T *sP, float *sO, f
   float *orow = sO + row * p.dim + half * (p.dim / 2);
   for (int64_t c = 0; c < p.dim / 2; ++c)
     orow[c] *= corr;
-}
-
-/// One warp's O_w += P_w V (16 x D).
-template <typename T>
-__device__ void warpOutput(const T *sP, const T *sV, float *sO, int warp, int64_t dim) {
-  for (int64_t df = 0; df < dim / 16; ++df) {
-    float *o = sO + warp * kWarpRows * dim + df * 16;
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-    wmma::load_matrix_sync(acc, o, static_cast<unsigned>(dim), wmma::mem_row_major);
-    for (int kk = 0; kk < kFlashKeys / 16; ++kk) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b;
-      wmma::load_matrix_sync(a, sP + warp * kWarpRows * kFlashKeys + kk * 16, kFlashKeys);
-      wmma::load_matrix_sync(b, sV + kk * 16 * dim + df * 16, static_cast<unsigned>(dim));
-      wmma::mma_sync(acc, a, b, acc);
-    }
-    wmma::store_matrix_sync(o, acc, static_cast<unsigned>(dim), wmma::mem_row_major);
-  }
 }
 
 template <typename T>
@@ -168,13 +99,14 @@ __global__ void __launch_bounds__(kThreads)
       __syncthreads(); // sKV is free (the previous tile's P V is done)
       loadTile(sKV, k + kvOffset, n0, p.seq, dim);
       __syncthreads();
-      warpScores(sQ, sKV, sS, warp, dim);
+      warpABt(sQ + warp * kWarpRows * dim, sKV, sS + warp * kWarpRows * kFlashKeys, dim);
       __syncwarp();
       warpSoftmax(p, sS, sP, sO, sM, sL, warp, lane, m0, n0);
       __syncthreads(); // every warp is done with the keys
       loadTile(sKV, v + kvOffset, n0, p.seq, dim);
       __syncthreads();
-      warpOutput(sP, sKV, sO, warp, dim);
+      warpAccumulateAB(sP + warp * kWarpRows * kFlashKeys, sKV, sO + warp * kWarpRows * dim,
+                       dim);
     }
     __syncwarp();
     T *ob = out + bh * p.seq * dim;
@@ -191,12 +123,8 @@ template <typename T>
 cudaError_t launchTyped(const FlashParams &params, const void *q, const void *k, const void *v,
                         void *out, size_t shared, cudaStream_t stream) {
   const auto kernel = flashAttentionKernel<T>;
-  if (shared > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-    if (e != cudaSuccess)
-      return e;
-  }
+  if (const cudaError_t e = allowSharedBytes(kernel, shared); e != cudaSuccess)
+    return e;
   constexpr int64_t kMaxBlocks = int64_t(1) << 20;
   const auto blocks = static_cast<unsigned>(params.blocks < kMaxBlocks ? params.blocks : kMaxBlocks);
   kernel<<<blocks, kThreads, shared, stream>>>(params, static_cast<const T *>(q),
@@ -225,26 +153,14 @@ cudaError_t launchFlashAttention(const AttentionPlan &plan, const void *q, const
   if (!flashAttentionFits(plan) || !usablePointers(16, q, k, v, static_cast<const void *>(out)))
     return cudaErrorNotSupported;
   const size_t shared = flashAttentionSharedBytes(plan.dim);
-  int device = 0, optin = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e == cudaSuccess)
-    e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (e != cudaSuccess)
+  bool fits = false;
+  if (const cudaError_t e = deviceFits(shared, &fits); e != cudaSuccess)
     return e;
-  if (shared > static_cast<size_t>(optin))
+  if (!fits)
     return cudaErrorNotSupported;
   if (plan.rows == 0 || plan.dim == 0)
     return cudaSuccess;
-  FlashParams params;
-  params.heads = plan.heads;
-  params.kvHeads = plan.kvHeads;
-  params.groups = plan.groups;
-  params.seq = plan.seq;
-  params.dim = plan.dim;
-  params.tilesM = (plan.seq + kFlashRows - 1) / kFlashRows;
-  params.blocks = plan.batch * plan.heads * params.tilesM;
-  params.scale = static_cast<float>(plan.scale);
-  params.causal = plan.causal;
+  const FlashParams params = paramsOf(plan);
   return plan.dtype == DType::BF16
              ? launchTyped<__nv_bfloat16>(params, q, k, v, out, shared, stream)
              : launchTyped<__half>(params, q, k, v, out, shared, stream);

@@ -12,22 +12,24 @@
 #              by mktemp in $TMPDIR)
 #
 # Environment (defaults): POOLS ("1 2 4"), STEPS (6: rp-run steps per pool), SKIP (2: warmup
-# steps left out of the numbers), BASELINE_STEPS (8), BASELINE_WARMUP (2), BASELINE_ARGS
+# steps left out of the numbers), PROFILE_STEPS (2: steps of the kernel profile of the first
+# pool's plan; 0: none), BASELINE_STEPS (8), BASELINE_WARMUP (2), BASELINE_ARGS
 # (extra torch_baseline.py flags, e.g. "--checkpointing on"), NUM_TOKENS (16777216),
 # PEAK_TFLOPS (989: H100 SXM / H200 dense bf16), PYTHON (python3), RP_LD_LIBRARY_PATH
 # (prepended to LD_LIBRARY_PATH for rp-run), BACKEND (cuda; cpu runs the harness itself on
 # fp32 plans without a GPU: bench/README.md), OUT (where results go;
 # default WORK_DIR/out). Time limits in seconds: T_BASELINE (150), T_INPUTS (90), T_RUN (100
-# per pool), DEADLINE (560: no phase starts, or runs, past this many seconds from the start;
-# what is left is reported as skipped).
+# per pool), T_PROFILE (90), DEADLINE (560: no phase starts, or runs, past this many seconds
+# from the start; what is left is reported as skipped).
 #
 # Every phase runs under `timeout`; a phase that fails or times out is reported and the next
 # one runs. nvidia-smi samples the GPU's used memory every 200 ms during each phase (the
 # device-wide peak, CUDA context included). Results in OUT: summary.txt (the table, the
 # phase status, the machine), summary.json (every number), bench-logs.tar.gz (metrics, traces,
-# logs, nvidia-smi samples). Exit status 0 when every phase succeeded, 1 otherwise.
+# logs, nvidia-smi samples, the kernel profile). Exit status 0 when every phase succeeded, 1
+# otherwise.
 set -euo pipefail
-if [[ $# -lt 2 ]]; then sed -n '2,28p' "$0"; exit 2; fi
+if [[ $# -lt 2 ]]; then sed -n '2,30p' "$0"; exit 2; fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rprun="$(realpath "$1")"
 plans="$(realpath "$2")"
@@ -129,7 +131,17 @@ for n in $pools; do
   fi
 done
 
-# 4. The table.
+# 4. Where the GPU time goes: the first pool's plan with --profile-kernels (PROFILE_STEPS steps;
+# the profile serialises each worker's calls, so it is timed apart from the runs above).
+if ((${PROFILE_STEPS:-2} > 0)) && [[ -s "$work/weights.safetensors" ]]; then
+  phase profile "${T_PROFILE:-90}" env \
+    LD_LIBRARY_PATH="${RP_LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$rprun" "$plans/p$first_pool/model.rpplan" --weights "$work/weights.safetensors" \
+    --data "$work/tokens.bin" --steps "${PROFILE_STEPS:-2}" --backend "${BACKEND:-cuda}" \
+    --gpus "$first_pool" --no-progress --profile-kernels "$work/profile.json"
+fi
+
+# 5. The table.
 sum_args=(--model-json "$plans/model.json" --peak-tflops "$peak" --skip "$skip"
           --json-out "$work/summary.json")
 [[ -s "$work/baseline.json" ]] && sum_args+=(--baseline "$work/baseline.json:$work/baseline.smi")
@@ -140,13 +152,18 @@ sum_args=(--model-json "$plans/model.json" --peak-tflops "$peak" --skip "$skip"
   echo
   cat "$work/table.txt"
   echo
+  if [[ -s "$work/profile.json" ]]; then
+    echo "kernel profile (p$first_pool, ${PROFILE_STEPS:-2} steps, rp-run --profile-kernels):"
+    sed -n '/^kernel profile:/,/^rp-run: kernel profile:/p' "$work/profile.log" | sed '$d'
+    echo
+  fi
   echo "phases:"
   printf '  %s\n' "${status_lines[@]}"
   echo "total: $((SECONDS - start)) s"
 } >"$work/summary.txt"
 cat "$work/summary.txt"
 
-# 5. Results back: a few small files in OUT (each under 16 MiB).
+# 6. Results back: a few small files in OUT (each under 16 MiB).
 cp "$work/summary.txt" "$out/summary.txt"
 [[ -f "$work/summary.json" ]] && cp "$work/summary.json" "$out/summary.json"
 logs=()

@@ -2,14 +2,13 @@
 //
 // Each fused op is differentiated from its composed definition (Ops.td, "Fused ops"), with
 // graph ops: the backward pass recomputes what it needs (sigmoid, rotate_half) instead of
-// keeping intermediates, as the norms do (docs/DECISIONS.md).
+// keeping intermediates, as the norms do (docs/DECISIONS.md). graph.attention's VJP is one
+// fused op, graph.attention_vjp, whose kernels recompute the scores row by row.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/VJPBuilder.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rp::graph;

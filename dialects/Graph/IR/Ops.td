@@ -642,7 +642,8 @@ def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType, DeclareO
 //
 // Ops that replace a composed pattern of the importer's output (the rp-fuse-* passes), so
 // that a backend can run them as one kernel. Each is defined by its composed form, and its
-// VJP is written from that definition with graph ops.
+// VJP is written from that definition with graph ops, except graph.attention's: the fused
+// graph.attention_vjp (its kernels never materialise the [B, Hq, S, S] scores).
 
 def Graph_SwigluOp : Graph_Op<"swiglu", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "gated SiLU: silu(gate) * up";

@@ -4,11 +4,16 @@
 # OpenBLAS development files):
 #   1. every CUDA unit test binary (kernels against the CPU references; the executor on the
 #      CUDA backend against the CPU backend; logical pools);
-#   2. five fp32 training steps of the example on the CUDA backend vs the CPU backend: losses
-#      within 1e-5 relative;
+#   2. 100 fp32 training steps of the example on the CUDA backend vs the CPU backend: losses
+#      within 1e-5 relative at every step;
 #   3. logical pools of 1, 2 and 4 workers on one GPU: identical losses (fp32, 5 steps);
 #   4. 100 bf16 steps vs 100 fp32 steps on the GPU: the bf16 loss within 2% of the fp32 loss at
 #      every step.
+# The learning rate is 1e-3 (warmup 10). At 2e-3 this run is chaotic: two correct fp32 runs
+# whose GEMMs only round differently (the CPU and the GPU backend) drift apart by up to 2.3%
+# per step within 100 steps (measured on an H200 machine), so a 2% bound on bf16 would test the
+# chaos, not the arithmetic. At 1e-3 the two fp32 runs agree within 1e-6 for the 100 steps
+# (docs/CUDA.md, "What has run where").
 # Usage: bash gpu-check.sh STAGE.tar.xz OUTDIR. Prints one PASS/FAIL line per check, writes
 # the logs to OUTDIR, exits 1 if any check failed.
 set -uo pipefail
@@ -45,7 +50,7 @@ run() { # label plan backend workers steps extra...
   local label=$1 plan=$2 backend=$3 workers=$4 steps=$5
   shift 5
   timeout 300 "$S/bin/rp-run" "$S/plans/$plan" --data "$S/fortunes.bin" --steps "$steps" \
-    --lr 2e-3 --warmup 10 --backend "$backend" --gpus "$workers" --no-progress \
+    --lr 1e-3 --warmup 10 --backend "$backend" --gpus "$workers" --no-progress \
     --log "$work/$label.jsonl" "$@" >>"$log" 2>&1
 }
 compare() { # a.jsonl b.jsonl rtol  -> rc 0 when every step's loss agrees
@@ -62,11 +67,12 @@ PY
 }
 
 # 2. fp32: CUDA vs CPU.
-run cpu-fp32 qwen3-tiny-fp32.rpplan cpu 2 5
-run cuda-fp32-2 qwen3-tiny-fp32.rpplan cuda 2 5 --trace "$out/trace-cuda-fp32.json"
+run cpu-fp32-100 qwen3-tiny-fp32.rpplan cpu 2 100
+run cuda-fp32-100 qwen3-tiny-fp32.rpplan cuda 2 100
 rc=$?
-if [[ $rc == 0 ]]; then compare "$work/cuda-fp32-2.jsonl" "$work/cpu-fp32.jsonl" 1e-5; rc=$?; fi
-result "fp32 5 steps, CUDA vs CPU backend" "$rc"
+if [[ $rc == 0 ]]; then compare "$work/cuda-fp32-100.jsonl" "$work/cpu-fp32-100.jsonl" 1e-5; rc=$?; fi
+result "fp32 100 steps, CUDA vs CPU backend" "$rc"
+run cuda-fp32-2 qwen3-tiny-fp32.rpplan cuda 2 5 --trace "$out/trace-cuda-fp32.json"
 
 # 3. Logical pools.
 rc=0
@@ -77,7 +83,7 @@ done
 result "logical pools 1, 2, 4 on one GPU give identical losses" "$rc"
 
 # 4. bf16 vs fp32 over 100 steps.
-run cuda-fp32-100 qwen3-tiny-fp32.rpplan cuda 2 100 && run cuda-bf16-100 qwen3-tiny-bf16.rpplan cuda 2 100
+run cuda-bf16-100 qwen3-tiny-bf16.rpplan cuda 2 100
 rc=$?
 if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-100.jsonl" "$work/cuda-fp32-100.jsonl" 0.02; rc=$?; fi
 result "bf16 loss within 2% of fp32 over 100 steps" "$rc"

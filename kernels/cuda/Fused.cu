@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/cuda/Fused.h"
+#include "kernels/cuda/FlashAttention.h"
 
 #include "kernels/cuda/Launch.cuh"
 
@@ -164,6 +165,7 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
   plan.tile = kAttentionTile;
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
   plan.scratchBytes = static_cast<size_t>(2 * plan.dim + 2 * plan.tile) * computeBytes;
+  plan.tensorCores = flashAttentionFits(plan);
   return plan;
 }
 
@@ -175,6 +177,11 @@ cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void
     return cudaErrorInvalidValue; // not a plan from planAttention
   if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)))
     return cudaErrorInvalidValue;
+  if (plan.tensorCores) {
+    const cudaError_t e = launchFlashAttention(plan, q, k, v, out, stream);
+    if (e != cudaErrorNotSupported)
+      return e;
+  }
   const auto blocks =
       static_cast<unsigned>(plan.rows < kAttentionMaxBlocks ? plan.rows : kAttentionMaxBlocks);
   if (!visitFloatDType(plan.dtype, [&](auto tag) {

@@ -176,6 +176,10 @@ struct AttentionPlan {
   int64_t tile = kAttentionTile;
   /// Scratch per row (shared memory on the device): 2 * dim + 2 * tile compute values.
   size_t scratchBytes = 0;
+  /// f16/bf16 with a head dimension the tensor-core kernel takes (FlashAttention.h):
+  /// launchAttention runs that kernel when the device and the pointers allow it. Tests clear
+  /// it to run the row kernel below.
+  bool tensorCores = false;
 };
 
 /// Checks attention's operands as cpu::attention does: dtype f32, f64, f16 or bf16; q of rank
@@ -189,7 +193,8 @@ runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape
                                                const Shape &v, double scale, bool causal,
                                                const Shape &out);
 
-/// Enqueues out = attention(q, k, v) on `stream`: one block of kAttentionTile threads per
+/// Enqueues out = attention(q, k, v) on `stream`: with plan.tensorCores the tensor-core kernel
+/// of FlashAttention.h where it applies, otherwise one block of kAttentionTile threads per
 /// query row (a grid-stride loop over rows past 2^20 blocks) with plan.scratchBytes of
 /// dynamic shared memory. Returns as launchSwiglu.
 cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,

@@ -47,6 +47,7 @@
 namespace rp::runtime {
 
 class TraceRecorder;
+class KernelProfile;
 
 /// The queues of a device (see the file comment).
 enum class Queue { Compute = 0, ActivationUpload = 1, WeightUpload = 2, Download = 3 };
@@ -169,6 +170,13 @@ public:
 
   /// Where the backend records its commands' spans (null: no trace). Set before prepare().
   virtual void setTrace(TraceRecorder *trace) = 0;
+  /// Times every instruction the backend runs into `profile` (runtime/trace/KernelProfile.h);
+  /// call before prepare(). Returns false when the backend cannot (the simulator, the CPU
+  /// backend's host replay of the CUDA kernels); nothing is recorded then.
+  virtual bool setKernelProfile(KernelProfile *profile) {
+    (void)profile;
+    return false;
+  }
 };
 
 } // namespace rp::runtime

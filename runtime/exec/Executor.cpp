@@ -483,7 +483,6 @@ void Executor::traceSpan(int track, double start, const std::string &name) {
 
 Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
   StepEvents &ev = events(step);
-  const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   // Async: W_step is the master after the previous step's AdamW of the layer (the optimizer
   // thread's). Sync: this thread ran it.
   if (async_ && step > options_.firstStep)
@@ -491,6 +490,8 @@ Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
         backend_.hostWait(events(step - 1).gradsConsumed[static_cast<size_t>(os.layer())]));
   for (int u : os.upload_stages())
     RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+  // The span is the copy alone: the waits above are idle time, not the writer's work.
+  const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   for (int p : plan_.layers(os.layer()).params()) {
     if (!plan_.params(p).trainable() || plan_.params(p).has_primary())
       continue;

@@ -143,6 +143,10 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_option("--log", o.logPath, "Write metrics as JSON lines to FILE");
   app.add_option("--trace", o.tracePath,
                  "Write a Chrome trace (Perfetto) of the run (or the simulated run) to FILE");
+  app.add_option("--profile-kernels", o.profileKernelsPath,
+                 "Time every plan instruction and write the totals per kernel, kernel and types, "
+                 "and instruction as JSON to FILE (cuda, or cpu with the reference kernels; the "
+                 "cuda backend then waits for each call, so step times are not the pipeline's)");
   app.add_option("--eval-every", o.evalEvery, "Evaluate on held-out windows every K steps")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-progress", f.noProgress, "No progress bar or progress lines");
@@ -280,7 +284,8 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
 /// --backend sim (without --check): refuses the training-only flags, then simulates.
 int runSimulation(const CLI::App &app, RunFlags &f) {
   for (const char *name :
-       {"--save", "--save-every", "--resume", "--log", "--eval-every", "--kernels"})
+       {"--save", "--save-every", "--resume", "--log", "--eval-every", "--kernels",
+        "--profile-kernels"})
     if (app.get_option(name)->count()) {
       std::fprintf(stderr,
                    "rp-run: error: %s is not an option of --backend sim (it simulates, "
@@ -354,6 +359,9 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
     std::printf("rp-run: exported %s\n", s.exportSummary.c_str());
   if (!s.tracePath.empty())
     std::printf("rp-run: trace: %s (open in https://ui.perfetto.dev)\n", s.tracePath.c_str());
+  if (!s.kernelProfilePath.empty())
+    std::printf("%srp-run: kernel profile: %s\n", s.kernelProfileTable.c_str(),
+                s.kernelProfilePath.c_str());
   if (s.interrupted && !o.exportHf.dir.empty())
     std::printf("rp-run: not exported to %s (the run was interrupted; --resume its checkpoint "
                 "with --export-hf to convert it)\n",

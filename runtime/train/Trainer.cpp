@@ -16,6 +16,7 @@
 #include "runtime/train/BackendFactory.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/MetricsLog.h"
+#include "runtime/trace/KernelProfile.h"
 #include "runtime/trace/Trace.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/TokenWeights.h"
@@ -176,6 +177,13 @@ Status checkTrainOptions(const TrainOptions &options) {
                                      {options.planPath, options.weightsPath, options.dataPath}));
   RP_RETURN_IF_ERROR(checkOutputFile(options.tracePath, "--trace",
                                      {options.planPath, options.weightsPath, options.dataPath}));
+  for (const auto &[flag, path] : {std::pair<const char *, const std::string &>{"--log", options.logPath},
+                                   {"--trace", options.tracePath}})
+    if (!path.empty() && path == options.profileKernelsPath)
+      return invalidArgument(std::string("--profile-kernels and ") + flag +
+                             " name the same file " + path);
+  RP_RETURN_IF_ERROR(checkOutputFile(options.profileKernelsPath, "--profile-kernels",
+                                     {options.planPath, options.weightsPath, options.dataPath}));
   return okStatus();
 }
 
@@ -261,6 +269,7 @@ private:
   std::optional<HostArena> host_;
   int64_t firstStep_ = 0;
   std::optional<TraceRecorder> trace_;
+  std::optional<KernelProfile> profile_; // --profile-kernels; outlives the backend
   std::unique_ptr<Backend> backend_;
   ExecutorOptions exec_;
   std::optional<Executor> executor_;
@@ -401,6 +410,15 @@ Status Trainer::startExecutor() {
   RP_ASSIGN_OR_RETURN(backend_, backends_->create(devices_, out_));
   if (trace_->enabled())
     backend_->setTrace(&*trace_);
+  if (!options_.profileKernelsPath.empty()) {
+    profile_.emplace();
+    if (!backend_->setKernelProfile(&*profile_))
+      return invalidArgument("--profile-kernels: the " + backend_->name() + " backend" +
+                             (options_.kernels == "reference" ? "" : " with --kernels " +
+                                                                          options_.kernels) +
+                             " does not time its instructions (use --backend cuda, or cpu with "
+                             "the reference kernels)");
+  }
   exec_.lr = options_.lr.value_or(loaded_.plan.config().optimizer().lr());
   exec_.warmup = options_.warmup;
   exec_.firstStep = firstStep_;
@@ -649,6 +667,12 @@ StatusOr<TrainSummary> Trainer::finish() {
     if (Status s = trace_->write(options_.tracePath); !s.ok())
       return internal("cannot write the trace: " + s.message());
     summary_.tracePath = options_.tracePath;
+  }
+  if (profile_) {
+    if (Status s = profile_->write(options_.profileKernelsPath); !s.ok())
+      return internal(s.message());
+    summary_.kernelProfilePath = options_.profileKernelsPath;
+    summary_.kernelProfileTable = profile_->table(12);
   }
   if (!options_.exportHf.dir.empty() && !summary_.interrupted) {
     StatusOr<std::string> exported = exportHf(*host_, options_.exportHf);

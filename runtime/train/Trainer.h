@@ -60,6 +60,9 @@ struct TrainOptions {
   std::string resumeDir;             ///< Resume from this checkpoint directory.
   std::string logPath;               ///< Metrics as JSON lines ("" : none).
   std::string tracePath;             ///< Chrome trace ("" : none).
+  /// Per-instruction kernel times as JSON ("" : none; runtime/trace/KernelProfile.h). The
+  /// CUDA backend then synchronises after every call, so step times are not the pipeline's.
+  std::string profileKernelsPath;
   int64_t evalEvery = 0;             ///< Evaluate every K steps (0: never).
   /// --export-hf: the weights in the Hugging Face layout at the end of a run that was not
   /// interrupted (checked with the plan before the first step).
@@ -89,6 +92,8 @@ struct TrainSummary {
   double seconds = 0;               ///< Wall time of the steps (excluding loading).
   std::string checkpointDir;        ///< Where the last checkpoint went ("" : none).
   std::string tracePath;
+  std::string kernelProfilePath;    ///< Where --profile-kernels went ("" : nowhere).
+  std::string kernelProfileTable;   ///< Its largest kernels and instructions, as text.
   std::string exportSummary;        ///< What --export-hf wrote ("" : nothing).
   int devices = 0;
   bool interrupted = false;         ///< Stopped early by TrainOptions::stop.

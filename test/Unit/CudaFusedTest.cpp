@@ -26,6 +26,7 @@
 #include "kernels/cpu/Generators.h"
 #include "kernels/cpu/Scatter.h"
 #include "kernels/cuda/AdamW.h"
+#include "kernels/cuda/FlashAttention.h"
 #include "kernels/cuda/Fused.h"
 #include "kernels/cuda/Gather.h"
 #include "kernels/cuda/Generators.h"
@@ -137,6 +138,7 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
       runtime::StatusOr<AttentionPlan> plan =
           planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
+      plan->tensorCores = false; // the row kernel; FlashAttentionMatchesCpu tests the other
       auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v);
       auto dOut = poisonedOutput(dtype, c.q);
       ASSERT_CUDA_OK(launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
@@ -145,6 +147,59 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
       // Deterministic: a second run gives the same bits.
       ASSERT_CUDA_OK(launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
       expectBitsEqual(download(*dOut, dtype, c.q, stream_), got, "attention rerun");
+    }
+}
+
+// The tensor-core kernel (FlashAttention.h) for f16 and bf16: GQA, MQA, MHA, causal and not,
+// S below, at and past the 64-row/64-key tiles, D = 16 to 128. P is rounded to the storage
+// type before P V, so the bound is |got - want| <= 2^-7 max|v| + 2^-7 |want| (bf16; f16: 2^-10
+// for both), a few times the rounding of P and of the output; the row kernel's plans
+// (tensorCores false) are the f32 and f64 cases of AttentionMatchesCpu.
+TEST_F(CudaFused, FlashAttentionMatchesCpu) {
+  std::mt19937 rng(14);
+  const struct {
+    Shape q, k;
+    bool causal;
+  } cases[] = {{{1, 16, 1024, 128}, {1, 8, 1024, 128}, true},
+               {{2, 4, 100, 64}, {2, 4, 100, 64}, false},
+               {{1, 2, 65, 16}, {1, 1, 65, 16}, true},
+               {{1, 8, 257, 128}, {1, 2, 257, 128}, true},
+               {{2, 2, 1, 32}, {2, 1, 1, 32}, true},
+               {{1, 4, 192, 96}, {1, 4, 192, 96}, false},
+               {{1, 2, 64, 80}, {1, 1, 64, 80}, true}};
+  for (DType dtype : {DType::BF16, DType::F16})
+    for (const auto &c : cases) {
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : ""));
+      const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng);
+      ASSERT_OK(in.cpuStatus);
+      runtime::StatusOr<AttentionPlan> plan =
+          planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q);
+      ASSERT_TRUE(plan.ok()) << plan.status().toString();
+      ASSERT_TRUE(plan->tensorCores);
+      auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v);
+      auto dOut = poisonedOutput(dtype, c.q);
+      ASSERT_CUDA_OK(
+          launchFlashAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut->get(), stream_));
+      const HostTensor got = convertTo(download(*dOut, dtype, c.q, stream_), DType::F64);
+      const HostTensor want = convertTo(in.want, DType::F64);
+      const HostTensor v = convertTo(in.v, DType::F64);
+      double vmax = 0;
+      for (int64_t i = 0; i < v.numElements(); ++i)
+        vmax = std::max(vmax, std::fabs(v.data<double>()[i]));
+      const double rel = dtype == DType::BF16 ? 0x1p-7 : 0x1p-10;
+      int failures = 0;
+      for (int64_t i = 0; i < got.numElements() && failures < 5; ++i) {
+        const double g = got.data<double>()[i], w = want.data<double>()[i];
+        if (!(std::fabs(g - w) <= rel * vmax + rel * std::fabs(w))) {
+          ++failures;
+          ADD_FAILURE() << "element " << i << ": got " << g << ", want " << w;
+        }
+      }
+      // launchAttention takes the same kernel; a second run gives the same bits.
+      auto dOut2 = poisonedOutput(dtype, c.q);
+      ASSERT_CUDA_OK(launchAttention(*plan, dQ->get(), dK->get(), dV->get(), dOut2->get(), stream_));
+      expectBitsEqual(download(*dOut2, dtype, c.q, stream_), download(*dOut, dtype, c.q, stream_),
+                      "flash attention rerun");
     }
 }
 

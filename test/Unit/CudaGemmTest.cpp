@@ -501,8 +501,9 @@ protected:
   /// their buffers, the output poisoned with NaNs; *out gets the result.
   void runOnDevice(GemmRunner &runner, DType dtype, const Shape &sa, const Shape &sb,
                    const Shape &so, size_t offset, const std::vector<float> &a,
-                   const std::vector<float> &b, std::vector<float> *out) {
-    runtime::StatusOr<MatMulPlan> plan = planMatMul(dtype, sa, sb, so);
+                   const std::vector<float> &b, std::vector<float> *out,
+                   bool transposeA = false, bool transposeB = false) {
+    runtime::StatusOr<MatMulPlan> plan = planMatMul(dtype, sa, sb, so, transposeA, transposeB);
     ASSERT_OK(plan);
     const size_t esize = runtime::dtypeSize(dtype);
     const size_t no = static_cast<size_t>(elementsOf(so));
@@ -611,6 +612,43 @@ TEST_F(CudaGemmTest, F16MatchesCpu) {
   uint32_t seed = 200;
   for (const Case &c : kCases)
     check(DType::F16, c.a, c.b, c.out, seed++);
+}
+
+// transpose_a / transpose_b on the device (cuBLASLt TRANSA / TRANSB on the stored operands)
+// against cpu::matmul of the logical operands, f32: |got - ref| <= 1e-5 * sum_k |a_ik b_kj| +
+// 1e-6 (both accumulate in f32).
+TEST_F(CudaGemmTest, TransposedOperandsMatchCpu) {
+  const Case cases[] = {{{7, 13}, {13, 5}, {7, 5}},
+                        {{64, 128}, {128, 96}, {64, 96}},
+                        {{2, 3, 5, 8}, {8, 6}, {2, 3, 5, 6}},
+                        {{7, 5, 8}, {7, 8, 6}, {7, 5, 6}},
+                        {{2, 1, 5, 8}, {3, 8, 6}, {2, 3, 5, 6}}};
+  std::mt19937 rng(7);
+  for (const Case &c : cases)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        SCOPED_TRACE(runtime::formatShape(c.a) + " @ " + runtime::formatShape(c.b) +
+                     (ta ? " transpose_a" : "") + (tb ? " transpose_b" : ""));
+        const std::vector<float> a = randomValues(DType::F32, elementsOf(c.a), rng);
+        const std::vector<float> b = randomValues(DType::F32, elementsOf(c.b), rng);
+        Shape sa = c.a, sb = c.b;
+        if (ta)
+          std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+        if (tb)
+          std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
+        std::vector<float> got;
+        runOnDevice(*runner_, DType::F32, sa, sb, c.out, 0, ta ? swapLastTwo(c.a, a) : a,
+                    tb ? swapLastTwo(c.b, b) : b, &got, ta, tb);
+        if (HasFatalFailure())
+          return;
+        HostTensor ref(DType::F32, c.out), mag(DType::F32, c.out);
+        ASSERT_OK(cpu::matmul(tensorOf(c.a, a, false), tensorOf(c.b, b, false), ref));
+        ASSERT_OK(cpu::matmul(tensorOf(c.a, a, true), tensorOf(c.b, b, true), mag));
+        ASSERT_EQ(got.size(), static_cast<size_t>(ref.numElements()));
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_LE(std::fabs(got[i] - ref.data<float>()[i]), 1e-5 * mag.data<float>()[i] + 1e-6)
+              << "element " << i;
+      }
 }
 
 // Opt-in fp16 accumulation (CUBLAS_COMPUTE_16F) of f16 products: the sums round to fp16 as they

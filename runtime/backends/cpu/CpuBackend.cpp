@@ -8,6 +8,7 @@
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -42,9 +43,18 @@ Status checkCpuPlanDType(const pb::Plan &plan) {
   return okStatus();
 }
 
+bool CpuBackend::setKernelProfile(KernelProfile *profile) {
+  if (kernels_)
+    return false;
+  profile_ = profile;
+  return true;
+}
+
 Status CpuBackend::prepare(const pb::Plan &plan) {
   plan_ = &plan;
   functions_.clear();
+  if (profile_)
+    profiled_ = profiledInstructions(plan);
   if (kernels_) {
     RP_RETURN_IF_ERROR(kernels_->prepare(plan));
   } else {
@@ -166,7 +176,12 @@ Status CpuBackend::runCall(int device, const CallFrame &frame) {
       in.push_back(&t);
     for (HostTensor &t : results)
       out.push_back(&t);
+    const auto t0 =
+        profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Status s = body[i].kernel.run(in, out);
+    if (profile_)
+      profile_->add(profiled_[static_cast<size_t>(frame.function)][i],
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!s.ok())
       return Status(s.code(), "function '" + plan_->functions(frame.function).name() +
                                   "', instruction " + std::to_string(i) + ": " + s.message());

@@ -14,6 +14,7 @@
 
 #include "runtime/backends/cpu/KernelDispatch.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/exec/InstructionProfile.h"
 #include "runtime/exec/QueueThreads.h"
 
 #include <functional>
@@ -73,6 +74,8 @@ public:
   void fail(Status status) override;
   Status finish() override;
   void setTrace(TraceRecorder *trace) override { trace_ = trace; }
+  /// Times each reference kernel with the steady clock; false with host-replay kernels.
+  bool setKernelProfile(KernelProfile *profile) override;
 
 private:
   struct Instr {
@@ -95,6 +98,8 @@ private:
   std::unique_ptr<HostKernelSet> kernels_;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
+  KernelProfile *profile_ = nullptr;
+  std::vector<std::vector<ProfiledInstruction>> profiled_; // [function][instruction]
   std::vector<std::vector<Instr>> functions_;
   std::vector<DeviceMemory> memory_;
   int64_t workspaceOffset_ = 0;

@@ -88,6 +88,8 @@ CudaBackend::~CudaBackend() {
       cudaEventDestroy(timeBase_[g]);
   for (Worker &w : workers_) {
     cudaSetDevice(w.gpu);
+    for (cudaEvent_t e : w.profileEvents)
+      cudaEventDestroy(e);
     w.gemm.reset();
     if (w.arena)
       cudaFree(w.arena);
@@ -107,6 +109,8 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
   plan_ = &plan;
   RP_ASSIGN_OR_RETURN(CudaPlanKernels decoded, decodeCudaPlan(plan));
   functions_ = std::move(decoded.functions);
+  if (profile_)
+    profiled_ = profiledInstructions(plan);
   const int64_t scratch = decoded.scratchBytes;
   const pb::DeviceArena &a = plan.device_arena();
   workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
@@ -293,6 +297,8 @@ void CudaBackend::call(int device, CallFrame frame, std::string label) {
 }
 
 Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t stream) {
+  if (profile_)
+    return runProfiledCall(device, frame, stream);
   Worker &k = workers_[static_cast<size_t>(device)];
   uint8_t *base = k.arena;
   auto address = [&](const pb::BufferRef &ref) -> uint8_t * {
@@ -307,6 +313,45 @@ Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t str
   if (!s.ok())
     return Status(s.code(),
                   "function '" + plan_->functions(frame.function).name() + "', " + s.message());
+  return okStatus();
+}
+
+Status CudaBackend::runProfiledCall(int device, const CallFrame &frame, cudaStream_t stream) {
+  Worker &k = workers_[static_cast<size_t>(device)];
+  const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(frame.function)];
+  std::vector<cudaEvent_t> &ev = k.profileEvents; // only this worker's compute feeder runs here
+  while (ev.size() < body.size() + 1) {
+    cudaEvent_t e = nullptr;
+    RP_RETURN_IF_ERROR(cudaStatus(cudaEventCreate(&e), "cudaEventCreate (kernel profile)"));
+    ev.push_back(e);
+  }
+  uint8_t *base = k.arena;
+  auto address = [&](const pb::BufferRef &ref) -> uint8_t * {
+    const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
+    return offset < 0 ? nullptr : base + offset;
+  };
+  const CudaContext ctx{stream, k.gemm.get(), k.scratch};
+  RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(ev[0], stream), "cudaEventRecord"));
+  size_t launched = 0;
+  Status s = forEachInstruction(
+      body, address,
+      [&](const CudaKernel &kernel, const std::vector<const void *> &in,
+          const std::vector<void *> &out) -> Status {
+        RP_RETURN_IF_ERROR(kernel.launch(in, out, ctx));
+        return cudaStatus(cudaEventRecord(ev[++launched], stream), "cudaEventRecord");
+      });
+  if (s.ok())
+    s = cudaStatus(cudaEventSynchronize(ev[launched]), "cudaEventSynchronize (kernel profile)");
+  if (!s.ok())
+    return Status(s.code(),
+                  "function '" + plan_->functions(frame.function).name() + "', " + s.message());
+  const std::vector<ProfiledInstruction> &names = profiled_[static_cast<size_t>(frame.function)];
+  for (size_t i = 0; i < launched; ++i) {
+    float ms = 0;
+    RP_RETURN_IF_ERROR(cudaStatus(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]),
+                                  "cudaEventElapsedTime (kernel profile)"));
+    profile_->add(names[i], ms / 1e3);
+  }
   return okStatus();
 }
 

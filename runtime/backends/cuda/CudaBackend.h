@@ -37,6 +37,7 @@
 
 #include "runtime/backends/cuda/CudaKernel.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/exec/InstructionProfile.h"
 #include "runtime/exec/QueueThreads.h"
 
 #include <cuda_runtime.h>
@@ -93,6 +94,12 @@ public:
   void fail(Status status) override;
   Status finish() override;
   void setTrace(TraceRecorder *trace) override { trace_ = trace; }
+  /// Brackets every launch with CUDA events and synchronises the stream after each call (a
+  /// profiled run serialises each worker: kernel times are right, step times are not).
+  bool setKernelProfile(KernelProfile *profile) override {
+    profile_ = profile;
+    return true;
+  }
   /// cudaMemGetInfo's used bytes (total - free, every process) on the busiest GPU, read at the
   /// end of prepare(); the backend allocates nothing afterwards.
   int64_t deviceMemoryBytes() const override { return usedBytes_; }
@@ -111,6 +118,7 @@ private:
     uint8_t *scratch = nullptr;
     int64_t arenaBytes = 0, scratchBytes = 0;
     std::unique_ptr<kernels::cuda::GemmRunner> gemm;
+    std::vector<cudaEvent_t> profileEvents; ///< --profile-kernels: one per launch boundary
   };
   struct Span {
     int track;
@@ -131,6 +139,8 @@ private:
   /// stream, bracketed by timing events when traced.
   Status submitTask(int index, QueueThreads::Task &task);
   Status runCall(int device, const CallFrame &frame, cudaStream_t stream);
+  /// runCall with every instruction timed into profile_ (waits for the call to finish).
+  Status runProfiledCall(int device, const CallFrame &frame, cudaStream_t stream);
   Status resolveSpans();
 
   int numWorkers_;
@@ -138,6 +148,8 @@ private:
   bool fp16Accumulate_ = false;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
+  KernelProfile *profile_ = nullptr;
+  std::vector<std::vector<ProfiledInstruction>> profiled_; // [function][instruction]
   std::vector<std::vector<CudaInstr>> functions_;
   std::vector<Worker> workers_;
   int64_t workspaceOffset_ = 0;

@@ -8,8 +8,10 @@
 
 #include "kernels/cuda/AttentionGrad.h"
 
+#include "kernels/cuda/FlashAttentionBackward.h"
 #include "kernels/cuda/Launch.cuh"
 
+#include <algorithm>
 #include <string>
 
 namespace rp::kernels::cuda {
@@ -108,6 +110,11 @@ StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const S
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
   plan.sharedBytes = static_cast<size_t>(4 * plan.dim + 2 * plan.tile) * computeBytes;
   plan.scratchBytes = static_cast<size_t>(2 * plan.rows) * computeBytes;
+  // Cannot fail: the checks above are planAttention's, with a lower head-dimension limit.
+  RP_ASSIGN_OR_RETURN(plan.forward, planAttention(dtype, q, k, v, scale, causal, q));
+  plan.tensorCores = plan.forward.tensorCores;
+  plan.scratchBytes =
+      std::max(plan.scratchBytes, flashAttentionBackwardScratchBytes(plan.forward));
   return plan;
 }
 
@@ -123,6 +130,12 @@ cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, cons
                       static_cast<const void *>(dv)) ||
       !usablePointers(8, static_cast<const void *>(scratch)))
     return cudaErrorInvalidValue;
+  if (plan.tensorCores) {
+    const cudaError_t e = launchFlashAttentionBackward(plan.forward, q, k, v, out, dout, dq, dk,
+                                                       dv, scratch, stream);
+    if (e != cudaErrorNotSupported)
+      return e;
+  }
   if (!visitFloatDType(plan.dtype, [&](auto tag) {
         constexpr DType D = decltype(tag)::value;
         queryPassKernel<D><<<blocksFor(plan.rows), kAttentionTile, plan.sharedBytes, stream>>>(

@@ -40,6 +40,10 @@
 // cudaErrorInvalidValue for a plan not from planAttentionVjp or a null or misaligned pointer,
 // otherwise cudaGetLastError() after enqueueing; it never synchronizes. No device code here.
 //
+// Where the tensor cores apply (f16/bf16, D a multiple of 16 up to 128), launchAttentionVjp runs
+// the WMMA kernel of FlashAttentionBackward.h instead (same two-pass structure, P and dS rounded
+// to the storage type); the host replay keeps the row kernels' bodies, as for the forward.
+//
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CUDA_ATTENTIONGRAD_H
 #define RP_KERNELS_CUDA_ATTENTIONGRAD_H
@@ -65,8 +69,15 @@ struct AttentionVjpPlan {
   int64_t tile = kAttentionTile;
   /// Shared memory per block: (4 dim + 2 tile) compute values.
   size_t sharedBytes = 0;
-  /// Device scratch: lse then D, `rows` compute values each.
+  /// Device scratch: lse then D, `rows` compute values each (and at least what the
+  /// tensor-core kernel takes).
   size_t scratchBytes = 0;
+  /// The forward's plan (planAttention of q, k, v): the tensor-core kernel's geometry.
+  AttentionPlan forward;
+  /// f16/bf16 with a head dimension the tensor-core backward takes (FlashAttention.h,
+  /// FlashAttentionBackward.h): launchAttentionVjp runs that kernel when the device and the
+  /// pointers allow it. Tests clear it to run the row kernels of this file.
+  bool tensorCores = false;
 };
 
 /// Checks attention_vjp's operands as cpu::attentionVjp does: dtype f32, f64, f16 or bf16 (one
@@ -79,9 +90,12 @@ planAttentionVjp(runtime::DType dtype, const Shape &q, const Shape &k, const Sha
                  const Shape &out, const Shape &dout, double scale, bool causal, const Shape &dq,
                  const Shape &dk, const Shape &dv);
 
-/// Enqueues the two passes on `stream`; `scratch` is device memory of plan.scratchBytes,
-/// aligned to 8 bytes. Returns as launchAttention (cudaErrorInvalidValue also for a null
-/// scratch). Never synchronizes.
+/// Enqueues the backward on `stream`: with plan.tensorCores the tensor-core kernel of
+/// FlashAttentionBackward.h where it applies (f16/bf16, D in 16..128 by 16, 16-byte aligned
+/// pointers, enough shared memory; it rounds P and dS to the storage type, so its results are
+/// not the row kernels'), otherwise the two row passes of this file. `scratch` is device
+/// memory of plan.scratchBytes, aligned to 8 bytes. Returns as launchAttention
+/// (cudaErrorInvalidValue also for a null scratch). Never synchronizes.
 cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k,
                                const void *v, const void *out, const void *dout, void *dq,
                                void *dk, void *dv, void *scratch, cudaStream_t stream);

@@ -16,6 +16,7 @@
 
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cuda/AttentionGrad.h"
+#include "kernels/cuda/FlashAttentionBackward.h"
 #include "runtime/core/HostTensor.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
@@ -132,11 +133,20 @@ TEST(CudaAttentionGradHost, PlanGeometry) {
   EXPECT_EQ(p->keyRows, 30);
   EXPECT_EQ(p->sharedBytes, (4 * 16 + 2 * kAttentionTile) * sizeof(float));
   EXPECT_EQ(p->scratchBytes, 2 * 60 * sizeof(float));
+  EXPECT_TRUE(p->tensorCores); // bf16, D = 16: the tensor-core backward's
+  EXPECT_EQ(p->forward.rows, 60);
+  EXPECT_GE(p->scratchBytes, flashAttentionBackwardScratchBytes(p->forward));
   runtime::StatusOr<AttentionVjpPlan> d =
       planAttentionVjp(DType::F32, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4},
                        {1, 1, 2, 4}, 1, false, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4});
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->scratchBytes, 2 * 2 * sizeof(double)); // f32 computes in double
+  EXPECT_FALSE(d->tensorCores);
+  const Shape h{1, 2, 3, 8}; // f16 with D = 8: below the tensor cores' 16
+  runtime::StatusOr<AttentionVjpPlan> small =
+      planAttentionVjp(DType::F16, h, h, h, h, h, 1, false, h, h, h);
+  ASSERT_TRUE(small.ok());
+  EXPECT_FALSE(small->tensorCores);
 }
 
 /// The plan fails with the CPU kernel's InvalidArgument message.

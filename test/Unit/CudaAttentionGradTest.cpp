@@ -9,11 +9,14 @@
 // exp and log, possible FMA contraction); f64 rtol 1e-12 + atol 1e-12; f16/bf16 (compute in
 // float; reference: the f64 CPU kernel on the decoded inputs, rounded to the format): within
 // 2 ulps of the format at max(|reference|, 2^-6). A second launch must give the same bits.
+// These run the row kernels (plan.tensorCores cleared); the tensor-core path is checked to be
+// FlashAttentionBackward's kernel, bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cuda/AttentionGrad.h"
+#include "kernels/cuda/FlashAttentionBackward.h"
 #include "runtime/core/HostTensor.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
@@ -70,6 +73,7 @@ TEST_F(CudaAttentionGrad, MatchesCpu) {
       runtime::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
           dtype, c.q, c.k, c.k, c.q, c.q, in.scale, c.causal, c.q, c.k, c.k);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
+      plan->tensorCores = false; // the row kernels (the tensor-core one: the test below)
       auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v), dO = upload(in.out),
            dDo = upload(in.dout);
       auto gQ = poisonedOutput(dtype, c.q), gK = poisonedOutput(dtype, c.k),
@@ -92,6 +96,42 @@ TEST_F(CudaAttentionGrad, MatchesCpu) {
       expectBitsEqual(download(*gK, dtype, c.k, stream_), dk, "dk rerun");
       expectBitsEqual(download(*gV, dtype, c.k, stream_), dv, "dv rerun");
     }
+}
+
+// With plan.tensorCores (f16/bf16, D a multiple of 16 up to 128) the launcher runs the
+// tensor-core backward of FlashAttentionBackward.h (tested against the definition by
+// CudaFlashAttentionTest): its results are that kernel's, bit for bit.
+TEST_F(CudaAttentionGrad, TensorCorePathIsTheFlashKernel) {
+  std::mt19937 rng(53);
+  const Shape q{1, 4, 96, 64}, k{1, 2, 96, 64};
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    SCOPED_TRACE(label(dtype, q));
+    const AttentionVjpInputs in = randomAttentionVjpInputs(dtype, q, k, true, rng);
+    ASSERT_OK(in.cpuStatus);
+    runtime::StatusOr<AttentionVjpPlan> plan =
+        planAttentionVjp(dtype, q, k, k, q, q, in.scale, true, q, k, k);
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    ASSERT_TRUE(plan->tensorCores);
+    auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v), dO = upload(in.out),
+         dDo = upload(in.dout);
+    auto gQ = poisonedOutput(dtype, q), gK = poisonedOutput(dtype, k),
+         gV = poisonedOutput(dtype, k);
+    auto fQ = poisonedOutput(dtype, q), fK = poisonedOutput(dtype, k),
+         fV = poisonedOutput(dtype, k);
+    DeviceBuffer scratch(plan->scratchBytes);
+    ASSERT_CUDA_OK(launchAttentionVjp(*plan, dQ->get(), dK->get(), dV->get(), dO->get(),
+                                      dDo->get(), gQ->get(), gK->get(), gV->get(), scratch.get(),
+                                      stream_));
+    const cudaError_t flash = launchFlashAttentionBackward(
+        plan->forward, dQ->get(), dK->get(), dV->get(), dO->get(), dDo->get(), fQ->get(),
+        fK->get(), fV->get(), scratch.get(), stream_);
+    if (flash == cudaErrorNotSupported)
+      GTEST_SKIP() << "this device's shared memory does not take the tensor-core backward";
+    ASSERT_CUDA_OK(flash);
+    expectBitsEqual(download(*gQ, dtype, q, stream_), download(*fQ, dtype, q, stream_), "dq");
+    expectBitsEqual(download(*gK, dtype, k, stream_), download(*fK, dtype, k, stream_), "dk");
+    expectBitsEqual(download(*gV, dtype, k, stream_), download(*fV, dtype, k, stream_), "dv");
+  }
 }
 
 // The launcher rejects null pointers (the scratch too) before touching the device, and

@@ -59,6 +59,10 @@ double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
     return matmulFlops(operands, results, transposeA);
   if (id == "attention")
     return attentionFlops(operands, causal);
+  if (id == "attention_vjp") // q, k, v, out, dout: five products of the forward's size
+    return operands.size() == 5
+               ? 2.5 * attentionFlops({operands[0], operands[1], operands[2]}, causal)
+               : 0;
   return 0;
 }
 

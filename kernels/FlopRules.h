@@ -13,6 +13,11 @@
 //              S * Sk, or with `causal` the pairs on or below the diagonal, sum over query i
 //              of min(i + 1, Sk), as the CPU and CUDA kernels skip the masked keys (QK^T and
 //              PV; the softmax is not counted).
+//   attention_vjp  q, k, v, out, dout as attention's q, k, v: 2.5 times attention's count, the
+//              five products of the backward (S = QK^T, dP = dO V^T, dV = P^T dO, dQ = dS K,
+//              dK = dS^T Q) against the forward's two (Dao 2023). The kernels also recompute S
+//              and dP in their second pass (seven products executed); the count is the
+//              algorithm's, as FlashAttention reports it.
 //   any other  0.
 //
 // Plain C++17, no dependency: part of rp_kernel_registry.

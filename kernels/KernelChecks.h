@@ -289,24 +289,26 @@ inline runtime::Status checkRopeTable(const std::vector<int64_t> &x,
                                   ", expected a last dimension of " + std::to_string(x.back()));
 }
 
-/// graph.attention's q: [B, Hq, S, D]. Errors: InvalidArgument "attention: q is <shape>,
-/// expected [B, Hq, S, D]".
-inline runtime::Status checkAttentionQuery(const std::vector<int64_t> &q) {
+/// graph.attention's q: [B, Hq, S, D]. Errors: InvalidArgument "<op>: q is <shape>,
+/// expected [B, Hq, S, D]" (op: "attention" or "attention_vjp").
+inline runtime::Status checkAttentionQuery(const std::vector<int64_t> &q,
+                                           std::string_view op = "attention") {
   if (q.size() == 4)
     return runtime::okStatus();
-  return runtime::invalidArgument("attention: q is " + runtime::formatShape(q) +
+  return runtime::invalidArgument(std::string(op) + ": q is " + runtime::formatShape(q) +
                                   ", expected [B, Hq, S, D]");
 }
 
 /// graph.attention's k for a 4-D q: [B, Hkv, S, D] with Hkv dividing Hq. Errors:
-/// InvalidArgument "attention: k is <shape>, expected [B, Hkv, S, D] with Hkv dividing <Hq>"
-/// (B, S, D as numbers).
+/// InvalidArgument "<op>: k is <shape>, expected [B, Hkv, S, D] with Hkv dividing <Hq>"
+/// (B, S, D as numbers; op: "attention" or "attention_vjp").
 inline runtime::Status checkAttentionKey(const std::vector<int64_t> &q,
-                                         const std::vector<int64_t> &k) {
+                                         const std::vector<int64_t> &k,
+                                         std::string_view op = "attention") {
   if (k.size() == 4 && k[0] == q[0] && k[2] == q[2] && k[3] == q[3] && k[1] != 0 &&
       q[1] % k[1] == 0)
     return runtime::okStatus();
-  return runtime::invalidArgument("attention: k is " + runtime::formatShape(k) + ", expected [" +
+  return runtime::invalidArgument(std::string(op) + ": k is " + runtime::formatShape(k) + ", expected [" +
                                   std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
                                   std::to_string(q[3]) + "] with Hkv dividing " +
                                   std::to_string(q[1]));

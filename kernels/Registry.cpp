@@ -78,6 +78,8 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("swiglu", 2, 1, R::Float));
   t.push_back(fixed("rope", 3, 1, R::Float));
   t.push_back(fixed("attention", 3, 1, R::Float, {req("scale", K::Float), opt("causal", K::Bool)}));
+  t.push_back(fixed("attention_vjp", 5, 3, R::Float,
+                    {req("scale", K::Float), opt("causal", K::Bool)}));
   // Not a graph op: copies its operand into its result (same type).
   t.push_back(fixed("copy", 1, 1, R::Same));
   return t;

@@ -8,6 +8,7 @@
 #ifndef RP_KERNELS_CPU_KERNELS_H
 #define RP_KERNELS_CPU_KERNELS_H
 
+#include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
 #include "kernels/cpu/Elementwise.h"

@@ -22,6 +22,7 @@
 #ifndef RP_KERNELS_CUDA_HOSTREPLAY_H
 #define RP_KERNELS_CUDA_HOSTREPLAY_H
 
+#include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/CrossEntropy.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Fused.h"
@@ -132,7 +133,7 @@ template <typename Fn> void visitReduceDType(runtime::DType d, Fn &&fn) {
     fn(std::integral_constant<runtime::DType, runtime::DType::I32>{});
 }
 
-// The replay of each launcher (replay::unary .. replay::attention) is declared next to its
+// The replay of each launcher (replay::unary .. replay::attentionVjp) is declared next to its
 // launcher in the family's header, included above.
 
 } // namespace rp::kernels::cuda::replay

@@ -170,7 +170,8 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
     const int kDim = ta != ins.attrs().end() && ta->second.b() ? 2 : 1; // [K, M] when flagged
     const int64_t k = a.shape_size() >= kDim ? a.shape(a.shape_size() - kDim) : 1;
     flops = 2.0 * static_cast<double>(elementsOf(ins.results(0).type())) * static_cast<double>(k);
-  } else if (ins.kernel() == "attention" && ins.operands_size() == 3) {
+  } else if ((ins.kernel() == "attention" && ins.operands_size() == 3) ||
+             (ins.kernel() == "attention_vjp" && ins.operands_size() == 5)) {
     const pb::TensorType &q = ins.operands(0).type();
     const pb::TensorType &k = ins.operands(1).type();
     const pb::TensorType &v = ins.operands(2).type();
@@ -183,6 +184,8 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
       auto causal = ins.attrs().find("causal");
       if (causal != ins.attrs().end() && causal->second.b())
         flops /= 2;
+      if (ins.kernel() == "attention_vjp")
+        flops *= 2.5; // five products of the forward's size (kernels/FlopRules.h)
     }
   }
   const double computeMs = flops / (target.peakTflops * efficiency * 1e9);

@@ -388,8 +388,9 @@ Case rope(Rng &rng, bool batched) {
 }
 
 /// graph.attention with Hkv key/value heads, each shared by `groups` query heads.
-Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal) {
-  int64_t b = randInt(rng, 1, 2), s = randInt(rng, 3, 4), d = randInt(rng, 2, 4);
+/// graph.attention over [B, Hkv * groups, S, D]; S random in [3, 4] when `seq` is 0.
+Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal, int64_t seq = 0) {
+  int64_t b = randInt(rng, 1, 2), s = seq ? seq : randInt(rng, 3, 4), d = randInt(rng, 2, 4);
   Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d};
   return {{{"q", q}, {"k", kv}, {"v", kv}},
           {"%y = graph.attention %q, %k, %v {" + std::string(causal ? "causal, " : "") +
@@ -654,6 +655,10 @@ std::vector<CaseDef> allCases() {
   add("attention_mha_causal", [](Rng &r) { return attention(r, 2, 1, true); });
   add("attention_gqa_causal", [](Rng &r) { return attention(r, 2, 2, true); });
   add("attention_mqa", [](Rng &r) { return attention(r, 1, 3, false); });
+  // graph.attention_vjp (the fused backward): one position, and a longer causal GQA sequence.
+  add("attention_seq1_causal", [](Rng &r) { return attention(r, 2, 2, true, 1); });
+  add("attention_seq1", [](Rng &r) { return attention(r, 1, 1, false, 1); });
+  add("attention_gqa_seq9_causal", [](Rng &r) { return attention(r, 2, 3, true, 9); });
   return cases;
 }
 

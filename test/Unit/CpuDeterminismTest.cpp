@@ -89,6 +89,24 @@ TEST(CpuDeterminism, ThreadCountDoesNotChangeResults) {
       "cross_entropy",
       [&](HostTensor &o) { return crossEntropy(x, labels, -100, LossReduction::Mean, o); },
       DType::F32, {});
+  // attention_vjp (grouped-query, causal): each of dq, dk, dv.
+  const Shape qs{1, 8, 64, 32}, ks{1, 2, 64, 32};
+  const HostTensor q = randomTensor(DType::F32, qs, rng), k = randomTensor(DType::F32, ks, rng),
+                   v = randomTensor(DType::F32, ks, rng), out = randomTensor(DType::F32, qs, rng),
+                   dout = randomTensor(DType::F32, qs, rng);
+  HostTensor dq(DType::F32, qs), dk(DType::F32, ks), dv(DType::F32, ks);
+  expectThreadIndependent(
+      "attention_vjp dq",
+      [&](HostTensor &o) { return attentionVjp(q, k, v, out, dout, 0.2, true, o, dk, dv); },
+      DType::F32, qs);
+  expectThreadIndependent(
+      "attention_vjp dk",
+      [&](HostTensor &o) { return attentionVjp(q, k, v, out, dout, 0.2, true, dq, o, dv); },
+      DType::F32, ks);
+  expectThreadIndependent(
+      "attention_vjp dv",
+      [&](HostTensor &o) { return attentionVjp(q, k, v, out, dout, 0.2, true, dq, dk, o); },
+      DType::F32, ks);
 }
 
 } // namespace

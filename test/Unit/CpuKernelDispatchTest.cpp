@@ -332,6 +332,24 @@ TEST(CpuKernelDispatch, Attention) {
   });
 }
 
+// The fused attention backward: q, k, v, out, dout -> dq, dk, dv (grouped-query, causal and
+// not).
+TEST(CpuKernelDispatch, AttentionVjp) {
+  std::mt19937 rng(18);
+  const Ty q{F32, {1, 4, 5, 8}}, kv{F32, {1, 2, 5, 8}};
+  std::vector<Ty> in = {q, kv, kv, q, q};
+  const double scale = 1.0 / std::sqrt(8.0);
+  for (bool causal : {true, false}) {
+    pb::Instruction ins = instr("attention_vjp", in, {q, kv, kv});
+    setFloat(&ins, "scale", scale);
+    setBool(&ins, "causal", causal);
+    expectMatchesDirect(ins, randomInputs(in, rng), [scale, causal](auto &i, auto &o) {
+      return cpu::attentionVjp(*i[0], *i[1], *i[2], *i[3], *i[4], scale, causal, *o[0], *o[1],
+                               *o[2]);
+    });
+  }
+}
+
 // swiglu and rope (cos/sin broadcast over batch and heads).
 TEST(CpuKernelDispatch, SwigluAndRope) {
   std::mt19937 rng(9);
@@ -516,6 +534,19 @@ TEST(CpuKernelDispatchErrors, MissingAttribute) {
   ins.clear_location();
   EXPECT_EQ(decodeError(ins), "kernel 'softmax' at <unknown location>: missing required "
                               "attribute 'axis' (int)");
+}
+
+// attention_vjp without its scale, or with the forward's three operands.
+TEST(CpuKernelDispatchErrors, AttentionVjpAttributesAndCounts) {
+  const Ty q{F32, {1, 2, 3, 4}};
+  pb::Instruction ins = instr("attention_vjp", {q, q, q, q, q}, {q, q, q});
+  EXPECT_EQ(decodeError(ins), "kernel 'attention_vjp' at test.onnx:attention_vjp: missing "
+                              "required attribute 'scale' (float)");
+  pb::Instruction three = instr("attention_vjp", {q, q, q}, {q, q, q});
+  setFloat(&three, "scale", 0.5);
+  EXPECT_NE(decodeError(three).find("kernel 'attention_vjp' at test.onnx:attention_vjp: "),
+            std::string::npos)
+      << decodeError(three);
 }
 
 // An attribute of the wrong kind, and one the kernel does not take.

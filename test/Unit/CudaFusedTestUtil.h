@@ -12,6 +12,7 @@
 #ifndef RP_TEST_UNIT_CUDAFUSEDTESTUTIL_H
 #define RP_TEST_UNIT_CUDAFUSEDTESTUTIL_H
 
+#include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Scatter.h"
 #include "kernels/cuda/Strided.h"
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rp::kernels::cuda::test {
@@ -158,6 +160,36 @@ inline AttentionInputs randomAttentionInputs(DType dtype, const Shape &qShape, c
   in.want = HostTensor(cpuDType(dtype), qShape);
   in.cpuStatus =
       cpu::attention(cpuInput(in.q), cpuInput(in.k), cpuInput(in.v), in.scale, causal, in.want);
+  return in;
+}
+
+/// attention_vjp: q, dout of `qShape`, k, v of `kvShape`, in [-2, 2]; out = the forward (the
+/// CPU kernel on the decoded inputs, rounded to `dtype`); scale 1 / sqrt(head dim); the CPU
+/// reference dq, dk, dv (f32, or f64 from the decoded inputs).
+struct AttentionVjpInputs {
+  HostTensor q, k, v, out, dout, wantDq, wantDk, wantDv;
+  double scale;
+  runtime::Status cpuStatus;
+};
+inline AttentionVjpInputs randomAttentionVjpInputs(DType dtype, const Shape &qShape,
+                                                   const Shape &kvShape, bool causal,
+                                                   std::mt19937 &rng) {
+  AttentionVjpInputs in;
+  AttentionInputs fwd = randomAttentionInputs(dtype, qShape, kvShape, causal, rng);
+  in.q = std::move(fwd.q);
+  in.k = std::move(fwd.k);
+  in.v = std::move(fwd.v);
+  in.scale = fwd.scale;
+  in.out = convertTo(fwd.want, dtype);
+  in.dout = randomTensor(dtype, qShape, rng);
+  in.wantDq = HostTensor(cpuDType(dtype), qShape);
+  in.wantDk = HostTensor(cpuDType(dtype), kvShape);
+  in.wantDv = HostTensor(cpuDType(dtype), kvShape);
+  in.cpuStatus = fwd.cpuStatus;
+  if (in.cpuStatus.ok())
+    in.cpuStatus = cpu::attentionVjp(cpuInput(in.q), cpuInput(in.k), cpuInput(in.v),
+                                     cpuInput(in.out), cpuInput(in.dout), in.scale, causal,
+                                     in.wantDq, in.wantDk, in.wantDv);
   return in;
 }
 

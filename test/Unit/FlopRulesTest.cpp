@@ -41,6 +41,20 @@ TEST(FlopRulesTest, AttentionCountsBothContractions) {
             1440.0);
 }
 
+TEST(FlopRulesTest, AttentionVjpIsTwoAndAHalfForwards) {
+  // q, k, v, out, dout of the forward above: 2.5 * 32768 = 81920; causal 2.5 * 18432 = 46080.
+  const Shape q{2, 4, 8, 16};
+  const std::vector<Shape> ops = {q, q, q, q, q};
+  EXPECT_EQ(kernelFlops("attention_vjp", ops, {q, q, q}, false), 81920.0);
+  EXPECT_EQ(kernelFlops("attention_vjp", ops, {q, q, q}, true), 46080.0);
+  // Grouped-query: as many FLOPs as the Hq heads (2.5 * 1440 with the GQA shapes above, Dv = D).
+  const Shape gq{1, 4, 3, 8}, gk{1, 2, 3, 8};
+  EXPECT_EQ(kernelFlops("attention_vjp", {gq, gk, gk, gq, gq}, {gq, gk, gk}, false),
+            2.5 * 2 * 4 * 9 * 16);
+  // Not five operands: 0.
+  EXPECT_EQ(kernelFlops("attention_vjp", {q, q, q}, {q, q, q}, false), 0.0);
+}
+
 TEST(FlopRulesTest, CausalPairs) {
   EXPECT_EQ(causalPairs(1, 1), 1.0);
   EXPECT_EQ(causalPairs(4, 4), 10.0);     // 1 + 2 + 3 + 4

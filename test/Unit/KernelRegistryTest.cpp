@@ -30,7 +30,7 @@ TEST(KernelRegistryTest, IdsAreUniqueAndWellFormed) {
     EXPECT_EQ(findKernel(k.id), &k);
   }
   // Every graph op but param, load_param and constant, plus copy.
-  EXPECT_EQ(allKernels().size(), 48u);
+  EXPECT_EQ(allKernels().size(), 49u);
 }
 
 TEST(KernelRegistryTest, Entries) {
@@ -69,6 +69,14 @@ TEST(KernelRegistryTest, Entries) {
   EXPECT_TRUE(attention->findAttr("scale")->required);
   EXPECT_EQ(attention->findAttr("causal")->kind, AttrKind::Bool);
   EXPECT_FALSE(attention->findAttr("causal")->required);
+
+  const KernelInfo *vjp = findKernel("attention_vjp"); // q, k, v, out, dout -> dq, dk, dv
+  ASSERT_NE(vjp, nullptr);
+  EXPECT_TRUE(vjp->acceptsOperands(5));
+  EXPECT_FALSE(vjp->acceptsOperands(3));
+  EXPECT_EQ(vjp->numResults, 3);
+  EXPECT_TRUE(vjp->findAttr("scale")->required);
+  EXPECT_FALSE(vjp->findAttr("causal")->required);
 
   EXPECT_EQ(findKernel("compare")->findAttr("predicate")->kind, AttrKind::String);
   EXPECT_EQ(findKernel("cross_entropy")->findAttr("reduction")->kind, AttrKind::String);

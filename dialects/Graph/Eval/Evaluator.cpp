@@ -4,6 +4,7 @@
 
 #include "dialects/Graph/IR/GraphOps.h"
 
+#include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
 #include "kernels/cpu/Elementwise.h"
@@ -231,6 +232,10 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
   } else if (auto a = dyn_cast<AttentionOp>(op)) {
     status = cpu::attention(operand(0), operand(1), operand(2), a.getScale().convertToDouble(),
                             a.getCausal(), out[0]);
+  } else if (auto a = dyn_cast<AttentionVjpOp>(op)) {
+    status = cpu::attentionVjp(operand(0), operand(1), operand(2), operand(3), operand(4),
+                               a.getScale().convertToDouble(), a.getCausal(), out[0], out[1],
+                               out[2]);
   } else if (isa<ReshapeOp>(op)) {
     status = cpu::copyInto(operand(0), out[0]);
   } else if (auto t = dyn_cast<TransposeOp>(op)) {

@@ -48,26 +48,62 @@ LogicalResult RopeOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQuery().getType(), k = getKey().getType(), v = getValue().getType();
+namespace {
+
+/// The checks graph.attention and graph.attention_vjp share: q [B, Hq, S, D], k and v of one
+/// type [B, Hkv, S, D] with Hkv dividing Hq, a positive finite scale.
+LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q, RankedTensorType k,
+                                      RankedTensorType v, double scale) {
   if (q.getRank() != 4)
-    return emitOpError("expected a query of rank 4 [B, Hq, S, D], got rank ") << q.getRank();
+    return op->emitOpError("expected a query of rank 4 [B, Hq, S, D], got rank ") << q.getRank();
   if (k != v)
-    return emitOpError("expected key and value of the same type, got ") << k << " and " << v;
+    return op->emitOpError("expected key and value of the same type, got ") << k << " and " << v;
   if (k.getElementType() != q.getElementType())
-    return emitOpError("expected key element type ")
+    return op->emitOpError("expected key element type ")
            << q.getElementType() << ", got " << k.getElementType();
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
   if (k.getRank() != 4 || ks[0] != qs[0] || ks[2] != qs[2] || ks[3] != qs[3])
-    return emitOpError("expected key and value of shape [")
+    return op->emitOpError("expected key and value of shape [")
            << qs[0] << ", Hkv, " << qs[2] << ", " << qs[3] << "], got " << formatShape(ks);
   if (ks[1] == 0 || qs[1] % ks[1] != 0)
-    return emitOpError("expected the query heads (") << qs[1] << ") to be a multiple of the "
+    return op->emitOpError("expected the query heads (") << qs[1] << ") to be a multiple of the "
            << "key/value heads (" << ks[1] << ")";
-  double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
-    return emitOpError("expected a positive finite scale, got ") << scale;
+    return op->emitOpError("expected a positive finite scale, got ") << scale;
+  return success();
+}
+
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType();
+  if (failed(verifyAttentionOperands(*this, q, getKey().getType(), getValue().getType(),
+                                     getScale().convertToDouble())))
+    return failure();
   if (getType() != q)
     return emitOpError("expected result type ") << q << ", got " << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionVjpOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionVjpOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType();
+  if (failed(verifyAttentionOperands(*this, q, k, getValue().getType(),
+                                     getScale().convertToDouble())))
+    return failure();
+  if (getOut().getType() != q)
+    return emitOpError("expected out of the query's type ") << q << ", got " << getOut().getType();
+  if (getDout().getType() != q)
+    return emitOpError("expected dout of the query's type ")
+           << q << ", got " << getDout().getType();
+  if (getDquery().getType() != q)
+    return emitOpError("expected dquery of the query's type ")
+           << q << ", got " << getDquery().getType();
+  if (getDkey().getType() != k || getDvalue().getType() != k)
+    return emitOpError("expected dkey and dvalue of the key's type ")
+           << k << ", got " << getDkey().getType() << " and " << getDvalue().getType();
   return success();
 }

@@ -2,14 +2,13 @@
 //
 // Each fused op is differentiated from its composed definition (Ops.td, "Fused ops"), with
 // graph ops: the backward pass recomputes what it needs (sigmoid, rotate_half) instead of
-// keeping intermediates, as the norms do (docs/DECISIONS.md).
+// keeping intermediates, as the norms do (docs/DECISIONS.md). graph.attention's VJP is one
+// fused op, graph.attention_vjp, whose kernels recompute the scores row by row.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/VJPBuilder.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rp::graph;
@@ -83,32 +82,10 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads, SmallVectorI
   return success();
 }
 
-namespace {
-
-/// k or v `[B, Hkv, S, D]` repeated to `[B, Hq, S, D]` (each head `groups` times in a row,
-/// HF repeat_kv).
-Value repeatHeads(VJPBuilder &v, Value kv, int64_t groups) {
-  if (groups == 1)
-    return kv;
-  ArrayRef<int64_t> s = VJPBuilder::typeOf(kv).getShape();
-  Value e = v.expand(v.reshape(kv, {s[0], s[1], 1, s[2], s[3]}), {s[0], s[1], groups, s[2], s[3]});
-  return v.reshape(e, {s[0], s[1] * groups, s[2], s[3]});
-}
-
-/// The transpose of repeatHeads: sums each group of `groups` heads.
-Value sumHeadGroups(VJPBuilder &v, Value g, int64_t groups) {
-  if (groups == 1)
-    return g;
-  ArrayRef<int64_t> s = VJPBuilder::typeOf(g).getShape();
-  Value r = v.reshape(g, {s[0], s[1] / groups, groups, s[2], s[3]});
-  return v.sum(r, {2}, /*keepdims=*/false);
-}
-
-} // namespace
-
-// Recomputes p = softmax(q k^T * scale + mask) (k, v repeated to the query heads), then
-//   dv = p^T g, dp = g v^T, ds = p * (dp - sum_j(dp * p)) * scale, dq = ds k, dk = ds^T q,
-// with dk and dv summed over each group of query heads.
+// The fused backward (graph.attention_vjp, Dao 2023 Algorithm 2): the kernels recompute
+// p = softmax(q k^T * scale + mask) row by row from q, k and the forward output y, and form
+//   dv = p^T g, dp = g v^T, ds = p * (dp - sum_d(g * y)), dq = scale ds k, dk = scale ds^T q,
+// with dk and dv summed over each group of query heads; no [B, Hq, S, S] value is created.
 LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                     SmallVectorImpl<Value> &out) {
   Value g = grads[0];
@@ -116,33 +93,11 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
     out.append({Value(), Value(), Value()});
     return success();
   }
-  VJPBuilder v(b, getLoc());
-  RankedTensorType qt = getQuery().getType();
-  Type e = qt.getElementType();
-  int64_t heads = qt.getDimSize(1), seq = qt.getDimSize(2);
-  int64_t groups = heads / getKey().getType().getDimSize(1);
-  double scale = getScale().convertToDouble();
-  Value q = getQuery();
-  Value k = repeatHeads(v, getKey(), groups), val = repeatHeads(v, getValue(), groups);
-  Value s = v.scale(MatMulOp::create(b, getLoc(), q, k, false, /*transpose_b=*/true), scale);
-  if (getCausal()) {
-    auto maskType = RankedTensorType::get({seq, seq}, b.getI1Type());
-    SmallVector<bool> keep(seq * seq);
-    for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j)
-        keep[i * seq + j] = j <= i;
-    Value mask = ConstantOp::create(b, getLoc(), maskType,
-                                    DenseElementsAttr::get(maskType, ArrayRef<bool>(keep)));
-    s = WhereOp::create(b, getLoc(), mask, s, v.scalar(e, -INFINITY));
-  }
-  Value p = SoftmaxOp::create(b, getLoc(), s, b.getI64IntegerAttr(3));
-  Value dv = MatMulOp::create(b, getLoc(), p, g, /*transpose_a=*/true, false);
-  Value dp = MatMulOp::create(b, getLoc(), g, val, false, /*transpose_b=*/true);
-  Value ds = v.scale(v.mul(p, v.sub(dp, v.sum(v.mul(dp, p), {3}, /*keepdims=*/true))), scale);
-  Value dq = MatMulOp::create(b, getLoc(), ds, k);
-  Value dk = MatMulOp::create(b, getLoc(), ds, q, /*transpose_a=*/true, false);
-  out.push_back(dq);
-  out.push_back(sumHeadGroups(v, dk, groups));
-  out.push_back(sumHeadGroups(v, dv, groups));
+  auto vjp = AttentionVjpOp::create(
+      b, getLoc(), TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
+      getQuery(), getKey(), getValue(), getResult(), g, getScaleAttr(), getCausalAttr());
+  out.push_back(vjp.getDquery());
+  out.push_back(vjp.getDkey());
+  out.push_back(vjp.getDvalue());
   return success();
 }

@@ -642,7 +642,8 @@ def Graph_TriluOp : Graph_Op<"trilu", [Pure, SameOperandsAndResultType, DeclareO
 //
 // Ops that replace a composed pattern of the importer's output (the rp-fuse-* passes), so
 // that a backend can run them as one kernel. Each is defined by its composed form, and its
-// VJP is written from that definition with graph ops.
+// VJP is written from that definition with graph ops, except graph.attention's: the fused
+// graph.attention_vjp (its kernels never materialise the [B, Hq, S, S] scores).
 
 def Graph_SwigluOp : Graph_Op<"swiglu", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "gated SiLU: silu(gate) * up";
@@ -700,6 +701,32 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<G
                        F64Attr:$scale, UnitAttr:$causal);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
+  let summary = "the VJP of graph.attention, fused (FlashAttention-2 backward)";
+  let description = [{
+    The gradients of `y = graph.attention(q, k, v)` for an output gradient `dout`, given the
+    forward output `out` (= y):
+    `P = softmax(q k^T * scale + mask)`, `D_i = sum_d dout[i, d] * out[i, d]`,
+    `dS = P * (dout v^T - D)`, `dq = scale * dS k`, `dk = scale * dS^T q`, `dv = P^T dout`,
+    with `dk` and `dv` summed over the query heads of each key/value head (grouped-query). It
+    never materialises the `[B, Hq, S, S]` scores: the kernels recompute them per row (Dao
+    2023, FlashAttention-2, Algorithm 2). `q`, `out`, `dout` and `dq` have `q`'s type; `k`,
+    `v`, `dk` and `dv` have `k`'s type; `scale` and `causal` are the forward's. Emitted by the
+    autodiff for graph.attention; not a differentiable op itself.
+
+    ```mlir
+    %dq, %dk, %dv = graph.attention_vjp %q, %k, %v, %y, %dy {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
+                       Graph_FloatTensor:$out, Graph_FloatTensor:$dout,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Graph_FloatTensor:$dquery, Graph_FloatTensor:$dkey,
+                      Graph_FloatTensor:$dvalue);
+  let assemblyFormat = "$query `,` $key `,` $value `,` $out `,` $dout attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -220,6 +220,14 @@ void addFused(Table &t) {
                    return cpu::attention(*in[0], *in[1], *in[2], scale, causal, *out[0]);
                  });
                }});
+  t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Body> {
+                 double scale = d.f64("scale");
+                 bool causal = d.flag("causal");
+                 return Body([scale, causal](const Operands &in, const Results &out) {
+                   return cpu::attentionVjp(*in[0], *in[1], *in[2], *in[3], *in[4], scale, causal,
+                                            *out[0], *out[1], *out[2]);
+                 });
+               }});
 }
 
 } // namespace

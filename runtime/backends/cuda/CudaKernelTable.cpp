@@ -430,6 +430,23 @@ void addFused(Table &t) {
                                                   resultShape(d, 0)),
                                 kc::launchAttention, kc::replay::attention);
                }});
+  t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(
+                     kc::AttentionVjpPlan plan,
+                     kc::planAttentionVjp(operandDType(d, 0), operandShape(d, 0),
+                                          operandShape(d, 1), operandShape(d, 2),
+                                          operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
+                                          d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
+                                          resultShape(d, 2)));
+                 const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
+                 return both(
+                     [plan](const auto &e, const Operands &in, const Results &out) {
+                       return e.run(plan, kc::launchAttentionVjp, kc::replay::attentionVjp, in[0],
+                                    in[1], in[2], in[3], in[4], out[0], out[1], out[2],
+                                    e.scratch());
+                     },
+                     scratch);
+               }});
 }
 
 } // namespace

@@ -828,3 +828,57 @@ func.func @attention_element(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xbf16>
   %0 = graph.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xf32>
   return
 }
+
+// -----
+
+// attention_vjp shares attention's operand checks: the key/value heads divide the query heads.
+func.func @attention_vjp_groups(%q: tensor<1x4x8x16xf32>, %k: tensor<1x3x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected the query heads (4) to be a multiple of the key/value heads (3)}}
+  %0:3 = graph.attention_vjp %q, %k, %k, %q, %q {scale = 0.25 : f64} : (tensor<1x4x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x3x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention_vjp's scale is the forward's: positive and finite.
+func.func @attention_vjp_scale(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected a positive finite scale, got -1}}
+  %0:3 = graph.attention_vjp %q, %q, %q, %q, %q {scale = -1.0 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention_vjp's forward output has the query's type.
+func.func @attention_vjp_out(%q: tensor<1x2x8x16xf32>, %o: tensor<1x2x4x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected out of the query's type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x4x16xf32>'}}
+  %0:3 = graph.attention_vjp %q, %q, %q, %o, %q {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention_vjp's output cotangent has the query's type.
+func.func @attention_vjp_dout(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x16xbf16>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected dout of the query's type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x8x16xbf16>'}}
+  %0:3 = graph.attention_vjp %q, %q, %q, %q, %g {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention_vjp's dquery has the query's type.
+func.func @attention_vjp_dq(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected dquery of the query's type 'tensor<1x2x8x16xf32>', got 'tensor<1x1x8x16xf32>'}}
+  %0:3 = graph.attention_vjp %q, %q, %q, %q, %q {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention_vjp's dkey and dvalue have the key's type (GQA: the key/value heads).
+func.func @attention_vjp_dk(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected dkey and dvalue of the key's type 'tensor<1x2x8x16xf32>', got 'tensor<1x4x8x16xf32>' and 'tensor<1x2x8x16xf32>'}}
+  %0:3 = graph.attention_vjp %q, %k, %k, %q, %q {scale = 0.25 : f64} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}

@@ -1,0 +1,150 @@
+//===- AttentionGrad.cu - The fused attention backward on the GPU ---------===//
+//
+// Plan (host checks and geometry) and launcher of attention_vjp; the per-row bodies live in
+// AttentionGrad.h (shared with the host replay). See AttentionGrad.h for shapes, numerics and
+// the algorithm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/cuda/AttentionGrad.h"
+
+#include "kernels/cuda/FlashAttentionBackward.h"
+#include "kernels/cuda/Launch.cuh"
+
+#include <algorithm>
+#include <string>
+
+namespace rp::kernels::cuda {
+
+using runtime::DType;
+using runtime::invalidArgument;
+using runtime::StatusOr;
+
+namespace {
+
+/// The bodies' block on the device: forEach strides over the block's threads, sync is
+/// __syncthreads() (Fused.cu's ThreadBlock).
+struct ThreadBlock {
+  template <typename Fn> RP_HD void forEach(int64_t n, Fn &&fn) const {
+#if defined(__CUDA_ARCH__)
+    for (int64_t t = threadIdx.x; t < n; t += blockDim.x)
+      fn(t);
+#else
+    for (int64_t t = 0; t < n; ++t)
+      fn(t);
+#endif
+  }
+  RP_HD void sync() const {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
+/// Most blocks of one pass; larger row counts loop (grid-stride over rows).
+constexpr int64_t kMaxBlocks = int64_t(1) << 20;
+
+template <DType D>
+__global__ void __launch_bounds__(kAttentionTile)
+    queryPassKernel(AttentionVjpPlan plan, const void *q, const void *k, const void *v,
+                    const void *out, const void *dout, void *dq, void *scratch) {
+  using C = typename DTypeTraits<D>::Compute;
+  extern __shared__ __align__(16) unsigned char attentionVjpShared[];
+  C *shared = reinterpret_cast<C *>(attentionVjpShared);
+  C *lse = static_cast<C *>(scratch), *delta = lse + plan.rows;
+  const ThreadBlock block;
+  for (int64_t row = blockIdx.x; row < plan.rows; row += gridDim.x)
+    attentionVjpQueryRow<D>(plan, q, k, v, out, dout, dq, lse, delta, row, block, shared);
+}
+
+template <DType D>
+__global__ void __launch_bounds__(kAttentionTile)
+    keyPassKernel(AttentionVjpPlan plan, const void *q, const void *k, const void *v,
+                  const void *dout, void *dk, void *dv, const void *scratch) {
+  using C = typename DTypeTraits<D>::Compute;
+  extern __shared__ __align__(16) unsigned char attentionVjpShared[];
+  C *shared = reinterpret_cast<C *>(attentionVjpShared);
+  const C *lse = static_cast<const C *>(scratch), *delta = lse + plan.rows;
+  const ThreadBlock block;
+  for (int64_t krow = blockIdx.x; krow < plan.keyRows; krow += gridDim.x)
+    attentionVjpKeyRow<D>(plan, q, k, v, dout, dk, dv, lse, delta, krow, block, shared);
+}
+
+unsigned blocksFor(int64_t rows) {
+  return static_cast<unsigned>(rows < kMaxBlocks ? rows : kMaxBlocks);
+}
+
+} // namespace
+
+StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const Shape &k,
+                                            const Shape &v, const Shape &out, const Shape &dout,
+                                            double scale, bool causal, const Shape &dq,
+                                            const Shape &dk, const Shape &dv) {
+  const char *op = "attention_vjp";
+  RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkAttentionQuery(q, op));
+  RP_RETURN_IF_ERROR(checkAttentionKey(q, k, op));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dout", dtype, dout, q));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dq", dtype, dq, q));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dk", dtype, dk, k));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dv", dtype, dv, k));
+  if (q[3] > kMaxAttentionVjpHeadDim)
+    return invalidArgument("attention_vjp: head dimension " + std::to_string(q[3]) +
+                           " exceeds the GPU kernel's limit of " +
+                           std::to_string(kMaxAttentionVjpHeadDim));
+  AttentionVjpPlan plan;
+  plan.dtype = dtype;
+  plan.batch = q[0];
+  plan.heads = q[1];
+  plan.kvHeads = k[1];
+  plan.groups = q[1] / k[1];
+  plan.seq = q[2];
+  plan.dim = q[3];
+  plan.rows = q[0] * q[1] * q[2];
+  plan.keyRows = k[0] * k[1] * k[2];
+  plan.scale = scale;
+  plan.causal = causal;
+  plan.tile = kAttentionTile;
+  const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
+  plan.sharedBytes = static_cast<size_t>(4 * plan.dim + 2 * plan.tile) * computeBytes;
+  plan.scratchBytes = static_cast<size_t>(2 * plan.rows) * computeBytes;
+  // Cannot fail: the checks above are planAttention's, with a lower head-dimension limit.
+  RP_ASSIGN_OR_RETURN(plan.forward, planAttention(dtype, q, k, v, scale, causal, q));
+  plan.tensorCores = plan.forward.tensorCores;
+  plan.scratchBytes =
+      std::max(plan.scratchBytes, flashAttentionBackwardScratchBytes(plan.forward));
+  return plan;
+}
+
+cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k,
+                               const void *v, const void *out, const void *dout, void *dq,
+                               void *dk, void *dv, void *scratch, cudaStream_t stream) {
+  if (plan.rows == 0 || plan.dim == 0)
+    return cudaSuccess; // dq, dk, dv are empty
+  if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionVjpHeadDim)
+    return cudaErrorInvalidValue; // not a plan from planAttentionVjp
+  if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, out, dout,
+                      static_cast<const void *>(dq), static_cast<const void *>(dk),
+                      static_cast<const void *>(dv)) ||
+      !usablePointers(8, static_cast<const void *>(scratch)))
+    return cudaErrorInvalidValue;
+  if (plan.tensorCores) {
+    const cudaError_t e = launchFlashAttentionBackward(plan.forward, q, k, v, out, dout, dq, dk,
+                                                       dv, scratch, stream);
+    if (e != cudaErrorNotSupported)
+      return e;
+  }
+  if (!visitFloatDType(plan.dtype, [&](auto tag) {
+        constexpr DType D = decltype(tag)::value;
+        queryPassKernel<D><<<blocksFor(plan.rows), kAttentionTile, plan.sharedBytes, stream>>>(
+            plan, q, k, v, out, dout, dq, scratch);
+        keyPassKernel<D><<<blocksFor(plan.keyRows), kAttentionTile, plan.sharedBytes, stream>>>(
+            plan, q, k, v, dout, dk, dv, scratch);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+} // namespace rp::kernels::cuda

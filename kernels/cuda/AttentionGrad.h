@@ -1,0 +1,263 @@
+//===- AttentionGrad.h - The fused attention backward on the GPU -*- C++ -*-===//
+//
+// The GPU kernel of graph.attention_vjp, with the semantics of cpu::attentionVjp
+// (kernels/cpu/AttentionGrad.h): for y = attention(q, k, v; scale, causal) (kernels/cuda/Fused.h)
+// and an output gradient dout, given the forward output out (= y),
+//   s_ij = scale q_i . k_j (j <= i when causal), lse_i = log sum_j e^(s_ij),
+//   P_ij = e^(s_ij - lse_i), D_i = dout_i . out_i, dS_ij = P_ij (dout_i . v_j - D_i),
+//   dq_i = scale sum_j dS_ij k_j, dk_j = scale sum_(h, i) dS_ij q_i, dv_j = sum_(h, i) P_ij dout_i,
+// the (h, i) sums over the query heads of k/v head j's group and their rows. q, out, dout, dq
+// [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D], Hkv dividing Hq. Nothing of size S x S is stored.
+//
+// Algorithm: the FlashAttention-2 backward (Dao 2023, Algorithm 2) split into two launches so
+// that no value is summed by two blocks (no atomics; docs/DECISIONS.md "Numerics"):
+//  1. query pass, one block of kAttentionTile threads per query row (b, h, i): D_i (every
+//     thread sums dout_i,c out_i,c over c in order, from shared memory); a first sweep over
+//     the keys in tiles forms lse_i with the forward's online softmax (attentionRow); a second
+//     sweep recomputes the tile's scores, thread t forms dS_i,(j0 + t), and thread c owns
+//     dq_i,c += sum_t dS_t k[j0 + t, c] in key order. lse_i and D_i go to the device scratch.
+//  2. key pass, one block per key row (b, g, j): for each query head of group g in order and
+//     each tile of query rows i (i >= j when causal) in order, thread t forms P and dS of row
+//     i0 + t from the scratch's lse and D, and thread c owns dk_j,c and dv_j,c.
+// Every sum has a fixed order, so results are deterministic (run to run, grid to grid). Cost:
+// seven products of the forward's size (S and dP are recomputed in each pass) against the
+// algorithm's five; K/V (pass 1) and Q/dO (pass 2) rows are streamed once per row from L2.
+// Not a tuned kernel (no tensor cores, no tiling of the rows per block): the point is to
+// never materialise [B, Hq, S, S].
+//
+// Dtypes and numerics as Fused.h: f32 and f64 compute in double and round once when stored;
+// f16 and bf16 compute in float. Shared memory per block: (4 D + 2 kAttentionTile) compute
+// values (key pass; the query pass takes 3 D + 2 kAttentionTile); D <= kMaxAttentionVjpHeadDim.
+// Device scratch: 2 B Hq S compute values (lse, D).
+//
+// Host verification: the per-row bodies attentionVjpQueryRow and attentionVjpKeyRow are
+// RP_HD code shared by the kernels (AttentionGrad.cu) and replay::attentionVjp (HostReplay.cpp,
+// with SerialBlock), tested against cpu::attentionVjp by test/Unit/CudaAttentionGradHostTest.cpp;
+// the launches by test/Unit/CudaAttentionGradTest.cpp (needs a GPU).
+//
+// Errors: planAttentionVjp returns InvalidArgument naming "attention_vjp", the operand, the
+// expected and the actual dtype or shape (cpu::attentionVjp's messages); the launcher returns
+// cudaErrorInvalidValue for a plan not from planAttentionVjp or a null or misaligned pointer,
+// otherwise cudaGetLastError() after enqueueing; it never synchronizes. No device code here.
+//
+// Where the tensor cores apply (f16/bf16, D a multiple of 16 up to 128), launchAttentionVjp runs
+// the WMMA kernel of FlashAttentionBackward.h instead (same two-pass structure, P and dS rounded
+// to the storage type); the host replay keeps the row kernels' bodies, as for the forward.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CUDA_ATTENTIONGRAD_H
+#define RP_KERNELS_CUDA_ATTENTIONGRAD_H
+
+#include "kernels/cuda/Fused.h"
+
+namespace rp::kernels::cuda {
+
+/// The largest head dimension D attention_vjp takes (shared memory: 4 D + 2 kAttentionTile
+/// compute values, 34.8 KB for double at D = 1024, under the 48 KB default).
+inline constexpr int64_t kMaxAttentionVjpHeadDim = 1024;
+
+/// The geometry of one attention_vjp. Query row r = (b, h, i) = (r / (Hq S), r / S % Hq,
+/// r % S); key row kr = (b, g, j) = (kr / (Hkv S), kr / S % Hkv, kr % S).
+struct AttentionVjpPlan {
+  runtime::DType dtype = runtime::DType::F32;
+  int64_t batch = 0, heads = 0, kvHeads = 0, groups = 0, seq = 0, dim = 0;
+  int64_t rows = 0;    ///< B * Hq * S query rows.
+  int64_t keyRows = 0; ///< B * Hkv * S key rows.
+  double scale = 1.0;
+  bool causal = false;
+  /// Keys (pass 1) or query rows (pass 2) per tile (kAttentionTile; host tests vary it).
+  int64_t tile = kAttentionTile;
+  /// Shared memory per block: (4 dim + 2 tile) compute values.
+  size_t sharedBytes = 0;
+  /// Device scratch: lse then D, `rows` compute values each (and at least what the
+  /// tensor-core kernel takes).
+  size_t scratchBytes = 0;
+  /// The forward's plan (planAttention of q, k, v): the tensor-core kernel's geometry.
+  AttentionPlan forward;
+  /// f16/bf16 with a head dimension the tensor-core backward takes (FlashAttention.h,
+  /// FlashAttentionBackward.h): launchAttentionVjp runs that kernel when the device and the
+  /// pointers allow it. Tests clear it to run the row kernels of this file.
+  bool tensorCores = false;
+};
+
+/// Checks attention_vjp's operands as cpu::attentionVjp does: dtype f32, f64, f16 or bf16 (one
+/// for all); q [B, Hq, S, D]; k [B, Hkv, S, D] with Hkv > 0 dividing Hq; v, dk, dv of k's shape;
+/// out, dout, dq of q's shape; D <= kMaxAttentionVjpHeadDim. Errors: InvalidArgument, e.g.
+/// "attention_vjp: q is [2, 3], expected [B, Hq, S, D]", "attention_vjp: dk is ...",
+/// "attention_vjp: head dimension 2048 exceeds the GPU kernel's limit of 1024".
+runtime::StatusOr<AttentionVjpPlan>
+planAttentionVjp(runtime::DType dtype, const Shape &q, const Shape &k, const Shape &v,
+                 const Shape &out, const Shape &dout, double scale, bool causal, const Shape &dq,
+                 const Shape &dk, const Shape &dv);
+
+/// Enqueues the backward on `stream`: with plan.tensorCores the tensor-core kernel of
+/// FlashAttentionBackward.h where it applies (f16/bf16, D in 16..128 by 16, 16-byte aligned
+/// pointers, enough shared memory; it rounds P and dS to the storage type, so its results are
+/// not the row kernels'), otherwise the two row passes of this file. `scratch` is device
+/// memory of plan.scratchBytes, aligned to 8 bytes. Returns as launchAttention
+/// (cudaErrorInvalidValue also for a null scratch). Never synchronizes.
+cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k,
+                               const void *v, const void *out, const void *dout, void *dq,
+                               void *dk, void *dv, void *scratch, cudaStream_t stream);
+
+/// log(x) in the compute type (host: libm; device: the CUDA math library).
+RP_HD inline double attentionLog(double x) { return ::log(x); }
+RP_HD inline float attentionLog(float x) { return ::logf(x); }
+
+/// sum_c a[c] b[c] over c ascending, a in the compute type, b loaded from `p` at `base`.
+template <runtime::DType D>
+RP_HD inline typename DTypeTraits<D>::Compute
+attentionDot(const typename DTypeTraits<D>::Compute *a, const void *p, int64_t base, int64_t dim) {
+  using C = typename DTypeTraits<D>::Compute;
+  C s = C(0);
+  for (int64_t c = 0; c < dim; ++c)
+    s += a[c] * static_cast<C>(loadAs<D>(p, base + c));
+  return s;
+}
+
+/// Pass 1 for query row `row` (see the file comment): dq row, lse[row], delta[row]. `block`
+/// and the block-shared `shared` ((3 dim + 2 tile) compute values) as attentionRow's.
+template <runtime::DType D, typename Block>
+RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void *q, const void *k,
+                                       const void *v, const void *out, const void *dout, void *dq,
+                                       typename DTypeTraits<D>::Compute *lse,
+                                       typename DTypeTraits<D>::Compute *delta, int64_t row,
+                                       const Block &block,
+                                       typename DTypeTraits<D>::Compute *shared) {
+  using C = typename DTypeTraits<D>::Compute;
+  const int64_t dim = plan.dim, tile = plan.tile;
+  C *sq = shared, *sdo = sq + dim, *acc = sdo + dim, *score = acc + dim, *ds = score + tile;
+  const int64_t i = row % plan.seq, bh = row / plan.seq;
+  const int64_t b = bh / plan.heads, h = bh % plan.heads;
+  const int64_t kvBase = (b * plan.kvHeads + h / plan.groups) * plan.seq * dim;
+  const int64_t qBase = row * dim, keys = plan.causal ? i + 1 : plan.seq;
+  const C scale = static_cast<C>(plan.scale);
+
+  block.sync(); // the previous row of this block is done with the shared memory
+  block.forEach(dim, [&](int64_t c) {
+    sq[c] = loadAs<D>(q, qBase + c);
+    sdo[c] = loadAs<D>(dout, qBase + c);
+    acc[c] = loadAs<D>(out, qBase + c); // out, until D_i is formed
+  });
+  block.sync();
+  C dsum = C(0);
+  for (int64_t c = 0; c < dim; ++c)
+    dsum += sdo[c] * acc[c];
+  block.sync();
+  block.forEach(dim, [&](int64_t c) { acc[c] = C(0); });
+  // Sweep 1: lse_i by the online softmax (attentionRow's running max and sum).
+  C m = -static_cast<C>(INFINITY), l = C(0);
+  for (int64_t j0 = 0; j0 < keys; j0 += tile) {
+    const int64_t n = keys - j0 < tile ? keys - j0 : tile;
+    block.forEach(n, [&](int64_t t) {
+      score[t] = attentionDot<D>(sq, k, kvBase + (j0 + t) * dim, dim) * scale;
+    });
+    block.sync();
+    C mNew = m;
+    for (int64_t t = 0; t < n; ++t)
+      mNew = score[t] > mNew ? score[t] : mNew;
+    const C corr = fusedExp(m - mNew);
+    block.forEach(n, [&](int64_t t) { ds[t] = fusedExp(score[t] - mNew); });
+    block.sync();
+    l *= corr;
+    for (int64_t t = 0; t < n; ++t)
+      l += ds[t];
+    m = mNew;
+    block.sync(); // ds is rewritten by the next tile
+  }
+  const C L = m + attentionLog(l);
+  // Sweep 2: dS of each key, dq_c += dS_t k[j0 + t, c] in key order.
+  for (int64_t j0 = 0; j0 < keys; j0 += tile) {
+    const int64_t n = keys - j0 < tile ? keys - j0 : tile;
+    block.forEach(n, [&](int64_t t) {
+      const int64_t kb = kvBase + (j0 + t) * dim;
+      const C p = fusedExp(attentionDot<D>(sq, k, kb, dim) * scale - L);
+      ds[t] = p * (attentionDot<D>(sdo, v, kb, dim) - dsum);
+    });
+    block.sync();
+    block.forEach(dim, [&](int64_t c) {
+      C a = acc[c];
+      for (int64_t t = 0; t < n; ++t)
+        a += ds[t] * static_cast<C>(loadAs<D>(k, kvBase + (j0 + t) * dim + c));
+      acc[c] = a;
+    });
+    block.sync(); // ds is rewritten by the next tile
+  }
+  block.forEach(dim, [&](int64_t c) { storeAs<D>(dq, qBase + c, scale * acc[c]); });
+  block.forEach(1, [&](int64_t) {
+    lse[row] = L;
+    delta[row] = dsum;
+  });
+}
+
+/// Pass 2 for key row `krow` (see the file comment): dk and dv rows from lse and delta of
+/// pass 1. `shared`: (4 dim + 2 tile) compute values.
+template <runtime::DType D, typename Block>
+RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q, const void *k,
+                                     const void *v, const void *dout, void *dk, void *dv,
+                                     const typename DTypeTraits<D>::Compute *lse,
+                                     const typename DTypeTraits<D>::Compute *delta, int64_t krow,
+                                     const Block &block, typename DTypeTraits<D>::Compute *shared) {
+  using C = typename DTypeTraits<D>::Compute;
+  const int64_t dim = plan.dim, tile = plan.tile, seq = plan.seq;
+  C *sk = shared, *sv = sk + dim, *accK = sv + dim, *accV = accK + dim, *p = accV + dim,
+    *ds = p + tile;
+  const int64_t j = krow % seq, bg = krow / seq;
+  const int64_t b = bg / plan.kvHeads, g = bg % plan.kvHeads;
+  const int64_t kBase = krow * dim;
+  const C scale = static_cast<C>(plan.scale);
+
+  block.sync();
+  block.forEach(dim, [&](int64_t c) {
+    sk[c] = loadAs<D>(k, kBase + c);
+    sv[c] = loadAs<D>(v, kBase + c);
+    accK[c] = C(0);
+    accV[c] = C(0);
+  });
+  block.sync();
+  for (int64_t h = g * plan.groups; h < (g + 1) * plan.groups; ++h) {
+    const int64_t rowBase = (b * plan.heads + h) * seq;
+    for (int64_t i0 = plan.causal ? j : 0; i0 < seq; i0 += tile) {
+      const int64_t n = seq - i0 < tile ? seq - i0 : tile;
+      block.forEach(n, [&](int64_t t) {
+        const int64_t row = rowBase + i0 + t;
+        // q_i . k_j with q loaded and k from shared: the products and order of pass 1.
+        C s = C(0);
+        for (int64_t c = 0; c < dim; ++c)
+          s += static_cast<C>(loadAs<D>(q, row * dim + c)) * sk[c];
+        C dp = C(0);
+        for (int64_t c = 0; c < dim; ++c)
+          dp += static_cast<C>(loadAs<D>(dout, row * dim + c)) * sv[c];
+        p[t] = fusedExp(s * scale - lse[row]);
+        ds[t] = p[t] * (dp - delta[row]);
+      });
+      block.sync();
+      block.forEach(dim, [&](int64_t c) {
+        C aK = accK[c], aV = accV[c];
+        for (int64_t t = 0; t < n; ++t) {
+          const int64_t at = (rowBase + i0 + t) * dim + c;
+          aV += p[t] * static_cast<C>(loadAs<D>(dout, at));
+          aK += ds[t] * static_cast<C>(loadAs<D>(q, at));
+        }
+        accK[c] = aK;
+        accV[c] = aV;
+      });
+      block.sync(); // p and ds are rewritten by the next tile
+    }
+  }
+  block.forEach(dim, [&](int64_t c) {
+    storeAs<D>(dk, kBase + c, scale * accK[c]);
+    storeAs<D>(dv, kBase + c, accV[c]);
+  });
+}
+
+namespace replay {
+/// launchAttentionVjp's work on the host: pass 1 over every query row, then pass 2 over every
+/// key row, with SerialBlock; `scratch` holds plan.scratchBytes.
+void attentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k, const void *v,
+                  const void *out, const void *dout, void *dq, void *dk, void *dv, void *scratch);
+} // namespace replay
+
+} // namespace rp::kernels::cuda
+
+#endif // RP_KERNELS_CUDA_ATTENTIONGRAD_H

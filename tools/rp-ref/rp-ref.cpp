@@ -42,6 +42,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <CLI/CLI.hpp>
 
 #include <cctype>
@@ -90,7 +91,7 @@ void addFlags(CLI::App &app, RefFlags &f) {
   app.add_option("--fold-limit", f.foldLimit,
                  "Fold import-time constants of at most N elements (testing: a small model "
                  "keeps its attention mask as runtime ops, as a long sequence does)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   app.add_flag("--f64", f.f64, "Compute floating-point ops in double precision");
   app.add_flag("--grads", f.grads, "Write the loss and every trainable param's gradient");
   app.add_flag("--fused", f.fused,

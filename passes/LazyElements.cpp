@@ -21,7 +21,8 @@ using Node = LazyElements::Node;
 /// Builds the node list of a LazyElements, operands first (a post-order walk of the DAG).
 class LazyElementsBuilder {
 public:
-  std::vector<Node> nodes;
+  LazyElements lazy;
+  std::vector<Node> &nodes = lazy.nodes;
 
   /// The node of `v`, or nullopt when `v` is not supported.
   std::optional<unsigned> visit(Value v) {
@@ -48,12 +49,28 @@ public:
     }
     node.varying = varyingOf(node);
     nodes.push_back(std::move(node));
-    memo[v] = nodes.size() - 1;
-    return nodes.size() - 1;
+    unsigned id = nodes.size() - 1;
+    foldUniform(id);
+    memo[v] = id;
+    return id;
   }
 
 private:
   llvm::DenseMap<Value, unsigned> memo;
+
+  /// Replaces node `id` by its value when that is the same everywhere (no varying dim), so
+  /// that evaluation stops there: torch.onnx's batch-index comparisons and all-true padding
+  /// masks become one constant.
+  void foldUniform(unsigned id) {
+    Node &node = nodes[id];
+    if (node.kind == Kind::Constant || node.varying.any())
+      return;
+    int64_t zeros[LazyElements::kMaxRank] = {};
+    double value = lazy.eval(id, zeros);
+    node.kind = Kind::Constant;
+    node.operands.clear();
+    node.values.assign(1, value);
+  }
 
   static std::optional<Node::Rounding> roundingOf(Type t) {
     if (t.isInteger(1))
@@ -258,12 +275,9 @@ private:
 
 std::optional<LazyElements> LazyElements::build(Value root) {
   LazyElementsBuilder builder;
-  std::optional<unsigned> top = builder.visit(root);
-  if (!top)
+  if (!builder.visit(root))
     return std::nullopt;
-  LazyElements lazy;
-  lazy.nodes = std::move(builder.nodes);
-  return lazy;
+  return std::move(builder.lazy);
 }
 
 ArrayRef<int64_t> LazyElements::shape() const { return nodes.back().shape; }

@@ -39,6 +39,8 @@ public:
     if (!rounding)
       return std::nullopt;
     node.rounding = *rounding;
+    if (auto f = dyn_cast<FloatType>(type.getElementType()))
+      node.semantics = &f.getFloatSemantics();
     if (!describe(op, node))
       return std::nullopt;
     for (Value operand : operandsOf(op)) {
@@ -81,6 +83,8 @@ private:
       return Node::Rounding::F32;
     if (t.isF64())
       return Node::Rounding::None;
+    if (isa<FloatType>(t))
+      return Node::Rounding::Narrow;
     return std::nullopt;
   }
 
@@ -290,10 +294,16 @@ double LazyElements::at(ArrayRef<int64_t> index) const {
 
 namespace {
 
-double roundAs(Node::Rounding r, double x) {
-  switch (r) {
+double roundAs(const Node &node, double x) {
+  switch (node.rounding) {
   case Node::Rounding::F32:
     return static_cast<double>(static_cast<float>(x));
+  case Node::Rounding::Narrow: {
+    APFloat f(x);
+    bool lost = false;
+    f.convert(*node.semantics, APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  }
   case Node::Rounding::Integer:
     return std::trunc(x);
   case Node::Rounding::Bool:
@@ -416,7 +426,7 @@ double LazyElements::eval(unsigned id, const int64_t *index) const {
     return keep ? eval(node.operands[0], index) : 0.0;
   }
   }
-  return roundAs(node.rounding, r);
+  return roundAs(node, r);
 }
 
 } // namespace mlir::rp

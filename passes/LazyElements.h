@@ -12,8 +12,9 @@
 // Supported ops: graph.constant (at most kMaxLeafElements elements), graph.range,
 // elementwise add/sub/mul/neg, float div, compare, logical_and/or/not, where, cast, and the
 // shape ops expand, reshape, transpose, slice and trilu, all with numpy broadcasting. Element
-// types: i1, integers (exact below 2^53), f32 (rounded per op as f32 arithmetic rounds) and
-// f64. Anything else (a graph input, a param, another op, f16) makes build() return nullopt.
+// types: i1, integers (exact below 2^53), floats (computed in double and rounded to the
+// element type after each op, as a kernel computing in that type rounds). Anything else (a
+// graph input, a param, another op) makes build() return nullopt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 
 #include "mlir/IR/Value.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallVector.h"
@@ -72,8 +74,11 @@ struct LazyElements::Node {
   Kind kind;
   llvm::SmallVector<int64_t, 4> shape;
   llvm::SmallVector<unsigned, 3> operands;
-  /// How results round: f32 to float, integers toward zero, i1 to 0/1, f64 not at all.
-  enum class Rounding { None, F32, Integer, Bool } rounding = Rounding::None;
+  /// How results round: f32 to float, other narrow floats (f16, bf16) to `semantics`,
+  /// integers toward zero, i1 to 0/1, f64 not at all.
+  enum class Rounding { None, F32, Narrow, Integer, Bool } rounding = Rounding::None;
+  const llvm::fltSemantics *semantics = nullptr; ///< Narrow
+
   llvm::SmallBitVector varying;
   int predicate = 0;                      ///< Compare: graph::CompareKind
   std::vector<double> values;             ///< Constant: row-major (one value when splat)

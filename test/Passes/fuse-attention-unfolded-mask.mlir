@@ -111,6 +111,28 @@ func.func @additive_arithmetic_expanded(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x
   return %y : tensor<1x2x4x8xf32>
 }
 
+// The same in bf16: the evaluation rounds each op's result to bf16.
+// CHECK-LABEL: func.func @additive_arithmetic_bf16
+// CHECK-NOT: graph.softmax
+// CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.000000e+00 : f64} : (tensor<1x2x4x8xbf16>
+func.func @additive_arithmetic_bf16(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf16>, %v: tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xbf16> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xbf16>) -> tensor<1x2x8x4xbf16>
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x4x4xbf16>
+  %r = graph.range {start = 0 : i64, limit = 4 : i64, delta = 1 : i64} : tensor<4xi64>
+  %i = graph.reshape %r : tensor<4xi64> to tensor<1x1x4x1xi64>
+  %j = graph.reshape %r : tensor<4xi64> to tensor<1x1x1x4xi64>
+  %keep = graph.compare le, %j, %i : (tensor<1x1x1x4xi64>, tensor<1x1x4x1xi64>) -> tensor<1x1x4x4xi1>
+  %kf = graph.cast %keep : tensor<1x1x4x4xi1> to tensor<1x1x4x4xbf16>
+  %one = graph.constant dense<1.0> : tensor<bf16>
+  %inv = graph.sub %one, %kf : (tensor<bf16>, tensor<1x1x4x4xbf16>) -> tensor<1x1x4x4xbf16>
+  %min = graph.constant dense<-1.0e30> : tensor<bf16>
+  %am = graph.mul %inv, %min : (tensor<1x1x4x4xbf16>, tensor<bf16>) -> tensor<1x1x4x4xbf16>
+  %m = graph.add %s, %am : (tensor<1x2x4x4xbf16>, tensor<1x1x4x4xbf16>) -> tensor<1x2x4x4xbf16>
+  %p = graph.softmax %m {axis = 3 : i64} : tensor<1x2x4x4xbf16>
+  %y = graph.matmul %p, %v : (tensor<1x2x4x4xbf16>, tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xbf16>
+  return %y : tensor<1x2x4x8xbf16>
+}
+
 // Older Hugging Face masks: triu(full(finfo.min), 1) as an additive mask, transposed twice.
 // CHECK-LABEL: func.func @additive_triu
 // CHECK-NOT: graph.softmax

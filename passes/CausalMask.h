@@ -34,7 +34,8 @@ constexpr double kMaskedAt = -1e9;
 constexpr int64_t kMaxMaskEvaluations = int64_t{1} << 28;
 
 /// Recognises causal masks and remembers its answers per value, so that a boolean mask that
-/// every layer reads is evaluated once. A rewrite that erases or changes an op must call
+/// every layer reads is evaluated once. Rewrites keep what a live value means, so an answer
+/// stays true while its value lives; a rewrite that erases or changes an op must call
 /// forget() on it (a new op may reuse the address of an erased one).
 class CausalMaskRecognizer {
 public:

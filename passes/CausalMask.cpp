@@ -9,6 +9,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <optional>
+#include <vector>
 
 namespace mlir::rp {
 
@@ -69,7 +70,8 @@ std::optional<bool> constantCausal(Value v, int64_t seq, At at) {
 }
 
 /// Whether every element of `v` (computed from constants, `[..., S, S]`) satisfies `at`,
-/// evaluated lazily: all (i, j) for every index of the leading dims the mask varies along.
+/// evaluated lazily row by row: all (i, j) for every index of the leading dims the mask
+/// varies along.
 template <typename At>
 bool lazyCausal(Value v, int64_t seq, At at) {
   std::optional<LazyElements> lazy = LazyElements::build(v);
@@ -88,14 +90,15 @@ bool lazyCausal(Value v, int64_t seq, At at) {
   if (count > kMaxMaskEvaluations)
     return false;
   SmallVector<int64_t, 8> index(shape.size(), 0);
+  std::vector<double> row(seq);
   while (true) {
-    for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j) {
-        index[lead] = i;
-        index[lead + 1] = j;
-        if (!at(lazy->at(index), i, j))
+    for (int64_t i = 0; i < seq; ++i) {
+      index[lead] = i;
+      lazy->row(index, row);
+      for (int64_t j = 0; j < seq; ++j)
+        if (!at(row[j], i, j))
           return false;
-      }
+    }
     // The next index of the visited leading dims, last fastest.
     size_t k = visit.size();
     while (k > 0 && ++index[visit[k - 1]] == shape[visit[k - 1]])

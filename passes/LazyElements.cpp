@@ -352,66 +352,67 @@ void delinearize(ArrayRef<int64_t> shape, int64_t n, int64_t *index) {
   }
 }
 
+
+/// The value of an elementwise node (or expand) from its operands' values `x` at one index.
+double combine(const Node &node, const double *x) {
+  double r = 0.0;
+  switch (node.kind) {
+  case Kind::Add:
+    r = x[0] + x[1];
+    break;
+  case Kind::Sub:
+    r = x[0] - x[1];
+    break;
+  case Kind::Mul:
+    r = x[0] * x[1];
+    break;
+  case Kind::Div:
+    r = x[0] / x[1];
+    break;
+  case Kind::Neg:
+    r = -x[0];
+    break;
+  case Kind::Compare:
+    r = compare(node.predicate, x[0], x[1]) ? 1.0 : 0.0;
+    break;
+  case Kind::And:
+    r = x[0] != 0.0 && x[1] != 0.0;
+    break;
+  case Kind::Or:
+    r = x[0] != 0.0 || x[1] != 0.0;
+    break;
+  case Kind::Not:
+    r = x[0] == 0.0;
+    break;
+  case Kind::Where:
+    r = x[0] != 0.0 ? x[1] : x[2];
+    break;
+  default: // Cast, Broadcast
+    r = x[0];
+    break;
+  }
+  return roundAs(node, r);
+}
+
+/// Whether a lower (upper: upper) triangle with diagonal offset k keeps row i, column j.
+bool triluKeeps(const Node &node, int64_t i, int64_t j) {
+  return node.upper ? j - i >= node.k : j - i <= node.k;
+}
+
 } // namespace
 
 double LazyElements::eval(unsigned id, const int64_t *index) const {
   const Node &node = nodes[id];
   int64_t sub[kMaxRank];
-  // The value of operand `o` at the result's index, broadcast.
-  auto operand = [&](unsigned o) {
-    const Node &in = nodes[node.operands[o]];
-    broadcastIndex(in.shape, node.shape.size(), index, sub);
-    return eval(node.operands[o], sub);
-  };
   size_t rank = node.shape.size();
-  double r = 0.0;
   switch (node.kind) {
   case Kind::Constant:
     return node.values.size() == 1 ? node.values[0] : node.values[linearize(node.shape, index)];
   case Kind::Range:
-    r = node.start + static_cast<double>(index[0]) * node.delta;
-    break;
-  case Kind::Add:
-    r = operand(0) + operand(1);
-    break;
-  case Kind::Sub:
-    r = operand(0) - operand(1);
-    break;
-  case Kind::Mul:
-    r = operand(0) * operand(1);
-    break;
-  case Kind::Div:
-    r = operand(0) / operand(1);
-    break;
-  case Kind::Neg:
-    r = -operand(0);
-    break;
-  case Kind::Compare: {
-    double a = operand(0);
-    r = compare(node.predicate, a, operand(1)) ? 1.0 : 0.0;
-    break;
-  }
-  case Kind::And:
-    r = operand(0) != 0.0 && operand(1) != 0.0;
-    break;
-  case Kind::Or:
-    r = operand(0) != 0.0 || operand(1) != 0.0;
-    break;
-  case Kind::Not:
-    r = operand(0) == 0.0;
-    break;
-  case Kind::Where:
-    r = operand(0) != 0.0 ? operand(1) : operand(2);
-    break;
-  case Kind::Cast:
-  case Kind::Broadcast:
-    r = operand(0);
-    break;
-  case Kind::Reshape: {
-    const Node &in = nodes[node.operands[0]];
-    delinearize(in.shape, linearize(node.shape, index), sub);
+    return roundAs(node, node.start + static_cast<double>(index[0]) * node.delta);
+  case Kind::Reshape:
+    delinearize(nodes[node.operands[0]].shape, linearize(node.shape, index), sub);
     return eval(node.operands[0], sub);
-  }
   case Kind::Transpose:
     for (size_t d = 0; d < rank; ++d)
       sub[node.perm[d]] = index[d];
@@ -420,13 +421,107 @@ double LazyElements::eval(unsigned id, const int64_t *index) const {
     for (size_t d = 0; d < rank; ++d)
       sub[d] = node.starts[d] + index[d] * node.steps[d];
     return eval(node.operands[0], sub);
-  case Kind::Trilu: {
-    int64_t diff = index[rank - 1] - index[rank - 2];
-    bool keep = node.upper ? diff >= node.k : diff <= node.k;
-    return keep ? eval(node.operands[0], index) : 0.0;
+  case Kind::Trilu:
+    return triluKeeps(node, index[rank - 2], index[rank - 1]) ? eval(node.operands[0], index)
+                                                              : 0.0;
+  default:
+    break;
   }
+  double x[3] = {0.0, 0.0, 0.0};
+  for (size_t o = 0; o < node.operands.size(); ++o) {
+    broadcastIndex(nodes[node.operands[o]].shape, rank, index, sub);
+    x[o] = eval(node.operands[o], sub);
   }
-  return roundAs(node, r);
+  return combine(node, x);
+}
+
+void LazyElements::row(ArrayRef<int64_t> index, MutableArrayRef<double> out) const {
+  evalRow(nodes.size() - 1, index.data(), out.data());
+}
+
+void LazyElements::evalRow(unsigned id, const int64_t *index, double *out) const {
+  const Node &node = nodes[id];
+  size_t rank = node.shape.size(), last = rank - 1;
+  int64_t n = node.shape[last];
+  int64_t sub[kMaxRank];
+  std::copy(index, index + rank, sub);
+  sub[last] = 0;
+  // A row that is not a row of the operand: element by element.
+  auto elementwise = [&] {
+    for (int64_t j = 0; j < n; ++j) {
+      sub[last] = j;
+      out[j] = eval(id, sub);
+    }
+  };
+  switch (node.kind) {
+  case Kind::Constant:
+    if (node.values.size() == 1)
+      std::fill(out, out + n, node.values[0]);
+    else
+      std::copy_n(node.values.data() + linearize(node.shape, sub), n, out);
+    return;
+  case Kind::Range:
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = roundAs(node, node.start + static_cast<double>(j) * node.delta);
+    return;
+  case Kind::Reshape: {
+    const Node &in = nodes[node.operands[0]];
+    if (in.shape.empty() || in.shape.back() != n)
+      return elementwise();
+    int64_t inSub[kMaxRank];
+    delinearize(in.shape, linearize(node.shape, sub), inSub);
+    return evalRow(node.operands[0], inSub, out);
+  }
+  case Kind::Transpose: {
+    if (node.perm[last] != static_cast<int64_t>(last))
+      return elementwise();
+    int64_t inSub[kMaxRank];
+    for (size_t d = 0; d < rank; ++d)
+      inSub[node.perm[d]] = sub[d];
+    return evalRow(node.operands[0], inSub, out);
+  }
+  case Kind::Slice:
+    if (node.starts[last] != 0 || node.steps[last] != 1 ||
+        nodes[node.operands[0]].shape[last] != n)
+      return elementwise();
+    for (size_t d = 0; d < last; ++d)
+      sub[d] = node.starts[d] + index[d] * node.steps[d];
+    return evalRow(node.operands[0], sub, out);
+  case Kind::Trilu:
+    evalRow(node.operands[0], sub, out);
+    for (int64_t j = 0; j < n; ++j)
+      if (!triluKeeps(node, index[rank - 2], j))
+        out[j] = 0.0;
+    return;
+  default:
+    break;
+  }
+  evalElementwiseRow(node, sub, out);
+}
+
+void LazyElements::evalElementwiseRow(const Node &node, const int64_t *index, double *out) const {
+  size_t rank = node.shape.size();
+  int64_t n = node.shape[rank - 1];
+  // Each operand's row, or its one value where it broadcasts along the last dim.
+  std::vector<double> rows[3];
+  double x[3] = {0.0, 0.0, 0.0};
+  int64_t sub[kMaxRank];
+  for (size_t o = 0; o < node.operands.size(); ++o) {
+    const Node &in = nodes[node.operands[o]];
+    broadcastIndex(in.shape, rank, index, sub);
+    if (in.shape.empty() || in.shape.back() == 1) {
+      x[o] = eval(node.operands[o], sub);
+      continue;
+    }
+    rows[o].resize(n);
+    evalRow(node.operands[o], sub, rows[o].data());
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (size_t o = 0; o < node.operands.size(); ++o)
+      if (!rows[o].empty())
+        x[o] = rows[o][j];
+    out[j] = combine(node, x);
+  }
 }
 
 } // namespace mlir::rp

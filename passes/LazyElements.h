@@ -55,6 +55,10 @@ public:
   /// The root's element at `index` (its rank, in bounds): i1 as 0 or 1, integers and floats
   /// as their value.
   double at(llvm::ArrayRef<int64_t> index) const;
+  /// The root's elements along its last dimension at `index` (its rank, at least 1; the last
+  /// component is ignored) into `out` (the last dimension's size): the same values as at(),
+  /// in O(depth x row) work with one pass per op over the row.
+  void row(llvm::ArrayRef<int64_t> index, llvm::MutableArrayRef<double> out) const;
 
   enum class Kind;
   struct Node;
@@ -62,6 +66,8 @@ public:
 private:
   std::vector<Node> nodes; // operands before users; the root last
   double eval(unsigned node, const int64_t *index) const;
+  void evalRow(unsigned node, const int64_t *index, double *out) const;
+  void evalElementwiseRow(const Node &node, const int64_t *index, double *out) const;
   friend class LazyElementsBuilder;
 };
 

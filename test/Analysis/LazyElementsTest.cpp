@@ -4,7 +4,8 @@
 // MLIR text. The reference interpreter (dialects/Graph/Eval, float32 precision: every op's
 // result rounded to its element type) computes the whole result; LazyElements (passes/
 // LazyElements.h) evaluates it one element at a time, and every element must be equal
-// (exactly: both round each op's result to its element type). The cases cover every op
+// (exactly: both round each op's result to its element type), one at a time and row by row.
+// The cases cover every op
 // LazyElements supports, broadcasting, reshapes that merge dimensions, f32, bf16, i64 and i1.
 // Values that depend on an argument, or ops it does not support, give no evaluator.
 //
@@ -81,6 +82,19 @@ protected:
       }
       ASSERT_EQ(lazy->at(index), expected[n]) << "element " << n << " of\n" << body;
     }
+    // Row by row: the same values.
+    int64_t width = shape.empty() ? 1 : shape.back();
+    std::vector<double> row(width);
+    for (size_t n = 0; !shape.empty() && n < expected.size(); n += width) {
+      int64_t rest = static_cast<int64_t>(n);
+      for (size_t d = shape.size(); d-- > 0;) {
+        index[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      lazy->row(index, row);
+      for (int64_t j = 0; j < width; ++j)
+        ASSERT_EQ(row[j], expected[n + j]) << "row element " << n + j << " of\n" << body;
+    }
   }
 
   MLIRContext context;
@@ -147,6 +161,26 @@ func.func @f() -> tensor<3x2x2xi64> {
   %m = graph.mul %s, %k : (tensor<3x2x2xi64>, tensor<2xi64>) -> tensor<3x2x2xi64>
   %x = graph.sub %m, %s : (tensor<3x2x2xi64>, tensor<3x2x2xi64>) -> tensor<3x2x2xi64>
   return %x : tensor<3x2x2xi64>
+}
+)mlir");
+}
+
+TEST_F(LazyElementsTest, RowsThroughShapeOpsThatKeepTheLastDim) {
+  expectMatches(R"mlir(
+func.func @f() -> tensor<2x3x2x5xf32> {
+  %r = graph.range {start = 0 : i64, limit = 60 : i64, delta = 1 : i64} : tensor<60xi64>
+  %r2 = graph.reshape %r : tensor<60xi64> to tensor<12x5xi64>
+  %a = graph.reshape %r2 : tensor<12x5xi64> to tensor<3x2x2x5xi64>
+  %p = graph.transpose %a {permutation = array<i64: 1, 2, 0, 3>} : (tensor<3x2x2x5xi64>) -> tensor<2x2x3x5xi64>
+  %t = graph.reshape %p : tensor<2x2x3x5xi64> to tensor<4x3x5xi64>
+  %s = graph.slice %t {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: 4>, steps = array<i64: 2>} : (tensor<4x3x5xi64>) -> tensor<2x3x5xi64>
+  %f = graph.cast %s : tensor<2x3x5xi64> to tensor<2x3x5xf32>
+  %b = graph.reshape %f : tensor<2x3x5xf32> to tensor<2x3x1x5xf32>
+  %e = graph.expand %b : tensor<2x3x1x5xf32> to tensor<2x3x2x5xf32>
+  %u = graph.trilu %e {k = 1 : i64, upper} : tensor<2x3x2x5xf32>
+  %h = graph.constant dense<0.5> : tensor<f32>
+  %m = graph.mul %u, %h : (tensor<2x3x2x5xf32>, tensor<f32>) -> tensor<2x3x2x5xf32>
+  return %m : tensor<2x3x2x5xf32>
 }
 )mlir");
 }

@@ -8,6 +8,9 @@
 // LazyElements of such a value answers "what is element (b, h, i, j)?" by mapping the index
 // through the broadcasts, reshapes and transposes down to the leaves, in O(depth) scalar work
 // and O(size of the leaves) memory, so that rp-fuse-attention can check a [S, S] mask at any S.
+// row() gives a whole last-dimension row at once (one loop per op over the row wherever the
+// shape ops keep the last dimension), which is how the mask check reads it. Nodes whose value
+// is the same at every index are folded to that value when the evaluator is built.
 //
 // Supported ops: graph.constant (at most kMaxLeafElements elements), graph.range,
 // elementwise add/sub/mul/neg, float div, compare, logical_and/or/not, where, cast, and the

@@ -101,6 +101,7 @@ private:
   /// Reads and imports the model with the --dim and --input-shape bindings.
   int importModel() {
     onnx::ImportOptions importOptions;
+    importOptions.foldLimit = options.foldLimit;
     for (const std::string &d : options.dims)
       if (llvm::Error e = onnx::parseDimBinding(d, importOptions))
         return fail(llvm::toString(std::move(e)));

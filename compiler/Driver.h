@@ -12,6 +12,7 @@
 
 #include "compiler/CompileOptions.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct DriverOptions {
   EmitLevel emit = EmitLevel::Auto;
   std::vector<std::string> dims;        ///< NAME=N: symbolic dimension bindings
   std::vector<std::string> inputShapes; ///< NAME=AxB: graph input shapes
+  /// Import-time constant folding: results with at most this many elements fold
+  /// (onnx::ImportOptions::foldLimit). Tests lower it so that small models keep their
+  /// attention masks as runtime ops, as long sequences do.
+  int64_t foldLimit = int64_t{1} << 16;
   CompileOptions compile;
   std::string producer; ///< Plan.producer, e.g. "rpc-compile 0.1.0"
 };

@@ -8,6 +8,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/CausalMask.h"
+
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/IR/Matchers.h"
@@ -27,10 +29,6 @@ namespace {
 
 using namespace graph;
 
-/// Masked scores at or below this count as -inf (PyTorch exports use -inf, finfo.min or
-/// -1e9; exp(-1e9 - max) is 0 in f32 and f64 alike).
-constexpr double kMaskedAt = -1e9;
-
 /// The elements of a constant float tensor as doubles, or nullopt.
 std::optional<SmallVector<double>> floatValues(Value v) {
   DenseElementsAttr attr;
@@ -40,62 +38,6 @@ std::optional<SmallVector<double>> floatValues(Value v) {
   for (const APFloat &f : attr.getValues<APFloat>())
     out.push_back(f.convertToDouble());
   return out;
-}
-
-/// Whether `type` is `[..., S, S]`: a stack of square masks. The leading dims are 1 or, in
-/// torch.onnx's exports, the batch (one copy of the mask per sequence); the caller checks that
-/// the mask broadcasts to the scores.
-bool isSquareMaskShape(RankedTensorType type, int64_t seq) {
-  ArrayRef<int64_t> s = type.getShape();
-  return s.size() >= 2 && s[s.size() - 1] == seq && s[s.size() - 2] == seq;
-}
-
-/// Whether every element of `values` (row-major `[..., S, S]`) is 0 for j <= i and masked
-/// above; stops at the first that is not.
-template <typename Range>
-bool allCausal(Range values, int64_t seq) {
-  int64_t n = 0;
-  for (auto value : values) {
-    double m = static_cast<double>(value);
-    int64_t i = (n / seq) % seq, j = n % seq;
-    ++n;
-    if (j <= i ? m != 0.0 : !(m <= kMaskedAt))
-      return false;
-  }
-  return true;
-}
-
-/// Whether `v` is a constant `[..., S, S]` additive causal mask: in every `[S, S]` slice, 0 for
-/// j <= i, masked above. Reads f32 masks in place (a 4096-token mask has 16 M elements).
-bool isCausalAdditiveMask(Value v, int64_t seq) {
-  auto type = cast<RankedTensorType>(v.getType());
-  DenseElementsAttr attr;
-  if (!isSquareMaskShape(type, seq) || !matchPattern(v, m_Constant(&attr)) ||
-      !isa<FloatType>(attr.getElementType()))
-    return false;
-  if (attr.getElementType().isF32())
-    return allCausal(attr.getValues<float>(), seq);
-  return allCausal(llvm::map_range(attr.getValues<APFloat>(),
-                                   [](const APFloat &f) { return f.convertToDouble(); }),
-                   seq);
-}
-
-/// Whether `cond` is a constant `[..., S, S]` i1 stack of lower triangles (true for j <= i)
-/// and `fill` a constant whose every element is masked.
-bool isCausalWhereMask(Value cond, Value fill, int64_t seq) {
-  auto type = cast<RankedTensorType>(cond.getType());
-  DenseElementsAttr attr;
-  if (!isSquareMaskShape(type, seq) || !matchPattern(cond, m_Constant(&attr)) ||
-      !attr.getElementType().isInteger(1))
-    return false;
-  SmallVector<bool> keep(attr.getValues<bool>());
-  for (size_t n = 0; n < keep.size(); ++n) {
-    int64_t i = (n / seq) % seq, j = n % seq;
-    if (keep[n] != (j <= i))
-      return false;
-  }
-  std::optional<SmallVector<double>> fillValues = floatValues(fill);
-  return fillValues && llvm::all_of(*fillValues, [](double f) { return f <= kMaskedAt; });
 }
 
 /// The scalar of a constant splat (any shape of ones), or nullopt.
@@ -197,17 +139,18 @@ std::optional<std::pair<Value, int64_t>> flatKeyTranspose(Value kT) {
   return std::pair(inner.getInput(), x[2]);
 }
 
-/// Strips an optional causal mask off the softmax's input `scores`; returns whether it was one.
-bool takeCausalMask(Value &scores, int64_t seq) {
+/// Strips an optional causal mask (passes/CausalMask.h: folded or computed by ops from
+/// constants) off the softmax's input `scores`; returns whether it was one.
+bool takeCausalMask(Value &scores, int64_t seq, CausalMaskRecognizer &masks) {
   if (auto add = scores.getDefiningOp<AddOp>(); add && scores.hasOneUse()) {
     for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())})
-      if (s.getType() == add.getType() && isCausalAdditiveMask(m, seq)) {
+      if (s.getType() == add.getType() && masks.isAdditive(m, seq)) {
         scores = s;
         return true;
       }
   } else if (auto where = scores.getDefiningOp<WhereOp>(); where && scores.hasOneUse()) {
     if (where.getOnTrue().getType() == where.getType() &&
-        isCausalWhereMask(where.getCondition(), where.getOnFalse(), seq)) {
+        masks.isKeepWhere(where.getCondition(), where.getOnFalse(), seq)) {
       scores = where.getOnTrue();
       return true;
     }
@@ -248,7 +191,9 @@ std::optional<std::tuple<Value, int64_t, bool>> matchKey(Value kTValue) {
 }
 
 struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseAttentionPattern(MLIRContext *context, CausalMaskRecognizer &masks)
+      : OpRewritePattern(context), masks(masks) {}
+  CausalMaskRecognizer &masks;
 
   LogicalResult matchAndRewrite(MatMulOp root, PatternRewriter &rewriter) const override {
     auto fail = [&](const char *why) { return rewriter.notifyMatchFailure(root, why); };
@@ -263,7 +208,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     int64_t seq = qType.getDimSize(2);
 
     Value qk = softmax.getInput();
-    bool causal = takeCausalMask(qk, seq);
+    bool causal = takeCausalMask(qk, seq, masks);
     double scale = takeScale(qk);
     auto scoreMm = qk.getDefiningOp<MatMulOp>();
     if (!scoreMm || !qk.hasOneUse())
@@ -306,11 +251,26 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
   }
 };
 
+/// Keeps the mask recogniser's answers true to the IR: an erased or changed op's results
+/// are forgotten (a new op may take an erased one's address).
+struct ForgetChangedMasks : RewriterBase::Listener {
+  explicit ForgetChangedMasks(CausalMaskRecognizer &masks) : masks(masks) {}
+  void notifyOperationErased(Operation *op) override { masks.forget(op); }
+  void notifyOperationModified(Operation *op) override { masks.forget(op); }
+  void notifyOperationReplaced(Operation *op, ValueRange) override { masks.forget(op); }
+  CausalMaskRecognizer &masks;
+};
+
 struct FuseAttention : impl::FuseAttentionBase<FuseAttention> {
   void runOnOperation() override {
+    // One recogniser for the whole run: every layer's mask usually reads one boolean mask,
+    // which an unfolded long-sequence mask makes worth evaluating once.
+    CausalMaskRecognizer masks;
+    ForgetChangedMasks listener(masks);
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionPattern>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    patterns.add<FuseAttentionPattern>(&getContext(), masks);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     GreedyRewriteConfig().setListener(&listener))))
       return signalPassFailure();
   }
 };

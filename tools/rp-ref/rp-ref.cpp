@@ -42,6 +42,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <CLI/CLI.hpp>
 
 #include <cctype>
@@ -71,6 +72,7 @@ int fail(const llvm::Twine &message) {
 struct RefFlags {
   std::string modelPath, inputsDir, outDir;
   std::vector<std::string> dims, shapes;
+  int64_t foldLimit = mlir::rp::onnx::ImportOptions().foldLimit;
   bool f64 = false, grads = false, train = false, fused = false;
   mlir::rp::TrainingOptions training;
   mlir::rp::RefCheckOptions check;
@@ -86,6 +88,10 @@ void addFlags(CLI::App &app, RefFlags &f) {
   app.add_option("--out", f.outDir, "Directory to write output_N.pb into (created if missing)");
   app.add_option("--dim", f.dims, "Bind a symbolic dimension, NAME=N (repeatable)");
   app.add_option("--input-shape", f.shapes, "Set a graph input's shape, NAME=AxB (repeatable)");
+  app.add_option("--fold-limit", f.foldLimit,
+                 "Fold import-time constants of at most N elements (testing: a small model "
+                 "keeps its attention mask as runtime ops, as a long sequence does)")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   app.add_flag("--f64", f.f64, "Compute floating-point ops in double precision");
   app.add_flag("--grads", f.grads, "Write the loss and every trainable param's gradient");
   app.add_flag("--fused", f.fused,
@@ -306,6 +312,7 @@ int main(int argc, char **argv) {
   f.ref.dataFormat = ::rp::runtime::parseDataFormat(f.dataFormat).value();
 
   mlir::rp::onnx::ImportOptions options;
+  options.foldLimit = f.foldLimit;
   for (const std::string &d : f.dims)
     if (llvm::Error e = mlir::rp::onnx::parseDimBinding(d, options))
       return fail(llvm::toString(std::move(e)));

@@ -62,6 +62,11 @@ cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --di
 cl::list<std::string> inputShapes("input-shape",
                                   cl::desc("Set a graph input's shape (e.g. input_ids=4x128)"),
                                   cl::value_desc("NAME=AxB"), cl::cat(category));
+cl::opt<int64_t> foldLimit(
+    "fold-limit", cl::Hidden, cl::init(int64_t{1} << 16), cl::value_desc("N"),
+    cl::desc("Fold import-time constants of at most N elements (testing: a small model keeps "
+             "its attention mask as runtime ops, as a long sequence does)"),
+    cl::cat(category));
 cl::OptionCategory planCategory("partitioning options");
 cl::OptionCategory scheduleCategory("iteration options");
 cl::OptionCategory mlirCategory("MLIR debugging options");
@@ -100,6 +105,12 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.dims.assign(dims.begin(), dims.end());
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  if (foldLimit < 0) {
+    llvm::errs() << "rpc-compile: error: --fold-limit must be non-negative, got " << foldLimit
+                 << "\n";
+    return mlir::rp::kExitBadInput;
+  }
+  options.foldLimit = foldLimit;
   options.producer = std::string("rpc-compile ") + RP_VERSION;
   return mlir::rp::runCompileDriver(options);
 }

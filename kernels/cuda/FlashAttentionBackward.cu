@@ -1,9 +1,10 @@
 //===- FlashAttentionBackward.cu - Tensor-core attention VJP on the GPU ---===//
 //
 // See FlashAttentionBackward.h. Shared memory (D = head dimension, T = storage type, tiles of
-// 64 rows; each warp owns 16 rows of every [64, *] buffer it writes):
+// 64 rows with the padded strides of FlashTiles.cuh; each warp owns 16 rows of every [64, *]
+// buffer it writes):
 //   pass 1 (query-parallel): sQ, sdO, sK, sV [64, D] T; sS, sDP [64, 64] f32; sdS [64, 64] T;
-//                            sdQ [64, D] f32; sL, sD [64] f32
+//                            sdQ [64, D] f32 (a warp's D, L rows in registers)
 //   pass 2 (key-parallel):   sK, sV, sQ, sdO [64, D] T; sST, sDPT [64, 64] f32;
 //                            sPT, sdST [64, 64] T; sdK, sdV [64, D] f32; sL, sD [64] f32
 //
@@ -25,60 +26,59 @@ using namespace flash;
 using runtime::DType;
 
 constexpr int kTile = kFlashRows; // 64: rows of a tile, keys of a tile
-constexpr size_t kSquare = static_cast<size_t>(kTile) * kTile;
 
-/// D_i = sum_d dO_id O_id for the warp's 16 rows (lane pair per row), into sD.
+/// Pass 1, per warp: D_r = sum_d dO_rd O_rd for its 16 query rows (lanes over d), the same in
+/// every lane.
 template <typename T>
-__device__ void warpRowDots(const Params &p, const T *sdO, const T *outRows, float *sD, int warp,
-                            int lane, int64_t m0) {
-  const int r = lane >> 1, half = lane & 1;
-  const int row = warp * kWarpRows + r;
-  const int64_t dim = p.dim, qi = m0 + row;
-  float acc = 0.0f;
-  if (qi < p.seq)
-    for (int64_t c = half * (dim / 2); c < (half + 1) * (dim / 2); ++c)
-      acc += toFloat(sdO[row * dim + c]) * toFloat(outRows[qi * dim + c]);
-  acc += __shfl_xor_sync(0xffffffffu, acc, 1);
-  if (half == 0)
-    sD[row] = acc;
+__device__ void warpRowDots(const Params &p, const T *sdO, const T *outRows, float (&d)[kWarpRows],
+                            int w, int lane, int64_t m0) {
+  const int64_t dim = p.dim, ld = tileStride(dim);
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) {
+    const int64_t qi = m0 + w + r;
+    float acc = 0.0f;
+    if (qi < p.seq)
+      for (int64_t c = lane; c < dim; c += 32)
+        acc += toFloat(sdO[(w + r) * ld + c]) * toFloat(outRows[qi * dim + c]);
+    d[r] = warpSum(acc);
+  }
 }
 
-/// Pass 1's first walk, for the warp's rows: the running max and sum of exp over one tile of
-/// scores in sS (lane pair per row), kept in m and l (this lane's copies).
-__device__ void warpRowLogSumExp(const Params &p, const float *sS, int warp, int lane,
-                                 int64_t m0, int64_t n0, float &m, float &l) {
-  const int r = lane >> 1, half = lane & 1;
-  const int row = warp * kWarpRows + r;
-  const int64_t qi = m0 + row;
-  const float *srow = sS + row * kTile + half * 32;
-  float mx = -INFINITY;
-  for (int c = 0; c < 32; ++c)
-    if (keyVisible(qi, n0 + half * 32 + c, p.seq, p.causal))
-      mx = fmaxf(mx, srow[c] * p.scale);
-  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-  const float mNew = fmaxf(m, mx);
-  float sum = 0.0f;
-  for (int c = 0; c < 32; ++c)
-    if (keyVisible(qi, n0 + half * 32 + c, p.seq, p.causal))
-      sum += expf(srow[c] * p.scale - mNew);
-  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-  l = mNew == -INFINITY ? 0.0f : l * expf(m - mNew) + sum;
-  m = mNew;
+/// Pass 1's first walk, per warp: the running max m and sum l of e^(scale s) over one tile of
+/// scores in sS, for its 16 rows (lanes over keys).
+__device__ void warpRowLogSumExp(const Params &p, const float *sS, int w, int lane, int64_t m0,
+                                 int64_t n0, float (&m)[kWarpRows], float (&l)[kWarpRows]) {
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) {
+    const int64_t qi = m0 + w + r;
+    const float *srow = sS + (w + r) * kScoreStride;
+    const float s0 = keyVisible(qi, n0 + lane, p.seq, p.causal) ? srow[lane] * p.scale : -INFINITY;
+    const float s1 =
+        keyVisible(qi, n0 + lane + 32, p.seq, p.causal) ? srow[lane + 32] * p.scale : -INFINITY;
+    const float mNew = fmaxf(m[r], warpMax(fmaxf(s0, s1)));
+    if (mNew == -INFINITY)
+      continue; // nothing visible yet: l stays 0
+    const float sum = warpSum(expf(s0 - mNew) + expf(s1 - mNew));
+    l[r] = l[r] * expf(m[r] - mNew) + sum;
+    m[r] = mNew;
+  }
 }
 
-/// dS = P (dP - D) for the warp's 16 query rows of a tile (P recomputed from the scores in sS
-/// and the row's log-sum-exp), rounded into sdS.
+/// Pass 1, per warp: dS = P (dP - D) for its 16 query rows of a tile (P from the scores in sS
+/// and the rows' log-sum-exp L), rounded into sdS.
 template <typename T>
 __device__ void warpQueryGradScores(const Params &p, const float *sS, const float *sDP,
-                                    const float *sL, const float *sD, T *sdS, int warp, int lane,
-                                    int64_t m0, int64_t n0) {
-  const int r = lane >> 1, half = lane & 1;
-  const int row = warp * kWarpRows + r;
-  const int64_t qi = m0 + row;
-  for (int c = half * 32; c < half * 32 + 32; ++c) {
-    const bool keep = keyVisible(qi, n0 + c, p.seq, p.causal);
-    const float prob = keep ? expf(sS[row * kTile + c] * p.scale - sL[row]) : 0.0f;
-    sdS[row * kTile + c] = toStorage<T>(prob * (sDP[row * kTile + c] - sD[row]));
+                                    const float (&lse)[kWarpRows], const float (&d)[kWarpRows],
+                                    T *sdS, int w, int lane, int64_t m0, int64_t n0) {
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) {
+    const int row = w + r;
+    const int64_t qi = m0 + row;
+    for (int c = lane; c < kTile; c += 32) {
+      const bool keep = keyVisible(qi, n0 + c, p.seq, p.causal);
+      const float prob = keep ? expf(sS[row * kScoreStride + c] * p.scale - lse[r]) : 0.0f;
+      sdS[row * kProbStride + c] = toStorage<T>(prob * (sDP[row * kScoreStride + c] - d[r]));
+    }
   }
 }
 
@@ -87,17 +87,16 @@ __global__ void __launch_bounds__(kThreads)
     queryPassKernel(Params p, const T *q, const T *k, const T *v, const T *out, const T *dout,
                     T *dq, float *scratchL, float *scratchD) {
   extern __shared__ __align__(128) unsigned char smem[];
-  const int64_t dim = p.dim;
-  const size_t tile = static_cast<size_t>(kTile) * dim;
+  const int64_t dim = p.dim, ld = tileStride(dim), ldA = accStride(dim);
+  const int64_t tile = kTile * ld;
   T *sQ = reinterpret_cast<T *>(smem);
   T *sdO = sQ + tile, *sK = sdO + tile, *sV = sK + tile;
   float *sS = reinterpret_cast<float *>(sV + tile);
-  float *sDP = sS + kSquare;
-  T *sdS = reinterpret_cast<T *>(sDP + kSquare);
-  float *sdQ = reinterpret_cast<float *>(sdS + kSquare);
-  float *sL = sdQ + tile, *sD = sL + kTile;
+  float *sDP = sS + kTile * kScoreStride;
+  T *sdS = reinterpret_cast<T *>(sDP + kTile * kScoreStride);
+  float *sdQ = reinterpret_cast<float *>(sdS + kTile * kProbStride);
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int r = lane >> 1, half = lane & 1;
+  const int w = warp * kWarpRows;
   for (int64_t blk = blockIdx.x; blk < p.blocks; blk += gridDim.x) {
     const int64_t mt = blk % p.tilesM, bh = blk / p.tilesM;
     const int64_t b = bh / p.heads, h = bh % p.heads, m0 = mt * kTile;
@@ -107,73 +106,85 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads(); // the previous block's rows are written out
     loadTile(sQ, q + rows, m0, p.seq, dim);
     loadTile(sdO, dout + rows, m0, p.seq, dim);
-    for (int64_t i = threadIdx.x; i < static_cast<int64_t>(tile); i += kThreads)
+    for (int64_t i = threadIdx.x; i < kTile * ldA; i += kThreads)
       sdQ[i] = 0.0f;
     __syncthreads();
-    warpRowDots(p, sdO, out + rows, sD, warp, lane, m0);
-    float m = -INFINITY, l = 0.0f;
+    float d[kWarpRows], m[kWarpRows], l[kWarpRows];
+    warpRowDots(p, sdO, out + rows, d, w, lane, m0);
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r) {
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
     for (int64_t n0 = 0; n0 < keyEnd; n0 += kTile) { // walk 1: the log-sum-exp
       __syncthreads();
       loadTile(sK, k + kv, n0, p.seq, dim);
       __syncthreads();
-      warpABt(sQ + warp * kWarpRows * dim, sK, sS + warp * kWarpRows * kTile, dim);
+      warpABt(sQ + w * ld, sK, sS + w * kScoreStride, dim);
       __syncwarp();
-      warpRowLogSumExp(p, sS, warp, lane, m0, n0, m, l);
+      warpRowLogSumExp(p, sS, w, lane, m0, n0, m, l);
     }
-    if (half == 0)
-      sL[warp * kWarpRows + r] = l > 0.0f ? m + logf(l) : 0.0f;
+    float lse[kWarpRows];
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r)
+      lse[r] = l[r] > 0.0f ? m[r] + logf(l[r]) : 0.0f;
     for (int64_t n0 = 0; n0 < keyEnd; n0 += kTile) { // walk 2: dQ
       __syncthreads();
       loadTile(sK, k + kv, n0, p.seq, dim);
       loadTile(sV, v + kv, n0, p.seq, dim);
       __syncthreads();
-      const int64_t w = warp * kWarpRows;
-      warpABt(sQ + w * dim, sK, sS + w * kTile, dim);   // S
-      warpABt(sdO + w * dim, sV, sDP + w * kTile, dim); // dP = dO V^T
+      warpABt(sQ + w * ld, sK, sS + w * kScoreStride, dim);   // S
+      warpABt(sdO + w * ld, sV, sDP + w * kScoreStride, dim); // dP = dO V^T
       __syncwarp();
-      warpQueryGradScores(p, sS, sDP, sL, sD, sdS, warp, lane, m0, n0);
+      warpQueryGradScores(p, sS, sDP, lse, d, sdS, w, lane, m0, n0);
       __syncwarp();
-      warpAccumulateAB(sdS + w * kTile, sK, sdQ + w * dim, dim); // dQ += dS K
+      warpAccumulateAB(sdS + w * kProbStride, sK, sdQ + w * ldA, dim); // dQ += dS K
     }
     __syncwarp();
-    for (int64_t i = lane; i < kWarpRows * dim; i += 32) {
-      const int64_t rr = i / dim, c = i - rr * dim;
-      const int64_t row = warp * kWarpRows + rr, qi = m0 + row;
-      if (qi < p.seq)
-        dq[rows + qi * dim + c] = toStorage<T>(sdQ[row * dim + c] * p.scale);
-    }
-    if (half == 0 && m0 + warp * kWarpRows + r < p.seq) {
-      const int64_t at = bh * p.seq + m0 + warp * kWarpRows + r;
-      scratchL[at] = sL[warp * kWarpRows + r];
-      scratchD[at] = sD[warp * kWarpRows + r];
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r) {
+      const int64_t qi = m0 + w + r;
+      if (qi >= p.seq)
+        continue;
+      for (int64_t c = lane; c < dim; c += 32)
+        dq[rows + qi * dim + c] = toStorage<T>(sdQ[(w + r) * ldA + c] * p.scale);
+      if (lane == 0) {
+        scratchL[bh * p.seq + qi] = lse[r];
+        scratchD[bh * p.seq + qi] = d[r];
+      }
     }
   }
 }
 
-/// P^T and dS^T for the warp's 16 keys against a query tile: from the transposed scores in sST
-/// (into P^T, f32, in place, and rounded into sPT) and, in a second call with `grads`, from
-/// dP^T in sDPT into sdST.
+/// Pass 2, per warp: P^T for its 16 keys against a query tile (lanes over the queries), from
+/// the transposed scores in sST (f32, in place) and rounded into sPT.
 template <typename T>
-__device__ void warpKeyProbs(const Params &p, float *sST, T *sPT, const float *sL, int warp,
-                             int lane, int64_t n0, int64_t m0) {
-  const int r = lane >> 1, half = lane & 1;
-  const int row = warp * kWarpRows + r; // a key of the tile
-  const int64_t kj = n0 + row;
-  for (int c = half * 32; c < half * 32 + 32; ++c) { // c: a query of the tile
-    const bool keep = keyVisible(m0 + c, kj, p.seq, p.causal);
-    const float prob = keep ? expf(sST[row * kTile + c] * p.scale - sL[c]) : 0.0f;
-    sST[row * kTile + c] = prob;
-    sPT[row * kTile + c] = toStorage<T>(prob);
+__device__ void warpKeyProbs(const Params &p, float *sST, T *sPT, const float *sL, int w, int lane,
+                             int64_t n0, int64_t m0) {
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) {
+    const int row = w + r; // a key of the tile
+    const int64_t kj = n0 + row;
+    for (int c = lane; c < kTile; c += 32) { // c: a query of the tile
+      const bool keep = keyVisible(m0 + c, kj, p.seq, p.causal);
+      const float prob = keep ? expf(sST[row * kScoreStride + c] * p.scale - sL[c]) : 0.0f;
+      sST[row * kScoreStride + c] = prob;
+      sPT[row * kProbStride + c] = toStorage<T>(prob);
+    }
   }
 }
 
+/// Pass 2, per warp: dS^T = P^T (dP^T - D) for its 16 keys, rounded into sdST.
 template <typename T>
 __device__ void warpKeyGradScores(const float *sPTf, const float *sDPT, const float *sD, T *sdST,
-                                  int warp, int lane) {
-  const int r = lane >> 1, half = lane & 1;
-  const int row = warp * kWarpRows + r;
-  for (int c = half * 32; c < half * 32 + 32; ++c)
-    sdST[row * kTile + c] = toStorage<T>(sPTf[row * kTile + c] * (sDPT[row * kTile + c] - sD[c]));
+                                  int w, int lane) {
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) {
+    const int row = w + r;
+    for (int c = lane; c < kTile; c += 32)
+      sdST[row * kProbStride + c] =
+          toStorage<T>(sPTf[row * kScoreStride + c] * (sDPT[row * kScoreStride + c] - sD[c]));
+  }
 }
 
 template <typename T>
@@ -181,18 +192,18 @@ __global__ void __launch_bounds__(kThreads)
     keyPassKernel(Params p, int64_t keyBlocks, const T *q, const T *k, const T *v, const T *dout,
                   const float *scratchL, const float *scratchD, T *dk, T *dv) {
   extern __shared__ __align__(128) unsigned char smem[];
-  const int64_t dim = p.dim;
-  const size_t tile = static_cast<size_t>(kTile) * dim;
+  const int64_t dim = p.dim, ld = tileStride(dim), ldA = accStride(dim);
+  const int64_t tile = kTile * ld;
   T *sK = reinterpret_cast<T *>(smem);
   T *sV = sK + tile, *sQ = sV + tile, *sdO = sQ + tile;
   float *sST = reinterpret_cast<float *>(sdO + tile);
-  float *sDPT = sST + kSquare;
-  T *sPT = reinterpret_cast<T *>(sDPT + kSquare);
-  T *sdST = sPT + kSquare;
-  float *sdK = reinterpret_cast<float *>(sdST + kSquare);
-  float *sdV = sdK + tile, *sL = sdV + tile, *sD = sL + kTile;
+  float *sDPT = sST + kTile * kScoreStride;
+  T *sPT = reinterpret_cast<T *>(sDPT + kTile * kScoreStride);
+  T *sdST = sPT + kTile * kProbStride;
+  float *sdK = reinterpret_cast<float *>(sdST + kTile * kProbStride);
+  float *sdV = sdK + kTile * ldA, *sL = sdV + kTile * ldA, *sD = sL + kTile;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int64_t w = warp * kWarpRows;
+  const int w = warp * kWarpRows;
   for (int64_t blk = blockIdx.x; blk < keyBlocks; blk += gridDim.x) {
     const int64_t nt = blk % p.tilesM, bhk = blk / p.tilesM;
     const int64_t b = bhk / p.kvHeads, hk = bhk % p.kvHeads, n0 = nt * kTile;
@@ -200,7 +211,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads(); // the previous block's rows are written out
     loadTile(sK, k + kv, n0, p.seq, dim);
     loadTile(sV, v + kv, n0, p.seq, dim);
-    for (int64_t i = threadIdx.x; i < static_cast<int64_t>(tile); i += kThreads)
+    for (int64_t i = threadIdx.x; i < kTile * ldA; i += kThreads)
       sdK[i] = sdV[i] = 0.0f;
     for (int64_t g = 0; g < p.groups; ++g) {
       const int64_t bh = b * p.heads + hk * p.groups + g;
@@ -215,26 +226,27 @@ __global__ void __launch_bounds__(kThreads)
           sD[threadIdx.x] = qi < p.seq ? scratchD[bh * p.seq + qi] : 0.0f;
         }
         __syncthreads();
-        warpABt(sK + w * dim, sQ, sST + w * kTile, dim); // S^T = K Q^T
+        warpABt(sK + w * ld, sQ, sST + w * kScoreStride, dim); // S^T = K Q^T
         __syncwarp();
-        warpKeyProbs(p, sST, sPT, sL, warp, lane, n0, m0);
+        warpKeyProbs(p, sST, sPT, sL, w, lane, n0, m0);
         __syncwarp();
-        warpAccumulateAB(sPT + w * kTile, sdO, sdV + w * dim, dim); // dV += P^T dO
-        warpABt(sV + w * dim, sdO, sDPT + w * kTile, dim);          // dP^T = V dO^T
+        warpAccumulateAB(sPT + w * kProbStride, sdO, sdV + w * ldA, dim); // dV += P^T dO
+        warpABt(sV + w * ld, sdO, sDPT + w * kScoreStride, dim);          // dP^T = V dO^T
         __syncwarp();
-        warpKeyGradScores(sST, sDPT, sD, sdST, warp, lane);
+        warpKeyGradScores(sST, sDPT, sD, sdST, w, lane);
         __syncwarp();
-        warpAccumulateAB(sdST + w * kTile, sQ, sdK + w * dim, dim); // dK += dS^T Q
+        warpAccumulateAB(sdST + w * kProbStride, sQ, sdK + w * ldA, dim); // dK += dS^T Q
       }
     }
     __syncwarp();
-    for (int64_t i = lane; i < kWarpRows * dim; i += 32) {
-      const int64_t rr = i / dim, c = i - rr * dim;
-      const int64_t row = w + rr, kj = n0 + row;
-      if (kj < p.seq) {
-        dk[kv + kj * dim + c] = toStorage<T>(sdK[row * dim + c] * p.scale);
-        dv[kv + kj * dim + c] = toStorage<T>(sdV[row * dim + c]);
-      }
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r) {
+      const int64_t kj = n0 + w + r;
+      if (kj < p.seq)
+        for (int64_t c = lane; c < dim; c += 32) {
+          dk[kv + kj * dim + c] = toStorage<T>(sdK[(w + r) * ldA + c] * p.scale);
+          dv[kv + kj * dim + c] = toStorage<T>(sdV[(w + r) * ldA + c]);
+        }
     }
   }
 }
@@ -276,19 +288,18 @@ size_t flashAttentionBackwardScratchBytes(const AttentionPlan &plan) {
 }
 
 size_t flashBackwardQuerySharedBytes(int64_t dim) {
-  const auto tile = static_cast<size_t>(kTile) * static_cast<size_t>(dim);
-  return tile * 2 * 4            // sQ, sdO, sK, sV
-         + kSquare * (4 + 4 + 2) // sS, sDP, sdS
-         + tile * 4              // sdQ
-         + kTile * 2 * 4;        // sL, sD
+  const auto rows = static_cast<size_t>(kTile);
+  return rows * static_cast<size_t>(tileStride(dim)) * 2 * 4  // sQ, sdO, sK, sV
+         + rows * kScoreStride * 4 * 2 + rows * kProbStride * 2 // sS, sDP, sdS
+         + rows * static_cast<size_t>(accStride(dim)) * 4;      // sdQ
 }
 
 size_t flashBackwardKeySharedBytes(int64_t dim) {
-  const auto tile = static_cast<size_t>(kTile) * static_cast<size_t>(dim);
-  return tile * 2 * 4                // sK, sV, sQ, sdO
-         + kSquare * (4 + 4 + 2 + 2) // sST, sDPT, sPT, sdST
-         + tile * 4 * 2              // sdK, sdV
-         + kTile * 2 * 4;            // sL, sD
+  const auto rows = static_cast<size_t>(kTile);
+  return rows * static_cast<size_t>(tileStride(dim)) * 2 * 4      // sK, sV, sQ, sdO
+         + rows * kScoreStride * 4 * 2 + rows * kProbStride * 2 * 2 // sST, sDPT, sPT, sdST
+         + rows * static_cast<size_t>(accStride(dim)) * 4 * 2       // sdK, sdV
+         + rows * 2 * 4;                                            // sL, sD
 }
 
 cudaError_t launchFlashAttentionBackward(const AttentionPlan &plan, const void *q, const void *k,

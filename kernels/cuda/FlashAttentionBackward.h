@@ -40,8 +40,9 @@ size_t flashBackwardKeySharedBytes(int64_t dim);
 /// Enqueues dq, dk, dv = VJP of attention(q, k, v) at dout (`out` is the forward's result).
 /// Returns cudaErrorNotSupported (enqueuing nothing) when the plan does not fit
 /// (flashAttentionFits), a pointer is not 16-byte aligned, or the device has too little shared
-/// memory per block (pass 1 takes 136.5 KiB and pass 2 176.5 KiB at D = 128, 88.5 and 112.5
-/// KiB at D = 64: sm_80 and sm_90 take both, sm_86/sm_89 (99 KiB) neither at D = 128);
+/// memory per block (pass 1 takes 144 KiB and pass 2 186.5 KiB at D = 128, 96 and 122.5 KiB
+/// at D = 64: sm_90 takes both, sm_80 (163 KiB) pass 2 only up to D = 96, sm_86/sm_89
+/// (99 KiB) only small D);
 /// cudaErrorInvalidValue for a null scratch when one is needed.
 cudaError_t launchFlashAttentionBackward(const AttentionPlan &plan, const void *q, const void *k,
                                          const void *v, const void *out, const void *dout,

@@ -2,8 +2,10 @@
 //
 // What the tensor-core attention forward (FlashAttention.cu) and backward
 // (FlashAttentionBackward.cu) share: tiles of 64 rows copied into shared memory in 16-byte
-// vectors, the storage conversions, and the 16-row-per-warp WMMA products. Row-major
-// [rows, D] tiles of 16-bit values, D a multiple of 16; every fragment pointer 32-byte aligned.
+// vectors, padded row strides, the storage conversions, warp reductions and the
+// 16-row-per-warp WMMA products. D is a multiple of 16; every fragment pointer is 32-byte
+// aligned. Element-wise work walks a row with the lanes on consecutive columns, so a warp's
+// shared-memory accesses do not conflict.
 // For .cu files only.
 //
 //===----------------------------------------------------------------------===//
@@ -50,17 +52,29 @@ inline Params paramsOf(const AttentionPlan &plan) {
   return p;
 }
 
-/// Copies rows [r0, r0 + 64) of a [seq, dim] row-major matrix into `dst` in 16-byte vectors,
-/// zeros for rows at or past `seq`. Called by every thread of the block.
+/// Row strides of the shared-memory tiles, padded so that the rows of a WMMA fragment, and the
+/// lanes of a warp walking a column, fall in different banks: [64, D] 16-bit tiles take D + 8
+/// elements (272 bytes at D = 128), [64, D] float accumulators D + 4 floats, [64, 64] float
+/// scores 68 floats, [64, 64] 16-bit probabilities 72 elements. Every stride keeps the 16-row
+/// fragments 32-byte aligned, as WMMA needs.
+__host__ __device__ inline int64_t tileStride(int64_t dim) { return dim + 8; }
+__host__ __device__ inline int64_t accStride(int64_t dim) { return dim + 4; }
+inline constexpr int64_t kScoreStride = kFlashKeys + 4;
+inline constexpr int64_t kProbStride = kFlashKeys + 8;
+
+/// Copies rows [r0, r0 + 64) of a [seq, dim] row-major matrix into `dst` (row stride
+/// tileStride(dim)) in 16-byte vectors, zeros for rows at or past `seq`. Called by every
+/// thread of the block.
 template <typename T>
 __device__ inline void loadTile(T *dst, const T *src, int64_t r0, int64_t seq, int64_t dim) {
-  const int64_t perRow = dim / 8; // 8 16-bit values per 16-byte vector
-  const int64_t vectors = kFlashRows * perRow;
+  const int perRow = static_cast<int>(dim / 8); // 8 16-bit values per 16-byte vector
+  const int vectors = kFlashRows * perRow;
+  const int64_t ld = tileStride(dim);
   const uint4 zero = make_uint4(0, 0, 0, 0);
-  for (int64_t i = threadIdx.x; i < vectors; i += kThreads) {
-    const int64_t r = i / perRow, c = i - r * perRow;
+  for (int i = static_cast<int>(threadIdx.x); i < vectors; i += kThreads) {
+    const int r = i / perRow, c = i - r * perRow;
     const int64_t row = r0 + r;
-    reinterpret_cast<uint4 *>(dst)[i] =
+    reinterpret_cast<uint4 *>(dst + r * ld)[c] =
         row < seq ? reinterpret_cast<const uint4 *>(src + row * dim)[c] : zero;
   }
 }
@@ -76,39 +90,54 @@ template <> __device__ inline float toFloat<__nv_bfloat16>(__nv_bfloat16 x) {
 }
 template <> __device__ inline float toFloat<__half>(__half x) { return __half2float(x); }
 
-/// out (16 x 64 floats, row stride 64) = A (16 x dim, row stride dim) B^T, B being 64 rows of
-/// dim (row stride dim): the warp's scores against a tile of 64 rows.
+/// The largest and the sum of x over the warp's lanes, in every lane (a fixed butterfly).
+__device__ inline float warpMax(float x) {
+  for (int o = 16; o > 0; o /= 2)
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+__device__ inline float warpSum(float x) {
+  for (int o = 16; o > 0; o /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+/// out (16 x 64 floats, row stride kScoreStride) = A (16 x dim) B^T, B being 64 rows of dim;
+/// A and B with row stride tileStride(dim): a warp's scores against a tile of 64 rows.
 template <typename T>
 __device__ inline void warpABt(const T *a, const T *b, float *out, int64_t dim) {
+  const auto ld = static_cast<unsigned>(tileStride(dim));
   for (int nf = 0; nf < kFlashKeys / 16; ++nf) {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
     wmma::fill_fragment(acc, 0.0f);
     for (int64_t kk = 0; kk < dim / 16; ++kk) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
       wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb; // B^T
-      wmma::load_matrix_sync(fa, a + kk * 16, static_cast<unsigned>(dim));
-      wmma::load_matrix_sync(fb, b + nf * 16 * dim + kk * 16, static_cast<unsigned>(dim));
+      wmma::load_matrix_sync(fa, a + kk * 16, ld);
+      wmma::load_matrix_sync(fb, b + nf * 16 * ld + kk * 16, ld);
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(out + nf * 16, acc, kFlashKeys, wmma::mem_row_major);
+    wmma::store_matrix_sync(out + nf * 16, acc, kScoreStride, wmma::mem_row_major);
   }
 }
 
-/// acc (16 x dim floats, row stride dim) += A (16 x 64, row stride 64) B, B being 64 rows of
-/// dim (row stride dim).
+/// acc (16 x dim floats, row stride accStride(dim)) += A (16 x 64, row stride kProbStride) B,
+/// B being 64 rows of dim (row stride tileStride(dim)).
 template <typename T>
 __device__ inline void warpAccumulateAB(const T *a, const T *b, float *acc, int64_t dim) {
+  const auto ldb = static_cast<unsigned>(tileStride(dim));
+  const auto ldc = static_cast<unsigned>(accStride(dim));
   for (int64_t df = 0; df < dim / 16; ++df) {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
-    wmma::load_matrix_sync(c, acc + df * 16, static_cast<unsigned>(dim), wmma::mem_row_major);
+    wmma::load_matrix_sync(c, acc + df * 16, ldc, wmma::mem_row_major);
     for (int kk = 0; kk < kFlashKeys / 16; ++kk) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
       wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
-      wmma::load_matrix_sync(fa, a + kk * 16, kFlashKeys);
-      wmma::load_matrix_sync(fb, b + kk * 16 * dim + df * 16, static_cast<unsigned>(dim));
+      wmma::load_matrix_sync(fa, a + kk * 16, kProbStride);
+      wmma::load_matrix_sync(fb, b + kk * 16 * ldb + df * 16, ldb);
       wmma::mma_sync(c, fa, fb, c);
     }
-    wmma::store_matrix_sync(acc + df * 16, c, static_cast<unsigned>(dim), wmma::mem_row_major);
+    wmma::store_matrix_sync(acc + df * 16, c, ldc, wmma::mem_row_major);
   }
 }
 

@@ -84,3 +84,85 @@ func.func @swap_not_last(%x: tensor<2x4x4x4xf32>, %w: tensor<4x4xf32>) -> tensor
   %y = graph.matmul %t, %w : (tensor<2x4x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4x4xf32>
   return %y : tensor<2x4x4x4xf32>
 }
+
+// -----
+
+// A weight gradient as the VJP of x @ W^T writes it, (x^T g)^T summed over the batch: it
+// becomes g^T x in W's layout, with no transpose left.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x64xf32>, %[[G:.+]]: tensor<2x8x32xf32>)
+// CHECK-NOT: graph.transpose
+// CHECK: %[[P:.+]] = graph.matmul %[[G]], %[[X]] {transpose_a} : (tensor<2x8x32xf32>, tensor<2x8x64xf32>) -> tensor<2x32x64xf32>
+// CHECK-NEXT: %[[S:.+]] = graph.reduce_sum %[[P]] {axes = array<i64: 0>, keepdims} : (tensor<2x32x64xf32>) -> tensor<1x32x64xf32>
+// CHECK-NEXT: %[[R:.+]] = graph.reshape %[[S]] : tensor<1x32x64xf32> to tensor<32x64xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @weight_gradient(%x: tensor<2x8x64xf32>, %g: tensor<2x8x32xf32>) -> tensor<32x64xf32> {
+  %p = graph.matmul %x, %g {transpose_a} : (tensor<2x8x64xf32>, tensor<2x8x32xf32>) -> tensor<2x64x32xf32>
+  %s = graph.reduce_sum %p {axes = array<i64: 0>, keepdims} : (tensor<2x64x32xf32>) -> tensor<1x64x32xf32>
+  %r = graph.reshape %s : tensor<1x64x32xf32> to tensor<64x32xf32>
+  %t = graph.transpose %r {permutation = array<i64: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+  return %t : tensor<32x64xf32>
+}
+
+// -----
+
+// A product transposed directly, both flags toggled and the operands swapped.
+// CHECK-LABEL: func.func @transposed_product
+// CHECK-SAME: (%[[A:.+]]: tensor<3x4xf32>, %[[B:.+]]: tensor<5x4xf32>)
+// CHECK-NOT: graph.transpose
+// CHECK: graph.matmul %[[B]], %[[A]] {transpose_b} : (tensor<5x4xf32>, tensor<3x4xf32>) -> tensor<5x3xf32>
+func.func @transposed_product(%a: tensor<3x4xf32>, %b: tensor<5x4xf32>) -> tensor<5x3xf32> {
+  %p = graph.matmul %a, %b {transpose_b} : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
+  %t = graph.transpose %p {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %t : tensor<5x3xf32>
+}
+
+// -----
+
+// Not folded: the product has another user.
+// CHECK-LABEL: func.func @shared_product
+// CHECK: graph.matmul
+// CHECK: graph.transpose
+func.func @shared_product(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> (tensor<5x3xf32>, tensor<3x5xf32>) {
+  %p = graph.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %t = graph.transpose %p {permutation = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %t, %p : tensor<5x3xf32>, tensor<3x5xf32>
+}
+
+// -----
+
+// Not folded: the sum runs over a transposed dimension.
+// CHECK-LABEL: func.func @sum_over_transposed
+// CHECK: graph.reduce_sum
+// CHECK: graph.transpose
+func.func @sum_over_transposed(%c: tensor<2x3x4xf32>, %d: tensor<4x6xf32>) -> tensor<2x6x1xf32> {
+  %q = graph.matmul %c, %d : (tensor<2x3x4xf32>, tensor<4x6xf32>) -> tensor<2x3x6xf32>
+  %s = graph.reduce_sum %q {axes = array<i64: 1>, keepdims} : (tensor<2x3x6xf32>) -> tensor<2x1x6xf32>
+  %t = graph.transpose %s {permutation = array<i64: 0, 2, 1>} : (tensor<2x1x6xf32>) -> tensor<2x6x1xf32>
+  return %t : tensor<2x6x1xf32>
+}
+
+// -----
+
+// Not folded: the reshape changes the last two dimensions.
+// CHECK-LABEL: func.func @reshape_of_transposed
+// CHECK: graph.reshape
+// CHECK: graph.transpose
+func.func @reshape_of_transposed(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %p = graph.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %r = graph.reshape %p : tensor<3x5xf32> to tensor<5x3xf32>
+  %t = graph.transpose %r {permutation = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  return %t : tensor<3x5xf32>
+}
+
+// -----
+
+// Not folded: a transpose that moves a batch dimension.
+// CHECK-LABEL: func.func @batch_transpose
+// CHECK: graph.matmul
+// CHECK: graph.transpose
+func.func @batch_transpose(%c: tensor<2x3x4xf32>, %d: tensor<4x6xf32>) -> tensor<3x2x6xf32> {
+  %q = graph.matmul %c, %d : (tensor<2x3x4xf32>, tensor<4x6xf32>) -> tensor<2x3x6xf32>
+  %t = graph.transpose %q {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x6xf32>) -> tensor<3x2x6xf32>
+  return %t : tensor<3x2x6xf32>
+}

@@ -50,6 +50,7 @@ RUNTIME = {
     "runtime/train": ["kernels", "kernels/cpu", "runtime/backends/cpu", "runtime/backends/cuda",
                       "runtime/core", "runtime/data", "runtime/exec", "runtime/io",
                       "runtime/optim", "runtime/plan", "runtime/sim", "runtime/trace"],
+    "tools/rp-bench-attention": ["kernels", "kernels/cuda", "runtime/core"],
     "tools/rp-run": ["runtime/core", "runtime/data", "runtime/io", "runtime/plan", "runtime/sim",
                      "runtime/train", "runtime/trace"],
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the GPU checks of the CUDA backend on a machine without a GPU: builds the
-# runtime world for Hopper (rp-run and the CUDA unit tests; protobuf static, no LLVM/MLIR),
+# runtime world for Hopper (rp-run, the CUDA unit tests and rp-bench-attention; protobuf
+# static, no LLVM/MLIR),
 # compiles the example plans with rpc-compile, writes the data, and packs everything the GPU
 # machine needs, with the shared libraries it may lack (OpenBLAS), into
 # gpu-stage/stage.tar.xz (git-ignored; kept under 64 MiB so that it travels quickly).
@@ -18,13 +19,13 @@ stage="$root/gpu-stage/stage"
 rpc="$root/build/bin/rpc-compile"
 [[ -x "$rpc" ]] || { echo "gpu-prepare: $rpc not found; run scripts/build.sh first" >&2; exit 1; }
 
-RP_BUILD_DIR="$build" RP_BUILD_TARGET="rp-run rp-unit-tests" bash scripts/build.sh \
+RP_BUILD_DIR="$build" RP_BUILD_TARGET="rp-run rp-unit-tests rp-bench-attention" bash scripts/build.sh \
   -DRP_ENABLE_COMPILER=OFF -DRP_STATIC_PROTOBUF=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${RP_CUDA_ARCHS:-90}"
 
 rm -rf "$root/gpu-stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plans"
-cp "$build/bin/rp-run" "$stage/bin/"
+cp "$build/bin/rp-run" "$build/bin/rp-bench-attention" "$stage/bin/"
 for t in "$build"/test/Unit/rp-cuda-*; do
   [[ -x "$t" && -f "$t" ]] && cp "$t" "$stage/bin/"
 done

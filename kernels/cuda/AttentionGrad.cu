@@ -81,40 +81,32 @@ StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const S
                                             double scale, bool causal, const Shape &dq,
                                             const Shape &dk, const Shape &dv) {
   const char *op = "attention_vjp";
-  RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
-  RP_RETURN_IF_ERROR(checkAttentionQuery(q, op));
-  RP_RETURN_IF_ERROR(checkAttentionKey(q, k, op));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
+  RP_ASSIGN_OR_RETURN(const AttentionPlan forward,
+                      planAttentionFor(op, dtype, q, k, v, scale, causal, out,
+                                       kMaxAttentionVjpHeadDim));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dout", dtype, dout, q));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dq", dtype, dq, q));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dk", dtype, dk, k));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dv", dtype, dv, k));
-  if (q[3] > kMaxAttentionVjpHeadDim)
-    return invalidArgument("attention_vjp: head dimension " + std::to_string(q[3]) +
-                           " exceeds the GPU kernel's limit of " +
-                           std::to_string(kMaxAttentionVjpHeadDim));
   AttentionVjpPlan plan;
+  plan.forward = forward;
   plan.dtype = dtype;
-  plan.batch = q[0];
-  plan.heads = q[1];
-  plan.kvHeads = k[1];
-  plan.groups = q[1] / k[1];
-  plan.seq = q[2];
-  plan.dim = q[3];
-  plan.rows = q[0] * q[1] * q[2];
+  plan.batch = forward.batch;
+  plan.heads = forward.heads;
+  plan.kvHeads = forward.kvHeads;
+  plan.groups = forward.groups;
+  plan.seq = forward.seq;
+  plan.dim = forward.dim;
+  plan.rows = forward.rows;
   plan.keyRows = k[0] * k[1] * k[2];
   plan.scale = scale;
   plan.causal = causal;
   plan.tile = kAttentionTile;
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
   plan.sharedBytes = static_cast<size_t>(4 * plan.dim + 2 * plan.tile) * computeBytes;
-  plan.scratchBytes = static_cast<size_t>(2 * plan.rows) * computeBytes;
-  // Cannot fail: the checks above are planAttention's, with a lower head-dimension limit.
-  RP_ASSIGN_OR_RETURN(plan.forward, planAttention(dtype, q, k, v, scale, causal, q));
-  plan.tensorCores = plan.forward.tensorCores;
-  plan.scratchBytes =
-      std::max(plan.scratchBytes, flashAttentionBackwardScratchBytes(plan.forward));
+  plan.scratchBytes = std::max(static_cast<size_t>(2 * plan.rows) * computeBytes,
+                               flashAttentionBackwardScratchBytes(forward));
+  plan.tensorCores = forward.tensorCores;
   return plan;
 }
 

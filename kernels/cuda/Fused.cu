@@ -139,18 +139,17 @@ cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, con
 
 //===--- attention --------------------------------------------------------===//
 
-StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &k, const Shape &v,
-                                      double scale, bool causal, const Shape &out) {
-  const char *op = "attention";
+StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shape &q,
+                                         const Shape &k, const Shape &v, double scale,
+                                         bool causal, const Shape &out, int64_t maxHeadDim) {
   RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
-  RP_RETURN_IF_ERROR(checkAttentionQuery(q));
-  RP_RETURN_IF_ERROR(checkAttentionKey(q, k));
+  RP_RETURN_IF_ERROR(checkAttentionQuery(q, op));
+  RP_RETURN_IF_ERROR(checkAttentionKey(q, k, op));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
-  if (q[3] > kMaxAttentionHeadDim)
-    return invalidArgument("attention: head dimension " + std::to_string(q[3]) +
-                           " exceeds the GPU kernel's limit of " +
-                           std::to_string(kMaxAttentionHeadDim));
+  if (q[3] > maxHeadDim)
+    return invalidArgument(std::string(op) + ": head dimension " + std::to_string(q[3]) +
+                           " exceeds the GPU kernel's limit of " + std::to_string(maxHeadDim));
   AttentionPlan plan;
   plan.dtype = dtype;
   plan.batch = q[0];
@@ -167,6 +166,12 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
   plan.scratchBytes = static_cast<size_t>(2 * plan.dim + 2 * plan.tile) * computeBytes;
   plan.tensorCores = flashAttentionFits(plan);
   return plan;
+}
+
+StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &k, const Shape &v,
+                                      double scale, bool causal, const Shape &out) {
+  return planAttentionFor("attention", dtype, q, k, v, scale, causal, out,
+                          kMaxAttentionHeadDim);
 }
 
 cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,

@@ -193,6 +193,14 @@ runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape
                                                const Shape &v, double scale, bool causal,
                                                const Shape &out);
 
+/// planAttention's checks and plan for the operands q, k, v, out of op `op` (its name in the
+/// messages) whose kernel takes head dimensions up to `maxHeadDim` (planAttentionVjp's
+/// forward, AttentionGrad.h).
+runtime::StatusOr<AttentionPlan> planAttentionFor(const char *op, runtime::DType dtype,
+                                                  const Shape &q, const Shape &k, const Shape &v,
+                                                  double scale, bool causal, const Shape &out,
+                                                  int64_t maxHeadDim);
+
 /// Enqueues out = attention(q, k, v) on `stream`: with plan.tensorCores the tensor-core kernel
 /// of FlashAttention.h where it applies, otherwise one block of kAttentionTile threads per
 /// query row (a grid-stride loop over rows past 2^20 blocks) with plan.scratchBytes of

@@ -31,26 +31,6 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-void expectFloat(const HostTensor &got, const HostTensor &cpuResult, const std::string &what) {
-  if (is16Bit(got.dtype()))
-    expectUlps(got, convertTo(cpuResult, got.dtype()), what);
-  else if (got.dtype() == DType::F32)
-    expectClose(got, cpuResult, 1e-5, 1e-7, what);
-  else
-    expectClose(got, cpuResult, 1e-12, 1e-12, what);
-}
-
-std::unique_ptr<DeviceBuffer> poisonedOutput(DType dtype, const Shape &shape) {
-  return test::poisonedOutput(static_cast<size_t>(numElements(shape)) * runtime::dtypeSize(dtype),
-                              kPoisonByte);
-}
-
-HostTensor download(const DeviceBuffer &buffer, DType dtype, const Shape &shape,
-                    cudaStream_t stream) {
-  EXPECT_CUDA_OK(cudaStreamSynchronize(stream));
-  return test::download(buffer, dtype, shape, kPoisonByte);
-}
-
 /// Skips without a device; stream_ for the launches.
 class CudaAttentionGrad : public CudaStreamTest {};
 
@@ -87,9 +67,9 @@ TEST_F(CudaAttentionGrad, MatchesCpu) {
       const HostTensor dq = download(*gQ, dtype, c.q, stream_),
                        dk = download(*gK, dtype, c.k, stream_),
                        dv = download(*gV, dtype, c.k, stream_);
-      expectFloat(dq, in.wantDq, "dq");
-      expectFloat(dk, in.wantDk, "dk");
-      expectFloat(dv, in.wantDv, "dv");
+      expectFloat(dq, in.wantDq, 1e-5, "dq");
+      expectFloat(dk, in.wantDk, 1e-5, "dk");
+      expectFloat(dv, in.wantDv, 1e-5, "dv");
       // Deterministic: a second run gives the same bits.
       ASSERT_CUDA_OK(launch());
       expectBitsEqual(download(*gQ, dtype, c.q, stream_), dq, "dq rerun");

@@ -51,34 +51,6 @@ namespace {
 using runtime::Status;
 using runtime::StatusCode;
 
-//===--- comparisons ------------------------------------------------------===//
-
-/// The float comparison of the file comment for a dtype (`rtol32`: f32's relative tolerance).
-void expectFloat(const HostTensor &got, const HostTensor &cpuResult, double rtol32,
-                 const std::string &what) {
-  if (is16Bit(got.dtype()))
-    expectUlps(got, convertTo(cpuResult, got.dtype()), what);
-  else if (got.dtype() == DType::F32)
-    expectClose(got, cpuResult, rtol32, 1e-7, what);
-  else
-    expectClose(got, cpuResult, 1e-12, 1e-12, what);
-}
-
-//===--- device memory ----------------------------------------------------===//
-
-/// A device output of dtype/shape filled with kPoisonByte.
-std::unique_ptr<DeviceBuffer> poisonedOutput(DType dtype, const Shape &shape) {
-  return test::poisonedOutput(static_cast<size_t>(numElements(shape)) * runtime::dtypeSize(dtype),
-                              kPoisonByte);
-}
-
-/// Waits for `stream` and copies a device output back as a tensor.
-HostTensor download(const DeviceBuffer &buffer, DType dtype, const Shape &shape,
-                    cudaStream_t stream) {
-  EXPECT_CUDA_OK(cudaStreamSynchronize(stream));
-  return test::download(buffer, dtype, shape, kPoisonByte);
-}
-
 /// Skips without a device; stream_ for the launches.
 class CudaFused : public CudaStreamTest {};
 

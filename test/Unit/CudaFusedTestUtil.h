@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -267,6 +268,31 @@ inline void expectUlps(const HostTensor &got, const HostTensor &want, const std:
                     << tol;
     }
   }
+}
+
+/// A GPU result against the CPU reference: 2 ulps (expectUlps) for f16/bf16, rtol32 relative
+/// and 1e-7 absolute for f32, 1e-12 for f64.
+inline void expectFloat(const HostTensor &got, const HostTensor &cpuResult, double rtol32,
+                        const std::string &what) {
+  if (is16Bit(got.dtype()))
+    expectUlps(got, convertTo(cpuResult, got.dtype()), what);
+  else if (got.dtype() == DType::F32)
+    expectClose(got, cpuResult, rtol32, 1e-7, what);
+  else
+    expectClose(got, cpuResult, 1e-12, 1e-12, what);
+}
+
+/// A device output of dtype/shape, every byte kPoisonByte.
+inline std::unique_ptr<DeviceBuffer> poisonedOutput(DType dtype, const Shape &shape) {
+  return poisonedOutput(static_cast<size_t>(numElements(shape)) * runtime::dtypeSize(dtype),
+                        kPoisonByte);
+}
+
+/// Waits for `stream` and copies a device output of dtype/shape back as a tensor.
+inline HostTensor download(const DeviceBuffer &buffer, DType dtype, const Shape &shape,
+                           cudaStream_t stream) {
+  EXPECT_CUDA_OK(cudaStreamSynchronize(stream));
+  return download(buffer, dtype, shape, kPoisonByte);
 }
 
 /// A GPU result against the CPU reference computed in cpuDType: bit for bit for f32/f64,

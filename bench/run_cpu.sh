@@ -35,6 +35,7 @@ done
 "$py" -c 'import torch, transformers' 2>/dev/null ||
   { echo "run_cpu: $py cannot import torch and transformers (set PYTHON)" >&2; exit 2; }
 
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 model="$root/examples/qwen3-tiny/model.onnx"
 echo "run_cpu: corpus, plan (pool $pool, 4 micro-batches, sync) in $work"
 /usr/bin/python3 "$root/examples/data/prepare_corpus.py" "$work/fortunes.bin" >/dev/null
@@ -75,7 +76,8 @@ median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? 
 rp="$(median "${rp_tps[@]}")" pt="$(median "${pt_tps[@]}")"
 {
   echo "== CPU benchmark (bench/run_cpu.sh), $(date -u +%FT%TZ)"
-  echo "machine: $(uname -srm), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "machine: $(uname -srm), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  awk -v l="${load_start%% *}" -v c="$(nproc)" 'BEGIN { if (l > 0.5 * c) printf "warning: load average %s on %d cores at the start: other processes compete for the cores, and the numbers are not those of an idle machine\n", l, c }'
   "$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
   echo "plan: examples/qwen3-tiny, pool $pool, 4 micro-batches of 4 x 64 tokens, sync; threads $threads; $steps timed steps after $warmup, $rounds rounds"
   echo "rp-run (cpu backend):  ${rp} tokens/s   (rounds: ${rp_tps[*]})"

@@ -25,7 +25,8 @@ template <typename T> struct Problem {
 /// The VJP of one k/v head (b, g): for each of its query heads h (ascending) and each block of
 /// kAttentionQueryBlock query rows (ascending), with the keys the block sees:
 ///   P = softmaxRows(scale q k^T)        (the forward's probabilities, bit for bit)
-///   D_i = dout_i . out_i (double, c ascending, rounded to T)
+///   D_i = dout_i . out_i (double, c ascending, rounded to T; dP_i0 for a row that sees one
+///         key, so that its dS is exactly 0)
 ///   dS = P (dout v^T - D)
 ///   dq_blk = scale dS k,  dk += scale dS^T q_blk,  dv += P^T dout_blk
 /// (GEMMs on the calling thread). dk and dv start at 0 and sum heads, then blocks, in that fixed
@@ -53,7 +54,10 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
         double delta = 0.0;
         for (int64_t c = 0; c < dim; ++c)
           delta += static_cast<double>(dos[r * dim + c]) * static_cast<double>(os[r * dim + c]);
-        const T d = static_cast<T>(delta);
+        // A row that sees one key (P = 1, out = v_0): D = dP_i0 exactly, so dS = 0, as in exact
+        // arithmetic (the GEMM's dP and this D would differ by rounding).
+        const bool oneKey = (p.causal ? i0 + r + 1 : keys) == 1;
+        const T d = oneKey ? ds[r * keys] : static_cast<T>(delta);
         T *dsr = ds + r * keys;
         const T *pr = prob + r * keys;
         for (int64_t j = 0; j < keys; ++j)

@@ -22,8 +22,9 @@ namespace rp::kernels::cpu {
 
 /// dq, dk, dv of y = attention(q, k, v; scale, causal) (cpu::attention) for the output
 /// gradient dout, given the forward output out (= y). With s_ij = scale q_i . k_j (j <= i
-/// when `causal`), lse_i = log sum_j e^(s_ij), P_ij = e^(s_ij - lse_i),
-/// D_i = sum_d dout_i,d out_i,d, dP_ij = dout_i . v_j and dS_ij = P_ij (dP_ij - D_i):
+/// when `causal`), lse_i = log sum_j e^(s_ij), P_ij = e^(s_ij - lse_i), dP_ij = dout_i . v_j,
+/// D_i = sum_d dout_i,d out_i,d (dP_i0 for a row that sees a single key, where out_i = v_0:
+/// its dS is then exactly 0) and dS_ij = P_ij (dP_ij - D_i):
 ///   dq_i = scale sum_j dS_ij k_j,  dk_j = scale sum_(h, i) dS_ij q_i,  dv_j = sum_(h, i) P_ij dout_i,
 /// the (h, i) sums running over the query heads h of k/v head j's group (grouped-query) and
 /// their rows i. One task per k/v head (b, g), in parallel: for each query head of its group

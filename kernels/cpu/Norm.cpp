@@ -24,22 +24,6 @@ Status checkNorm(const char *op, const HostTensor &x, const HostTensor &scale,
   return checkType(op, "out", out, x.dtype(), x.shape());
 }
 
-/// sum_c f(xs[c]) in double as 8 partial sums (element c into sum c mod 8) added pairwise at
-/// the end: a fixed order, whatever the thread count, that vectorises (one running sum would
-/// wait on each addition's latency).
-template <typename T, typename F>
-double laneSum(const T *xs, int64_t n, F f) {
-  constexpr int kLanes = 8;
-  double acc[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int l = 0; l < kLanes; ++l)
-      acc[l] += f(static_cast<double>(xs[c + l]));
-  for (int l = 0; c + l < n; ++l)
-    acc[l] += f(static_cast<double>(xs[c + l]));
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
 template <typename T>
 void normLoop(bool rms, const HostTensor &x, const HostTensor &scale, const HostTensor *bias,
               int64_t axis, double epsilon, HostTensor &out) {
@@ -53,20 +37,23 @@ void normLoop(bool rms, const HostTensor &x, const HostTensor &scale, const Host
   for (int64_t r = 0; r < rows; ++r) {
     const T *xs = in + r * cols;
     T *ys = po + r * cols;
-    const double mean =
-        rms ? 0.0 : laneSum(xs, cols, [](double v) { return v; }) / static_cast<double>(cols);
-    // sum of (x - mean)^2, or of x^2 for rms
-    const double sq = laneSum(xs, cols, [mean](double v) { return (v - mean) * (v - mean); });
-    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon);
-    if (b) {
+    double mean = 0.0;
+    if (!rms) {
       for (int64_t c = 0; c < cols; ++c)
-        ys[c] = static_cast<T>((static_cast<double>(xs[c]) - mean) * inv *
-                                   static_cast<double>(g[c]) +
-                               static_cast<double>(b[c]));
-    } else {
-      for (int64_t c = 0; c < cols; ++c)
-        ys[c] = static_cast<T>((static_cast<double>(xs[c]) - mean) * inv *
-                               static_cast<double>(g[c]));
+        mean += static_cast<double>(xs[c]);
+      mean /= static_cast<double>(cols);
+    }
+    double sq = 0.0; // sum of (x - mean)^2, or of x^2 for rms
+    for (int64_t c = 0; c < cols; ++c) {
+      const double d = static_cast<double>(xs[c]) - mean;
+      sq += d * d;
+    }
+    const double stdev = std::sqrt(sq / static_cast<double>(cols) + epsilon);
+    for (int64_t c = 0; c < cols; ++c) {
+      double y = (static_cast<double>(xs[c]) - mean) / stdev * static_cast<double>(g[c]);
+      if (b)
+        y += static_cast<double>(b[c]);
+      ys[c] = static_cast<T>(y);
     }
   }
 }

@@ -6,9 +6,7 @@
 // x.shape[axis:] elements (the dimensions [axis, rank) flattened).
 //
 // Numerics: the statistics (two-pass mean and biased variance, or the mean
-// square) and y are computed in double; f32 rounds once when stored. Each
-// row's sums run as 8 partial sums (element c into sum c mod 8) added pairwise:
-// a fixed order that vectorises. y = (x - mean) * (1 / stdev) * scale (+ bias).
+// square) and y are computed in double; f32 rounds once when stored.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CPU_NORM_H

@@ -111,7 +111,7 @@ TEST(CpuDeterminism, ThreadCountDoesNotChangeResults) {
 
 // The f32 paths of the CPU backend's hot kernels: f32 arithmetic with expF32 (swiglu, silu,
 // sigmoid, exp), the blocked attention (S = 130: three query blocks, the last partial; per
-// block GEMMs), the leading-axes reduction (blocks of outputs), the 8-lane norm sums.
+// block GEMMs), the leading-axes reduction (blocks of outputs), layer_norm with a bias.
 TEST(CpuDeterminism, VectorisedF32KernelsDoNotDependOnThreads) {
   std::mt19937 rng(93);
   const HostTensor x = randomTensor(DType::F32, {8, 128, 384}, rng);

@@ -168,7 +168,9 @@ inline float expF32(float x) {
   const float kLog2e = 1.44269504088896341f, kMagic = 12582912.0f; // 1.5 * 2^23
   x = x < -104.0f ? -104.0f : x;
   x = x > 89.0f ? 89.0f : x;
-  const float n = (x * kLog2e + kMagic) - kMagic; // round to nearest
+  // n from a NaN would be a NaN converted to int (undefined): take n = 0 then, r keeps the NaN.
+  const float xn = x == x ? x : 0.0f;
+  const float n = (xn * kLog2e + kMagic) - kMagic; // round to nearest
   float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;

@@ -126,6 +126,10 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
                  "--backend cuda, fp16 plans: GEMM accumulation, fp32 (default) or fp16 "
                  "(cuBLASLt compute type 16F: faster on consumer GPUs, less precise)")
       ->check(CLI::IsMember({"fp32", "fp16"}));
+  app.add_flag("--cuda-graphs", o.cudaGraphs,
+               "--backend cuda: capture each plan function's call into a CUDA graph at its "
+               "first call and replay it afterwards (saves the per-kernel launch cost; same "
+               "results; not with --profile-kernels)");
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, kMaxWorkers));
   f.seedOption = app.add_option("--seed", f.seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
@@ -285,7 +289,7 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
 int runSimulation(const CLI::App &app, RunFlags &f) {
   for (const char *name :
        {"--save", "--save-every", "--resume", "--log", "--eval-every", "--kernels",
-        "--profile-kernels"})
+        "--profile-kernels", "--cuda-graphs"})
     if (app.get_option(name)->count()) {
       std::fprintf(stderr,
                    "rp-run: error: %s is not an option of --backend sim (it simulates, "

@@ -7,7 +7,6 @@
 #include "runtime/core/DType.h"
 #include "runtime/core/Float16.h"
 #include "runtime/io/Safetensors.h"
-#include "dialects/Graph/Eval/Evaluator.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
@@ -57,6 +56,16 @@ HostTensor toStorage(HostTensor tensor) {
   return f32;
 }
 
+/// The stored dtype of a param of element type `element`: f32 for every float type, else the
+/// integer's own (i64, i32, i1).
+DType storedDType(Type element) {
+  if (isa<FloatType>(element))
+    return DType::F32;
+  if (element.isInteger(1))
+    return DType::I1;
+  return element.isInteger(32) ? DType::I32 : DType::I64;
+}
+
 } // namespace
 
 LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
@@ -82,9 +91,7 @@ LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
         return layer.emitError() << "layer @" << layer.getSymName() << " names @"
                                  << ref.getValue() << ", which is not a graph.param of the module";
       RankedTensorType type = param.getTensorType();
-      DType dtype = isa<FloatType>(type.getElementType())
-                        ? DType::F32
-                        : graph::irDType(type.getElementType());
+      DType dtype = storedDType(type.getElementType());
       std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
       params.push_back(param);
       tensors.push_back({param.getSymName().str(), ::rp::runtime::fromRuntimeDType(dtype), shape,

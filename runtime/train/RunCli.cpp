@@ -252,9 +252,9 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
                            "Layer profile JSON (the partitioner's format): kernel times instead "
                            "of the roofline; without a plan, simulate the profile alone"),
       simGroup->add_option("--target", sim.target,
-                           "GPU: a target JSON file or name=..,peak_tflops=..,hbm_gbps=..,"
-                           "pcie_gbps=..,memory_bytes=.. (default: an RTX 4090, 165 TFLOP/s, "
-                           "1008 GB/s, 25 GB/s PCIe)"),
+                           "GPU: rtx4090, rtx5090, h100 (presets), a target JSON file or "
+                           "name=..,peak_tflops=..,hbm_gbps=..,pcie_gbps=..,memory_bytes=.. "
+                           "(default: rtx4090, 165 TFLOP/s, 1008 GB/s, 25 GB/s PCIe)"),
       simGroup
           ->add_option("--micro-batches", sim.microBatches,
                        "Micro-batches per iteration (profile without a plan)")

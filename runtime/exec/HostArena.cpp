@@ -10,7 +10,9 @@
 #include "runtime/plan/PlanValidator.h"
 
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <sys/mman.h>
 #include <unordered_map>
 #include <vector>
 
@@ -20,7 +22,32 @@ namespace {
 constexpr int64_t kPage = 4096;
 } // namespace
 
-void HostArena::Free::operator()(uint8_t *p) const { std::free(p); }
+void HostArena::Free::operator()(uint8_t *p) const {
+  if (mapped)
+    ::munmap(p, mapped);
+  else
+    std::free(p);
+}
+
+StatusOr<HostArena> HostArena::reserve(const rp::plan::Plan &plan) {
+  HostArena arena;
+  arena.plan_ = &plan;
+  arena.computeDType_ = fromPlanDType(plan.config().compute_dtype()).value_or(DType::F32);
+  const int64_t bytes = static_cast<int64_t>(hostArenaBytes(plan));
+  arena.bytes_ = bytes;
+  const size_t rounded = static_cast<size_t>((bytes + kPage - 1) / kPage * kPage);
+  if (rounded > 0) {
+    void *p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return resourceExhausted("cannot reserve " + std::to_string(bytes) +
+                               " bytes of address space for the host arena: " +
+                               std::strerror(errno));
+    arena.memory_ = std::unique_ptr<uint8_t, Free>(static_cast<uint8_t *>(p), Free{rounded});
+    arena.base_ = static_cast<uint8_t *>(p);
+  }
+  return arena;
+}
 
 StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
   HostArena arena;

@@ -71,6 +71,10 @@ public:
   int64_t paramElements(int index) const;
 
 private:
+  /// An arena of `plan` without memory yet (create / reserve allocate it).
+  explicit HostArena(const rp::plan::Plan &plan);
+  /// bytes() rounded up to whole pages.
+  int64_t roundedBytes() const;
   /// Fills param `index` from `t` (null: from its init) as loadWeights describes; `file`
   /// names the file holding `t` in errors.
   Status loadParam(int index, const SafetensorsTensorView *t, const std::string &file);

@@ -456,12 +456,21 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
       residuals[l] = buildSavingCall(l, s, argsOf(l), values, loc);
       buildBackwardCall(l, st, argsOf(l), residuals[l], seed, cotangents, loc);
     }
-    return;
+  } else {
+    for (int64_t l = st.begin; l < st.end; ++l)
+      residuals[l] = buildSavingCall(l, s, argsOf(l), values, loc);
+    for (int64_t l = st.end - 1; l >= st.begin; --l)
+      buildBackwardCall(l, st, argsOf(l), residuals[l], seed, cotangents, loc);
   }
-  for (int64_t l = st.begin; l < st.end; ++l)
-    residuals[l] = buildSavingCall(l, s, argsOf(l), values, loc);
-  for (int64_t l = st.end - 1; l >= st.begin; --l)
-    buildBackwardCall(l, st, argsOf(l), residuals[l], seed, cotangents, loc);
+  // A forward whose results nothing reads (a layer whose backward needs no residual, at the
+  // top of a backward stage or with layer grain) is not run; last first, so that a chain of
+  // such forwards goes.
+  SmallVector<schedule::CallOp> calls(body->getOps<schedule::CallOp>());
+  for (schedule::CallOp call : llvm::reverse(calls))
+    if (call->use_empty() && llvm::any_of(layers, [&](LayerInfo &info) {
+          return info.saving.getSymName() == call.getCallee();
+        }))
+      call->erase();
 }
 
 SmallVector<Value> Lowering::buildSavingCall(int64_t l, size_t s, SmallVector<Value> args,

@@ -65,8 +65,9 @@ struct SplitGradient {
 /// Builds the gradient function of `forward` (buildGradientFunction with `config`; in
 /// cotangent mode the forward results are kept) and splits it into `<config.output>_fwd`
 /// and `<config.output>_bwd` next to `forward`; the unsplit function is not kept. Ops free to
-/// rematerialise (param loads, constants, reshapes and broadcasts, and pure non-contraction
-/// ops of params and constants only) are re-emitted in the backward instead of saved.
+/// rematerialise (param loads, constants, broadcasts, pure non-contraction ops of params and
+/// constants only, and reshapes of values the backward has anyway) are re-emitted in the
+/// backward instead of saved.
 /// Fails (with the autodiff errors, or when a name is taken) without changing the module.
 FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
                                                      const AutodiffConfig &config);

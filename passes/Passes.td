@@ -80,10 +80,12 @@ def SplitGradient : Pass<"rp-split-gradient", "::mlir::ModuleOp"> {
 
     Every op of the unsplit function lands in exactly one of the two functions, unchanged, so
     the values are the unsplit function's bit for bit. Forward ops free to rematerialise are
-    re-emitted in `_bwd` instead of saved: param loads, constants, `graph.reshape` and
-    `graph.expand` (their operands are saved instead, never larger), and pure ops other than
-    `graph.matmul` / `graph.attention` whose operands derive from params and constants alone
-    (a transposed weight, a mask built from constants). rp-lower-to-schedule calls this for
+    re-emitted in `_bwd` instead of saved: param loads, constants, `graph.expand` (its operand
+    is saved instead, never larger), and pure ops other than `graph.matmul` /
+    `graph.attention` whose operands derive from params and constants alone (a transposed
+    weight, a mask built from constants); a `graph.reshape` (a copy as large as its operand)
+    is re-emitted when its operand is in `_bwd` anyway (an argument, saved or re-emitted),
+    else saved itself. rp-lower-to-schedule calls this for
     every layer: a backward stage runs each layer's `_fwd` once and its `_bwd` once.
 
     ```mlir

@@ -32,17 +32,25 @@ constexpr StringLiteral kForwardTag = "rp.forward";
 
 bool isForwardOp(Operation *op) { return op && op->hasAttr(kForwardTag); }
 
-/// True when `op` (a forward op) is re-emitted in the backward instead of saved: param loads
-/// and constants; reshapes and broadcasts (views of a value the backward has, which is then
-/// needed instead); and pure ops other than contractions whose operands all come from params
-/// and constants alone (a transposed or cast weight, a mask built from iota constants).
-bool rematerialises(Operation *op, llvm::DenseMap<Operation *, bool> &paramOnly) {
+/// What the backward does for a forward value it reads.
+enum class Residual {
+  save,  ///< A result of `_fwd`, an argument of `_bwd`.
+  remat, ///< Re-emitted in `_bwd`; its operands are needed instead.
+  defer, ///< A reshape: re-emitted when its operand is in `_bwd` anyway, else saved.
+};
+
+/// How the backward gets the value of forward op `op`: param loads, constants, pure ops other
+/// than contractions whose operands all come from params and constants alone (a transposed
+/// or cast weight, a mask built from iota constants) and broadcasts (`graph.expand`: its
+/// operand is the smaller residual) are re-emitted; a reshape (a copy as large as its
+/// operand) is deferred; anything else is saved.
+Residual residualKind(Operation *op, llvm::DenseMap<Operation *, bool> &paramOnly) {
   if (!isPure(op))
-    return false;
-  if (op->getNumOperands() == 0 || isa<graph::ReshapeOp, graph::ExpandOp>(op))
-    return true;
+    return Residual::save;
+  if (op->getNumOperands() == 0 || isa<graph::ExpandOp>(op))
+    return Residual::remat;
   if (isa<graph::MatMulOp, graph::AttentionOp>(op))
-    return false;
+    return Residual::save;
   std::function<bool(Operation *)> fromParams = [&](Operation *o) -> bool {
     if (!o || !isPure(o))
       return false;
@@ -54,7 +62,9 @@ bool rematerialises(Operation *op, llvm::DenseMap<Operation *, bool> &paramOnly)
     paramOnly[o] = r;
     return r;
   };
-  return fromParams(op);
+  if (fromParams(op))
+    return Residual::remat;
+  return isa<graph::ReshapeOp>(op) ? Residual::defer : Residual::save;
 }
 
 /// Erases the pure ops of `fn` whose results nothing uses, last first.
@@ -113,23 +123,49 @@ private:
     llvm::DenseMap<Operation *, bool> paramOnly;
     llvm::DenseSet<Value> visited;
     llvm::SetVector<Value> savedSet;
+    SmallVector<Value> deferred;
     while (!work.empty()) {
       Value v = work.pop_back_val();
       if (!visited.insert(v).second)
         continue;
       Operation *def = v.getDefiningOp();
-      if (!rematerialises(def, paramOnly)) {
+      switch (residualKind(def, paramOnly)) {
+      case Residual::save:
         savedSet.insert(v);
         continue;
+      case Residual::defer:
+        deferred.push_back(v);
+        continue;
+      case Residual::remat:
+        remat.insert(def);
+        for (Value operand : def->getOperands())
+          need(operand);
+        continue;
       }
-      remat.insert(def);
-      for (Value operand : def->getOperands())
-        need(operand);
     }
-    saved.assign(savedSet.begin(), savedSet.end());
     llvm::DenseMap<Operation *, unsigned> position;
     for (auto [i, op] : llvm::enumerate(body().getOperations()))
       position[&op] = i;
+    // Reshapes in op order (a chain's first link decides before the next): re-emitted when the
+    // operand is a layer argument, saved or re-emitted anyway, else saved themselves.
+    llvm::sort(deferred, [&](Value a, Value c) {
+      return position[a.getDefiningOp()] < position[c.getDefiningOp()];
+    });
+    // A value is in `_bwd` anyway when it is an argument, saved, re-emitted, or a chain of
+    // reshapes of such a value (re-emitted with it).
+    std::function<bool(Value)> available = [&](Value v) -> bool {
+      Operation *def = v.getDefiningOp();
+      if (!isForwardOp(def) || savedSet.contains(v) || remat.contains(def))
+        return true;
+      if (!isa<graph::ReshapeOp>(def) || !available(def->getOperand(0)))
+        return false;
+      remat.insert(def);
+      return true;
+    };
+    for (Value v : deferred)
+      if (!available(v))
+        savedSet.insert(v);
+    saved.assign(savedSet.begin(), savedSet.end());
     llvm::sort(saved, [&](Value a, Value c) {
       auto ka = std::make_pair(position[a.getDefiningOp()], cast<OpResult>(a).getResultNumber());
       auto kc = std::make_pair(position[c.getDefiningOp()], cast<OpResult>(c).getResultNumber());

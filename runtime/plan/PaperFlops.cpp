@@ -3,10 +3,12 @@
 #include "runtime/plan/PaperFlops.h"
 
 #include "kernels/FlopRules.h"
+#include "runtime/core/DType.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace rp::runtime {
 
@@ -76,7 +78,8 @@ private:
   static std::pair<int64_t, int64_t> range(const pb::BufferRef &r) {
     if (r.space() != pb::BufferRef::WORKSPACE)
       return {r.index(), r.index() + 1};
-    int64_t bytes = 1;
+    const std::optional<DType> dtype = fromPlanDType(r.type().dtype());
+    int64_t bytes = dtype ? static_cast<int64_t>(dtypeSize(*dtype)) : 1;
     for (int64_t d : r.type().shape())
       bytes *= std::max<int64_t>(d, 1);
     return {r.offset(), r.offset() + std::max<int64_t>(bytes, 1)};

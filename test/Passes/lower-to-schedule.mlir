@@ -15,9 +15,9 @@
 // CHECK-LABEL: func.func @block_0_bwd
 // CHECK-SAME: (%{{.+}}: tensor<2x4x8xf32>, %{{.+}}: tensor<2x4x8xf32>) -> (tensor<8x8xf32> {graph.grad_of = @layers.0.w}, tensor<2x4x8xf32> {graph.grad_of_arg = 0 : i64}) attributes {graph.residuals = array<i64>}
 // CHECK-LABEL: func.func @tail_fwd
-// CHECK-SAME: -> (tensor<2x4x16xf32>, tensor<f32>)
+// CHECK-SAME: -> (tensor<8x16xf32>, tensor<f32>)
 // CHECK-LABEL: func.func @tail_bwd
-// CHECK-SAME: %{{.+}}: tensor<2x4x16xf32> {graph.residual = 0 : i64}, %{{.+}}: tensor<f32> {graph.residual = 1 : i64}, %{{.+}}: tensor<f32> {graph.name = "loss_seed"}) -> (tensor<f32>, tensor<8x16xf32> {graph.grad_of = @lm_head}, tensor<2x4x8xf32> {graph.grad_of_arg = 0 : i64})
+// CHECK-SAME: %{{.+}}: tensor<8x16xf32> {graph.residual = 0 : i64}, %{{.+}}: tensor<f32> {graph.residual = 1 : i64}, %{{.+}}: tensor<f32> {graph.name = "loss_seed"}) -> (tensor<f32>, tensor<8x16xf32> {graph.grad_of = @lm_head}, tensor<2x4x8xf32> {graph.grad_of_arg = 0 : i64})
 // CHECK-NOT: graph.cross_entropy
 
 // CHECK: schedule.plan @train micro_batches 3 gpus 2 update sync recompute stage dtype f32

@@ -1,9 +1,11 @@
 // rp-split-gradient: a layer's gradient as a forward saving residuals and a backward using
-// them. Every op lands in one function unchanged; param loads, a transposed weight, a
-// broadcast of a param and reshapes are re-emitted in the backward instead of saved.
+// them. Every op lands in one function unchanged; param loads, a transposed weight and a
+// broadcast are re-emitted in the backward instead of saved; a reshape is re-emitted when its
+// operand is in the backward anyway, else saved itself.
 // RUN: rp-opt %s --rp-split-gradient="function=layer wrt-args=0 cotangent-args=1" | FileCheck %s
 // RUN: rp-opt %s --rp-split-gradient="function=tail wrt-args=0 seed-arg=1" | FileCheck %s --check-prefix=TAIL
 // RUN: rp-opt %s --rp-split-gradient="function=layer wrt-args=0 cotangent-args=1" | FileCheck %s --check-prefix=GONE
+// RUN: rp-opt %s --rp-split-gradient="function=view wrt-args=0,1 cotangent-args=1" | FileCheck %s --check-prefix=VIEW
 
 // A layer: the forward results first, then the residuals (only tanh's result: the weight,
 // its transpose and the broadcast frozen scale are rematerialised).
@@ -43,8 +45,9 @@ func.func @layer(%h: tensor<2x4xf32>, %ids: tensor<2xi64>) -> tensor<2x4xf32> {
 // The unsplit function is not kept.
 // GONE-NOT: _unsplit
 
-// The last layer (seed-arg): `_fwd` has no forward results, only residuals (the logits and
-// the loss); `_bwd` returns the loss first and re-emits the reshapes of the saved logits.
+// The last layer (seed-arg): `_fwd` has no forward results, only residuals (the reshaped
+// logits, saved themselves: the matmul's result is not needed otherwise, and the loss);
+// `_bwd` returns the loss first.
 graph.param @v trainable : tensor<4x3xf32>
 func.func @tail(%x: tensor<2x4xf32>, %y: tensor<2xi64> {graph.name = "labels"}) -> tensor<f32> {
   %w = graph.load_param @v : tensor<4x3xf32>
@@ -56,13 +59,50 @@ func.func @tail(%x: tensor<2x4xf32>, %y: tensor<2xi64> {graph.name = "labels"}) 
 }
 // TAIL-LABEL: func.func @tail_fwd
 // TAIL-SAME: -> (tensor<2x3xf32>, tensor<f32>)
-// TAIL: %[[Z:.+]] = graph.matmul
+// TAIL: graph.matmul
+// TAIL: graph.reshape
+// TAIL: %[[Z:.+]] = graph.reshape
 // TAIL: %[[L:.+]] = graph.cross_entropy
 // TAIL-NEXT: return %[[Z]], %[[L]]
 // TAIL-LABEL: func.func @tail_bwd
 // TAIL-SAME: %[[Z2:[^:]+]]: tensor<2x3xf32> {graph.residual = 0 : i64}, %[[L2:[^:]+]]: tensor<f32> {graph.residual = 1 : i64}, %[[SEED:[^:]+]]: tensor<f32> {graph.name = "loss_seed"}) -> (tensor<f32>, tensor<4x3xf32> {graph.grad_of = @v}, tensor<2x4xf32> {graph.grad_of_arg = 0 : i64}) attributes {graph.residuals = array<i64: 0, 1>}
 // TAIL-NOT: graph.cross_entropy
-// TAIL: graph.reshape %[[Z2]]
+// TAIL-NOT: graph.reshape %[[Z2]]
+// TAIL: graph.softmax %[[Z2]]
 // TAIL: graph.div %[[SEED]]
 // TAIL-NOT: graph.cross_entropy
 // TAIL: return %[[L2]],
+
+// Reshapes: a chain of reshapes of an argument (%b) and of a saved value (%d, of tanh's
+// result) is re-emitted; a reshape of a value the backward does not otherwise need (%y, of
+// neg's result) is saved itself, not its operand.
+func.func @view(%h: tensor<2x4xf32>, %g: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<8xf32>) {
+  %t = graph.tanh %g : tensor<2x4xf32>
+  %a = graph.reshape %h : tensor<2x4xf32> to tensor<8xf32>
+  %b = graph.reshape %a : tensor<8xf32> to tensor<2x4xf32>
+  %m = graph.mul %t, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %c = graph.reshape %t : tensor<2x4xf32> to tensor<8xf32>
+  %d = graph.reshape %c : tensor<8xf32> to tensor<2x4xf32>
+  %n = graph.mul %d, %d : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %x = graph.neg %g : tensor<2x4xf32>
+  %y = graph.reshape %x : tensor<2x4xf32> to tensor<8xf32>
+  %z = graph.mul %y, %y : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %m, %n, %z : tensor<2x4xf32>, tensor<2x4xf32>, tensor<8xf32>
+}
+// VIEW-LABEL: func.func @view_fwd
+// VIEW: %[[T:.+]] = graph.tanh
+// VIEW: %[[M:.+]] = graph.mul
+// VIEW: %[[N:.+]] = graph.mul
+// VIEW: %[[Y:.+]] = graph.reshape
+// VIEW: %[[Z:.+]] = graph.mul %[[Y]], %[[Y]]
+// VIEW-NEXT: return %[[M]], %[[N]], %[[Z]], %[[T]], %[[Y]]
+// VIEW-LABEL: func.func @view_bwd
+// VIEW-SAME: (%[[H:[^:]+]]: tensor<2x4xf32>, %{{[^:]+}}: tensor<2x4xf32>, %[[RT:[^:]+]]: tensor<2x4xf32> {graph.residual = 3 : i64}, %[[RY:[^:]+]]: tensor<8xf32> {graph.residual = 4 : i64},
+// VIEW-SAME: attributes {graph.residuals = array<i64: 3, 4>}
+// VIEW-NEXT: %[[A2:.+]] = graph.reshape %[[H]]
+// VIEW-NEXT: graph.reshape %[[A2]]
+// VIEW-NEXT: %[[C2:.+]] = graph.reshape %[[RT]]
+// VIEW-NEXT: graph.reshape %[[C2]]
+// VIEW-NOT: graph.tanh
+// VIEW-NOT: graph.neg %arg
+// VIEW: graph.mul %{{.+}}, %[[RY]]

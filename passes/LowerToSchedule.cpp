@@ -479,7 +479,11 @@ SmallVector<Value> Lowering::buildSavingCall(int64_t l, size_t s, SmallVector<Va
   LayerInfo &info = layers[l];
   auto call = schedule::CallOp::create(b, loc, info.saving.getResultTypes(),
                                        sym(info.saving.getSymName()), args, nullptr);
-  for (unsigned r = 0; r < info.forward.getNumResults() && r < call.getNumResults(); ++r) {
+  // The last layer's `_fwd` returns residuals only (its forward result is the loss, which
+  // its `_bwd` returns).
+  const bool last = l + 1 == static_cast<int64_t>(layers.size());
+  const unsigned numOutputs = last ? 0 : info.forward.getNumResults();
+  for (unsigned r = 0; r < numOutputs; ++r) {
     ValueId v{l, (int64_t)r};
     values.insert({v, call.getResult(r)}); // an uploaded input stays the one read
     auto it = activationProducer.find(v);

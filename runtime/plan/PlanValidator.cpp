@@ -371,6 +371,9 @@ private:
                                     plan_.functions_size(), "the plan", "functions"));
       RP_RETURN_IF_ERROR(checkIndex(what, "backward function", layer.backward(),
                                     plan_.functions_size(), "the plan", "functions"));
+      if (layer.has_saving())
+        RP_RETURN_IF_ERROR(checkIndex(what, "saving function", layer.saving(),
+                                      plan_.functions_size(), "the plan", "functions"));
       for (int p : layer.params()) {
         RP_RETURN_IF_ERROR(checkIndex(what, "param", p, plan_.params_size(), "the plan", "params"));
         if (listedBy[p] != -1)

@@ -120,6 +120,10 @@ const Mutation kMutations[] = {
     // ---- layers ----
     {"layer function out of range", [](pb::Plan &p) { p.mutable_layers(0)->set_forward(9); },
      "layer 'block_0': forward function 9 is out of range: the plan has 4 functions"},
+    {"saving function out of range", [](pb::Plan &p) { p.mutable_layers(0)->set_saving(4); },
+     "layer 'block_0': saving function 4 is out of range: the plan has 4 functions"},
+    {"saving function negative", [](pb::Plan &p) { p.mutable_layers(1)->set_saving(-1); },
+     "layer 'tail': saving function -1 is out of range: the plan has 4 functions"},
     {"layer param out of range", [](pb::Plan &p) { p.mutable_layers(1)->set_params(1, 7); },
      "layer 'tail': param 7 is out of range: the plan has 3 params"},
     {"layer lists another layer's param", [](pb::Plan &p) { p.mutable_layers(0)->add_params(2); },

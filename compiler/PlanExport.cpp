@@ -303,6 +303,12 @@ private:
         return failure();
       l->set_forward(*forward);
       l->set_backward(*backward);
+      if (FlatSymbolRefAttr saving = layerOp.getSavingAttr()) {
+        FailureOr<int32_t> index = functionFor(layerOp, layer, saving.getValue());
+        if (failed(index))
+          return failure();
+        l->set_saving(*index);
+      }
 
       ArrayAttr params = layerOp.getParams();
       std::optional<ArrayRef<int64_t>> weightOffsets = layerOp.getWeightOffsets();

@@ -145,8 +145,11 @@ private:
     IRMapping map;
     for (unsigned i = 0; i < ft.getNumInputs(); ++i)
       map.map(forward.getArgument(i), body->getArgument(i));
-    for (Operation &op : forward.getBody().front().without_terminator())
+    for (Operation &op : forward.getBody().front().without_terminator()) {
       forwardOps.push_back(b.clone(op, map));
+      if (config.tagForwardOps)
+        forwardOps.back()->setAttr("rp.forward", b.getUnitAttr());
+    }
     auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
     for (Value v : ret.getOperands())
       outs.push_back(map.lookup(v));

@@ -40,7 +40,9 @@ struct LayerArg {
 
 struct LayerInfo {
   func::FuncOp forward;
-  func::FuncOp backward;
+  func::FuncOp saving;   ///< The forward returning the residuals too (`<layer>_fwd`).
+  func::FuncOp backward; ///< Consumes the residuals (`<layer>_bwd`).
+  SmallVector<int64_t> residuals; ///< The `saving` result of each residual argument.
   SmallVector<LayerArg> args;
   SmallVector<unsigned> wrtArgs;     ///< Float boundary args (their gradients are results).
   SmallVector<unsigned> cotResults;  ///< Float results (one cotangent argument each).
@@ -74,10 +76,16 @@ private:
   void planTransfers();
   LogicalResult buildPlan();
   void buildStageBody(schedule::StageOp stageOp, size_t s);
-  /// Layer `l`'s backward call in stage `st`: args (the layer's inputs) + its cotangents, or
-  /// for the last layer (the fused tail) the loss seed; then the loss download, the gradient
-  /// accumulations and the input gradients (to `cotangents` inside the stage, else downloaded).
-  void buildBackwardCall(int64_t l, const StageInfo &st, SmallVector<Value> args, Value seed,
+  /// Layer `l`'s saving-forward call in backward-kind stage `s`: its outputs go to `values`
+  /// (unless uploaded), downloaded when a later stage reads them; returns its residuals.
+  SmallVector<Value> buildSavingCall(int64_t l, size_t s, SmallVector<Value> args,
+                                     std::map<ValueId, Value> &values, Location loc);
+  /// Layer `l`'s backward call in stage `st`: args (the layer's inputs) + its residuals + its
+  /// cotangents, or for the last layer (the fused tail) the loss seed; then the loss download,
+  /// the gradient accumulations and the input gradients (to `cotangents` inside the stage,
+  /// else downloaded).
+  void buildBackwardCall(int64_t l, const StageInfo &st, SmallVector<Value> args,
+                         ArrayRef<Value> residuals, Value seed,
                          std::map<ValueId, Value> &cotangents, Location loc);
 
   std::string valueName(ValueId v) {
@@ -250,20 +258,28 @@ LogicalResult Lowering::buildBackwardFunctions() {
   for (auto [l, info] : llvm::enumerate(layers)) {
     bool last = l + 1 == layers.size();
     AutodiffConfig config;
-    config.output = (info.forward.getSymName() + (last ? "_train" : "_vjp")).str();
+    config.output = info.forward.getSymName().str();
     config.wrtArgs = info.wrtArgs;
     config.cotangentArgs = !last;
     config.seedArg = last; // the trainer's per-micro-batch seed (token weight, loss scale)
     config.usedParamsOnly = true;
-    config.forwardResults = false;
-    if (auto existing = module.lookupSymbol<func::FuncOp>(config.output)) {
-      info.backward = existing; // Lowered before (the pass is idempotent on functions).
-      continue;
+    auto saving = module.lookupSymbol<func::FuncOp>(config.output + "_fwd");
+    auto backward = module.lookupSymbol<func::FuncOp>(config.output + "_bwd");
+    if (saving && backward) {
+      // Lowered before (the pass is idempotent on functions).
+      info.saving = saving;
+      info.backward = backward;
+    } else {
+      FailureOr<SplitGradient> split = buildSplitGradientFunctions(info.forward, config);
+      if (failed(split))
+        return failure();
+      info.saving = split->forward;
+      info.backward = split->backward;
     }
-    FailureOr<func::FuncOp> fn = buildGradientFunction(info.forward, config);
-    if (failed(fn))
-      return failure();
-    info.backward = *fn;
+    auto residuals = info.backward->getAttrOfType<DenseI64ArrayAttr>("graph.residuals");
+    if (!residuals)
+      return fail("@" + info.backward.getSymName() + " has no 'graph.residuals' attribute");
+    info.residuals.assign(residuals.asArrayRef().begin(), residuals.asArrayRef().end());
   }
   return success();
 }
@@ -376,7 +392,6 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
   auto stageSym = [&](size_t i) { return sym(stages[i].name); };
   bool layerGrain =
       options.recompute == schedule::RecomputeGrain::layer && st.kind == StageKind::backward;
-  bool recomputes = st.kind == StageKind::backward;
 
   // Uploads: model inputs (once each), boundary values produced outside the stage (or every
   // boundary input with layer grain), cotangents from the previous backward stage.
@@ -418,42 +433,77 @@ void Lowering::buildStageBody(schedule::StageOp stageOp, size_t s) {
       args.push_back(arg.boundary ? values.at(*arg.boundary) : inputValues.at(arg.input));
     return args;
   };
-  auto downloadIfNeeded = [&](int64_t l, Value v, unsigned r) {
-    if (activationProducer.count({l, r}) && activationProducer.at({l, r}) == s)
-      schedule::DownloadOp::create(b, loc, v, sym(valueName({l, r})));
-  };
-
-  // Forward: every layer of a forward stage; all but the last layer in the fused tail; in a
-  // backward stage with stage grain, the layers whose outputs upper layers of the stage read.
-  int64_t forwardEnd = st.end;
-  if (st.kind == StageKind::fused_tail)
-    forwardEnd = st.end - 1;
-  if (recomputes)
-    forwardEnd = layerGrain ? st.begin : st.end - 1;
-  for (int64_t l = st.begin; l < forwardEnd; ++l) {
-    func::FuncOp fn = layers[l].forward;
-    auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()),
-                                         argsOf(l), nullptr);
-    for (auto [r, v] : llvm::enumerate(call.getResults())) {
-      values[{l, (int64_t)r}] = v;
-      if (st.kind != StageKind::backward)
-        downloadIfNeeded(l, v, r);
+  // A forward stage runs every layer's forward.
+  if (st.kind == StageKind::forward) {
+    for (int64_t l = st.begin; l < st.end; ++l) {
+      func::FuncOp fn = layers[l].forward;
+      auto call = schedule::CallOp::create(b, loc, fn.getResultTypes(), sym(fn.getSymName()),
+                                           argsOf(l), nullptr);
+      for (auto [r, v] : llvm::enumerate(call.getResults())) {
+        values[{l, (int64_t)r}] = v;
+        if (activationProducer.count({l, (int64_t)r}) && activationProducer.at({l, (int64_t)r}) == s)
+          schedule::DownloadOp::create(b, loc, v, sym(valueName({l, (int64_t)r})));
+      }
     }
-  }
-  if (st.kind == StageKind::forward)
     return;
+  }
+  // Backward kinds run each layer's forward once, saving its residuals, and its backward once:
+  // with layer grain (every input uploaded) layer by layer from the top; otherwise every
+  // forward bottom-up (each feeds the next), then every backward top-down.
+  std::map<int64_t, SmallVector<Value>> residuals;
+  if (layerGrain) {
+    for (int64_t l = st.end - 1; l >= st.begin; --l) {
+      residuals[l] = buildSavingCall(l, s, argsOf(l), values, loc);
+      buildBackwardCall(l, st, argsOf(l), residuals[l], seed, cotangents, loc);
+    }
+  } else {
+    for (int64_t l = st.begin; l < st.end; ++l)
+      residuals[l] = buildSavingCall(l, s, argsOf(l), values, loc);
+    for (int64_t l = st.end - 1; l >= st.begin; --l)
+      buildBackwardCall(l, st, argsOf(l), residuals[l], seed, cotangents, loc);
+  }
+  // A forward whose results nothing reads (a layer whose backward needs no residual, at the
+  // top of a backward stage or with layer grain) is not run; last first, so that a chain of
+  // such forwards goes.
+  SmallVector<schedule::CallOp> calls(body->getOps<schedule::CallOp>());
+  for (schedule::CallOp call : llvm::reverse(calls))
+    if (call->use_empty() && llvm::any_of(layers, [&](LayerInfo &info) {
+          return info.saving.getSymName() == call.getCallee();
+        }))
+      call->erase();
+}
 
-  // Backward, from the top layer down.
-  for (int64_t l = st.end - 1; l >= st.begin; --l)
-    buildBackwardCall(l, st, argsOf(l), seed, cotangents, loc);
+SmallVector<Value> Lowering::buildSavingCall(int64_t l, size_t s, SmallVector<Value> args,
+                                             std::map<ValueId, Value> &values, Location loc) {
+  auto sym = [&](StringRef name) { return FlatSymbolRefAttr::get(module.getContext(), name); };
+  LayerInfo &info = layers[l];
+  auto call = schedule::CallOp::create(b, loc, info.saving.getResultTypes(),
+                                       sym(info.saving.getSymName()), args, nullptr);
+  // The last layer's `_fwd` returns residuals only (its forward result is the loss, which
+  // its `_bwd` returns).
+  const bool last = l + 1 == static_cast<int64_t>(layers.size());
+  const unsigned numOutputs = last ? 0 : info.forward.getNumResults();
+  for (unsigned r = 0; r < numOutputs; ++r) {
+    ValueId v{l, (int64_t)r};
+    values.insert({v, call.getResult(r)}); // an uploaded input stays the one read
+    auto it = activationProducer.find(v);
+    if (it != activationProducer.end() && it->second == s)
+      schedule::DownloadOp::create(b, loc, call.getResult(r), sym(valueName(v)));
+  }
+  SmallVector<Value> saved;
+  for (int64_t index : info.residuals)
+    saved.push_back(call.getResult(index));
+  return saved;
 }
 
 void Lowering::buildBackwardCall(int64_t l, const StageInfo &st, SmallVector<Value> args,
-                                 Value seed, std::map<ValueId, Value> &cotangents, Location loc) {
+                                 ArrayRef<Value> residuals, Value seed,
+                                 std::map<ValueId, Value> &cotangents, Location loc) {
   MLIRContext *ctx = module.getContext();
   auto sym = [&](StringRef name) { return FlatSymbolRefAttr::get(ctx, name); };
   LayerInfo &info = layers[l];
   const bool last = l + 1 == static_cast<int64_t>(layers.size());
+  args.append(residuals.begin(), residuals.end());
   if (!last)
     for (unsigned r : info.cotResults)
       args.push_back(cotangents.at({l, (int64_t)r}));
@@ -512,7 +562,8 @@ LogicalResult Lowering::buildPlan() {
                               FlatSymbolRefAttr::get(info.backward.getSymNameAttr()),
                               b.getArrayAttr(SmallVector<Attribute>(info.params.begin(),
                                                                     info.params.end())),
-                              nullptr, nullptr, nullptr);
+                              FlatSymbolRefAttr::get(info.saving.getSymNameAttr()), nullptr,
+                              nullptr, nullptr);
   // A trainable param read by several layers is one parameter with a copy per reading layer
   // (dialects/Schedule/IR/SharedParams.h): its gradients are accumulated per reader.
   readers.emplace(plan);

@@ -42,11 +42,35 @@ struct AutodiffConfig {
   /// as one extra last argument named "loss_seed" instead of seeding with 1 (the runtime's
   /// token weighting and loss scaling; docs/DECISIONS.md).
   bool seedArg = false;
+  /// Marks each op of the copied forward body with the unit attribute `rp.forward` (the
+  /// forward/backward split of buildSplitGradientFunctions reads it and removes it).
+  bool tagForwardOps = false;
 };
 
 /// Builds the reverse-mode function of `forward` next to it (see rp-autodiff); emits errors
 /// and fails on a non-scalar loss, an op without a VJP on a gradient path, or a bad argument.
 FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward, const AutodiffConfig &config);
+
+/// A layer's gradient function split in two (passes/SplitGradient.cpp): `forward` runs the
+/// layer's forward once and returns its results and the residuals the backward reads;
+/// `backward` takes the layer's arguments, the residuals (in the order of its
+/// `graph.residuals` attribute: the `forward` result index of each) and the cotangents or the
+/// loss seed, and returns what the unsplit gradient function returns after its forward
+/// results.
+struct SplitGradient {
+  func::FuncOp forward;
+  func::FuncOp backward;
+};
+
+/// Builds the gradient function of `forward` (buildGradientFunction with `config`; in
+/// cotangent mode the forward results are kept) and splits it into `<config.output>_fwd`
+/// and `<config.output>_bwd` next to `forward`; the unsplit function is not kept. Ops free to
+/// rematerialise (param loads, constants, broadcasts, pure non-contraction ops of params and
+/// constants only, and reshapes of values the backward has anyway) are re-emitted in the
+/// backward instead of saved.
+/// Fails (with the autodiff errors, or when a name is taken) without changing the module.
+FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
+                                                     const AutodiffConfig &config);
 
 } // namespace mlir::rp
 

@@ -64,6 +64,49 @@ def Autodiff : Pass<"rp-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rp::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }
 
+def SplitGradient : Pass<"rp-split-gradient", "::mlir::ModuleOp"> {
+  let summary = "A layer's gradient as a forward that saves residuals and a backward using them";
+  let description = [{
+    Builds the reverse-mode function of `@<function>` (rp-autodiff's, for the trainable params
+    the function reads) and splits it in two, next to `@<function>`:
+
+    - `@<function>_fwd`: the arguments of `@<function>` -> its results (with `cotangent-args`;
+      none with `seed-arg`), then the *residuals*: the forward values the reverse pass reads;
+    - `@<function>_bwd`: the arguments of `@<function>`, the residuals, then the cotangents (or
+      the loss seed) -> what the unsplit function returns after its forward results (with
+      `seed-arg`: the loss first), with the same result attributes. Each residual argument
+      carries `graph.residual = i`, the `_fwd` result it takes, and the function
+      `graph.residuals`, the list of them.
+
+    Every op of the unsplit function lands in exactly one of the two functions, unchanged, so
+    the values are the unsplit function's bit for bit. Forward ops free to rematerialise are
+    re-emitted in `_bwd` instead of saved: param loads, constants, `graph.expand` (its operand
+    is saved instead, never larger), and pure ops other than `graph.matmul` /
+    `graph.attention` whose operands derive from params and constants alone (a transposed
+    weight, a mask built from constants); a `graph.reshape` (a copy as large as its operand)
+    is re-emitted when its operand is in `_bwd` anyway (an argument, saved or re-emitted),
+    else saved itself. rp-lower-to-schedule calls this for
+    every layer: a backward stage runs each layer's `_fwd` once and its `_bwd` once.
+
+    ```mlir
+    // --rp-split-gradient="function=block cotangent-args=true wrt-args=0"
+    func.func @block_fwd(%x) -> (%y, %h)                  // %h: a residual
+    func.func @block_bwd(%x, %h {graph.residual = 1}, %dy) -> (%dw, %dx)
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The layer function to differentiate and split">,
+    ListOption<"wrtArgs", "wrt-args", "unsigned",
+               "Arguments to also return gradients for (the layer's float inputs)">,
+    Option<"cotangentArgs", "cotangent-args", "bool", /*default=*/"false",
+           "Take the results' cotangents as arguments (a layer other than the last)">,
+    Option<"seedArg", "seed-arg", "bool", /*default=*/"false",
+           "Take the loss's seed as the last argument (the last layer)">,
+  ];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
 def InjectLora : Pass<"rp-inject-lora", "::mlir::ModuleOp"> {
   let summary = "Adds LoRA adapters to the matmuls of matching weights";
   let description = [{

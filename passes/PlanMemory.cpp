@@ -187,7 +187,10 @@ int64_t MemoryPlanner::planFunction(func::FuncOp fn) {
 LogicalResult MemoryPlanner::planFunctions() {
   llvm::DenseSet<Operation *> seen;
   for (auto layer : plan.getLayers())
-    for (FlatSymbolRefAttr ref : {layer.getForwardAttr(), layer.getBackwardAttr()}) {
+    for (FlatSymbolRefAttr ref :
+         {layer.getForwardAttr(), layer.getSavingAttr(), layer.getBackwardAttr()}) {
+      if (!ref)
+        continue;
       auto fn = module.lookupSymbol<func::FuncOp>(ref);
       if (!fn)
         return plan.emitError("rp-plan-memory: layer @")

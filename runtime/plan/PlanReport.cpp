@@ -3,6 +3,7 @@
 #include "runtime/plan/PlanReport.h"
 
 #include "kernels/FlopRules.h"
+#include "runtime/plan/PaperFlops.h"
 #include "runtime/core/DType.h"
 #include "runtime/core/FormatBytes.h"
 #include "runtime/plan/PlanMemoryCheck.h"
@@ -141,8 +142,8 @@ void countModel(const pb::Plan &plan, PlanReport &r) {
   r.modelAttentionFlops *= static_cast<double>(r.microBatches);
 }
 
-/// One stage's calls and transfers; `seenForward` holds the layers' forward functions called
-/// by earlier stages.
+/// One stage's calls and transfers; `forwardOf` maps a layer's forward and saving functions
+/// to the layer, `seenForward` holds the layers whose forward earlier calls ran.
 StageReport reportStage(const pb::Plan &plan, const pb::Stage &st,
                         const std::vector<double> &flops, const std::vector<int> &forwardOf,
                         std::set<int> &seenForward) {
@@ -165,9 +166,10 @@ StageReport reportStage(const pb::Plan &plan, const pb::Stage &st,
       continue;
     const int f = step.call().function();
     ++s.calls;
-    if (forwardOf[static_cast<size_t>(f)] < 0)
+    const int layer = forwardOf[static_cast<size_t>(f)];
+    if (layer < 0)
       s.flops.backward += flops[static_cast<size_t>(f)];
-    else if (seenForward.insert(f).second)
+    else if (seenForward.insert(layer).second)
       s.flops.forward += flops[static_cast<size_t>(f)];
     else
       s.flops.recompute += flops[static_cast<size_t>(f)];
@@ -218,6 +220,13 @@ double PlanReport::executedFlops() const {
   return flops * static_cast<double>(microBatches);
 }
 
+double PlanReport::paperFlops() const {
+  double flops = 0;
+  for (const StageReport &s : stages)
+    flops += s.paperFlops;
+  return flops * static_cast<double>(microBatches);
+}
+
 double PlanReport::modelFlops() const {
   if (tokensPerMicroBatch == 0)
     return 0;
@@ -249,11 +258,17 @@ PlanReport computePlanReport(const pb::Plan &plan, int largest) {
   for (const pb::Function &f : plan.functions())
     flops.push_back(functionFlops(f));
   std::vector<int> forwardOf(static_cast<size_t>(plan.functions_size()), -1);
-  for (int l = 0; l < plan.layers_size(); ++l)
+  for (int l = 0; l < plan.layers_size(); ++l) {
     forwardOf[static_cast<size_t>(plan.layers(l).forward())] = l;
+    if (plan.layers(l).has_saving())
+      forwardOf[static_cast<size_t>(plan.layers(l).saving())] = l;
+  }
   std::set<int> seenForward;
-  for (const pb::Stage &st : plan.stages())
-    r.stages.push_back(reportStage(plan, st, flops, forwardOf, seenForward));
+  const std::vector<double> paper = paperStageFlops(plan);
+  for (int s = 0; s < plan.stages_size(); ++s) {
+    r.stages.push_back(reportStage(plan, plan.stages(s), flops, forwardOf, seenForward));
+    r.stages.back().paperFlops = paper[static_cast<size_t>(s)];
+  }
   r.largestBuffers = largestBuffers(plan, largest);
   return r;
 }
@@ -303,14 +318,18 @@ void appendf(std::string &out, const char *format, ...) {
 
 /// The stage table: per micro-batch FLOPs and activation bytes, per step weights and grads.
 void appendStages(std::string &out, const PlanReport &r) {
-  appendf(out, "%-8s %-10s %-7s %5s %16s %16s %16s %12s %12s %12s %12s %12s\n", "stage", "kind",
-          "layers", "calls", "fwd FLOP/mb", "recomp FLOP/mb", "bwd FLOP/mb", "act up/mb",
-          "act down/mb", "weights up", "grads down", "peak");
+  appendf(out, "%-8s %-10s %-7s %5s %16s %16s %16s %16s %7s %12s %12s %12s %12s %12s\n",
+          "stage", "kind", "layers", "calls", "fwd FLOP/mb", "recomp FLOP/mb", "bwd FLOP/mb",
+          "paper FLOP/mb", "ratio", "act up/mb", "act down/mb", "weights up", "grads down",
+          "peak");
   for (const StageReport &s : r.stages) {
     const std::string layers = std::to_string(s.begin) + "-" + std::to_string(s.end - 1);
-    appendf(out, "%-8s %-10s %-7s %5d %16.0f %16.0f %16.0f %12lld %12lld %12lld %12lld %12lld\n",
+    appendf(out,
+            "%-8s %-10s %-7s %5d %16.0f %16.0f %16.0f %16.0f %7.4f %12lld %12lld %12lld %12lld "
+            "%12lld\n",
             s.name.c_str(), s.kind.c_str(), layers.c_str(), s.calls, s.flops.forward,
-            s.flops.recompute, s.flops.backward, static_cast<long long>(s.activationUpload),
+            s.flops.recompute, s.flops.backward, s.paperFlops, s.executedOverPaper(),
+            static_cast<long long>(s.activationUpload),
             static_cast<long long>(s.activationDownload), static_cast<long long>(s.weightUpload),
             static_cast<long long>(s.gradDownload), static_cast<long long>(s.peakBytes));
   }
@@ -329,6 +348,10 @@ void appendFlops(std::string &out, const PlanReport &r) {
   appendf(out, "  per micro-batch: forward %s, recompute %s, backward %s\n",
           humanFlops(step.forward).c_str(), humanFlops(step.recompute).c_str(),
           humanFlops(step.backward).c_str());
+  appendf(out, "paper schedule FLOPs per step: %s (each layer's forward once per pass, backward "
+          "once; runtime/plan/PaperFlops.h), executed / paper: %.4f\n",
+          flopsText(r.paperFlops()).c_str(),
+          r.paperFlops() > 0 ? r.executedFlops() / r.paperFlops() : 0.0);
   appendf(out, "params: %.0f, N (excluding embeddings) = %.0f\n", r.params, r.nonEmbeddingParams);
   if (r.tokensPerMicroBatch == 0) {
     out += "model FLOPs per step: unknown (no embedding gather: tokens per micro-batch unknown)\n";

@@ -7,11 +7,16 @@
 // Executed FLOPs. Every Call of a stage's micro-batch body runs one function; its FLOPs are
 // the sum of kernelFlops (kernels/FlopRules.h: matmul 2MNK, attention 2 B Hq P (D + Dv) with
 // only the unmasked pairs P of a causal attention) over the function's instructions. A call
-// is `forward` when it runs a layer's forward function for the first time in the step (in
-// dispatch order), `recompute` when it runs it again (a backward stage recomputing from its
-// saved input), `backward` when it runs a layer's backward function (the fused tail's function
-// holds the last layer's forward and backward). A stage runs its body once per micro-batch:
-// per step, M times.
+// is `forward` when it runs a layer's forward (its forward function, or its saving forward:
+// the forward that also returns the residuals) for the first time in the step (in dispatch
+// order), `recompute` when it runs it again (a backward stage recomputing from its saved
+// input), `backward` when it runs a layer's backward function (in plans without saving
+// forwards, the backward functions recompute their layer's forward inside). A stage runs its
+// body once per micro-batch: per step, M times.
+//
+// Paper FLOPs: what RoundPipe's schedule of the same partition executes, per stage and micro-
+// batch (forward once per pass, backward once; runtime/plan/PaperFlops.h defines it), and the
+// executed / paper ratio per stage and per step.
 //
 // Model FLOPs (the denominator of model FLOPs utilisation), per step:
 //   6 N T + 3 A,   T = M x tokens per micro-batch,
@@ -72,6 +77,12 @@ struct StageReport {
   int64_t activationUpload = 0;   ///< Bytes per micro-batch (host buffers uploaded).
   int64_t activationDownload = 0; ///< Bytes per micro-batch (host buffers downloaded).
   int64_t peakBytes = 0;          ///< The planned device peak (Stage.peak_bytes).
+  /// RoundPipe's schedule of this stage per micro-batch (runtime/plan/PaperFlops.h).
+  double paperFlops = 0;
+  /// flops.total() / paperFlops (1 when both are 0).
+  double executedOverPaper() const {
+    return paperFlops > 0 ? flops.total() / paperFlops : (flops.total() > 0 ? 0 : 1);
+  }
 };
 
 /// One value a function instruction writes on the device.
@@ -97,6 +108,7 @@ struct PlanReport {
 
   double executedFlops() const; ///< Per step: sum over stages of M x per micro-batch.
   double modelFlops() const;    ///< Per step: 6 N T + 3 A (0 without tokens).
+  double paperFlops() const;    ///< Per step: sum over stages of M x StageReport::paperFlops.
   int64_t uploadBytes() const;   ///< Per step.
   int64_t downloadBytes() const; ///< Per step.
 };
@@ -110,9 +122,10 @@ std::string formatPlanReport(const PlanReport &report, const rp::plan::Plan &pla
 
 /// The report as one JSON object (indented, newline-terminated): "micro_batches", "gpus",
 /// "stages" (each: name, kind, layers [begin, end), calls_per_micro_batch,
-/// flops_per_micro_batch {forward, recompute, backward}, activation upload/download bytes per
+/// flops_per_micro_batch {forward, recompute, backward}, paper_flops_per_micro_batch,
+/// executed_over_paper, activation upload/download bytes per
 /// micro-batch, weight_upload_bytes, grad_download_bytes, peak_bytes), "step" (executed_flops,
-/// model_flops, executed_over_model (null without tokens), tokens, params,
+/// paper_flops, executed_over_paper (null when 0), model_flops, executed_over_model (null without tokens), tokens, params,
 /// non_embedding_params, model_attention_flops, upload_bytes, download_bytes),
 /// "device_arena" (bytes, constants, slot, activations, workspace), "largest_buffers" (bytes,
 /// type, space, function, kernel, location). FLOPs and counts are JSON integers.

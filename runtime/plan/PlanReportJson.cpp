@@ -30,6 +30,8 @@ ordered_json stageJson(const StageReport &s) {
   j["flops_per_micro_batch"] = {{"forward", count(s.flops.forward)},
                                 {"recompute", count(s.flops.recompute)},
                                 {"backward", count(s.flops.backward)}};
+  j["paper_flops_per_micro_batch"] = count(s.paperFlops);
+  j["executed_over_paper"] = s.executedOverPaper();
   j["activation_upload_bytes_per_micro_batch"] = s.activationUpload;
   j["activation_download_bytes_per_micro_batch"] = s.activationDownload;
   j["weight_upload_bytes"] = s.weightUpload;
@@ -49,6 +51,10 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
     j["stages"].push_back(stageJson(s));
   const double model = r.modelFlops();
   j["step"] = {{"executed_flops", count(r.executedFlops())},
+               {"paper_flops", count(r.paperFlops())},
+               {"executed_over_paper", r.paperFlops() > 0
+                                           ? ordered_json(r.executedFlops() / r.paperFlops())
+                                           : ordered_json(nullptr)},
                {"model_flops", count(model)},
                {"executed_over_model", model > 0 ? ordered_json(r.executedFlops() / model)
                                                  : ordered_json(nullptr)},

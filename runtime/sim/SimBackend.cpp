@@ -23,7 +23,7 @@ using rp::sim::Span;
 //===----------------------------------------------------------------------===//
 
 part::TargetSpec defaultSimTarget() {
-  return part::makeTarget("rtx4090", 165, 1008, 25, uint64_t(24) << 30).value();
+  return *part::targetPreset("rtx4090");
 }
 
 namespace {
@@ -247,10 +247,13 @@ Status SimBackend::prepare(const pb::Plan &plan) {
     return invalidArgument("the profile has " + std::to_string(config_.profile->layers.size()) +
                            " layers, the plan " + std::to_string(L) +
                            " (a profile of another model?)");
-  // Which layer each function belongs to, and whether it is the layer's forward.
+  // Which layer each function belongs to, and whether it runs the layer's forward (the
+  // forward function or the saving forward, whose backward then recomputes nothing).
   std::vector<std::pair<int, bool>> owner(static_cast<size_t>(plan.functions_size()), {-1, false});
   for (int l = 0; l < L; ++l) {
     owner[static_cast<size_t>(plan.layers(l).forward())] = {l, true};
+    if (plan.layers(l).has_saving())
+      owner[static_cast<size_t>(plan.layers(l).saving())] = {l, true};
     owner[static_cast<size_t>(plan.layers(l).backward())] = {l, false};
   }
   std::vector<double> roofline(static_cast<size_t>(plan.functions_size()), 0);

@@ -203,10 +203,11 @@ Status simulateProfile(const SimulateOptions &o, std::FILE *out) {
 //===----------------------------------------------------------------------===//
 
 /// A per-layer profile of `plan` with the costs the simulator backend uses: the given profile,
-/// or the roofline of each layer's functions (fwd_ms = forward function; bwd_ms = backward
-/// function - fwd_ms, since the backward function recomputes its layer's forward, and the fused
-/// tail function for the last layer), compute-dtype weights, fp32 gradients (what the plan
-/// downloads) and the forward function's results as the layer's activation.
+/// or the roofline of each layer's functions (fwd_ms = forward function; bwd_ms = the backward
+/// work: the saving forward + the backward function - fwd_ms when the layer has a saving
+/// forward (its backward takes the residuals), else the backward function - fwd_ms, since that
+/// backward function recomputes its layer's forward), compute-dtype weights, fp32 gradients
+/// (what the plan downloads) and the forward function's results as the layer's activation.
 part::Profile planProfile(const pb::Plan &plan, const SimConfig &config) {
   if (config.profile)
     return *config.profile;
@@ -218,8 +219,12 @@ part::Profile planProfile(const pb::Plan &plan, const SimConfig &config) {
     part::LayerProfile lp;
     lp.name = layer.name();
     lp.fwdMs = rooflineMs(plan.functions(layer.forward()), config.target, config.computeEfficiency);
-    lp.bwdMs = std::max(0.0, rooflineMs(plan.functions(layer.backward()), config.target,
-                                        config.computeEfficiency) -
+    const double saving = layer.has_saving() ? rooflineMs(plan.functions(layer.saving()),
+                                                          config.target, config.computeEfficiency)
+                                             : 0.0;
+    lp.bwdMs = std::max(0.0, saving +
+                                 rooflineMs(plan.functions(layer.backward()), config.target,
+                                            config.computeEfficiency) -
                                  lp.fwdMs);
     lp.recomputeMs = lp.fwdMs;
     for (int pi : layer.params()) {
@@ -419,8 +424,8 @@ void printPlanComparison(std::FILE *out, std::vector<sim::ScheduleResult> result
     std::fprintf(out,
                  "rp-run: executor-%s (%s) differs from roundpipe-%s (%s), the schedule model "
                  "of the same partition and costs: the executor runs the plan's own commands "
-                 "(the backward functions of stage-grain plans recompute their layer's forward "
-                 "once more; the weight prefetch shares each GPU's upload link with the "
+                 "(plans without saving forwards recompute each layer's forward once more in "
+                 "its backward function; the weight prefetch shares each GPU's upload link with the "
                  "activations; the first N jobs upload their weights unprefetched; the host "
                  "optimizer, %s per step here, runs as the executor orders it: sync steps wait "
                  "for it, async steps wait for the previous step's) and its step is measured "
@@ -444,12 +449,14 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
     copts = planCompareOptions(plan, config);
   }
 
-  // The simulated devices hold no memory; the host arena is real (the executor runs AdamW).
-  RP_RETURN_IF_ERROR(checkPlanFitsInMemory(plan, 0));
-  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::create(plan));
+  // The simulated devices hold no memory, and the host arena is address space only: the
+  // executor models its host work (SimBackend::hostWork) without computing it, so a plan
+  // larger than this machine's memory simulates (its needs: rp-run --check).
+  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::reserve(plan));
   SimBackend backend(config);
   ExecutorOptions exec;
   exec.lr = cfg.optimizer().lr();
+  exec.hostArithmetic = false;
   Executor executor(host, backend, exec);
   RP_RETURN_IF_ERROR(executor.start());
 

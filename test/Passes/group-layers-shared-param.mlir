@@ -33,8 +33,8 @@ func.func @forward(%ids: tensor<2x4xi64> {graph.name = "input_ids"}, %labels: te
 }
 // The copy in block 1 shares block 0's state (offset 512) and has its own gradient slot.
 // CHECK-LABEL: schedule.plan
-// CHECK: schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@model.shared.weight, @model.layers.0.norm.weight] {grad_offsets = array<i64: 512, 768>, state_offsets = array<i64: 512, 768>
-// CHECK: schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@model.shared.weight, @model.layers.1.norm.weight] {grad_offsets = array<i64: 1024, 1280>, state_offsets = array<i64: 512, 1024>
+// CHECK: schedule.layer @block_0 forward @block_0 saving @block_0_fwd backward @block_0_bwd params [@model.shared.weight, @model.layers.0.norm.weight] {grad_offsets = array<i64: 512, 768>, state_offsets = array<i64: 512, 768>
+// CHECK: schedule.layer @block_1 forward @block_1 saving @block_1_fwd backward @block_1_bwd params [@model.shared.weight, @model.layers.1.norm.weight] {grad_offsets = array<i64: 1024, 1280>, state_offsets = array<i64: 512, 1024>
 // CHECK: schedule.accumulate %{{.*}} into @model.shared.weight of @block_1
 // CHECK: schedule.accumulate %{{.*}} into @model.shared.weight of @block_0
 // CHECK: schedule.optimizer_step @block_1
@@ -64,8 +64,8 @@ func.func @forward(%ids: tensor<2x4xi64> {graph.name = "input_ids"}, %labels: te
   return %loss : tensor<f32>
 }
 // CHECK-LABEL: schedule.plan
-// CHECK: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@model.embed_tokens.weight] {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>
-// CHECK: schedule.layer @tail forward @tail backward @tail_train params [@model.embed_tokens.weight] {grad_offsets = array<i64: 1024>, state_offsets = array<i64: 0>
+// CHECK: schedule.layer @prefix forward @prefix saving @prefix_fwd backward @prefix_bwd params [@model.embed_tokens.weight] {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>
+// CHECK: schedule.layer @tail forward @tail saving @tail_fwd backward @tail_bwd params [@model.embed_tokens.weight] {grad_offsets = array<i64: 1024>, state_offsets = array<i64: 0>
 // CHECK: schedule.accumulate %{{.*}} into @model.embed_tokens.weight of @tail
 // CHECK: schedule.accumulate %{{.*}} into @model.embed_tokens.weight of @prefix
 // CHECK-NOT: schedule.optimizer_step @tail

@@ -84,3 +84,26 @@ module attributes {graph.layers = [@prefix, @tail],
     return %0 : tensor<f32>
   }
 }
+
+// -----
+
+// Split functions found from an earlier run must name their residuals.
+// expected-error @below {{rp-lower-to-schedule: @tail_bwd has no 'graph.residuals' attribute}}
+module attributes {graph.layers = [@tail],
+                   graph.partition = {gpus = 1 : i64, micro_batches = 2 : i64,
+                                      forward = [], backward = [array<i64: 0, 1>]}} {
+  graph.param @w trainable : tensor<2xf32>
+  func.func @tail(%x: tensor<2xf32> {graph.name = "x"}) -> tensor<f32> {
+    %w = graph.load_param @w : tensor<2xf32>
+    %y = graph.mul %x, %w : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %0 = graph.reduce_sum %y {axes = array<i64: 0>} : (tensor<2xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+  func.func @tail_fwd(%x: tensor<2xf32>) -> tensor<f32> {
+    %0 = graph.reduce_sum %x {axes = array<i64: 0>} : (tensor<2xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+  func.func @tail_bwd(%x: tensor<2xf32>, %seed: tensor<f32>) -> (tensor<f32>, tensor<2xf32>) {
+    return %seed, %x : tensor<f32>, tensor<2xf32>
+  }
+}

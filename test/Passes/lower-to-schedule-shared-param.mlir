@@ -10,8 +10,8 @@
 
 // The readers in different stages: F0 [0, 1), the fused tail B0 [1, 2), B1 [0, 1).
 // CHECK-LABEL: schedule.plan @train
-// CHECK: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed]
-// CHECK: schedule.layer @tail forward @tail backward @tail_train params [@embed, @norm]
+// CHECK: schedule.layer @prefix forward @prefix saving @prefix_fwd backward @prefix_bwd params [@embed]
+// CHECK: schedule.layer @tail forward @tail saving @tail_fwd backward @tail_bwd params [@embed, @norm]
 // CHECK: schedule.stage @B0 fused_tail
 // CHECK: schedule.accumulate %{{.*}} into @embed of @tail : tensor<2xf32>
 // CHECK: schedule.accumulate %{{.*}} into @norm : tensor<2xf32>

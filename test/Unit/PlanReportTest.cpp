@@ -127,6 +127,35 @@ TEST(PlanReportTest, CausalAttentionExecutesHalfOfWhatTheModelCounts) {
   EXPECT_EQ(r.modelAttentionFlops, 2 * 1024.0);
 }
 
+TEST(PlanReportTest, SavingForwardsCountPerLayerAndThePaperRatio) {
+  pb::Plan plan = makeValidPlan();
+  // The tail's saving forward is function 2 (its forward function: 128 FLOPs), called by the
+  // fused tail B0 before tail_fused: the layer's first forward of the step. block_0's saving
+  // forward is function 0, called again by B1: a recomputation, since F0 ran block_0 first.
+  plan.mutable_layers(1)->set_saving(2);
+  plan.mutable_layers(0)->set_saving(0);
+  pb::Stage *b0 = plan.mutable_stages(1);
+  addCall(b0, 2, {0, 32}, {64});
+  addCall(plan.mutable_stages(2), 0, {0}, {32});
+  const PlanReport r = computePlanReport(plan);
+  EXPECT_EQ(r.stages[1].flops.forward, 128.0);
+  EXPECT_EQ(r.stages[1].flops.backward, 128.0);
+  EXPECT_EQ(r.stages[2].flops.recompute, 64.0);
+  // The paper's schedule (PaperFlops.h): F0 64; B0 the tail's forward 128 + backward 256 (dX
+  // and dW); B1 block_0's forward 64 + backward 128. This hand-built plan's tail_fused runs
+  // one product of its backward: B0 executes 256 of 384.
+  EXPECT_EQ(r.stages[0].paperFlops, 64.0);
+  EXPECT_EQ(r.stages[1].paperFlops, 384.0);
+  EXPECT_EQ(r.stages[2].paperFlops, 192.0);
+  EXPECT_DOUBLE_EQ(r.stages[1].executedOverPaper(), 256.0 / 384);
+  EXPECT_EQ(r.stages[2].executedOverPaper(), 1.0);
+  EXPECT_EQ(r.paperFlops(), 2 * (64.0 + 384 + 192));
+  const std::string text = formatPlanReport(r, plan);
+  EXPECT_NE(text.find("paper schedule FLOPs per step: 1280 (1.28 KFLOP)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("0.6667"), std::string::npos) << text;
+}
+
 TEST(PlanReportTest, TextKeepsLongLocationsWhole) {
   pb::Plan plan = makeValidPlan();
   const std::string location(3000, 'x'); // longer than any fixed line buffer

@@ -99,8 +99,9 @@ LogicalResult LayerOp::verify() {
 LogicalResult LayerOp::verifySymbolUses(SymbolTableCollection &) {
   ModuleOp module = enclosingModule(*this);
   for (auto [role, callee] : {std::pair<StringRef, FlatSymbolRefAttr>{"forward", getForwardAttr()},
+                              {"saving", getSavingAttr()},
                               {"backward", getBackwardAttr()}})
-    if (!isa_and_nonnull<func::FuncOp>(lookupInModule(module, callee.getValue())))
+    if (callee && !isa_and_nonnull<func::FuncOp>(lookupInModule(module, callee.getValue())))
       return emitOpError() << role << " function " << callee << " of layer "
                            << ref(getContext(), getSymName())
                            << " is not a func.func in the module";
@@ -249,18 +250,19 @@ LogicalResult verifyMicroBatchBody(StageOp stage, MicroBatchOp microBatch,
       for (LayerOp layer : layersOfStage()) {
         if (!forwardOf && layer.getForward() == callee)
           forwardOf = layer;
-        if (!backwardOf && layer.getBackward() == callee)
+        // The saving forward runs in backward-kind stages, as the backward function does.
+        if (!backwardOf && (layer.getBackward() == callee || layer.getSaving() == callee))
           backwardOf = layer;
       }
       if (!forwardOf && !backwardOf)
         return call.emitOpError() << "calls " << call.getCalleeAttr()
-                                  << ", which is not the forward or backward function of a "
-                                     "layer of "
+                                  << ", which is not the forward, saving or backward function "
+                                     "of a layer of "
                                   << describe(stage) << " (layers [" << begin << ", " << end
                                   << "))";
       if (!forwardOf && !stage.hasBackward())
         return call.emitOpError() << "calls " << call.getCalleeAttr()
-                                  << ", the backward function of layer "
+                                  << ", the saving or backward function of layer "
                                   << ref(context, backwardOf.getSymName()) << ", but "
                                   << describe(stage) << " calls only forward functions";
       continue;

@@ -97,6 +97,14 @@ def Schedule_LayerOp : Schedule_Op<"layer", [Symbol, HasParent<"PlanOp">,
     `backward` is the fused tail function (results: the loss, the param gradients, the input
     gradients). `params` names the `graph.param`s the layer reads, in host-arena order.
 
+    With `saving` (what rp-lower-to-schedule builds: rp-split-gradient's pair), the layer's
+    forward is run once per backward: `saving` maps the layer's inputs to its outputs and then
+    the *residuals* its backward reads, and `backward` does not recompute the forward: it takes
+    the layer's inputs, the residuals (one argument each, in the order of the function's
+    `graph.residuals` attribute, which names the `saving` result each one is), then the
+    cotangents (or, for the last layer, the loss seed). Backward-kind stages call `saving` and
+    `backward`; forward stages call `forward`.
+
     A param read by several layers (tied input embedding and LM head, or any weight an
     exporter shares) is listed by each of them. If it is trainable it is one parameter: its
     *owner* is the lowest layer reading it, which holds its fp32 master and AdamW moments; every
@@ -111,15 +119,18 @@ def Schedule_LayerOp : Schedule_Op<"layer", [Symbol, HasParent<"PlanOp">,
 
     ```mlir
     schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@"layers.0.q", @"layers.0.k"]
+    schedule.layer @block_1 forward @block_1 saving @block_1_fwd backward @block_1_bwd params [@"layers.1.q"]
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$forward,
                        FlatSymbolRefAttr:$backward, SymbolRefArrayAttr:$params,
+                       OptionalAttr<FlatSymbolRefAttr>:$saving,
                        OptionalAttr<DenseI64ArrayAttr>:$weight_offsets,
                        OptionalAttr<DenseI64ArrayAttr>:$state_offsets,
                        OptionalAttr<DenseI64ArrayAttr>:$grad_offsets);
   let assemblyFormat = [{
-    $sym_name `forward` $forward `backward` $backward `params` $params attr-dict
+    $sym_name `forward` $forward (`saving` $saving^)? `backward` $backward `params` $params
+    attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -245,6 +245,88 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
 
 // -----
 
+// The saving forward is a func.func of the module.
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w trainable : tensor<4xf32>
+func.func private @f(tensor<4xf32>) -> tensor<f32>
+func.func private @f_bwd(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  // expected-error @+1 {{'schedule.layer' op saving function @f_fwd of layer @l is not a func.func in the module}}
+  schedule.layer @l forward @f saving @f_fwd backward @f_bwd params [@w]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.stage @B0 fused_tail layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      schedule.prefetch_next
+      %r:2 = schedule.call @f_bwd(%x) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @l grads @B0 uploads [@B0]
+}
+
+// -----
+
+// A forward stage does not call a layer's saving forward (backward-kind stages do).
+#opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
+graph.param @w0 trainable : tensor<4xf32>
+graph.param @w1 trainable : tensor<4xf32>
+func.func private @a(tensor<4xf32>) -> tensor<4xf32>
+func.func private @a_fwd(tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @a_bwd(tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func private @b(tensor<4xf32>) -> tensor<f32>
+func.func private @b_vjp(tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
+schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 optimizer #opt {
+  schedule.layer @la forward @a saving @a_fwd backward @a_bwd params [@w0]
+  schedule.layer @lb forward @b backward @b_vjp params [@w1]
+  schedule.host_buffer @x input "x" : tensor<4xf32>
+  schedule.host_buffer @h activation : tensor<4xf32>
+  schedule.host_buffer @loss loss : tensor<f32>
+  schedule.host_buffer @dh cotangent : tensor<4xf32>
+  schedule.stage @F0 forward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      schedule.prefetch_next
+      // expected-error @+1 {{'schedule.call' op calls @a_fwd, the saving or backward function of layer @la, but forward stage @F0 calls only forward functions}}
+      %h:2 = schedule.call @a_fwd(%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.download %h#0 to @h : tensor<4xf32>
+    }
+  }
+  schedule.stage @B0 fused_tail layers [1, 2) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %h = schedule.upload @h after @F0 : tensor<4xf32>
+      schedule.prefetch_next
+      %r:3 = schedule.call @b_vjp(%h) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w1 : tensor<4xf32>
+      schedule.download %r#0 to @loss : tensor<f32>
+      schedule.download %r#2 to @dh : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.stage @B1 backward layers [0, 1) {
+    schedule.await_weights
+    schedule.micro_batch {
+      %x = schedule.upload @x : tensor<4xf32>
+      %dh = schedule.upload @dh after @B0 : tensor<4xf32>
+      schedule.prefetch_next
+      %s:2 = schedule.call @a_fwd(%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      %r:2 = schedule.call @a_bwd(%x, %s#1, %dh) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      schedule.accumulate %r#1 into @w0 : tensor<4xf32>
+    }
+    schedule.download_grads
+  }
+  schedule.optimizer_step @lb grads @B0 uploads [@B0]
+  schedule.optimizer_step @la grads @B1 uploads [@F0, @B1]
+}
+
+// -----
+
 // The forward function is a func.func of the module.
 #opt = #schedule.adamw<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, grad_clip = 0.0>
 graph.param @w trainable : tensor<4xf32>
@@ -955,7 +1037,7 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
     schedule.micro_batch {
       %x = schedule.upload @x : tensor<4xf32>
       schedule.prefetch_next
-      // expected-error @+1 {{'schedule.call' op calls @b_vjp, which is not the forward or backward function of a layer of forward stage @F0 (layers [0, 1))}}
+      // expected-error @+1 {{'schedule.call' op calls @b_vjp, which is not the forward, saving or backward function of a layer of forward stage @F0 (layers [0, 1))}}
       %h:3 = schedule.call @b_vjp(%x) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>)
       schedule.download %h#1 to @h : tensor<4xf32>
     }
@@ -1009,7 +1091,7 @@ schedule.plan @p micro_batches 2 gpus 1 update sync recompute stage dtype f32 op
     schedule.micro_batch {
       %x = schedule.upload @x : tensor<4xf32>
       schedule.prefetch_next
-      // expected-error @+1 {{'schedule.call' op calls @a_vjp, the backward function of layer @la, but forward stage @F0 calls only forward functions}}
+      // expected-error @+1 {{'schedule.call' op calls @a_vjp, the saving or backward function of layer @la, but forward stage @F0 calls only forward functions}}
       %h:2 = schedule.call @a_vjp(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
       schedule.download %h#0 to @h : tensor<4xf32>
     }

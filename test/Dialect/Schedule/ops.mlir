@@ -58,6 +58,10 @@ func.func @tail_vjp(%h: tensor<2x4x8xf32>, %labels: tensor<8xi64>) -> (tensor<f3
   %dh = graph.constant dense<0.0> : tensor<2x4x8xf32>
   return %loss, %dw, %dh : tensor<f32>, tensor<8x16xf32>, tensor<2x4x8xf32>
 }
+// A saving forward (rp-split-gradient's `_fwd`): the layer's output, then a residual.
+func.func @block_1_fwd(%h: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  return %h, %h : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
 
 // The plan, with the attributes rp-plan-memory adds.
 // CHECK-LABEL: schedule.plan @train micro_batches 3 gpus 2 update sync recompute stage dtype f32
@@ -70,11 +74,11 @@ schedule.plan @train micro_batches 3 gpus 2 update sync recompute stage dtype f3
   // Layers in model order; a frozen param has state offset -1.
   // CHECK-NEXT: schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed] {grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>, weight_offsets = array<i64: 0>}
   // CHECK-NEXT: schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@w0] {grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>, weight_offsets = array<i64: 512>}
-  // CHECK-NEXT: schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@w1] {grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>, weight_offsets = array<i64: 768>}
+  // CHECK-NEXT: schedule.layer @block_1 forward @block_1 saving @block_1_fwd backward @block_1_vjp params [@w1] {grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>, weight_offsets = array<i64: 768>}
   // CHECK-NEXT: schedule.layer @tail forward @tail backward @tail_vjp params [@head] {grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>, weight_offsets = array<i64: 1024>}
   schedule.layer @prefix forward @prefix backward @prefix_vjp params [@embed] {weight_offsets = array<i64: 0>, grad_offsets = array<i64: 0>, state_offsets = array<i64: 0>}
   schedule.layer @block_0 forward @block_0 backward @block_0_vjp params [@w0] {weight_offsets = array<i64: 512>, grad_offsets = array<i64: 512>, state_offsets = array<i64: 512>}
-  schedule.layer @block_1 forward @block_1 backward @block_1_vjp params [@w1] {weight_offsets = array<i64: 768>, grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>}
+  schedule.layer @block_1 forward @block_1 saving @block_1_fwd backward @block_1_vjp params [@w1] {weight_offsets = array<i64: 768>, grad_offsets = array<i64: -1>, state_offsets = array<i64: -1>}
   schedule.layer @tail forward @tail backward @tail_vjp params [@head] {weight_offsets = array<i64: 1024>, grad_offsets = array<i64: 768>, state_offsets = array<i64: 768>}
 
   // Host buffers: model inputs, boundary activations, the loss, cotangents.

@@ -32,8 +32,9 @@ int64_t tensorBytes(Type type) {
 /// The rule of the pass description for N rows, V classes and `budget` bytes.
 int64_t chunkRows(int64_t rows, int64_t vocab, int64_t budget) {
   int64_t c = budget / (4 * std::max<int64_t>(vocab, 1));
-  c = std::clamp<int64_t>(c, 1, std::max<int64_t>(rows, 1));
-  return c >= 64 ? c / 64 * 64 : c;
+  if (c >= rows)
+    return std::max<int64_t>(rows, 1); // one chunk
+  return c >= 64 ? c / 64 * 64 : std::max<int64_t>(c, 1); // GEMM tiles
 }
 
 struct ChooseLossChunks : impl::ChooseLossChunksBase<ChooseLossChunks> {
@@ -42,7 +43,7 @@ struct ChooseLossChunks : impl::ChooseLossChunksBase<ChooseLossChunks> {
   void runOnOperation() override {
     if (budgetFloor <= 0) {
       getOperation().emitError() << "rp-choose-loss-chunks: budget-floor must be positive, got "
-                                 << budgetFloor;
+                                 << static_cast<int64_t>(budgetFloor);
       return signalPassFailure();
     }
     int64_t largest = 0;

@@ -115,7 +115,7 @@ def ChooseLossChunks : Pass<"rp-choose-loss-chunks", "::mlir::ModuleOp"> {
     Gives every `graph.linear_cross_entropy` and `graph.linear_cross_entropy_vjp` without a
     `chunk_rows` the rows per chunk whose f32 logits fit the budget:
     `chunk_rows = clamp(floor(budget / (4 V)), 1, N)`, rounded down to a multiple of 64 when
-    at least 64 (GEMM tiles), with `budget = max(budget-floor, the largest tensor any op of
+    at least 64 and below N (GEMM tiles), with `budget = max(budget-floor, the largest tensor any op of
     the module's functions produces)` in bytes: the chunk never holds more than the largest
     value the functions hold anyway (in a `_train` tail, the head's weight gradient `V x H`).
     The kernels' results do not depend on the chunk size, only their scratch does.

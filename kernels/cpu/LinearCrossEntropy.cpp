@@ -180,11 +180,6 @@ void run(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh
 
 } // namespace
 
-int64_t defaultChunkRows(int64_t rows, int64_t vocab) {
-  const int64_t fit = kDefaultLogitsChunkBytes / (4 * std::max<int64_t>(vocab, 1));
-  return std::max<int64_t>(1, std::min(rows, fit));
-}
-
 Status linearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
                           const HostTensor &labels, int64_t ignoreIndex, LossReduction reduction,
                           int64_t chunkRows, HostTensor &loss) {

@@ -28,10 +28,11 @@
 
 namespace rp::kernels::cpu {
 
-/// The rows per chunk when an op carries no chunk_rows (0): the most rows whose f32 logits
-/// fit in kDefaultLogitsChunkBytes, at least 1 and at most `rows`.
-inline constexpr int64_t kDefaultLogitsChunkBytes = int64_t(32) << 20;
-int64_t defaultChunkRows(int64_t rows, int64_t vocab);
+/// The rows per chunk when an op carries no chunk_rows (0): kernels/OpKinds.h's
+/// defaultLossChunkRows (the most rows whose f32 logits fit in 32 MiB, 1 <= rows <= N).
+inline int64_t defaultChunkRows(int64_t rows, int64_t vocab) {
+  return defaultLossChunkRows(rows, vocab);
+}
 
 /// loss = cross_entropy(hidden @ weight^T, labels) reduced by `reduction` over the rows whose
 /// label is not ignoreIndex (`mean`: NaN when none is). hidden [N, H] and weight [V, H] of one

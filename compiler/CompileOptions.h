@@ -86,7 +86,7 @@ void visitCompileOptions(CompileOptions &options, Visit &&visit) {
   visit(p.microBatches, OptionInfo{"micro-batches", "Micro-batches per job M (default N + 1)", g});
   visit(p.profile, OptionInfo{"profile", "Measured layer profile (JSON)", g, "file"});
   visit(p.target, OptionInfo{"target",
-                             "Target GPU: a JSON file or "
+                             "Target GPU: rtx4090, rtx5090, h100, a JSON file, or "
                              "name=X,peak_tflops=T,pcie_gbps=B,memory_bytes=M",
                              g, "file"});
   visit(p.partitioner, OptionInfo{"partitioner",

@@ -24,10 +24,32 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
+#include <set>
 
 namespace mlir::rp {
 
 namespace {
+
+/// The plan's dtype of a runtime dtype (nullopt for f64, which plans do not store).
+std::optional<::rp::plan::DType> planDTypeOf(::rp::runtime::DType dtype) {
+  using ::rp::runtime::DType;
+  switch (dtype) {
+  case DType::F32:
+    return ::rp::plan::F32;
+  case DType::F16:
+    return ::rp::plan::F16;
+  case DType::BF16:
+    return ::rp::plan::BF16;
+  case DType::I64:
+    return ::rp::plan::I64;
+  case DType::I32:
+    return ::rp::plan::I32;
+  case DType::I1:
+    return ::rp::plan::I1;
+  default:
+    return std::nullopt;
+  }
+}
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "rpc-compile: error: " << message << "\n";
@@ -153,10 +175,19 @@ private:
       os << formatStageTable(*stagePlan, peaks);
     } else if (emit == EmitLevel::PlanText || emit == EmitLevel::Report ||
                emit == EmitLevel::ReportJson) {
-      FailureOr<::rp::plan::Plan> plan =
-          buildPlan(llvm::sys::path::stem(options.inputPath).str() + ".safetensors");
+      FailureOr<::rp::plan::Plan> plan = buildPlan("");
       if (failed(plan))
         return failure();
+      // As -o would write it: the external data in place, or a weights file beside.
+      FailureOr<std::optional<std::vector<::rp::plan::ExternalWeight>>> external =
+          externalWeights(*plan);
+      if (failed(external))
+        return failure();
+      if (*external)
+        for (::rp::plan::ExternalWeight &w : **external)
+          *plan->add_external_weights() = std::move(w);
+      else
+        plan->set_weights_file(llvm::sys::path::stem(options.inputPath).str() + ".safetensors");
       if (emit == EmitLevel::PlanText) {
         os << ::rp::runtime::planToText(*plan);
         return success();
@@ -188,24 +219,79 @@ private:
     return kExitOk;
   }
 
-  /// Writes the initial weights, then the plan file: a plan file is never left without its
-  /// weights.
+  /// Where each stored param of `plan` lies when every one of them is ONNX external data (the
+  /// model's files are then read in place by rp-run); nullopt when one is stored inline (or
+  /// with --write-weights), so the weights are written beside the plan instead. Fails (after
+  /// emitting) on a param whose external data is invalid.
+  FailureOr<std::optional<std::vector<::rp::plan::ExternalWeight>>>
+  externalWeights(const ::rp::plan::Plan &plan) {
+    using Result = std::optional<std::vector<::rp::plan::ExternalWeight>>;
+    if (options.writeWeights)
+      return Result();
+    onnx::InitializerTable initializers(*model);
+    std::vector<::rp::plan::ExternalWeight> out;
+    std::set<std::string> done;
+    for (const ::rp::plan::Param &p : plan.params()) {
+      if (p.init() != ::rp::plan::PARAM_INIT_STORED || !done.insert(p.name()).second)
+        continue;
+      auto param = module->lookupSymbol<graph::ParamOp>(p.name());
+      if (!param)
+        return Result();
+      FailureOr<std::optional<onnx::InitializerTable::External>> found =
+          initializers.external(param);
+      if (failed(found))
+        return failure();
+      std::optional<::rp::plan::DType> stored =
+          *found ? planDTypeOf((*found)->dtype) : std::nullopt;
+      if (!stored)
+        return Result(); // stored inline (or as f64): write the weights file
+      ::rp::plan::ExternalWeight w;
+      w.set_name(p.name());
+      w.set_file((*found)->range.path);
+      w.set_offset((*found)->range.offset);
+      w.set_bytes((*found)->range.length);
+      w.set_dtype(*stored);
+      out.push_back(std::move(w));
+    }
+    return Result(std::move(out));
+  }
+
+  /// Writes the plan file and, unless the model's external data is read in place, first the
+  /// initial weights beside it (streamed param by param): a plan file is never left without
+  /// its weights.
   int writePlan() {
-    std::string weightsPath = weightsPathFor(options.outputPath);
-    FailureOr<::rp::plan::Plan> plan = buildPlan(llvm::sys::path::filename(weightsPath));
+    FailureOr<::rp::plan::Plan> plan = buildPlan("");
     if (failed(plan))
       return kExitBadInput;
-    onnx::InitializerTable initializers(*model);
-    auto loadParam = [&](graph::ParamOp param) { return initializers.load(param); };
-    if (failed(writeInitialWeights(*module, loadParam, weightsPath)))
+    FailureOr<std::optional<std::vector<::rp::plan::ExternalWeight>>> external =
+        externalWeights(*plan);
+    if (failed(external))
       return kExitBadInput;
+    std::string weightsPath;
+    if (*external) {
+      for (::rp::plan::ExternalWeight &w : **external)
+        *plan->add_external_weights() = std::move(w);
+    } else {
+      weightsPath = weightsPathFor(options.outputPath);
+      plan->set_weights_file(llvm::sys::path::filename(weightsPath).str());
+      onnx::InitializerTable initializers(*model);
+      auto loadParam = [&](graph::ParamOp param) { return initializers.load(param); };
+      if (failed(writeInitialWeights(*module, loadParam, weightsPath)))
+        return kExitBadInput;
+    }
     ::rp::runtime::Status status = ::rp::runtime::writePlanFile(options.outputPath, *plan);
     if (!status.ok()) {
-      llvm::sys::fs::remove(weightsPath);
+      if (!weightsPath.empty())
+        llvm::sys::fs::remove(weightsPath);
       return fail(status.message());
     }
     llvm::errs() << "rpc-compile: wrote " << options.outputPath << " (" << plan->stages_size()
-                 << " stages, " << plan->params_size() << " params) and " << weightsPath << "\n";
+                 << " stages, " << plan->params_size() << " params) and ";
+    if (weightsPath.empty())
+      llvm::errs() << "no weights file (rp-run reads the " << plan->external_weights_size()
+                   << " stored params from the model's external data in place)\n";
+    else
+      llvm::errs() << weightsPath << "\n";
     return kExitOk;
   }
 

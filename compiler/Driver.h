@@ -43,6 +43,10 @@ struct DriverOptions {
   /// (onnx::ImportOptions::foldLimit). Tests lower it so that small models keep their
   /// attention masks as runtime ops, as long sequences do.
   int64_t foldLimit = int64_t{1} << 16;
+  /// -o: always write the initial weights beside the plan (MODEL.safetensors, f32). Without
+  /// it they are written only when some stored param is not ONNX external data; otherwise
+  /// the plan lists the external data ranges and rp-run reads them in place.
+  bool writeWeights = false;
   CompileOptions compile;
   std::string producer; ///< Plan.producer, e.g. "rpc-compile 0.1.0"
 };
@@ -57,7 +61,8 @@ constexpr int kExitBadInput = 2;
 /// a failing pass or an unwritable output. Errors go to stderr as "rpc-compile: error: ..."
 /// or as MLIR diagnostics at the model's location. The plan's `model` field is the model's
 /// file name, without its directory. Text outputs and the plan file are written atomically;
-/// the weights are written before the plan and removed again when the plan cannot be written.
+/// the weights (when written: DriverOptions::writeWeights) are written before the plan and
+/// removed again when the plan cannot be written.
 int runCompileDriver(const DriverOptions &options);
 
 } // namespace mlir::rp

@@ -56,6 +56,16 @@ HostTensor toStorage(HostTensor tensor) {
   return f32;
 }
 
+/// The stored dtype of a param of element type `element`: f32 for every float type, else the
+/// integer's own (i64, i32, i1).
+DType storedDType(Type element) {
+  if (isa<FloatType>(element))
+    return DType::F32;
+  if (element.isInteger(1))
+    return DType::I1;
+  return element.isInteger(32) ? DType::I32 : DType::I64;
+}
+
 } // namespace
 
 LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
@@ -67,10 +77,11 @@ LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
   schedule::PlanOp plan = plans.front();
   SymbolTable symbols(module);
 
-  // Every param once, in plan order (a frozen param named by two layers is written once).
+  // Every param once, in plan order (a frozen param named by two layers is written once):
+  // the header first, from the params' types; then the values, one tensor at a time.
   llvm::StringSet<> seen;
-  std::vector<std::string> names;
-  std::vector<HostTensor> values;
+  SmallVector<graph::ParamOp> params;
+  std::vector<::rp::runtime::SafetensorsTensor> tensors;
   for (schedule::LayerOp layer : plan.getLayers()) {
     for (auto ref : layer.getParams().getAsRange<FlatSymbolRefAttr>()) {
       if (!seen.insert(ref.getValue()).second)
@@ -79,29 +90,49 @@ LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
       if (!param)
         return layer.emitError() << "layer @" << layer.getSymName() << " names @"
                                  << ref.getValue() << ", which is not a graph.param of the module";
-      FailureOr<HostTensor> value = loadParam(param);
-      if (failed(value))
-        return failure();
       RankedTensorType type = param.getTensorType();
-      bool floatParam = isa<FloatType>(type.getElementType());
-      if (value->shape() != std::vector<int64_t>(type.getShape().begin(), type.getShape().end()) ||
-          floatParam != ::rp::runtime::isFloat(value->dtype()))
-        return param.emitError() << "the initial value of @" << param.getSymName() << " is "
-                                 << value->typeString() << "; expected the param's type "
-                                 << type;
-      names.push_back(param.getSymName().str());
-      values.push_back(toStorage(std::move(*value)));
+      DType dtype = storedDType(type.getElementType());
+      std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+      params.push_back(param);
+      tensors.push_back({param.getSymName().str(), ::rp::runtime::fromRuntimeDType(dtype), shape,
+                         nullptr,
+                         static_cast<size_t>(type.getNumElements()) *
+                             ::rp::runtime::dtypeSize(dtype)});
     }
   }
 
-  std::vector<::rp::runtime::SafetensorsTensor> tensors;
-  tensors.reserve(values.size());
-  for (size_t i = 0; i < values.size(); ++i)
-    tensors.push_back({names[i], ::rp::runtime::fromRuntimeDType(values[i].dtype()),
-                       values[i].shape(), values[i].raw(), values[i].byteSize()});
+  bool reported = false; // a param's error is emitted at the param
+  auto fill = [&](size_t i, const std::function<::rp::runtime::Status(const void *, size_t)>
+                                &append) -> ::rp::runtime::Status {
+    graph::ParamOp param = params[i];
+    FailureOr<HostTensor> value = loadParam(param);
+    if (failed(value)) {
+      reported = true;
+      return ::rp::runtime::invalidArgument("cannot load @" + param.getSymName().str());
+    }
+    RankedTensorType type = param.getTensorType();
+    bool floatParam = isa<FloatType>(type.getElementType());
+    if (value->shape() != tensors[i].shape || floatParam != ::rp::runtime::isFloat(value->dtype())) {
+      param.emitError() << "the initial value of @" << param.getSymName() << " is "
+                        << value->typeString() << "; expected the param's type " << type;
+      reported = true;
+      return ::rp::runtime::invalidArgument("wrong type");
+    }
+    HostTensor stored = toStorage(std::move(*value));
+    if (::rp::runtime::fromRuntimeDType(stored.dtype()) != tensors[i].dtype) {
+      param.emitError() << "the initial value of @" << param.getSymName() << " is "
+                        << stored.typeString() << "; expected the param's type " << type;
+      reported = true;
+      return ::rp::runtime::invalidArgument("wrong type");
+    }
+    return append(stored.raw(), stored.byteSize());
+  };
   const std::map<std::string, std::string> metadata = {{"format", "pt"},
                                                        {"producer", "rpc-compile"}};
-  ::rp::runtime::Status status = ::rp::runtime::writeSafetensors(path, tensors, metadata);
+  ::rp::runtime::Status status =
+      ::rp::runtime::writeSafetensorsStreamed(path, tensors, metadata, fill);
+  if (reported)
+    return failure();
   if (!status.ok())
     return plan.emitError() << "cannot write the initial weights to '" << path
                             << "': " << status.message();

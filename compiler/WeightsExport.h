@@ -35,7 +35,8 @@ using ParamLoader = llvm::function_ref<FailureOr<::rp::runtime::HostTensor>(grap
 /// once, in plan order: layer by layer, in each layer's `params` order) to the safetensors file
 /// `path`, with metadata {"format": "pt", "producer": "rpc-compile"}. Floating-point values
 /// (f16, bf16, f32, f64) are written as f32, exactly (f64 rounds to nearest even).
-/// The file is written atomically: on failure nothing is left at `path`.
+/// The file is written atomically: on failure nothing is left at `path`. The values are read
+/// and written one param at a time (peak memory: the largest param, twice), not the file.
 ///
 /// Errors (emitted, then failure): no or several plans; a layer naming a symbol that is not a
 /// graph.param; `loadParam` failing; a loaded value whose shape differs from the param's type,

@@ -54,9 +54,11 @@ FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &o
     return fail("the GPU count must be at least 1, got " + std::to_string(options.gpus));
   part::TargetSpec target;
   if (!options.target.empty()) {
-    // A JSON file, or the flag form "name=rtx4090,peak_tflops=165,pcie_gbps=25,...".
-    bool isFlag =
-        options.target.find('=') != std::string::npos && !llvm::sys::fs::exists(options.target);
+    // A JSON file, a preset name ("rtx4090", "rtx5090", "h100"), or the flag form
+    // "name=rtx4090,peak_tflops=165,pcie_gbps=25,...".
+    bool isFlag = (options.target.find('=') != std::string::npos ||
+                   part::targetPreset(options.target)) &&
+                  !llvm::sys::fs::exists(options.target);
     auto t = isFlag ? part::parseTargetFlag(options.target) : part::loadTarget(options.target);
     if (!t.ok())
       return fail(t.status().message());

@@ -703,6 +703,25 @@ FailureOr<HostTensor> InitializerTable::load(graph::ParamOp param) const {
   return std::move(*t);
 }
 
+FailureOr<std::optional<InitializerTable::External>>
+InitializerTable::external(graph::ParamOp param) const {
+  if (param.getInit())
+    return std::optional<External>();
+  auto it = byName.find(param.getInitializer().value_or(param.getSymName()));
+  if (it == byName.end())
+    return std::optional<External>();
+  llvm::Expected<std::optional<ExternalRange>> range =
+      externalDataRange(*it->second, model.directory);
+  if (!range)
+    return param.emitError() << llvm::toString(range.takeError());
+  if (!*range)
+    return std::optional<External>();
+  llvm::Expected<::rp::runtime::DType> dtype = dtypeFromOnnx(it->second->data_type());
+  if (!dtype)
+    return param.emitError() << llvm::toString(dtype.takeError());
+  return std::optional<External>(External{std::move(**range), *dtype});
+}
+
 llvm::Error parseDimBinding(llvm::StringRef text, ImportOptions &options) {
   auto [name, value] = text.split('=');
   int64_t n;

@@ -80,6 +80,15 @@ public:
   /// emits an error at the param and fails when it is missing or unreadable.
   FailureOr<::rp::runtime::HostTensor> load(graph::ParamOp param) const;
 
+  /// Where the stored value of `param` lies when it is ONNX external data: the range and the
+  /// stored dtype; nullopt when it is stored inline or has no initializer (load() reports
+  /// that). Emits an error at the param and fails for invalid external data.
+  struct External {
+    ExternalRange range;
+    ::rp::runtime::DType dtype;
+  };
+  FailureOr<std::optional<External>> external(graph::ParamOp param) const;
+
 private:
   const OnnxModel &model;
   llvm::StringMap<const ::onnx::TensorProto *> byName;

@@ -79,9 +79,11 @@ InitializerBytes initializerBytes(const ::onnx::GraphProto &graph) {
   return out;
 }
 
-/// Refuses a model whose initializers declare more bytes than the machine has (before any
-/// tensor is read): the sizes come from the dims, not from the data present.
-llvm::Error checkFitsInMemory(const ::onnx::ModelProto &proto, llvm::StringRef name) {
+} // namespace
+
+llvm::Error checkInitializersFitInMemory(const OnnxModel &model) {
+  const ::onnx::ModelProto &proto = *model.proto;
+  llvm::StringRef name = model.path;
   const uint64_t limit = ::rp::runtime::physicalMemoryBytes();
   if (limit == 0)
     return llvm::Error::success();
@@ -95,8 +97,6 @@ llvm::Error checkFitsInMemory(const ::onnx::ModelProto &proto, llvm::StringRef n
               formatBytes(limit));
 }
 
-} // namespace
-
 llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, llvm::StringRef name) {
   OnnxModel model;
   model.proto = std::make_unique<::onnx::ModelProto>();
@@ -109,8 +109,6 @@ llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, llvm::StringRef 
     return fail("{0}: not a valid ONNX model (malformed or truncated protobuf)", name);
   if (!model.proto->has_graph())
     return fail("{0}: the model has no graph", name);
-  if (llvm::Error e = checkFitsInMemory(*model.proto, name))
-    return std::move(e);
   return model;
 }
 
@@ -132,8 +130,6 @@ llvm::Expected<OnnxModel> parseOnnxText(llvm::StringRef text, llvm::StringRef na
   }
   if (!status.IsOK())
     return fail("{0}: cannot parse ONNX text: {1}", name, status.ErrorMessage());
-  if (llvm::Error e = checkFitsInMemory(*model.proto, name))
-    return std::move(e);
   return model;
 }
 
@@ -199,12 +195,6 @@ std::string onnxTypeName(int onnxType) {
 }
 
 namespace {
-
-/// Where a tensor's external data lies: a file inside the model's directory and a byte range.
-struct ExternalRange {
-  std::string path;
-  int64_t offset = 0, length = 0;
-};
 
 /// Validates the external data of `tensor` (a relative location inside `directory`, a file
 /// that exists, a byte range of `expectedBytes` within it) without reading it.
@@ -388,9 +378,10 @@ llvm::Expected<HostTensor> readTensor(const ::onnx::TensorProto &tensor,
   return out;
 }
 
-llvm::Error checkExternalData(const ::onnx::TensorProto &tensor, llvm::StringRef directory) {
+llvm::Expected<std::optional<ExternalRange>>
+externalDataRange(const ::onnx::TensorProto &tensor, llvm::StringRef directory) {
   if (tensor.data_location() != ::onnx::TensorProto::EXTERNAL)
-    return llvm::Error::success();
+    return std::nullopt;
   llvm::Expected<DType> dtype = dtypeFromOnnx(tensor.data_type());
   if (!dtype)
     return fail("tensor '{0}': {1}", tensor.name(), llvm::toString(dtype.takeError()));
@@ -402,6 +393,13 @@ llvm::Error checkExternalData(const ::onnx::TensorProto &tensor, llvm::StringRef
   }
   llvm::Expected<ExternalRange> range =
       locateExternal(tensor, directory, count * ::rp::runtime::dtypeSize(*dtype));
+  if (!range)
+    return range.takeError();
+  return std::optional<ExternalRange>(std::move(*range));
+}
+
+llvm::Error checkExternalData(const ::onnx::TensorProto &tensor, llvm::StringRef directory) {
+  llvm::Expected<std::optional<ExternalRange>> range = externalDataRange(tensor, directory);
   return range ? llvm::Error::success() : range.takeError();
 }
 

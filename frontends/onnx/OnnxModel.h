@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace onnx {
@@ -53,6 +54,13 @@ llvm::Expected<OnnxModel> loadOnnxModel(llvm::StringRef path);
 /// Parses a ModelProto from memory (binary protobuf). `name` is used in messages.
 llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, llvm::StringRef name);
 
+/// Refuses a model whose initializers declare more bytes than the machine has
+/// (runtime/core/SystemMemory.h), before any tensor is read: the sizes come from the dims, not
+/// from the data present. For tools that read every initializer (rp-ref); rpc-compile reads
+/// only the small constants and the weights one at a time. Error: "<path>: the model's
+/// initializers need X (the largest, 'w', Y); this machine has Z".
+llvm::Error checkInitializersFitInMemory(const OnnxModel &model);
+
 /// Maps an ONNX TensorProto data type to our dtype; fails for types rpc does not handle.
 llvm::Expected<::rp::runtime::DType> dtypeFromOnnx(int onnxType);
 
@@ -67,6 +75,18 @@ std::string onnxTypeName(int onnxType);
 /// present before any allocation.
 llvm::Expected<::rp::runtime::HostTensor> readTensor(const ::onnx::TensorProto &tensor,
                                                      llvm::StringRef directory);
+
+/// Where a tensor's external data lies: a regular file inside the model's directory (its real,
+/// absolute path) and a byte range of exactly the tensor's size.
+struct ExternalRange {
+  std::string path;
+  int64_t offset = 0, length = 0;
+};
+
+/// The external data range of `tensor` (checked as checkExternalData does), or nullopt for
+/// a tensor stored inline.
+llvm::Expected<std::optional<ExternalRange>>
+externalDataRange(const ::onnx::TensorProto &tensor, llvm::StringRef directory);
 
 /// Checks a tensor's external data (location inside `directory`, file present, byte range
 /// within it) without reading it; success for tensors stored inline.

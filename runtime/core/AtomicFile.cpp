@@ -12,43 +12,78 @@
 
 namespace rp::runtime {
 
-Status writeFileAtomic(const std::string &path, const void *data, size_t size) {
+StatusOr<AtomicFileWriter> AtomicFileWriter::open(const std::string &path) {
   std::string temp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(temp.data());
   if (fd < 0)
     return unavailable("cannot create a temporary file for '" + path + "': " +
                        std::strerror(errno));
-  auto failWith = [&](const char *what) {
-    std::string message = std::string(what) + " '" + temp + "': " + std::strerror(errno);
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return unavailable(message);
-  };
+  return AtomicFileWriter(path, std::move(temp), fd);
+}
+
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter &&other) noexcept
+    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+}
+
+Status AtomicFileWriter::abandon(const char *what) {
+  std::string message = std::string(what) + " '" + temp_ + "': " + std::strerror(errno);
+  ::close(fd_);
+  ::unlink(temp_.c_str());
+  fd_ = -1;
+  return unavailable(message);
+}
+
+Status AtomicFileWriter::append(const void *data, size_t size) {
+  if (fd_ < 0)
+    return unavailable("writing '" + path_ + "': the file was already committed or abandoned");
   const char *bytes = static_cast<const char *>(data);
   size_t written = 0;
   while (written < size) {
-    ssize_t n = ::write(fd, bytes + written, size - written);
+    ssize_t n = ::write(fd_, bytes + written, size - written);
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return failWith("cannot write");
+      return abandon("cannot write");
     }
     written += static_cast<size_t>(n);
   }
-  if (::fchmod(fd, 0644) != 0)
-    return failWith("cannot set permissions of");
-  if (::fsync(fd) != 0)
-    return failWith("cannot flush");
+  return okStatus();
+}
+
+Status AtomicFileWriter::commit() {
+  if (fd_ < 0)
+    return unavailable("writing '" + path_ + "': the file was already committed or abandoned");
+  if (::fchmod(fd_, 0644) != 0)
+    return abandon("cannot set permissions of");
+  if (::fsync(fd_) != 0)
+    return abandon("cannot flush");
+  const int fd = fd_;
+  fd_ = -1;
   if (::close(fd) != 0) {
-    ::unlink(temp.c_str());
-    return unavailable("cannot close '" + temp + "': " + std::strerror(errno));
+    ::unlink(temp_.c_str());
+    return unavailable("cannot close '" + temp_ + "': " + std::strerror(errno));
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string message = "cannot rename '" + temp + "' to '" + path + "': " + std::strerror(errno);
-    ::unlink(temp.c_str());
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+    std::string message =
+        "cannot rename '" + temp_ + "' to '" + path_ + "': " + std::strerror(errno);
+    ::unlink(temp_.c_str());
     return unavailable(message);
   }
   return okStatus();
+}
+
+Status writeFileAtomic(const std::string &path, const void *data, size_t size) {
+  RP_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::open(path));
+  RP_RETURN_IF_ERROR(file.append(data, size));
+  return file.commit();
 }
 
 } // namespace rp::runtime

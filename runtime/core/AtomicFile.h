@@ -22,6 +22,30 @@ namespace rp::runtime {
 /// with the path and the system's message).
 Status writeFileAtomic(const std::string &path, const void *data, size_t size);
 
+/// The same, in pieces: open() creates the temporary file, append() adds bytes, commit()
+/// flushes and renames it over the target. Destroyed without a successful commit(), it
+/// removes the temporary and leaves the target untouched. Movable. Errors as above.
+class AtomicFileWriter {
+public:
+  static StatusOr<AtomicFileWriter> open(const std::string &path);
+  AtomicFileWriter(AtomicFileWriter &&other) noexcept;
+  AtomicFileWriter &operator=(AtomicFileWriter &&) = delete;
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  ~AtomicFileWriter();
+
+  Status append(const void *data, size_t size);
+  Status commit();
+
+private:
+  AtomicFileWriter(std::string path, std::string temp, int fd)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
+  /// Closes and removes the temporary; Unavailable "<what> '<temp>': <errno text>".
+  Status abandon(const char *what);
+
+  std::string path_, temp_;
+  int fd_ = -1;
+};
+
 } // namespace rp::runtime
 
 #endif // RP_RUNTIME_CORE_ATOMICFILE_H

@@ -441,6 +441,8 @@ void Executor::hostLoop(std::deque<int64_t> &queue, Status (Executor::*work)(int
 }
 
 Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
+  if (!options_.hostArithmetic)
+    return okStatus();
   const pb::AdamW &o = plan_.config().optimizer();
   AdamWConfig config{learningRate(options_.lr, options_.warmup, step), o.beta1(), o.beta2(),
                      o.eps(), o.weight_decay()};
@@ -465,6 +467,8 @@ Status Executor::waitStepGradients(StepEvents &ev, const pb::OptimizerStep &os) 
 }
 
 void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
+  if (!options_.hostArithmetic)
+    return;
   for (int p : plan_.layers(os.layer()).params()) {
     const std::vector<int> &copies = copiesOf_[static_cast<size_t>(p)];
     if (copies.empty())
@@ -493,7 +497,7 @@ Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
   // The span is the copy alone: the waits above are idle time, not the writer's work.
   const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   for (int p : plan_.layers(os.layer()).params()) {
-    if (!plan_.params(p).trainable() || plan_.params(p).has_primary())
+    if (!options_.hostArithmetic || !plan_.params(p).trainable() || plan_.params(p).has_primary())
       continue;
     RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
     for (int c : copiesOf_[static_cast<size_t>(p)]) // the copies other stages upload
@@ -535,10 +539,11 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
     RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
     sumSharedGradients(os);
   }
-  double sum = 0;
-  for (int p : trainableByName_)
-    sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
-                        host_.paramElements(p), gradScale);
+  double sum = 0; // without host arithmetic: a zero norm (no clipping, no overflow)
+  if (options_.hostArithmetic)
+    for (int p : trainableByName_)
+      sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
+                          host_.paramElements(p), gradScale);
   backend_.hostWork(HostTask::GradNorm, step, -1);
   if (scaling && !std::isfinite(sum))
     return std::optional<float>(); // an overflow: skip the step, back the scale off

@@ -76,6 +76,10 @@ struct ExecutorOptions {
   TraceRecorder *trace = nullptr;
   LossScaleConfig lossScale;      ///< Dynamic loss scaling (off by default).
   LossScaleState lossScaleStart;  ///< Its state before firstStep (a checkpoint's, or init).
+  /// false (the simulator): the optimizer reports its host work to the backend and signals
+  /// its events in the same order, but computes nothing on the host arena (no AdamW, no
+  /// gradient sums or norm, no compute-weights writes), which may then be HostArena::reserve's.
+  bool hostArithmetic = true;
 };
 
 /// What the optimizer did with a step (loss scaling).

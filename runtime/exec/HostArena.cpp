@@ -10,7 +10,9 @@
 #include "runtime/plan/PlanValidator.h"
 
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <sys/mman.h>
 #include <unordered_map>
 #include <vector>
 
@@ -20,22 +22,47 @@ namespace {
 constexpr int64_t kPage = 4096;
 } // namespace
 
-void HostArena::Free::operator()(uint8_t *p) const { std::free(p); }
+void HostArena::Free::operator()(uint8_t *p) const {
+  if (mapped)
+    ::munmap(p, mapped);
+  else
+    std::free(p);
+}
+
+HostArena::HostArena(const rp::plan::Plan &plan)
+    : plan_(&plan),
+      bytes_(static_cast<int64_t>(hostArenaBytes(plan))),
+      computeDType_(fromPlanDType(plan.config().compute_dtype()).value_or(DType::F32)) {}
+
+int64_t HostArena::roundedBytes() const { return (bytes_ + kPage - 1) / kPage * kPage; }
+
+StatusOr<HostArena> HostArena::reserve(const rp::plan::Plan &plan) {
+  HostArena arena(plan);
+  const size_t rounded = static_cast<size_t>(arena.roundedBytes());
+  if (rounded > 0) {
+    void *p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return resourceExhausted("cannot reserve " + std::to_string(arena.bytes_) +
+                               " bytes of address space for the host arena: " +
+                               std::strerror(errno));
+    arena.memory_ = std::unique_ptr<uint8_t, Free>(static_cast<uint8_t *>(p), Free{rounded});
+    arena.base_ = static_cast<uint8_t *>(p);
+  }
+  return arena;
+}
 
 StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
-  HostArena arena;
-  arena.plan_ = &plan;
-  arena.computeDType_ = fromPlanDType(plan.config().compute_dtype()).value_or(DType::F32);
-  const int64_t bytes = static_cast<int64_t>(hostArenaBytes(plan));
-  arena.bytes_ = bytes;
-  const int64_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  HostArena arena(plan);
+  const size_t rounded = static_cast<size_t>(arena.roundedBytes());
   if (rounded > 0) {
-    auto *p = static_cast<uint8_t *>(std::aligned_alloc(kPage, static_cast<size_t>(rounded)));
+    auto *p = static_cast<uint8_t *>(std::aligned_alloc(kPage, rounded));
     if (!p)
-      return resourceExhausted("cannot allocate the host arena of " + std::to_string(bytes) +
+      return resourceExhausted("cannot allocate the host arena of " +
+                               std::to_string(arena.bytes_) +
                                " bytes (weights, fp32 master weights, AdamW moments, "
                                "gradients and two copies of the activation records)");
-    std::memset(p, 0, static_cast<size_t>(rounded));
+    std::memset(p, 0, rounded);
     arena.memory_.reset(p);
     arena.base_ = p;
   }

@@ -34,6 +34,12 @@ public:
   /// Allocates the arena of `plan` (validated) zero-filled. Errors: ResourceExhausted with the
   /// size in bytes when the allocation fails.
   static StatusOr<HostArena> create(const rp::plan::Plan &plan);
+  /// The arena's address space only (mmap with MAP_NORESERVE): pages are committed, zero, when
+  /// first touched. For the simulator, whose executor does no host arithmetic
+  /// (ExecutorOptions::hostArithmetic) and reads only the losses, so a plan of any size runs
+  /// on a small machine. Errors: ResourceExhausted when the mapping fails (a kernel that
+  /// refuses overcommit: vm.overcommit_memory = 2).
+  static StatusOr<HostArena> reserve(const rp::plan::Plan &plan);
 
   /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from
   /// weights checked by validateWeights (tensors keyed by param name; a floating-point param's
@@ -65,6 +71,10 @@ public:
   int64_t paramElements(int index) const;
 
 private:
+  /// An arena of `plan` without memory yet (create / reserve allocate it).
+  explicit HostArena(const rp::plan::Plan &plan);
+  /// bytes() rounded up to whole pages.
+  int64_t roundedBytes() const;
   /// Fills param `index` from `t` (null: from its init) as loadWeights describes; `file`
   /// names the file holding `t` in errors.
   Status loadParam(int index, const SafetensorsTensorView *t, const std::string &file);
@@ -73,6 +83,9 @@ private:
   void copyEntryWeights(int from, int to);
 
   struct Free {
+    Free() noexcept : mapped(0) {}
+    explicit Free(size_t length) noexcept : mapped(length) {}
+    size_t mapped; ///< reserve(): the mapping's length (munmap); 0: create()'s std::free
     void operator()(uint8_t *p) const;
   };
   float *state(int region) {

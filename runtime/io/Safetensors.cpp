@@ -372,9 +372,15 @@ StatusOr<SafetensorsFile> readSafetensors(const std::string &path) {
 // Writer
 //===----------------------------------------------------------------------===//
 
-Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTensor> &tensors,
-                        const std::map<std::string, std::string> &metadata) {
-  const std::string where = "safetensors file '" + path + "'";
+namespace {
+
+/// The first 8 + N bytes of a safetensors file: the header's length and the header, which
+/// lists `tensors` back to back in the given order. `needData`: a tensor with bytes must have
+/// data. Errors: writeSafetensors'.
+StatusOr<std::string> safetensorsPrefix(const std::string &where,
+                                        const std::vector<SafetensorsTensor> &tensors,
+                                        const std::map<std::string, std::string> &metadata,
+                                        bool needData) {
   auto isUtf8 = [](const std::string &s) {
     try {
       (void)json(s).dump();
@@ -411,7 +417,7 @@ Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTe
       return invalidArgument(what + ": shape " + formatShape(t.shape) + " " +
                              safetensorsDTypeName(t.dtype) + " needs " + std::to_string(*bytes) +
                              " bytes, but " + std::to_string(t.size) + " were given");
-    if (t.size > 0 && !t.data)
+    if (needData && t.size > 0 && !t.data)
       return invalidArgument(what + ": null data for " + std::to_string(t.size) + " bytes");
     if (dataSize > std::numeric_limits<uint64_t>::max() / 2 - t.size)
       return invalidArgument("writing " + where + ": the data buffer size overflows");
@@ -427,14 +433,47 @@ Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTe
   headerText.append((8 - headerText.size() % 8) % 8, ' ');
   const uint64_t headerSize = headerText.size();
   std::string bytes;
-  bytes.reserve(static_cast<size_t>(8 + headerSize + dataSize));
   for (int i = 0; i < 8; ++i)
     bytes.push_back(static_cast<char>((headerSize >> (8 * i)) & 0xff));
-  bytes += headerText;
+  return bytes + headerText;
+}
+
+} // namespace
+
+Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTensor> &tensors,
+                        const std::map<std::string, std::string> &metadata) {
+  const std::string where = "safetensors file '" + path + "'";
+  RP_ASSIGN_OR_RETURN(std::string bytes, safetensorsPrefix(where, tensors, metadata, true));
   for (const SafetensorsTensor &t : tensors)
     if (t.size > 0)
       bytes.append(static_cast<const char *>(t.data), t.size);
   return writeFileAtomic(path, bytes.data(), bytes.size());
+}
+
+Status writeSafetensorsStreamed(const std::string &path,
+                                const std::vector<SafetensorsTensor> &tensors,
+                                const std::map<std::string, std::string> &metadata,
+                                const SafetensorsFill &fill) {
+  const std::string where = "safetensors file '" + path + "'";
+  RP_ASSIGN_OR_RETURN(std::string prefix, safetensorsPrefix(where, tensors, metadata, false));
+  RP_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::open(path));
+  RP_RETURN_IF_ERROR(file.append(prefix.data(), prefix.size()));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    size_t given = 0;
+    RP_RETURN_IF_ERROR(fill(i, [&](const void *data, size_t size) -> Status {
+      if (given + size > tensors[i].size)
+        return invalidArgument("writing " + where + ": tensor '" + tensors[i].name +
+                               "': more than its " + std::to_string(tensors[i].size) +
+                               " bytes were given");
+      given += size;
+      return file.append(data, size);
+    }));
+    if (given != tensors[i].size)
+      return invalidArgument("writing " + where + ": tensor '" + tensors[i].name + "': " +
+                             std::to_string(given) + " of its " +
+                             std::to_string(tensors[i].size) + " bytes were given");
+  }
+  return file.commit();
 }
 
 } // namespace rp::runtime

@@ -33,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -154,6 +155,21 @@ struct SafetensorsTensor {
 /// tensor); Unavailable when the file cannot be written.
 Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTensor> &tensors,
                         const std::map<std::string, std::string> &metadata = {});
+
+/// Produces tensor `index`'s bytes by calling `append` (any number of times, exactly the
+/// tensor's size in total); returns the first error.
+using SafetensorsFill = std::function<Status(
+    size_t index, const std::function<Status(const void *data, size_t size)> &append)>;
+
+/// writeSafetensors with the data produced one tensor at a time (`tensors[i].data` is not
+/// read): the header first, then `fill(i, append)` for each tensor in order, straight to the
+/// temporary file. Peak memory is what `fill` holds, not the file. Atomic as
+/// writeSafetensors. Errors: writeSafetensors', fill's, and InvalidArgument naming the tensor
+/// when `fill` gives more or fewer bytes than its size.
+Status writeSafetensorsStreamed(const std::string &path,
+                                const std::vector<SafetensorsTensor> &tensors,
+                                const std::map<std::string, std::string> &metadata,
+                                const SafetensorsFill &fill);
 
 } // namespace rp::runtime
 

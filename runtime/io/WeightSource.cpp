@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -169,7 +170,90 @@ const WeightEntry *WeightSource::find(std::string_view name) const {
   return it == byName_.end() ? nullptr : &tensors_[it->second];
 }
 
+StatusOr<WeightSource> WeightSource::fromExternal(std::vector<ExternalTensor> tensors) {
+  WeightSource source;
+  source.external_ = true;
+  std::map<std::string, uint64_t> fileSizes; // sorted: the shard order
+  for (const ExternalTensor &t : tensors) {
+    const std::string where = "external weights: tensor '" + t.name + "' in '" + t.file + "'";
+    if (fileSizes.count(t.file))
+      continue;
+    struct stat st;
+    if (::stat(t.file.c_str(), &st) != 0)
+      return notFound(where + ": cannot open the file: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+      return invalidArgument(where + ": not a regular file");
+    fileSizes[t.file] = static_cast<uint64_t>(st.st_size);
+  }
+  std::map<std::string, size_t> shardOf;
+  for (const auto &[file, size] : fileSizes) {
+    (void)size;
+    shardOf[file] = source.shards_.size();
+    source.shards_.push_back(file);
+  }
+  std::sort(tensors.begin(), tensors.end(), [&](const ExternalTensor &a, const ExternalTensor &b) {
+    return std::make_pair(shardOf[a.file], a.offset) < std::make_pair(shardOf[b.file], b.offset);
+  });
+  for (const ExternalTensor &t : tensors) {
+    const std::string where = "external weights: tensor '" + t.name + "' in '" + t.file + "'";
+    uint64_t elements = 1;
+    for (int64_t d : t.shape)
+      elements *= d < 0 ? 0 : static_cast<uint64_t>(d);
+    const uint64_t want = elements * safetensorsDTypeSize(t.dtype);
+    if (t.offset < 0 || t.bytes < 0 || static_cast<uint64_t>(t.bytes) != want)
+      return invalidArgument(where + ": " + std::to_string(t.bytes) + " bytes at offset " +
+                             std::to_string(t.offset) + ", but " +
+                             safetensorsDTypeName(t.dtype) + formatShape(t.shape) + " needs " +
+                             std::to_string(want));
+    const uint64_t size = fileSizes[t.file];
+    if (static_cast<uint64_t>(t.offset) + want > size)
+      return dataLoss(where + ": bytes [" + std::to_string(t.offset) + ", " +
+                      std::to_string(t.offset + t.bytes) + ") run past the end of the file (" +
+                      std::to_string(size) + " bytes); the file changed since the plan was "
+                      "compiled");
+    if (!source.byName_.emplace(t.name, source.tensors_.size()).second)
+      return invalidArgument(where + ": a second range for the same tensor");
+    source.tensors_.push_back({t.name, t.dtype, t.shape, shardOf[t.file]});
+    source.ranges_.push_back({t.offset, t.bytes});
+  }
+  source.path_ = source.shards_.empty() ? std::string() : source.shards_.front();
+  return source;
+}
+
+Status WeightSource::readExternal(
+    const std::function<Status(const SafetensorsTensorView &)> &fn) const {
+  std::vector<uint8_t> buffer;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    std::ifstream in(shards_[s], std::ios::binary);
+    if (!in)
+      return notFound("external weights: cannot open '" + shards_[s] + "': " +
+                      std::strerror(errno));
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      const WeightEntry &e = tensors_[i];
+      if (e.shard != s)
+        continue;
+      const Range &r = ranges_[i];
+      buffer.resize(static_cast<size_t>(r.bytes));
+      in.seekg(r.offset);
+      if (r.bytes > 0 && !in.read(reinterpret_cast<char *>(buffer.data()), r.bytes))
+        return dataLoss("external weights: tensor '" + e.name + "' in '" + shards_[s] +
+                        "': cannot read bytes [" + std::to_string(r.offset) + ", " +
+                        std::to_string(r.offset + r.bytes) +
+                        ") (the file changed since the plan was compiled?)");
+      const SafetensorsTensorView view{e.name, e.dtype, e.shape,
+                                       r.bytes > 0 ? buffer.data() : nullptr,
+                                       static_cast<size_t>(r.bytes), static_cast<uint64_t>(r.offset)};
+      RP_RETURN_IF_ERROR(fn(view));
+    }
+  }
+  return okStatus();
+}
+
 std::string WeightSource::describe() const {
+  if (external())
+    return "external weights in " + (shards_.empty() ? std::string("no file") : shards_.front()) +
+           (shards_.size() > 1 ? " and " + std::to_string(shards_.size() - 1) + " more files"
+                               : std::string());
   if (!indexPath_.empty())
     return "weights index " + indexPath_;
   return "weights file " + (shards_.empty() ? path_ : shards_.front());
@@ -177,6 +261,8 @@ std::string WeightSource::describe() const {
 
 Status
 WeightSource::readTensors(const std::function<Status(const SafetensorsTensorView &)> &fn) const {
+  if (external())
+    return readExternal(fn);
   size_t next = 0;
   for (size_t s = 0; s < shards_.size(); ++s) {
     RP_ASSIGN_OR_RETURN(SafetensorsFile shard, readSafetensors(shards_[s]));

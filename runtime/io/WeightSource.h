@@ -11,6 +11,10 @@
 //   - a directory holding `model.safetensors`, or else `model.safetensors.index.json` (the
 //     order Hugging Face transformers looks for them in).
 //
+// A plan compiled from a model whose weights are ONNX external data has no weights file: its
+// tensors are byte ranges of the model's data files (Plan.external_weights), opened with
+// fromExternal and read one tensor at a time (pread into one tensor's buffer).
+//
 // Opening reads and validates every header (readSafetensors) and keeps a table of the tensors
 // (name, dtype, shape, shard); it maps no data. readTensors then maps one shard at a time and
 // hands out its tensors in data-buffer order, dropping each tensor's pages once it is read:
@@ -44,9 +48,26 @@ struct WeightEntry {
   size_t shard;               ///< Index into WeightSource::shards().
 };
 
-/// The tensors of one safetensors file or of a sharded checkpoint. Movable.
+/// A tensor stored as raw little-endian bytes in a file (ONNX external data).
+struct ExternalTensor {
+  std::string name;
+  std::string file; ///< the data file's path
+  int64_t offset = 0, bytes = 0;
+  SafetensorsDType dtype = SafetensorsDType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// The tensors of one safetensors file, of a sharded checkpoint, or of external data ranges.
+/// Movable.
 class WeightSource {
 public:
+  /// The tensors `tensors` (any order; names unique) read in place. Checks every range
+  /// without reading it. Errors, naming the tensor and the file: NotFound for a missing
+  /// file; InvalidArgument for a path that is not a regular file, a byte count that is not
+  /// the shape's (product(shape) x element size), a negative offset, a duplicate name;
+  /// DataLoss for a range past the end of the file (the file changed since compilation).
+  static StatusOr<WeightSource> fromExternal(std::vector<ExternalTensor> tensors);
+
   /// Opens `path` (see the file comment) and reads every shard's header.
   /// Errors, each naming the file (and the tensor): readSafetensors' for a file or shard
   /// (NotFound for a missing file); NotFound for a directory with neither model.safetensors
@@ -66,8 +87,11 @@ public:
   const std::vector<WeightEntry> &tensors() const { return tensors_; }
   /// The tensor called `name`, or null.
   const WeightEntry *find(std::string_view name) const;
-  /// "weights file P" (one file) or "weights index P" (sharded): the start of an error message
-  /// about the whole source.
+  /// True for a source made by fromExternal.
+  bool external() const { return external_; }
+  /// "weights file P" (one file), "weights index P" (sharded) or "external weights in P"
+  /// (the first data file; "... and N more files"): the start of an error message about the
+  /// whole source.
   std::string describe() const;
 
   /// Calls `fn` for every tensor, shard by shard (each shard mapped only while its tensors are
@@ -82,6 +106,13 @@ private:
   std::vector<std::string> shards_;
   std::vector<WeightEntry> tensors_;
   std::unordered_map<std::string, size_t> byName_;
+  struct Range {
+    int64_t offset, bytes;
+  };
+  bool external_ = false;
+  std::vector<Range> ranges_; ///< fromExternal: tensors_[i]'s bytes in shards_[shard]
+  /// readTensors for an external source: each tensor read into one buffer, in file order.
+  Status readExternal(const std::function<Status(const SafetensorsTensorView &)> &fn) const;
 };
 
 /// True for the dtypes a floating-point param loads from: F32, F16 and BF16 (each converts to

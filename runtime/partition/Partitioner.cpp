@@ -68,8 +68,10 @@ Status prepare(const CostModel &model, const PartitionOptions &options, Plan &pl
   uint64_t largestBytes = 0;
   for (int i = 0; i < model.numLayers(); ++i) {
     wMax = std::max({wMax, model.layerForwardMs(i), model.layerBackwardMs(i)});
-    if (model.layerBackwardBytes(i) > largestBytes) {
-      largestBytes = model.layerBackwardBytes(i);
+    // A layer alone in a backward stage: params, gradients and its working set.
+    const uint64_t bytes = model.memoryBytes(StageKind::Backward, i, i + 1);
+    if (bytes > largestBytes) {
+      largestBytes = bytes;
       largest = i;
     }
   }
@@ -159,11 +161,12 @@ StatusOr<Plan> partitionRoundPipe(const CostModel &model, const PartitionOptions
     double fusedSum = 0;
     uint64_t fusedSize = 0;
     for (int i = L - 1; i >= 0; --i) {
+      // The stage's memory as the plan check counts it: params (+ gradients) of its layers
+      // and the largest layer's working set.
       if (fusedSum + model.layerFusedMs(i) > T ||
-          !fits(fusedSize + model.layerBackwardBytes(i), limit))
+          !fits(model.memoryBytes(StageKind::FusedTail, i, L), limit))
         break;
       fusedSum += model.layerFusedMs(i);
-      fusedSize += model.layerBackwardBytes(i);
       layerEnd = i;
     }
     // The tail layer always runs in the fused stage, even when it alone exceeds T (it cannot:
@@ -176,18 +179,15 @@ StatusOr<Plan> partitionRoundPipe(const CostModel &model, const PartitionOptions
     {
       double sum = kInf;
       bool open = false;
-      uint64_t size = 0;
       for (int i = layerEnd - 1; i >= 0; --i) {
         if (!open || sum + model.layerForwardMs(i) > T ||
-            !fits(size + model.layerForwardBytes(i), limit)) {
+            !fits(model.memoryBytes(StageKind::Forward, i, fwd.back().second), limit)) {
           fwd.push_back({i, i + 1});
           sum = 0;
-          size = 0;
           open = true;
         }
         fwd.back().first = i;
         sum += model.layerForwardMs(i);
-        size += model.layerForwardBytes(i);
       }
     }
     // Backward: greedy from 0 up to layerEnd - 1; stages collected in ascending order.
@@ -195,18 +195,15 @@ StatusOr<Plan> partitionRoundPipe(const CostModel &model, const PartitionOptions
     {
       double sum = 0;
       bool open = false;
-      uint64_t size = 0;
       for (int i = 0; i < layerEnd; ++i) {
         if (!open || sum + model.layerBackwardMs(i) > T ||
-            !fits(size + model.layerBackwardBytes(i), limit)) {
+            !fits(model.memoryBytes(StageKind::Backward, bwd.back().first, i + 1), limit)) {
           bwd.push_back({i, i});
           sum = 0;
-          size = 0;
           open = true;
         }
         bwd.back().second = i + 1;
         sum += model.layerBackwardMs(i);
-        size += model.layerBackwardBytes(i);
       }
     }
     int S = static_cast<int>(fwd.size() + bwd.size()) + 1;

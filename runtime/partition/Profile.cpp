@@ -302,7 +302,20 @@ StatusOr<TargetSpec> loadTarget(const std::string &path) {
   return parseTarget(text, path);
 }
 
+std::optional<TargetSpec> targetPreset(std::string_view name) {
+  constexpr uint64_t kGiB = uint64_t(1) << 30;
+  if (name == "rtx4090")
+    return makeTarget("rtx4090", 165, 1008, 25, 24 * kGiB).value();
+  if (name == "rtx5090")
+    return makeTarget("rtx5090", 209.5, 1792, 50, 32 * kGiB).value();
+  if (name == "h100")
+    return makeTarget("h100", 989, 3350, 50, 80 * kGiB).value();
+  return std::nullopt;
+}
+
 StatusOr<TargetSpec> parseTargetFlag(std::string_view flag) {
+  if (std::optional<TargetSpec> preset = targetPreset(flag))
+    return *preset;
   const std::string prefix = "target flag '" + std::string(flag) + "': ";
   std::optional<std::string> name;
   std::optional<double> peak, hbm, pcie, mem;
@@ -317,7 +330,8 @@ StatusOr<TargetSpec> parseTargetFlag(std::string_view flag) {
       return invalidArgument(prefix + "empty item; expected key=value pairs separated by ','");
     size_t eq = item.find('=');
     if (eq == std::string_view::npos)
-      return invalidArgument(prefix + "'" + std::string(item) + "' is not key=value");
+      return invalidArgument(prefix + "'" + std::string(item) +
+                             "' is not key=value (nor a preset: rtx4090, rtx5090, h100)");
     std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
     if (key == "name") {
       name = value;

@@ -118,6 +118,15 @@ StatusOr<TargetSpec> parseTarget(std::string_view text, std::string_view source)
 /// Reads and parses a target file. Errors: NotFound when unreadable, otherwise as parseTarget.
 StatusOr<TargetSpec> loadTarget(const std::string &path);
 
+/// The GPUs of the paper and of our benchmark by name, as `--target NAME` takes them (dense
+/// bf16 tensor TFLOP/s with fp32 accumulation, memory bandwidth, effective host link per
+/// direction, memory): "rtx4090" (165, 1008 GB/s, PCIe 4.0 x16 25 GB/s, 24 GiB: the paper's
+/// 8x RTX 4090 server), "rtx5090" (209.5, 1792 GB/s, PCIe 5.0 x16 50 GB/s, 32 GiB), "h100"
+/// (SXM: 989, 3350 GB/s, PCIe 5.0 x16 50 GB/s, 80 GiB). Sources: NVIDIA's Ada and Blackwell
+/// GeForce architecture whitepapers and the H100 datasheet; the PCIe figures are what a copy
+/// engine sustains, not the link's raw rate. nullopt for another name.
+std::optional<TargetSpec> targetPreset(std::string_view name);
+
 /// Parses the flag form "name=rtx4090,pcie_gbps=32,memory_bytes=24e9[,peak_tflops=..]
 /// [,hbm_gbps=..]" (same fields and checks as the JSON form; numbers in C locale notation).
 StatusOr<TargetSpec> parseTargetFlag(std::string_view flag);

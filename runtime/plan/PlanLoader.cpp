@@ -9,6 +9,9 @@
 #include "runtime/plan/Weights.h"
 
 #include <cstdio>
+#include <optional>
+#include <unordered_map>
+#include <vector>
 
 namespace rp::runtime {
 
@@ -18,6 +21,22 @@ namespace {
 std::string directoryOf(const std::string &path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+/// The plan's external weights as WeightSource ranges (shapes from the params).
+StatusOr<WeightSource> openExternalWeights(const rp::plan::Plan &plan) {
+  std::unordered_map<std::string, const rp::plan::Param *> params;
+  for (const rp::plan::Param &p : plan.params())
+    params.emplace(p.name(), &p);
+  std::vector<ExternalTensor> tensors;
+  for (const rp::plan::ExternalWeight &w : plan.external_weights()) {
+    const rp::plan::Param &p = *params.at(w.name()); // validatePlan checked the name
+    const std::optional<DType> dtype = fromPlanDType(w.dtype());
+    tensors.push_back({w.name(), w.file(), w.offset(), w.bytes(),
+                       fromRuntimeDType(dtype.value_or(DType::F32)),
+                       std::vector<int64_t>(p.type().shape().begin(), p.type().shape().end())});
+  }
+  return WeightSource::fromExternal(std::move(tensors));
 }
 
 } // namespace
@@ -36,6 +55,12 @@ StatusOr<LoadedPlan> loadPlan(const std::string &planPath, const std::string &we
 
   if (!weightsPath.empty()) {
     loaded.weightsPath = weightsPath;
+  } else if (loaded.plan.weights_file().empty()) {
+    // Compiled without a copy of the weights: read them where the model stores them.
+    RP_ASSIGN_OR_RETURN(loaded.weights, openExternalWeights(loaded.plan));
+    loaded.weightsPath = loaded.weights.describe();
+    RP_RETURN_IF_ERROR(validateWeights(loaded.plan, loaded.weights, allowExtraWeights));
+    return loaded;
   } else {
     const std::string &name = loaded.plan.weights_file();
     if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
@@ -86,7 +111,8 @@ std::string describePlan(const LoadedPlan &loaded) {
                 formatBytes(d.constants()).c_str(), formatBytes(d.slot()).c_str(),
                 formatBytes(d.activations()).c_str(), formatBytes(d.workspace()).c_str());
   out += line;
-  std::snprintf(line, sizeof line, "  weights %s: %zu tensors", loaded.weightsPath.c_str(),
+  std::snprintf(line, sizeof line, "  %s%s: %zu tensors",
+                loaded.weights.external() ? "" : "weights ", loaded.weightsPath.c_str(),
                 loaded.weights.tensors().size());
   out += line;
   const size_t shards = loaded.weights.shards().size();

@@ -2,7 +2,8 @@
 //
 // What rp-run does first: read MODEL.rpplan (PlanFile.h: magic, schema version, content hash),
 // validate every index, size and offset against the arenas (PlanValidator.h), then read the
-// headers of the weights file the plan names, beside it (or of --weights: a file, a sharded
+// headers of the weights file the plan names, beside it (or the model's external data ranges
+// the plan lists when it has no weights file; or of --weights: a file, a sharded
 // checkpoint, a directory; runtime/io/WeightSource.h), and check that they hold every param
 // with the right dtype and shape (Weights.h). The weights' data is read later, when the host
 // arena is filled. Nothing of a plan is used before all of this passed.
@@ -29,8 +30,9 @@ struct LoadedPlan {
 };
 
 /// Reads and validates `planPath` and the weights file it names (resolved in the plan's
-/// directory; `weightsPath`, when not empty, overrides it: a checkpoint, or a Hugging Face
-/// checkpoint as WeightSource::open takes it). Errors name the file: the plan file's read
+/// directory), or, for a plan without one, the external data ranges it lists
+/// (WeightSource::fromExternal); `weightsPath`, when not empty, overrides either: a
+/// checkpoint, or a Hugging Face checkpoint as WeightSource::open takes it. Errors name the file: the plan file's read
 /// errors (not found, not a plan, another schema version, corrupted or truncated), the
 /// validator's, the weights' read errors (WeightSource::open), a missing tensor, a wrong dtype
 /// or shape, and tensors no param names unless `allowExtraWeights` (validateWeights).

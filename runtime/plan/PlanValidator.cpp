@@ -121,6 +121,7 @@ public:
     RP_RETURN_IF_ERROR(checkConfig());
     RP_RETURN_IF_ERROR(checkArenas());
     RP_RETURN_IF_ERROR(checkParams());
+    RP_RETURN_IF_ERROR(checkExternalWeights());
     RP_RETURN_IF_ERROR(checkLayers());
     RP_RETURN_IF_ERROR(checkConstants());
     RP_RETURN_IF_ERROR(checkFunctions());
@@ -274,6 +275,51 @@ private:
       paramElements_.push_back(elements);
       paramWeightBytes_.push_back(weightBytes);
     }
+    return okStatus();
+  }
+
+  /// Where the stored params' initial values lie: the weights file, or (weights_file empty)
+  /// one external range per stored param name, whose dtype loads into the param (F32, F16 or
+  /// BF16 for a floating-point param, the param's own dtype otherwise) and whose byte count is
+  /// the shape's.
+  Status checkExternalWeights() {
+    const bool external = plan_.weights_file().empty();
+    if (!external && plan_.external_weights_size() > 0)
+      return fail("the plan names both a weights file ('" + plan_.weights_file() + "') and " +
+                  str(plan_.external_weights_size()) + " external weights");
+    std::unordered_map<std::string, int> params; // name -> first entry
+    for (int i = 0; i < plan_.params_size(); ++i)
+      params.emplace(plan_.params(i).name(), i);
+    std::unordered_map<std::string, int> ranges;
+    for (int k = 0; k < plan_.external_weights_size(); ++k) {
+      const pb::ExternalWeight &w = plan_.external_weights(k);
+      const std::string what = "external weight " + str(k) + " ('" + w.name() + "')";
+      auto it = params.find(w.name());
+      if (it == params.end())
+        return fail(what + ": no param has this name");
+      if (!ranges.emplace(w.name(), k).second)
+        return fail(what + ": a second range for the same param");
+      if (w.file().empty() || w.file()[0] != '/')
+        return fail(what + ": the file '" + w.file() + "' is not an absolute path");
+      const pb::TensorType &type = plan_.params(it->second).type();
+      const bool isFloat = isPlanFloat(type.dtype());
+      const bool loads = isFloat ? isPlanFloat(w.dtype()) : w.dtype() == type.dtype();
+      pb::TensorType stored = type;
+      stored.set_dtype(w.dtype());
+      if (!loads || w.offset() < 0)
+        return fail(what + ": " + formatTensorType(stored) + " at offset " + str(w.offset()) +
+                    " does not load into the param's " + formatTensorType(type));
+      RP_ASSIGN_OR_RETURN(int64_t bytes, bytesOf(stored, what));
+      if (w.bytes() != bytes)
+        return fail(what + ": " + str(w.bytes()) + " bytes, the param's shape as " +
+                    formatTensorType(stored) + " needs " + str(bytes));
+    }
+    if (external)
+      for (int i = 0; i < plan_.params_size(); ++i)
+        if (plan_.params(i).init() == pb::PARAM_INIT_STORED &&
+            !ranges.count(plan_.params(i).name()))
+          return fail(paramName(i) + ": a stored param, but the plan has no weights file and "
+                      "no external weight of this name");
     return okStatus();
   }
 

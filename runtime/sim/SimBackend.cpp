@@ -23,7 +23,7 @@ using rp::sim::Span;
 //===----------------------------------------------------------------------===//
 
 part::TargetSpec defaultSimTarget() {
-  return part::makeTarget("rtx4090", 165, 1008, 25, uint64_t(24) << 30).value();
+  return *part::targetPreset("rtx4090");
 }
 
 namespace {

@@ -43,6 +43,12 @@ StatusOr<BackendFactory> BackendFactory::probe(const TrainOptions &options) {
   factory.kernels_ = options.kernels;
   factory.progress_ = options.progress;
   factory.fp16Accumulate_ = options.gemmAccumulate == "fp16";
+  if (options.cudaGraphs && options.backend != "cuda")
+    return invalidArgument("--cuda-graphs replays CUDA graphs: it needs --backend cuda");
+  if (options.cudaGraphs && !options.profileKernelsPath.empty())
+    return invalidArgument("--cuda-graphs and --profile-kernels cannot be combined: the "
+                           "kernels of a graph are not timed one by one");
+  factory.cudaGraphs_ = options.cudaGraphs;
 #if !RP_HAVE_CUDA
   if (options.kernels == "cuda-host")
     return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
@@ -63,7 +69,7 @@ StatusOr<std::unique_ptr<Backend>> BackendFactory::create(int devices, std::FILE
 #if RP_HAVE_CUDA
   if (cuda_) {
     RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu,
-                        CudaBackend::create(devices, fp16Accumulate_));
+                        CudaBackend::create(devices, {fp16Accumulate_, cudaGraphs_}));
     if (progress_)
       std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
                    devices, gpus_, gpus_, firstGpu_.c_str());

@@ -29,7 +29,7 @@ public:
   static Status checkBuilt(const TrainOptions &options);
 
   /// Checks --kernels (InvalidArgument for an unknown name, or cuda-host on another backend
-  /// than cpu; Unimplemented for cuda-host in a build without CUDA) and, for --backend cuda,
+  /// than cpu; --cuda-graphs without --backend cuda or with --profile-kernels; Unimplemented for cuda-host in a build without CUDA) and, for --backend cuda,
   /// queries the GPUs (Unavailable without one), so that a missing GPU is reported before
   /// anything is loaded. `options.backend` is cpu or cuda.
   static StatusOr<BackendFactory> probe(const TrainOptions &options);
@@ -45,6 +45,7 @@ private:
   std::string kernels_ = "reference";
   bool progress_ = true;
   bool fp16Accumulate_ = false; ///< --gemm-accumulate fp16 (CUDA only).
+  bool cudaGraphs_ = false;     ///< --cuda-graphs (CUDA only).
   bool cuda_ = false;    ///< --backend cuda (the GPUs below were queried).
   int gpus_ = 0;         ///< Visible GPUs.
   std::string firstGpu_; ///< The name of GPU 0.

@@ -4,6 +4,7 @@
 
 #include "runtime/core/AtomicFile.h"
 #include "runtime/plan/PlanLoader.h"
+#include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanReport.h"
 #include "runtime/sim/Simulate.h"
 #include "runtime/train/BackendFactory.h"
@@ -126,6 +127,10 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
                  "--backend cuda, fp16 plans: GEMM accumulation, fp32 (default) or fp16 "
                  "(cuBLASLt compute type 16F: faster on consumer GPUs, less precise)")
       ->check(CLI::IsMember({"fp32", "fp16"}));
+  app.add_flag("--cuda-graphs", o.cudaGraphs,
+               "--backend cuda: capture each plan function's call into a CUDA graph at its "
+               "first call and replay it afterwards (saves the per-kernel launch cost; same "
+               "results; not with --profile-kernels)");
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, kMaxWorkers));
   f.seedOption = app.add_option("--seed", f.seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
@@ -247,9 +252,9 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
                            "Layer profile JSON (the partitioner's format): kernel times instead "
                            "of the roofline; without a plan, simulate the profile alone"),
       simGroup->add_option("--target", sim.target,
-                           "GPU: a target JSON file or name=..,peak_tflops=..,hbm_gbps=..,"
-                           "pcie_gbps=..,memory_bytes=.. (default: an RTX 4090, 165 TFLOP/s, "
-                           "1008 GB/s, 25 GB/s PCIe)"),
+                           "GPU: rtx4090, rtx5090, h100 (presets), a target JSON file or "
+                           "name=..,peak_tflops=..,hbm_gbps=..,pcie_gbps=..,memory_bytes=.. "
+                           "(default: rtx4090, 165 TFLOP/s, 1008 GB/s, 25 GB/s PCIe)"),
       simGroup
           ->add_option("--micro-batches", sim.microBatches,
                        "Micro-batches per iteration (profile without a plan)")
@@ -285,7 +290,7 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
 int runSimulation(const CLI::App &app, RunFlags &f) {
   for (const char *name :
        {"--save", "--save-every", "--resume", "--log", "--eval-every", "--kernels",
-        "--profile-kernels"})
+        "--profile-kernels", "--cuda-graphs"})
     if (app.get_option(name)->count()) {
       std::fprintf(stderr,
                    "rp-run: error: %s is not an option of --backend sim (it simulates, "
@@ -307,7 +312,10 @@ int runSimulation(const CLI::App &app, RunFlags &f) {
 }
 
 /// --check: loads and validates the plan and its weights, prints the summary (with --report,
-/// the plan report) and, with an explicit --backend, decodes the plan for it.
+/// the plan report) and, with an explicit --backend, decodes the plan for it; then refuses,
+/// with the sizes, a plan whose host memory this machine lacks for training on the backend
+/// (the CPU backend also keeps a device arena per worker in host memory; the simulator needs
+/// none).
 int checkPlan(const CLI::App &app, const RunFlags &f) {
   const TrainOptions &o = f.train;
   StatusOr<LoadedPlan> loaded = loadPlan(o.planPath, o.weightsPath, o.allowExtraWeights);
@@ -328,6 +336,15 @@ int checkPlan(const CLI::App &app, const RunFlags &f) {
     if (!decoded.ok())
       return fail(decoded.status());
     std::printf("%s\n", decoded.value().c_str());
+  }
+  if (o.backend != "sim") {
+    const int workers = o.devices > 0 ? o.devices : static_cast<int>(plan.config().gpus());
+    if (Status fits = checkPlanFitsInMemory(plan, o.backend == "cuda" ? 0 : workers);
+        !fits.ok()) {
+      std::fprintf(stderr, "rp-run: error: %s is valid, but it cannot train here on --backend %s: %s\n",
+                   o.planPath.c_str(), o.backend.c_str(), fits.message().c_str());
+      return kBadInput;
+    }
   }
   std::printf("rp-run: %s is valid\n", o.planPath.c_str());
   return 0;

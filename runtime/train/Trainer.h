@@ -53,6 +53,9 @@ struct TrainOptions {
   /// --backend cuda's GEMM accumulation for fp16 plans: "fp32" (default) or "fp16"
   /// (cuBLASLt CUBLAS_COMPUTE_16F, opt-in; kernels/cuda/Gemm.h).
   std::string gemmAccumulate = "fp32";
+  /// --backend cuda: replay each function call as a CUDA graph captured at its first call
+  /// (runtime/backends/cuda/CallGraphs.h); not with profileKernelsPath.
+  bool cudaGraphs = false;
   int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
   std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
   std::string saveDir;               ///< Checkpoint directory ("" : none).

@@ -8,7 +8,8 @@
 //   - logical pools of 1, 2 and 4 workers on the visible GPU(s) give bit-identical losses and
 //     master weights (the determinism rule: each value is computed by the same kernels in the
 //     same order whatever the pool);
-//   - async mode runs and differs from sync from step 1 on (stale weights), as on the CPU.
+//   - async mode runs and differs from sync from step 1 on (stale weights), as on the CPU;
+//   - CUDA graphs (--cuda-graphs) give bit-identical losses and master weights.
 // Without a GPU every test calls GTEST_SKIP(); the decode tests at the end need none.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace rp::runtime {
@@ -40,12 +42,19 @@ RunResult trainOnCpu(const pb::Plan &plan, int workers, int64_t steps) {
   return rp::testing::trainTestPlan(plan, backend, steps);
 }
 
-RunResult trainOnGpu(const pb::Plan &plan, int workers, int64_t steps) {
-  StatusOr<std::unique_ptr<CudaBackend>> backend = CudaBackend::create(workers);
+/// Trains on the GPU; `graphs` (when given) receives the backend's captured-graph and replay
+/// counts.
+RunResult trainOnGpu(const pb::Plan &plan, int workers, int64_t steps,
+                     CudaBackendOptions options = {},
+                     std::pair<size_t, int64_t> *graphs = nullptr) {
+  StatusOr<std::unique_ptr<CudaBackend>> backend = CudaBackend::create(workers, options);
   EXPECT_TRUE(backend.ok()) << backend.status().toString();
   if (!backend.ok())
     return {};
-  return rp::testing::trainTestPlan(plan, *backend.value(), steps);
+  RunResult r = rp::testing::trainTestPlan(plan, *backend.value(), steps);
+  if (graphs)
+    *graphs = {backend.value()->capturedGraphs(), backend.value()->graphReplays()};
+  return r;
 }
 
 void expectClose(const std::vector<float> &got, const std::vector<float> &want, const char *what) {
@@ -82,6 +91,30 @@ TEST_P(CudaBackendTest, LogicalPoolsGiveIdenticalResults) {
     EXPECT_EQ(std::memcmp(n.losses.data(), one.losses.data(), one.losses.size() * 4), 0)
         << workers << " workers";
     EXPECT_EQ(n.master, one.master) << workers << " workers";
+  }
+}
+
+// --cuda-graphs replays captured calls: the same kernels on the same addresses in the same
+// order, so losses and master weights are bit-identical to plain launches, at pools of 1 and 2.
+TEST_P(CudaBackendTest, GraphsGiveIdenticalResults) {
+  pb::Plan plan = rp::testing::makeValidPlan();
+  plan.mutable_config()->set_update(GetParam());
+  for (int workers : {1, 2}) {
+    const RunResult plain = trainOnGpu(plan, workers, 4);
+    std::pair<size_t, int64_t> graphs{0, 0};
+    CudaBackendOptions options;
+    options.graphs = true;
+    const RunResult replayed = trainOnGpu(plan, workers, 4, options, &graphs);
+    ASSERT_EQ(replayed.losses.size(), plain.losses.size());
+    ASSERT_FALSE(plain.losses.empty());
+    EXPECT_EQ(std::memcmp(replayed.losses.data(), plain.losses.data(), plain.losses.size() * 4),
+              0)
+        << workers << " workers";
+    EXPECT_EQ(replayed.master, plain.master) << workers << " workers";
+    // Some function has two or more instructions, and frames repeat over 4 steps x 2
+    // micro-batches: more replays than captures.
+    EXPECT_GT(graphs.first, 0u) << workers << " workers";
+    EXPECT_GT(graphs.second, static_cast<int64_t>(graphs.first)) << workers << " workers";
   }
 }
 

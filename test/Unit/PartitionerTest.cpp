@@ -260,6 +260,27 @@ TEST(PartitionerTest, MemoryLimitShapesStages) {
   }
 }
 
+// A stage's memory is its layers' params (+ gradients) plus the largest working set, as the
+// plan check counts it; the greedy packs by that, not by the params alone. Here 20 blocks of
+// 10 B params and a 400 B working set under a 500 B budget: at most 10 blocks per forward
+// stage (10 x 10 + 400) and 5 per backward stage (5 x 20 + 400). Packing by params alone made
+// a 20-block forward stage of 600 B, which the plan check refused ("produced an invalid plan").
+TEST(PartitionerTest, WorkingSetCountsInStageMemory) {
+  Profile p = uniformProfile(20, 1, 2, 10, 4, 30, 60, 10); // a slow tail: T packs 20 blocks
+  for (LayerProfile &l : p.layers)
+    l.workBytes = 400;
+  CostModel model = makeModel(p, 4);
+  for (PartitionAlgorithm alg : {PartitionAlgorithm::RoundPipe, PartitionAlgorithm::Exact}) {
+    StatusOr<Plan> plan = partition(alg, model, options(2, 1000));
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    expectValid(*plan, model);
+    for (const PlannedStage &s : plan->forward)
+      EXPECT_LE(s.size(), 10) << formatPlan(*plan);
+    for (size_t i = 1; i < plan->backward.size(); ++i)
+      EXPECT_LE(plan->backward[i].size(), 5) << formatPlan(*plan);
+  }
+}
+
 // The library's greedy on a hand-checked profile: w_max = the tail (3 + 6 = 9), candidates in
 // [9, 9.9]; at T = 9 the tail is alone, forward packs 3 blocks of 3 ms per stage from the end
 // and backward packs 3 blocks of 3 ms per stage from layer 0.

@@ -383,6 +383,63 @@ TEST(PlanValidatorTest, SharedFrozenParamPasses) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
+/// makeValidPlan reading its three params in place from a data file (no weights file):
+/// layers.0.w as bf16 (a float param loads from F32, F16 or BF16), lm_head and norm.scale as
+/// f32.
+pb::Plan makeExternalWeightsPlan() {
+  pb::Plan plan = makeValidPlan();
+  plan.set_weights_file("");
+  int64_t offset = 0;
+  for (const pb::Param &p : plan.params()) {
+    pb::ExternalWeight *w = plan.add_external_weights();
+    w->set_name(p.name());
+    w->set_file("/data/model.data");
+    w->set_offset(offset);
+    w->set_dtype(p.name() == "layers.0.w" ? pb::BF16 : pb::F32);
+    int64_t elements = 1;
+    for (int64_t d : p.type().shape())
+      elements *= d;
+    w->set_bytes(elements * (w->dtype() == pb::BF16 ? 2 : 4));
+    offset += w->bytes();
+  }
+  return plan;
+}
+
+TEST(PlanValidatorTest, ExternalWeightsPass) {
+  Status s = validatePlan(makeExternalWeightsPlan());
+  EXPECT_TRUE(s.ok()) << s.message();
+  // A param without a stored value needs no range.
+  pb::Plan lora = makeExternalWeightsPlan();
+  lora.mutable_params(1)->set_init(pb::PARAM_INIT_ZEROS);
+  lora.mutable_external_weights()->DeleteSubrange(1, 1);
+  s = validatePlan(lora);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+const Mutation kExternalWeightMutations[] = {
+    {"both sources", [](pb::Plan &p) { p.set_weights_file("tiny.safetensors"); },
+     "the plan names both a weights file ('tiny.safetensors') and 3 external weights"},
+    {"unknown name", [](pb::Plan &p) { p.mutable_external_weights(2)->set_name("norm"); },
+     "external weight 2 ('norm'): no param has this name"},
+    {"second range",
+     [](pb::Plan &p) { p.mutable_external_weights(2)->set_name("lm_head"); },
+     "external weight 2 ('lm_head'): a second range for the same param"},
+    {"relative file",
+     [](pb::Plan &p) { p.mutable_external_weights(0)->set_file("model.data"); },
+     "external weight 0 ('layers.0.w'): the file 'model.data' is not an absolute path"},
+    {"integer dtype for a float param",
+     [](pb::Plan &p) { p.mutable_external_weights(1)->set_dtype(pb::I32); },
+     "external weight 1 ('lm_head'): [4, 8] i32 at offset 32 does not load into the param's "
+     "[4, 8] f32"},
+    {"wrong byte count", [](pb::Plan &p) { p.mutable_external_weights(0)->set_bytes(64); },
+     "external weight 0 ('layers.0.w'): 64 bytes, the param's shape as [4, 4] bf16 needs 32"},
+    {"missing range", [](pb::Plan &p) { p.mutable_external_weights()->RemoveLast(); },
+     "param 'norm.scale': a stored param, but the plan has no weights file and no external "
+     "weight of this name"},
+};
+
+class ExternalWeightMutationTest : public ::testing::TestWithParam<Mutation> {};
+
 class PlanValidatorMutationTest : public ::testing::TestWithParam<Mutation> {};
 
 /// Applies `m` to `plan` and expects validatePlan to report its broken check.
@@ -409,6 +466,13 @@ std::string mutationName(const ::testing::TestParamInfo<Mutation> &info) {
 
 INSTANTIATE_TEST_SUITE_P(Mutations, PlanValidatorMutationTest, ::testing::ValuesIn(kMutations),
                          mutationName);
+
+TEST_P(ExternalWeightMutationTest, ReportsTheBrokenCheck) {
+  expectReported(makeExternalWeightsPlan(), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutations, ExternalWeightMutationTest,
+                         ::testing::ValuesIn(kExternalWeightMutations), mutationName);
 
 /// makeValidPlan with layers.0.w (param 0, owned by block_0) read by the tail too: param 3 is
 /// its copy in layer 1 (weights after norm.scale, its own gradient slot after lm_head's, the

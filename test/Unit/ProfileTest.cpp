@@ -231,6 +231,29 @@ TEST(ProfileTargetTest, JsonErrors) {
             "memory_bytes)");
 }
 
+// The presets by name: the paper's GPU, its successor and the benchmark's.
+TEST(ProfileTargetTest, Presets) {
+  StatusOr<TargetSpec> t = parseTargetFlag("rtx4090");
+  ASSERT_TRUE(t.ok()) << t.status().toString();
+  EXPECT_EQ(t->name, "rtx4090");
+  EXPECT_DOUBLE_EQ(t->peakTflops, 165);
+  EXPECT_DOUBLE_EQ(t->hbmGbps, 1008);
+  EXPECT_DOUBLE_EQ(t->pcieGbps, 25);
+  EXPECT_EQ(t->memoryBytes, uint64_t(24) << 30);
+  std::optional<TargetSpec> b = targetPreset("rtx5090");
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->peakTflops, 209.5);
+  EXPECT_EQ(b->memoryBytes, uint64_t(32) << 30);
+  std::optional<TargetSpec> h = targetPreset("h100");
+  ASSERT_TRUE(h);
+  EXPECT_DOUBLE_EQ(h->peakTflops, 989);
+  EXPECT_DOUBLE_EQ(h->pcieGbps, 50);
+  EXPECT_EQ(h->memoryBytes, uint64_t(80) << 30);
+  EXPECT_FALSE(targetPreset("a100"));
+  EXPECT_EQ(flagError("a100"),
+            "target flag 'a100': 'a100' is not key=value (nor a preset: rtx4090, rtx5090, h100)");
+}
+
 // The flag form, and makeTarget.
 TEST(ProfileTargetTest, Flags) {
   StatusOr<TargetSpec> t =
@@ -251,7 +274,8 @@ TEST(ProfileTargetTest, Flags) {
             "target flag 'name=g,,pcie_gbps=32': empty item; expected key=value pairs separated "
             "by ','");
   EXPECT_EQ(flagError("name=g,pcie_gbps"),
-            "target flag 'name=g,pcie_gbps': 'pcie_gbps' is not key=value");
+            "target flag 'name=g,pcie_gbps': 'pcie_gbps' is not key=value (nor a preset: rtx4090, "
+            "rtx5090, h100)");
   EXPECT_EQ(flagError("name=g,speed=1"),
             "target flag 'name=g,speed=1': unknown key 'speed' (expected name, peak_tflops, "
             "hbm_gbps, pcie_gbps, memory_bytes)");

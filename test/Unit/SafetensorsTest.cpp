@@ -326,5 +326,60 @@ TEST_F(SafetensorsTest, WriteFailingMidwayKeepsThePreviousFile) {
   EXPECT_EQ(listDir(), std::vector<std::string>{"model.safetensors"});
 }
 
+// The streamed writer makes the same file as the in-memory one, with each tensor's bytes
+// given in pieces; a fill that gives too few or too many bytes, or fails, leaves nothing.
+TEST_F(SafetensorsTest, StreamedWriterMatchesTheInMemoryWriter) {
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<int64_t> ids = {-1, 0, 7};
+  const std::vector<SafetensorsTensor> tensors = {
+      {"a", SafetensorsDType::F32, {2, 3}, a.data(), a.size() * 4},
+      {"empty", SafetensorsDType::F32, {0}, nullptr, 0},
+      {"ids", SafetensorsDType::I64, {3}, ids.data(), ids.size() * 8},
+  };
+  const std::map<std::string, std::string> meta = {{"producer", "test"}};
+  ASSERT_TRUE(writeSafetensors(path("whole.safetensors"), tensors, meta).ok());
+  std::vector<SafetensorsTensor> headers = tensors;
+  for (SafetensorsTensor &t : headers)
+    t.data = nullptr; // not read
+  std::vector<size_t> order;
+  Status s = writeSafetensorsStreamed(
+      path("streamed.safetensors"), headers, meta,
+      [&](size_t i, const std::function<Status(const void *, size_t)> &append) -> Status {
+        order.push_back(i);
+        const uint8_t *bytes = static_cast<const uint8_t *>(tensors[i].data);
+        for (size_t k = 0; k < tensors[i].size; k += 5) // in pieces of at most 5 bytes
+          RP_RETURN_IF_ERROR(append(bytes + k, std::min<size_t>(5, tensors[i].size - k)));
+        return okStatus();
+      });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(readBytes(path("streamed.safetensors")), readBytes(path("whole.safetensors")));
+
+  auto give = [&](size_t bytes) {
+    return [&, bytes](size_t i, const std::function<Status(const void *, size_t)> &append) {
+      return i == 0 ? append(a.data(), bytes) : append(tensors[i].data, tensors[i].size);
+    };
+  };
+  s = writeSafetensorsStreamed(path("short.safetensors"), headers, meta, give(20));
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("tensor 'a': 20 of its 24 bytes were given"), std::string::npos)
+      << s.message();
+  std::vector<float> more = {1, 2, 3, 4, 5, 6, 7};
+  s = writeSafetensorsStreamed(
+      path("long.safetensors"), headers, meta,
+      [&](size_t, const std::function<Status(const void *, size_t)> &append) {
+        return append(more.data(), 28);
+      });
+  EXPECT_NE(s.message().find("tensor 'a': more than its 24 bytes were given"), std::string::npos)
+      << s.message();
+  s = writeSafetensorsStreamed(
+      path("failed.safetensors"), headers, meta,
+      [&](size_t i, const std::function<Status(const void *, size_t)> &append) {
+        return i == 2 ? internal("the value of 'ids' is gone") : append(tensors[i].data, tensors[i].size);
+      });
+  EXPECT_EQ(s.message(), "the value of 'ids' is gone");
+  EXPECT_EQ(listDir(), (std::vector<std::string>{"streamed.safetensors", "whole.safetensors"}));
+}
+
 } // namespace
 } // namespace rp::runtime

@@ -17,8 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -175,6 +177,65 @@ protected:
   pb::Plan plan_ = makeValidPlan();
   std::optional<HostArena> arena_;
 };
+
+/// The plan's three tensors as raw bf16 bytes back to back in `file`, after a 16-byte
+/// preamble (as ONNX external data lies in a file), and their ranges.
+std::vector<ExternalTensor> writeRawBf16(const std::string &file) {
+  std::string bytes(16, 'x');
+  std::vector<ExternalTensor> ranges;
+  for (const Fixture &f : planFixtures(SafetensorsDType::BF16)) {
+    ExternalTensor t{f.name, file, static_cast<int64_t>(bytes.size()),
+                     static_cast<int64_t>(f.values.size() * 2), SafetensorsDType::BF16, f.shape};
+    for (float x : f.values) {
+      const uint16_t h = floatToBf16(x);
+      bytes.append(reinterpret_cast<const char *>(&h), 2);
+    }
+    ranges.push_back(std::move(t));
+  }
+  std::ofstream(file, std::ios::binary) << bytes;
+  return ranges;
+}
+
+TEST_F(WeightSourceTest, ExternalRangesLoadLikeAFile) {
+  std::vector<ExternalTensor> ranges = writeRawBf16(path("model.data"));
+  std::reverse(ranges.begin(), ranges.end()); // any order: read in file order
+  StatusOr<WeightSource> weights = WeightSource::fromExternal(ranges);
+  ASSERT_TRUE(weights.ok()) << weights.status().message();
+  EXPECT_TRUE(weights->external());
+  EXPECT_EQ(weights->describe(), "external weights in " + path("model.data"));
+  ASSERT_EQ(weights->tensors().size(), 3u);
+  EXPECT_EQ(weights->tensors()[0].name, "layers.0.w");
+  ASSERT_TRUE(validateWeights(plan_, *weights, false).ok());
+  StatusOr<HostArena> arena = HostArena::create(plan_);
+  ASSERT_TRUE(arena.ok()) << arena.status().message();
+  arena_.emplace(std::move(*arena));
+  Status s = arena_->loadWeights(*weights);
+  ASSERT_TRUE(s.ok()) << s.message();
+  expectLoaded(planFixtures(SafetensorsDType::BF16));
+}
+
+TEST_F(WeightSourceTest, ExternalRangeErrors) {
+  const std::vector<ExternalTensor> good = writeRawBf16(path("model.data"));
+  auto open = [&](const std::function<void(std::vector<ExternalTensor> &)> &edit) {
+    std::vector<ExternalTensor> t = good;
+    edit(t);
+    StatusOr<WeightSource> w = WeightSource::fromExternal(t);
+    return w.ok() ? okStatus() : w.status();
+  };
+  expectError(open([&](auto &t) { t[1].file = path("gone.data"); }), StatusCode::NotFound,
+              "external weights: tensor 'lm_head' in '" + path("gone.data") +
+                  "': cannot open the file");
+  expectError(open([&](auto &t) { t[1].file = path(""); }), StatusCode::InvalidArgument,
+              "': not a regular file");
+  expectError(open([](auto &t) { t[0].bytes = 30; }), StatusCode::InvalidArgument,
+              "tensor 'layers.0.w' in '" + path("model.data") +
+                  "': 30 bytes at offset 16, but BF16[4, 4] needs 32");
+  expectError(open([](auto &t) { t[2].offset = 1000; }), StatusCode::DataLoss,
+              "tensor 'norm.scale' in '" + path("model.data") +
+                  "': bytes [1000, 1008) run past the end of the file (120 bytes)");
+  expectError(open([](auto &t) { t[2].name = "lm_head"; }), StatusCode::InvalidArgument,
+              "a second range for the same tensor");
+}
 
 TEST_F(WeightSourceTest, SingleF32File) {
   write("model.safetensors", planFixtures(SafetensorsDType::F32));

@@ -249,6 +249,9 @@ int runModel(RefFlags &f, const mlir::rp::onnx::ImportOptions &options) {
   llvm::Expected<mlir::rp::onnx::OnnxModel> model = mlir::rp::onnx::loadOnnxModel(f.modelPath);
   if (!model)
     return fail(llvm::toString(model.takeError()));
+  // rp-ref holds every weight in memory at once.
+  if (llvm::Error e = mlir::rp::onnx::checkInitializersFitInMemory(*model))
+    return fail(llvm::toString(std::move(e)));
 
   DialectRegistry registry;
   mlir::rp::registerAllDialects(registry);

@@ -62,6 +62,12 @@ cl::list<std::string> dims("dim", cl::desc("Bind a symbolic dimension (e.g. --di
 cl::list<std::string> inputShapes("input-shape",
                                   cl::desc("Set a graph input's shape (e.g. input_ids=4x128)"),
                                   cl::value_desc("NAME=AxB"), cl::cat(category));
+cl::opt<bool> writeWeights(
+    "write-weights",
+    cl::desc("With -o: also write the initial weights as MODEL.safetensors (f32) beside the "
+             "plan. By default a model whose weights are all ONNX external data is read in "
+             "place by rp-run and nothing is copied"),
+    cl::cat(category));
 cl::opt<int64_t> foldLimit(
     "fold-limit", cl::Hidden, cl::init(int64_t{1} << 16), cl::value_desc("N"),
     cl::desc("Fold import-time constants of at most N elements (testing: a small model keeps "
@@ -111,6 +117,7 @@ int main(int argc, char **argv) {
     return mlir::rp::kExitBadInput;
   }
   options.foldLimit = foldLimit;
+  options.writeWeights = writeWeights;
   options.producer = std::string("rpc-compile ") + RP_VERSION;
   return mlir::rp::runCompileDriver(options);
 }

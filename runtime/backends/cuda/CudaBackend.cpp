@@ -35,6 +35,9 @@ CudaEvent &cudaEventOf(const Event &e) { return static_cast<CudaEvent &>(*e); }
 constexpr int64_t kAlign = 256;
 constexpr int64_t roundUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
+/// With --cuda-graphs, functions of at least this many instructions run as graphs.
+constexpr size_t kMinGraphInstructions = 2;
+
 } // namespace
 
 StatusOr<CudaDevices> queryCudaDevices() {
@@ -53,10 +56,11 @@ StatusOr<CudaDevices> queryCudaDevices() {
   return d;
 }
 
-StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int workers, bool fp16Accumulate) {
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(int workers,
+                                                           CudaBackendOptions options) {
   RP_ASSIGN_OR_RETURN(CudaDevices devices, queryCudaDevices());
   std::unique_ptr<CudaBackend> backend(new CudaBackend(workers < 1 ? 1 : workers, devices.count));
-  backend->fp16Accumulate_ = fp16Accumulate;
+  backend->options_ = options;
   return backend;
 }
 
@@ -90,6 +94,7 @@ CudaBackend::~CudaBackend() {
     cudaSetDevice(w.gpu);
     for (cudaEvent_t e : w.profileEvents)
       cudaEventDestroy(e);
+    w.graphs.reset();
     w.gemm.reset();
     if (w.arena)
       cudaFree(w.arena);
@@ -98,6 +103,20 @@ CudaBackend::~CudaBackend() {
   }
   if (registered_)
     cudaHostUnregister(registered_);
+}
+
+size_t CudaBackend::capturedGraphs() const {
+  size_t n = 0;
+  for (const Worker &w : workers_)
+    n += w.graphs ? w.graphs->graphs() : 0;
+  return n;
+}
+
+int64_t CudaBackend::graphReplays() const {
+  int64_t n = 0;
+  for (const Worker &w : workers_)
+    n += w.graphs ? w.graphs->replays() : 0;
+  return n;
 }
 
 int64_t CudaBackend::deviceBytes(int w) const {
@@ -160,7 +179,9 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                                   cudaMemcpyHostToDevice),
                        who + ": uploading the constant at offset " + std::to_string(c.offset())));
     RP_ASSIGN_OR_RETURN(k.gemm, kernels::cuda::GemmRunner::create());
-    k.gemm->setFp16Accumulate(fp16Accumulate_);
+    k.gemm->setFp16Accumulate(options_.fp16Accumulate);
+    if (options_.graphs)
+      k.graphs = std::make_unique<CallGraphCache>(graphDriver_, kMinGraphInstructions);
     // Priorities: activation uploads (the critical path) first, weight uploads last.
     const int priority[kNumQueues] = {/*Compute*/ std::min(highest + 1, lowest),
                                       /*ActivationUpload*/ highest,
@@ -306,10 +327,15 @@ Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t str
     return offset < 0 ? nullptr : base + offset;
   };
   const CudaContext ctx{stream, k.gemm.get(), k.scratch};
-  Status s = forEachInstruction(
-      functions_[static_cast<size_t>(frame.function)], address,
-      [&ctx](const CudaKernel &kernel, const std::vector<const void *> &in,
-             const std::vector<void *> &out) { return kernel.launch(in, out, ctx); });
+  const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(frame.function)];
+  auto launchAll = [&] {
+    return forEachInstruction(
+        body, address,
+        [&ctx](const CudaKernel &kernel, const std::vector<const void *> &in,
+               const std::vector<void *> &out) { return kernel.launch(in, out, ctx); });
+  };
+  Status s = k.graphs ? k.graphs->run(CallGraphKey::of(frame), body.size(), stream, launchAll)
+                      : launchAll();
   if (!s.ok())
     return Status(s.code(),
                   "function '" + plan_->functions(frame.function).name() + "', " + s.message());

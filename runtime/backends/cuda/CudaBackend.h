@@ -35,6 +35,7 @@
 #ifndef RP_RUNTIME_BACKENDS_CUDA_CUDABACKEND_H
 #define RP_RUNTIME_BACKENDS_CUDA_CUDABACKEND_H
 
+#include "runtime/backends/cuda/CallGraphs.h"
 #include "runtime/backends/cuda/CudaKernel.h"
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/InstructionProfile.h"
@@ -63,13 +64,21 @@ struct CudaDevices {
 };
 StatusOr<CudaDevices> queryCudaDevices();
 
+/// How a CudaBackend runs its kernels.
+struct CudaBackendOptions {
+  /// f16 GEMMs accumulate in fp16 (cuBLASLt CUBLAS_COMPUTE_16F; opt-in, kernels/cuda/Gemm.h).
+  bool fp16Accumulate = false;
+  /// Each call of a function of two or more instructions replays a CUDA graph captured at its
+  /// first call with the same frame (CallGraphs.h); off: every kernel is launched.
+  bool graphs = false;
+};
+
 class CudaBackend final : public Backend {
 public:
   /// A pool of `workers` (>= 1) logical devices on the visible GPUs. Errors: Unavailable
   /// without a GPU.
-  /// `fp16Accumulate`: f16 GEMMs accumulate in fp16 (cuBLASLt CUBLAS_COMPUTE_16F; opt-in,
-  /// kernels/cuda/Gemm.h).
-  static StatusOr<std::unique_ptr<CudaBackend>> create(int workers, bool fp16Accumulate = false);
+  static StatusOr<std::unique_ptr<CudaBackend>> create(int workers,
+                                                       CudaBackendOptions options = {});
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
@@ -96,7 +105,10 @@ public:
   void setTrace(TraceRecorder *trace) override { trace_ = trace; }
   /// Brackets every launch with CUDA events and synchronises the stream after each call (a
   /// profiled run serialises each worker: kernel times are right, step times are not).
+  /// Returns false with graphs on (a graph's launches cannot be timed one by one).
   bool setKernelProfile(KernelProfile *profile) override {
+    if (options_.graphs)
+      return false;
     profile_ = profile;
     return true;
   }
@@ -108,6 +120,10 @@ public:
   int64_t deviceBytes(int w) const;
   /// The GPU of worker `w`.
   int gpuOf(int w) const { return w % numGpus_; }
+  /// CUDA graphs captured so far over the workers, and calls that replayed one (0 without
+  /// --cuda-graphs). Read after finish().
+  size_t capturedGraphs() const;
+  int64_t graphReplays() const;
 
 private:
   /// Submits a command's work to `stream` (runs on the queue's feeder thread, its GPU current).
@@ -119,6 +135,7 @@ private:
     int64_t arenaBytes = 0, scratchBytes = 0;
     std::unique_ptr<kernels::cuda::GemmRunner> gemm;
     std::vector<cudaEvent_t> profileEvents; ///< --profile-kernels: one per launch boundary
+    std::unique_ptr<CallGraphCache> graphs; ///< --cuda-graphs: this worker's captured calls
   };
   struct Span {
     int track;
@@ -145,7 +162,8 @@ private:
 
   int numWorkers_;
   int numGpus_;
-  bool fp16Accumulate_ = false;
+  CudaBackendOptions options_;
+  CudaGraphDriver graphDriver_;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
   KernelProfile *profile_ = nullptr;

@@ -10,6 +10,12 @@ usage: tiny_transformer.py write OUT_DIR [IDS LABELS]
        tiny_transformer.py check OUT_DIR RESULT_DIR RTOL
                                               compares RESULT_DIR/output_{0,1}.pb (loss, logits)
                                               with the reference by ||got - want|| / ||want||
+       tiny_transformer.py sparse OUT_DIR LAYERS D F V
+                                              the same graph with LAYERS layers, width D, MLP
+                                              width F and vocabulary V, its weights as ONNX
+                                              external data in a *sparse* file of zeros
+                                              (OUT_DIR/model.data: no disk blocks, no memory),
+                                              as an export without weights is; no inputs
 
 The model: token embedding (Gather), per layer an RMSNorm written as
 Pow/ReduceMean/Add/Sqrt/Div/Mul, causal multi-head attention (MatMul, Reshape, Transpose,
@@ -30,6 +36,17 @@ EPS = 1e-6
 ID_TYPES = [TensorProto.INT64, TensorProto.INT64]
 
 
+def weight_shapes():
+    shapes = {"embed": (V, D), "final_norm": (D,), "lm_head": (D, V)}
+    for l in range(L):
+        p = f"layers.{l}."
+        shapes[p + "norm1"] = shapes[p + "norm2"] = (D,)
+        for n, shape in [("q", (D, D)), ("k", (D, D)), ("v", (D, D)), ("o", (D, D)),
+                         ("gate", (D, F)), ("up", (D, F)), ("down", (F, D))]:
+            shapes[p + n] = shape
+    return shapes
+
+
 def weights(rng):
     w = {"embed": rng.normal(0, 0.5, (V, D)), "final_norm": 1 + 0.1 * rng.normal(size=D),
          "lm_head": rng.normal(0, 0.2, (D, V))}
@@ -41,6 +58,36 @@ def weights(rng):
                          ("gate", (D, F)), ("up", (D, F)), ("down", (F, D))]:
             w[p + n] = rng.normal(0, 0.2, shape)
     return w
+
+
+def write_sparse(out, layers, d, f, v):
+    """The graph at another size with its weights as external data in a sparse file."""
+    global L, D, F, V, HD
+    L, D, F, V, HD = layers, d, f, v, d // H
+    shapes = weight_shapes()
+    # One element per weight while building; the real shapes go into the external data.
+    model = build({name: np.zeros((1,) * len(shape)) for name, shape in shapes.items()})
+    os.makedirs(out, exist_ok=True)
+    offset = 0
+    for init in model.graph.initializer:
+        if init.name not in shapes:
+            continue
+        shape = shapes[init.name]
+        length = 4 * int(np.prod(shape))
+        del init.dims[:]
+        init.dims.extend(shape)
+        init.ClearField("raw_data")
+        init.data_location = TensorProto.EXTERNAL
+        for key, value in [("location", "model.data"), ("offset", str(offset)),
+                           ("length", str(length))]:
+            entry = init.external_data.add()
+            entry.key, entry.value = key, value
+        offset += length
+    with open(os.path.join(out, "model.data"), "wb") as data:
+        data.truncate(offset)
+    onnx.save(model, os.path.join(out, "model.onnx"))
+    print(f"{sum(int(np.prod(s)) for s in shapes.values())} parameters, {offset} bytes of "
+          f"external data (sparse)")
 
 
 def reference(w, ids, labels):
@@ -217,6 +264,8 @@ if __name__ == "__main__":
             types = {"int64": TensorProto.INT64, "int32": TensorProto.INT32}
             ID_TYPES[:] = [types[sys.argv[3]], types[sys.argv[4]]]
         write(sys.argv[2])
+    elif sys.argv[1] == "sparse":
+        write_sparse(sys.argv[2], *(int(a) for a in sys.argv[3:7]))
     elif sys.argv[1] == "grads":
         check_grads(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     else:

@@ -142,7 +142,7 @@ def FuseLinearCrossEntropy : Pass<"rp-fuse-linear-cross-entropy", "::mlir::Modul
     (none when `h` is 2-D). Reduction and `ignore_index` are kept. The matmul's and the
     reshape's results have no other user. A bias, scaled or soft-capped logits (any op between
     the matmul and the loss other than the reshape), a weight in `[H, V]` layout, a batched
-    weight, a `transpose_a`, a class axis other than 1 of rank-2 logits, or logits used
+    weight, a `transpose_a`, logits of a rank other than 2 (`[N, C, d...]`), or logits used
     elsewhere leave the graph unfused.
 
     Before:

@@ -2,7 +2,7 @@
 // graph.linear_cross_entropy (positive: both exporters' untied and tied heads, the
 // transpose_b form, a 2-D hidden state, sum and i32 labels; negative: a bias, scaled and
 // soft-capped logits, a weight in [H, V] layout, logits used elsewhere, transpose_a, a
-// batched weight).
+// batched weight, rank-3 logits).
 // RUN: rp-opt %s --rp-fuse-linear-cross-entropy --split-input-file | FileCheck %s
 
 // The exporters' untied head (lm_head.weight [V, H]) after the importer.
@@ -171,5 +171,18 @@ func.func @batched_weight(%h: tensor<2x4x16xf32>, %w: tensor<2x100x16xf32>, %y: 
   %z = graph.matmul %h, %w {transpose_b} : (tensor<2x4x16xf32>, tensor<2x100x16xf32>) -> tensor<2x4x100xf32>
   %z2 = graph.reshape %z : tensor<2x4x100xf32> to tensor<8x100xf32>
   %l = graph.cross_entropy mean %z2, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Negative: rank-3 logits [N, C, d] (the class axis 1 is not the head's output axis).
+// CHECK-LABEL: func.func @rank3_logits
+// CHECK: graph.matmul
+// CHECK: graph.cross_entropy
+// CHECK-NOT: graph.linear_cross_entropy
+func.func @rank3_logits(%h: tensor<2x4x16xf32>, %w: tensor<100x16xf32>, %y: tensor<2x100xi64>) -> tensor<f32> {
+  %z = graph.matmul %h, %w {transpose_b} : (tensor<2x4x16xf32>, tensor<100x16xf32>) -> tensor<2x4x100xf32>
+  %l = graph.cross_entropy mean %z, %y {ignore_index = -100 : i64} : (tensor<2x4x100xf32>, tensor<2x100xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }

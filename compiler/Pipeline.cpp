@@ -34,6 +34,7 @@ void buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseAttention());
   pm.addPass(createFuseCrossEntropy());
+  pm.addPass(createFuseLinearCrossEntropy());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -59,6 +60,7 @@ void buildSchedulePipeline(OpPassManager &pm, const LowerToScheduleOptions &opti
   // After the layers' backward functions exist, so that their transposes fold too.
   addTransposeFolding(pm);
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createChooseLossChunks());
   pm.addPass(createPlanMemory());
 }
 

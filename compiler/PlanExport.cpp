@@ -123,7 +123,7 @@ std::string typeName(Type type) {
 }
 
 /// The keyword of a graph enum attribute (`predicate` of graph.compare, `approximate` of
-/// graph.gelu, `reduction` of graph.cross_entropy), or nullopt when `name` is none of them.
+/// graph.gelu, `reduction` of graph.cross_entropy and graph.linear_cross_entropy(_vjp)), or nullopt when `name` is none of them.
 std::optional<std::string> enumKeyword(Operation *op, StringRef name) {
   if (auto compare = dyn_cast<graph::CompareOp>(op);
       compare && name == compare.getPredicateAttrName().getValue())
@@ -132,6 +132,12 @@ std::optional<std::string> enumKeyword(Operation *op, StringRef name) {
       gelu && name == gelu.getApproximateAttrName().getValue())
     return graph::stringifyGeluApproximation(gelu.getApproximate()).str();
   if (auto loss = dyn_cast<graph::CrossEntropyOp>(op);
+      loss && name == loss.getReductionAttrName().getValue())
+    return graph::stringifyLossReduction(loss.getReduction()).str();
+  if (auto loss = dyn_cast<graph::LinearCrossEntropyOp>(op);
+      loss && name == loss.getReductionAttrName().getValue())
+    return graph::stringifyLossReduction(loss.getReduction()).str();
+  if (auto loss = dyn_cast<graph::LinearCrossEntropyVjpOp>(op);
       loss && name == loss.getReductionAttrName().getValue())
     return graph::stringifyLossReduction(loss.getReduction()).str();
   return std::nullopt;

@@ -63,6 +63,13 @@ double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
     return operands.size() == 5
                ? 2.5 * attentionFlops({operands[0], operands[1], operands[2]}, causal)
                : 0;
+  if (id == "linear_cross_entropy" || id == "linear_cross_entropy_vjp") {
+    if (operands.size() < 2 || operands[0].size() != 2 || operands[1].size() != 2)
+      return 0;
+    const double products = id == "linear_cross_entropy" ? 1 : 3; // logits (+ dhidden, dweight)
+    return products * 2.0 * static_cast<double>(operands[0][0]) *
+           static_cast<double>(operands[0][1]) * static_cast<double>(operands[1][0]);
+  }
   return 0;
 }
 

@@ -18,6 +18,11 @@
 //              dK = dS^T Q) against the forward's two (Dao 2023). The kernels also recompute S
 //              and dP in their second pass (seven products executed); the count is the
 //              algorithm's, as FlashAttention reports it.
+//   linear_cross_entropy  hidden [N, H], weight [V, H]: 2 N H V (the logits; the softmax and
+//              loss are not counted).
+//   linear_cross_entropy_vjp  the same operands: 6 N H V, the logits once plus dhidden = G W
+//              and dweight = G^T hidden (the head's forward and backward; the logits are never
+//              recomputed).
 //   any other  0.
 //
 // Plain C++17, no dependency: part of rp_kernel_registry.

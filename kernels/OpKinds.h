@@ -10,6 +10,8 @@
 #ifndef RP_KERNELS_OPKINDS_H
 #define RP_KERNELS_OPKINDS_H
 
+#include <cstdint>
+
 namespace rp::kernels {
 
 /// Unary ops. Formulas (ONNX / torch.nn.functional):
@@ -143,6 +145,15 @@ inline const char *reduceKindName(ReduceKind kind) {
 /// positions whose label is not ignore_index (NaN when there is none, as
 /// PyTorch); Sum adds them (0 when every label is ignored).
 enum class LossReduction { Mean, Sum };
+
+/// linear_cross_entropy(_vjp) without chunk_rows: the most rows whose f32 logits fit in
+/// kDefaultLogitsChunkBytes (32 MiB), at least 1 and at most `rows` (both backends).
+inline constexpr int64_t kDefaultLogitsChunkBytes = int64_t(32) << 20;
+inline int64_t defaultLossChunkRows(int64_t rows, int64_t vocab) {
+  const int64_t fit = kDefaultLogitsChunkBytes / (4 * (vocab > 1 ? vocab : 1));
+  const int64_t c = rows < fit ? rows : fit;
+  return c > 1 ? c : 1;
+}
 
 } // namespace rp::kernels
 

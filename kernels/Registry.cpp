@@ -80,6 +80,10 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("attention", 3, 1, R::Float, {req("scale", K::Float), opt("causal", K::Bool)}));
   t.push_back(fixed("attention_vjp", 5, 3, R::Float,
                     {req("scale", K::Float), opt("causal", K::Bool)}));
+  const std::vector<AttrSpec> linearLossAttrs = {
+      req("reduction", K::String), req("ignore_index", K::Int), opt("chunk_rows", K::Int)};
+  t.push_back(fixed("linear_cross_entropy", 3, 1, R::LinearLoss, linearLossAttrs));
+  t.push_back(fixed("linear_cross_entropy_vjp", 4, 3, R::LinearLoss, linearLossAttrs));
   // Not a graph op: copies its operand into its result (same type).
   t.push_back(fixed("copy", 1, 1, R::Same));
   return t;

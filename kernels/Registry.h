@@ -65,6 +65,7 @@ enum class DTypeRule {
   Indexed,      ///< operand 0 and the result have one dtype; operand 1 (indices) is i64 or i32
   FloatIndexed, ///< as Indexed with operand 0 and the result float (scatters, cross_entropy)
   Range,        ///< the result is f32, i64 or i32
+  LinearLoss,   ///< operand 2 (labels) is i64 or i32; the others and the results one float dtype
 };
 
 /// Marks an unbounded operand or result count.

@@ -103,6 +103,9 @@ private:
   llvm::DenseMap<StringRef, int> paramBlock; // param name -> 1..B
   llvm::DenseMap<Operation *, int> opScope;  // op -> 1..B
   llvm::DenseMap<Value, Placement> placement;
+  /// Loads of params first used before the blocks (the embedding), re-read by every layer
+  /// that uses them.
+  llvm::DenseSet<Value> prefixLoads;
   int numBlocks = 0;
 };
 
@@ -320,6 +323,8 @@ void Grouper::assignParts() {
         p.kind = first >= 0 && first < firstCore   ? Kind::PrefixParam
                  : first > lastCore                ? Kind::TailParam
                                                    : Kind::SideParam;
+        if (p.kind == Kind::PrefixParam)
+          prefixLoads.insert(load.getResult());
       }
       placement[load.getResult()] = p;
       continue;
@@ -430,9 +435,11 @@ void Grouper::tightenBoundaries() {
       if (here.kind != Kind::Part)
         continue;
       if (llvm::any_of(op->getOperands(), [&](Value v) {
-            return v.getDefiningOp<graph::LoadParamOp>() != nullptr;
+            return v.getDefiningOp<graph::LoadParamOp>() &&
+                   (here.part == 0 || !prefixLoads.contains(v));
           }))
-        continue; // ops that read params stay with them
+        continue; // ops that read params stay with them, except a prefix param's read after
+                  // the prefix (re-read where it is used: a tied LM head reads the embedding)
       int target = -1;
       bool single = true;
       for (Value r : op->getResults())

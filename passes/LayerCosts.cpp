@@ -33,6 +33,17 @@ double forwardFlops(func::FuncOp func) {
       flops += 2.0 * elements(mm.getType()) * static_cast<double>(k);
       return;
     }
+    if (isa<graph::LinearCrossEntropyOp, graph::LinearCrossEntropyVjpOp>(op)) {
+      // The head's products (2 N H V per pass over the logits; the VJP runs three) and the
+      // softmax over [N, V], as a matmul and a cross_entropy count.
+      auto h = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+      const double logits = static_cast<double>(h.getDimSize(0)) *
+                            static_cast<double>(w.getDimSize(0));
+      const double products = isa<graph::LinearCrossEntropyOp>(op) ? 1 : 3;
+      flops += products * 2.0 * logits * static_cast<double>(h.getDimSize(1)) + 5.0 * logits;
+      return;
+    }
     if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::ReduceMaxOp, graph::SoftmaxOp,
             graph::LogSoftmaxOp, graph::LayerNormOp, graph::RmsNormOp, graph::CrossEntropyOp>(op)) {
       flops += 5.0 * elements(op->getOperand(0).getType());

@@ -131,4 +131,34 @@ def FuseCrossEntropy : Pass<"rp-fuse-cross-entropy", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
 }
 
+def FuseLinearCrossEntropy : Pass<"rp-fuse-linear-cross-entropy", "::mlir::ModuleOp"> {
+  let summary = "Fuses an LM head's matmul and its cross-entropy into graph.linear_cross_entropy";
+  let description = [{
+    Rewrites `graph.cross_entropy(reshape(matmul(h, transpose(W))), labels)` with `h`
+    `[..., H]`, `W` `[V, H]` (a head's `nn.Linear` weight or a tied embedding), the transpose
+    swapping `W`'s two dimensions (or `W` read with the matmul's `transpose_b`), the logits
+    `[N, V]` (`N` = the product of `h`'s leading dimensions) and `labels` `[N]`, into
+    `graph.linear_cross_entropy %h2, %W, %labels` with `%h2 = graph.reshape %h` to `[N, H]`
+    (none when `h` is 2-D). Reduction and `ignore_index` are kept. The matmul's and the
+    reshape's results have no other user. A bias, scaled or soft-capped logits (any op between
+    the matmul and the loss other than the reshape), a weight in `[H, V]` layout, a batched
+    weight, a `transpose_a`, logits of a rank other than 2 (`[N, C, d...]`), or logits used
+    elsewhere leave the graph unfused.
+
+    Before:
+    ```mlir
+    %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<264x32xf32>) -> tensor<32x264xf32>
+    %z = graph.matmul %h, %wt : (tensor<2x16x32xf32>, tensor<32x264xf32>) -> tensor<2x16x264xf32>
+    %z2 = graph.reshape %z : tensor<2x16x264xf32> to tensor<32x264xf32>
+    %loss = graph.cross_entropy mean %z2, %y {ignore_index = -100 : i64} : (tensor<32x264xf32>, tensor<32xi64>) -> tensor<f32>
+    ```
+    After:
+    ```mlir
+    %h2 = graph.reshape %h : tensor<2x16x32xf32> to tensor<32x32xf32>
+    %loss = graph.linear_cross_entropy mean %h2, %w, %y {ignore_index = -100 : i64} : (tensor<32x32xf32>, tensor<264x32xf32>, tensor<32xi64>) -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
 #endif // RP_NormFusionPasses_TD

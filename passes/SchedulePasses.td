@@ -109,4 +109,31 @@ def PlanMemory : Pass<"rp-plan-memory", "::mlir::ModuleOp"> {
   }];
 }
 
+def ChooseLossChunks : Pass<"rp-choose-loss-chunks", "::mlir::ModuleOp"> {
+  let summary = "Sets chunk_rows of the fused LM-head losses from a memory budget";
+  let description = [{
+    Gives every `graph.linear_cross_entropy` and `graph.linear_cross_entropy_vjp` without a
+    `chunk_rows` the rows per chunk whose f32 logits fit the budget:
+    `chunk_rows = clamp(floor(budget / (4 V)), 1, N)`, rounded down to a multiple of 64 when
+    at least 64 and below N (GEMM tiles), with `budget = max(budget-floor, the largest tensor any op of
+    the module's functions produces)` in bytes: the chunk never holds more than the largest
+    value the functions hold anyway (in a `_train` tail, the head's weight gradient `V x H`).
+    The kernels' results do not depend on the chunk size, only their scratch does.
+
+    Before:
+    ```mlir
+    %loss = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4096x2048xbf16>, tensor<151936x2048xbf16>, tensor<4096xi64>) -> tensor<bf16>
+    ```
+    After (the largest value 64 MiB: 110 rows, rounded to 64):
+    ```mlir
+    %loss = graph.linear_cross_entropy mean %h, %w, %y {chunk_rows = 64 : i64, ignore_index = -100 : i64} : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+  let options = [
+    Option<"budgetFloor", "budget-floor", "int64_t", /*default=*/"int64_t(64) << 20",
+           "The smallest budget of a chunk's f32 logits, bytes">,
+  ];
+}
+
 #endif // RP_SCHEDULEPASSES_TD

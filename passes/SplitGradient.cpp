@@ -276,6 +276,15 @@ FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
   FailureOr<func::FuncOp> grad = buildGradientFunction(forward, tagged);
   if (failed(grad))
     return failure();
+  // A fused loss whose one-pass VJP also computes it: the loss comes from the VJP, so the
+  // logits are computed once, in `_bwd` (split apart, the canonicalizer could not merge them).
+  SmallVector<graph::LinearCrossEntropyOp> losses;
+  grad->walk([&](graph::LinearCrossEntropyOp op) { losses.push_back(op); });
+  for (graph::LinearCrossEntropyOp op : losses)
+    if (graph::LinearCrossEntropyVjpOp vjp = graph::findOnePassVjp(op)) {
+      op.getResult().replaceAllUsesWith(vjp.getLoss());
+      op->erase();
+    }
   unsigned numResults = config.cotangentArgs ? forward.getNumResults() : 0;
   FailureOr<SplitGradient> split =
       Splitter(*grad, forward.getNumArguments(), numResults).split(fwdName, bwdName);

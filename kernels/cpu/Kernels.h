@@ -15,6 +15,7 @@
 #include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Gather.h"
 #include "kernels/cpu/Generators.h"
+#include "kernels/cpu/LinearCrossEntropy.h"
 #include "kernels/cpu/MatMul.h"
 #include "kernels/cpu/Norm.h"
 #include "kernels/cpu/Reduce.h"

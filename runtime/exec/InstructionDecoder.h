@@ -122,6 +122,11 @@ public:
     const auto &v = attr(name).ints().values();
     return std::vector<int64_t>(v.begin(), v.end());
   }
+  /// An optional int: `fallback` when absent.
+  int64_t i64Or(std::string_view name, int64_t fallback) const {
+    auto it = ins_.attrs().find(std::string(name));
+    return it == ins_.attrs().end() ? fallback : it->second.i();
+  }
   /// An optional bool (a UnitAttr): absent = false.
   bool flag(std::string_view name) const {
     auto it = ins_.attrs().find(std::string(name));
@@ -219,6 +224,20 @@ public:
         return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
                     " like operand 0");
       return okStatus();
+    case DTypeRule::LinearLoss: {
+      RP_RETURN_IF_ERROR(indices(2));
+      const DType want = operands_[0].dtype;
+      if (floats_.halfFloats ? !isFloat16Or32(want) : want != DType::F32)
+        return fail(item(false, 0) + "; the kernel takes " +
+                    (floats_.halfFloats ? "f32, f16 or bf16" : floats_.fp32Takes));
+      for (size_t j = 1; j < operands_.size(); ++j)
+        if (j != 2 && operands_[j].dtype != want)
+          return fail(item(false, j) + "; expected " + dtypeName(want) + " like operand 0");
+      for (size_t j = 0; j < results_.size(); ++j)
+        if (results_[j].dtype != want)
+          return fail(item(true, j) + "; expected " + dtypeName(want) + " like operand 0");
+      return okStatus();
+    }
     case DTypeRule::Range:
       if (results_[0].dtype != DType::F32 && results_[0].dtype != DType::I64 &&
           results_[0].dtype != DType::I32)

@@ -31,6 +31,17 @@ std::pair<int, int64_t> bufferKey(const pb::BufferRef &ref) {
   return {static_cast<int>(ref.space()), indexed ? ref.index() : ref.offset()};
 }
 
+/// `input` holds the labels of the loss `inst` over `classes` classes (its ignore_index and
+/// reduction attributes).
+void labelsOf(const pb::Instruction &inst, int64_t classes, PlanInput &input) {
+  input.role = InputRole::Labels;
+  input.vocabSize = classes;
+  if (auto it = inst.attrs().find("ignore_index"); it != inst.attrs().end())
+    input.ignoreIndex = it->second.i();
+  if (auto it = inst.attrs().find("reduction"); it != inst.attrs().end())
+    input.meanLoss = it->second.s() == "mean";
+}
+
 /// The role of argument `arg` of `function`, from its uses in program order, following the
 /// value through kernels that only move or relabel it (reshape, copy, cast, transpose, expand).
 void classifyArgument(const pb::Function &function, int64_t arg, PlanInput &input) {
@@ -53,14 +64,16 @@ void classifyArgument(const pb::Function &function, int64_t arg, PlanInput &inpu
           return;
         }
       } else if (k == "cross_entropy" && data.shape_size() > 0) {
-        input.role = InputRole::Labels;
-        input.vocabSize = data.shape(data.shape_size() - 1);
-        if (auto it = inst.attrs().find("ignore_index"); it != inst.attrs().end())
-          input.ignoreIndex = it->second.i();
-        if (auto it = inst.attrs().find("reduction"); it != inst.attrs().end())
-          input.meanLoss = it->second.s() == "mean";
+        labelsOf(inst, data.shape(data.shape_size() - 1), input);
         return;
       }
+    }
+    // The fused LM head's labels are operand 2; its weight [V, H] gives the classes.
+    if ((k == "linear_cross_entropy" || k == "linear_cross_entropy_vjp") &&
+        inst.operands_size() >= 3 && value.count(bufferKey(inst.operands(2))) &&
+        inst.operands(1).type().shape_size() > 0) {
+      labelsOf(inst, inst.operands(1).type().shape(0), input);
+      return;
     }
     const bool fromValue = moves && inst.operands_size() >= 1 &&
                            value.count(bufferKey(inst.operands(0)));

@@ -3,7 +3,9 @@
 // rp-run feeds a plan's INPUT host buffers from a token file. Which input holds token ids and
 // which holds labels follows from the plan itself: an input read as the indices of a `gather`
 // (operand 1; the embedding lookup) holds token ids below the gathered axis's size, one read
-// as the labels of `cross_entropy` (operand 1) holds labels below the logits' last dimension.
+// as the labels of `cross_entropy` (operand 1) holds labels below the logits' last dimension,
+// one read as the labels of `linear_cross_entropy(_vjp)` (operand 2) labels below the head
+// weight's first dimension (V of [V, H]).
 // The analysis follows each input from its upload to the function argument it is bound to,
 // and through kernels that only move the value (reshape, copy, cast, transpose, expand).
 //

@@ -187,6 +187,13 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
       if (ins.kernel() == "attention_vjp")
         flops *= 2.5; // five products of the forward's size (kernels/FlopRules.h)
     }
+  } else if ((ins.kernel() == "linear_cross_entropy" ||
+              ins.kernel() == "linear_cross_entropy_vjp") &&
+             ins.operands_size() >= 2) {
+    const pb::TensorType &h = ins.operands(0).type(), &w = ins.operands(1).type();
+    if (h.shape_size() == 2 && w.shape_size() == 2)
+      flops = (ins.kernel() == "linear_cross_entropy" ? 2.0 : 6.0) *
+              static_cast<double>(elementsOf(h)) * static_cast<double>(w.shape(0));
   }
   const double computeMs = flops / (target.peakTflops * efficiency * 1e9);
   const double memoryMs = bytes / (target.hbmGbps * 1e6);

@@ -727,6 +727,14 @@ pb::Instruction plausible(const kernels::KernelInfo &k) {
   } else if (id == "cross_entropy") {
     ops[1] = {I64, {2}};
     res[0] = {F32, {}};
+  } else if (id == "linear_cross_entropy" || id == "linear_cross_entropy_vjp") {
+    ops[1] = {F32, {3, 4}}; // weight [V, H]
+    ops[2] = {I64, {2}};
+    res[0] = {F32, {}};
+    if (id == "linear_cross_entropy_vjp") {
+      ops[3] = {F32, {}};
+      res[2] = {F32, {3, 4}};
+    }
   } else if (id == "gather" || id == "gather_elements" || id == "scatter_add" ||
              id == "scatter_elements_add") {
     ops[1].dtype = I64;

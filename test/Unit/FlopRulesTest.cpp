@@ -64,6 +64,23 @@ TEST(FlopRulesTest, CausalPairs) {
   EXPECT_EQ(causalPairs(64, 64), 2080.0); // 64 * 65 / 2
 }
 
+// hidden [N, H], weight [V, H]: the logits 2 N H V; the VJP adds dhidden and dweight (6 N H V),
+// the head's forward and backward products, with the logits computed once.
+TEST(FlopRulesTest, LinearCrossEntropyIsTheHeadsProducts) {
+  const double logits = 2.0 * 4096 * 2048 * 151936;
+  EXPECT_EQ(kernelFlops("linear_cross_entropy", {{4096, 2048}, {151936, 2048}, {4096}}, {{}},
+                        false),
+            logits);
+  EXPECT_EQ(kernelFlops("linear_cross_entropy_vjp",
+                        {{4096, 2048}, {151936, 2048}, {4096}, {}},
+                        {{}, {4096, 2048}, {151936, 2048}}, false),
+            3 * logits);
+  // The matmul + cross_entropy it replaces: the same forward count.
+  EXPECT_EQ(kernelFlops("matmul", {{4096, 2048}, {2048, 151936}}, {{4096, 151936}}, false),
+            logits);
+  EXPECT_EQ(kernelFlops("linear_cross_entropy", {{4096}, {151936, 2048}}, {{}}, false), 0.0);
+}
+
 TEST(FlopRulesTest, OtherKernelsAndMalformedCallsCountZero) {
   EXPECT_EQ(kernelFlops("add", {{4, 8}, {4, 8}}, {{4, 8}}, false), 0.0);
   EXPECT_EQ(kernelFlops("softmax", {{4, 8}}, {{4, 8}}, false), 0.0);
@@ -73,7 +90,8 @@ TEST(FlopRulesTest, OtherKernelsAndMalformedCallsCountZero) {
   EXPECT_EQ(kernelFlops("attention", {{16}, {8, 16}, {8, 16}}, {{8, 16}}, false), 0.0);
   // Every registry id has a rule: the contractions count, nothing else does.
   for (const KernelInfo &k : allKernels()) {
-    if (k.id != "matmul" && k.id != "attention") {
+    if (k.id != "matmul" && k.id != "attention" && k.id != "linear_cross_entropy" &&
+        k.id != "linear_cross_entropy_vjp") {
       EXPECT_EQ(kernelFlops(k.id, {{2, 2}, {2, 2}, {2, 2}}, {{2, 2}}, true), 0.0) << k.id;
     }
   }

@@ -478,5 +478,34 @@ TEST(SimBackendTest, PlanModeComparisonReport) {
   EXPECT_NE(report.find("executor-sync"), std::string::npos) << report;
 }
 
+// The fused LM head's roofline: compute-bound at the 1.7B shape, 2 N H V FLOPs for the
+// forward op and 6 N H V for the one-pass VJP (kernels/FlopRules.h).
+TEST(SimRoofline, LinearCrossEntropyCountsTheHeadsProducts) {
+  using rp::testing::ref;
+  using rp::testing::tensorType;
+  rp::partition::TargetSpec target;
+  target.peakTflops = 1000;
+  target.hbmGbps = 3000;
+  auto hidden = tensorType(pb::BF16, {4096, 2048}), weight = tensorType(pb::BF16, {151936, 2048});
+  auto labels = tensorType(pb::I64, {4096}), scalar = tensorType(pb::BF16, {});
+  const double products = 2.0 * 4096 * 2048 * 151936;
+  for (bool vjp : {false, true}) {
+    pb::Function f;
+    pb::Instruction *ins = f.add_body();
+    ins->set_kernel(vjp ? "linear_cross_entropy_vjp" : "linear_cross_entropy");
+    *ins->add_operands() = ref(pb::BufferRef::ARG, 0, hidden);
+    *ins->add_operands() = ref(pb::BufferRef::ARG, 1, weight);
+    *ins->add_operands() = ref(pb::BufferRef::ARG, 2, labels);
+    *ins->add_results() = ref(pb::BufferRef::RESULT, 0, scalar);
+    if (vjp) {
+      *ins->add_operands() = ref(pb::BufferRef::ARG, 3, scalar);
+      *ins->add_results() = ref(pb::BufferRef::RESULT, 1, hidden);
+      *ins->add_results() = ref(pb::BufferRef::RESULT, 2, weight);
+    }
+    const double flops = (vjp ? 3 : 1) * products;
+    EXPECT_DOUBLE_EQ(rooflineMs(f, target, 0.5), flops / (1000 * 0.5 * 1e9)) << ins->kernel();
+  }
+}
+
 } // namespace
 } // namespace rp::runtime

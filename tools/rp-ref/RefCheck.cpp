@@ -50,12 +50,11 @@ double normalisedError(const HostTensor &a, const HostTensor &b) {
   return scale > 0 ? diff / scale : diff;
 }
 
-/// The argument `trainStep`'s cross-entropy reads its labels from (through ops that only move
+/// The argument `trainStep`'s cross-entropy (plain or fused with the LM head) reads its labels from (through ops that only move
 /// the value), or -1; `ignoreIndex` receives the loss's ignore_index.
 int labelsArgument(func::FuncOp trainStep, int64_t &ignoreIndex) {
   int arg = -1;
-  trainStep.walk([&](graph::CrossEntropyOp ce) {
-    Value v = ce.getLabels();
+  auto visit = [&](Value v, int64_t ignore) {
     while (Operation *def = v.getDefiningOp()) {
       if (!isa<graph::ReshapeOp, graph::CastOp,
                graph::TransposeOp, graph::ExpandOp>(def))
@@ -64,8 +63,16 @@ int labelsArgument(func::FuncOp trainStep, int64_t &ignoreIndex) {
     }
     if (auto a = dyn_cast<BlockArgument>(v)) {
       arg = static_cast<int>(a.getArgNumber());
-      ignoreIndex = ce.getIgnoreIndexAttr().getInt();
+      ignoreIndex = ignore;
     }
+  };
+  trainStep.walk([&](Operation *op) {
+    if (auto ce = dyn_cast<graph::CrossEntropyOp>(op))
+      visit(ce.getLabels(), ce.getIgnoreIndexAttr().getInt());
+    else if (auto lce = dyn_cast<graph::LinearCrossEntropyOp>(op))
+      visit(lce.getLabels(), lce.getIgnoreIndexAttr().getInt());
+    else if (auto vjp = dyn_cast<graph::LinearCrossEntropyVjpOp>(op))
+      visit(vjp.getLabels(), vjp.getIgnoreIndexAttr().getInt());
   });
   return arg;
 }

@@ -47,10 +47,11 @@ std::optional<unsigned> argumentUsedAs(func::FuncOp func, bool labels) {
           worklist.push_back(user->getResult(0));
           continue;
         }
-        if (use.getOperandNumber() != 1)
-          continue;
-        if ((!labels && isa<graph::GatherOp>(user)) ||
-            (labels && isa<graph::CrossEntropyOp>(user)))
+        const unsigned operand = use.getOperandNumber();
+        if ((!labels && operand == 1 && isa<graph::GatherOp>(user)) ||
+            (labels && operand == 1 && isa<graph::CrossEntropyOp>(user)) ||
+            (labels && operand == 2 &&
+             isa<graph::LinearCrossEntropyOp, graph::LinearCrossEntropyVjpOp>(user)))
           return arg.getArgNumber();
       }
     }
@@ -138,9 +139,17 @@ int ReferenceTrainer::findFeed() {
                 "has " + std::to_string(func_.getNumArguments() - 1) + " arguments");
   feed_.seed = func_.getNumArguments() - 1;
   if (labelsArg)
-    func_.walk([&](graph::CrossEntropyOp ce) {
-      feed_.ignoreIndex = ce.getIgnoreIndexAttr().getInt();
-      feed_.meanLoss = ce.getReduction() == graph::LossReduction::mean;
+    func_.walk([&](Operation *op) {
+      auto readLoss = [&](auto loss) {
+        feed_.ignoreIndex = loss.getIgnoreIndexAttr().getInt();
+        feed_.meanLoss = loss.getReduction() == graph::LossReduction::mean;
+      };
+      if (auto ce = dyn_cast<graph::CrossEntropyOp>(op))
+        readLoss(ce);
+      else if (auto lce = dyn_cast<graph::LinearCrossEntropyOp>(op))
+        readLoss(lce);
+      else if (auto vjp = dyn_cast<graph::LinearCrossEntropyVjpOp>(op))
+        readLoss(vjp);
     });
   auto tokensType = cast<RankedTensorType>(func_.getArgumentTypes()[*tokensArg]);
   if (tokensType.getRank() != 2)

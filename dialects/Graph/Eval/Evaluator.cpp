@@ -7,6 +7,7 @@
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
+#include "kernels/cpu/LinearCrossEntropy.h"
 #include "kernels/cpu/Elementwise.h"
 #include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Gather.h"
@@ -184,6 +185,13 @@ HostTensor tensorToStorage(const HostTensor &tensor, RankedTensorType type,
   return castTo(tensor, storageDType(type.getElementType(), precision));
 }
 
+namespace {
+/// The kernels' reduction enum for the op's.
+cpu::LossReduction lossReduction(LossReduction r) {
+  return r == LossReduction::mean ? cpu::LossReduction::Mean : cpu::LossReduction::Sum;
+}
+} // namespace
+
 FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const HostTensor *> in,
                                               EvalPrecision precision, std::string &error) {
   SmallVector<HostTensor> out;
@@ -225,6 +233,16 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
                                ce.getReduction() == LossReduction::mean ? cpu::LossReduction::Mean
                                                                         : cpu::LossReduction::Sum,
                                out[0]);
+  } else if (auto lce = dyn_cast<LinearCrossEntropyOp>(op)) {
+    status = cpu::linearCrossEntropy(operand(0), operand(1), operand(2),
+                                     lce.getIgnoreIndexAttr().getInt(),
+                                     lossReduction(lce.getReduction()),
+                                     lce.getChunkRows().value_or(0), out[0]);
+  } else if (auto lce = dyn_cast<LinearCrossEntropyVjpOp>(op)) {
+    status = cpu::linearCrossEntropyVjp(operand(0), operand(1), operand(2), operand(3),
+                                        lce.getIgnoreIndexAttr().getInt(),
+                                        lossReduction(lce.getReduction()),
+                                        lce.getChunkRows().value_or(0), out[0], out[1], out[2]);
   } else if (isa<SwigluOp>(op)) {
     status = cpu::swiglu(operand(0), operand(1), out[0]);
   } else if (isa<RopeOp>(op)) {

@@ -730,4 +730,60 @@ def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_LinearCrossEntropyOp : Graph_Op<"linear_cross_entropy", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "cross-entropy of a linear head's logits, without holding the logits";
+  let description = [{
+    `graph.cross_entropy(hidden @ weight^T, labels)`: the loss of an LM head (fused linear
+    cross-entropy, as Liger-Kernel and Apple's cut-cross-entropy, Wijmans et al. 2024).
+    `hidden` is `[N, H]`, `weight` `[V, H]` (the head's or the tied embedding's layout),
+    `labels` `[N]` of `i64` or `i32`; the result is a 0-D tensor of `hidden`'s element type.
+    `reduction` and `ignore_index` are graph.cross_entropy's (a `mean` over the labels that are
+    not `ignore_index`, NaN when all are). The kernels compute the logits `chunk_rows` rows
+    at a time (absent or 0: the kernel's default), so no `[N, V]` tensor exists; the result
+    does not depend on the chunk size. `rp-fuse-linear-cross-entropy` forms it from
+    `cross_entropy(reshape(matmul(h, transpose(W))), labels)`.
+
+    ```mlir
+    %loss = graph.linear_cross_entropy mean %h, %w, %labels {ignore_index = -100 : i64} : (tensor<32x64xf32>, tensor<1000x64xf32>, tensor<32xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_LossReductionAttr:$reduction, Graph_FloatTensor:$hidden,
+                       Graph_FloatTensor:$weight, Graph_IndexTensor:$labels,
+                       I64Attr:$ignore_index, OptionalAttr<I64Attr>:$chunk_rows);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $reduction $hidden `,` $weight `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Graph_LinearCrossEntropyVjpOp : Graph_Op<"linear_cross_entropy_vjp", [Pure]> {
+  let summary = "graph.linear_cross_entropy's loss and gradients in one pass";
+  let description = [{
+    For `loss = graph.linear_cross_entropy(hidden, weight, labels)` and the loss's cotangent
+    `seed` (0-D), the loss and `dhidden = G weight`, `dweight = G^T hidden` with
+    `G = (softmax(hidden weight^T) - onehot(labels)) * keep * scale`, `keep` 0 on ignored
+    labels, `scale = seed / (count + (count == 0))` for `mean` (count = kept labels) and
+    `seed` for `sum` (graph.cross_entropy's VJP). The logits of each chunk of `chunk_rows`
+    rows are computed once and used for the loss and both gradients (6 N H V FLOPs, the head's
+    forward and backward). Emitted by the autodiff for graph.linear_cross_entropy; the
+    canonicalizer replaces a forward op on the same operands by this op's `loss`.
+
+    ```mlir
+    %loss, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %labels, %seed {ignore_index = -100 : i64} : (tensor<32x64xf32>, tensor<1000x64xf32>, tensor<32xi64>, tensor<f32>) -> (tensor<f32>, tensor<32x64xf32>, tensor<1000x64xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_LossReductionAttr:$reduction, Graph_FloatTensor:$hidden,
+                       Graph_FloatTensor:$weight, Graph_IndexTensor:$labels,
+                       Graph_FloatTensor:$seed, I64Attr:$ignore_index,
+                       OptionalAttr<I64Attr>:$chunk_rows);
+  let results = (outs Graph_FloatTensor:$loss, Graph_FloatTensor:$dhidden,
+                      Graph_FloatTensor:$dweight);
+  let assemblyFormat = [{
+    $reduction $hidden `,` $weight `,` $labels `,` $seed attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // RP_GRAPH_OPS_TD

@@ -124,6 +124,22 @@ void addRowOps(Table &t) {
                    return cpu::crossEntropy(*in[0], *in[1], ignoreIndex, reduction, *out[0]);
                  });
                }});
+  t.push_back({"linear_cross_entropy", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(cpu::LossReduction reduction, decode::lossReduction(d));
+                 int64_t ignoreIndex = d.i64("ignore_index"), chunk = d.i64Or("chunk_rows", 0);
+                 return Body([=](const Operands &in, const Results &out) {
+                   return cpu::linearCrossEntropy(*in[0], *in[1], *in[2], ignoreIndex, reduction,
+                                                  chunk, *out[0]);
+                 });
+               }});
+  t.push_back({"linear_cross_entropy_vjp", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(cpu::LossReduction reduction, decode::lossReduction(d));
+                 int64_t ignoreIndex = d.i64("ignore_index"), chunk = d.i64Or("chunk_rows", 0);
+                 return Body([=](const Operands &in, const Results &out) {
+                   return cpu::linearCrossEntropyVjp(*in[0], *in[1], *in[2], *in[3], ignoreIndex,
+                                                     reduction, chunk, *out[0], *out[1], *out[2]);
+                 });
+               }});
 }
 
 // Shape ops; `reshape` and `copy` copy bytes (cpu::copyInto).

@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/KernelSupport.h"
 #include "kernels/cuda/HostReplay.h"
+#include "kernels/cuda/LinearCrossEntropy.h"
 
 #include <cstring>
 #include <memory>
@@ -449,11 +450,48 @@ void addFused(Table &t) {
                }});
 }
 
+/// graph.linear_cross_entropy(_vjp): per chunk cuBLASLt GEMMs and row kernels
+/// (kernels/cuda/LinearCrossEntropy.h); `grads`: the VJP.
+StatusOr<Built> linearCrossEntropy(const Decoder &d, bool grads) {
+  RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
+  RP_ASSIGN_OR_RETURN(kc::LinearCrossEntropyPlan plan,
+                      kc::planLinearCrossEntropy(
+                          operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
+                          operandDType(d, 2), operandShape(d, 2), d.i64("ignore_index"),
+                          reduction, d.i64Or("chunk_rows", 0), grads));
+  const std::string op = grads ? "linear_cross_entropy_vjp" : "linear_cross_entropy";
+  RP_RETURN_IF_ERROR(kernels::checkShapeIs(op, "loss", plan.dtype, resultShape(d, 0), {}));
+  if (grads) {
+    RP_RETURN_IF_ERROR(kernels::checkShapeIs(op, "seed", plan.dtype, operandShape(d, 3), {}));
+    RP_RETURN_IF_ERROR(
+        kernels::checkShapeIs(op, "dhidden", plan.dtype, resultShape(d, 1), operandShape(d, 0)));
+    RP_RETURN_IF_ERROR(
+        kernels::checkShapeIs(op, "dweight", plan.dtype, resultShape(d, 2), operandShape(d, 1)));
+  }
+  const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
+  auto shared = std::make_shared<const kc::LinearCrossEntropyPlan>(std::move(plan));
+  return both(
+      [shared, grads](const auto &e, const Operands &in, const Results &out) {
+        return kc::runLinearCrossEntropy(e, *shared, in[0], in[1], in[2],
+                                         grads ? in[3] : nullptr, out[0],
+                                         grads ? out[1] : nullptr, grads ? out[2] : nullptr);
+      },
+      scratch);
+}
+
+void addLinearCrossEntropy(Table &t) {
+  t.push_back({"linear_cross_entropy",
+               [](const Decoder &d) { return linearCrossEntropy(d, /*grads=*/false); }});
+  t.push_back({"linear_cross_entropy_vjp",
+               [](const Decoder &d) { return linearCrossEntropy(d, /*grads=*/true); }});
+}
+
 } // namespace
 
 const CudaBuilder *findCudaBuilder(std::string_view id) {
   static const decode::KernelTable<CudaBuilder> table(
-      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused});
+      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused,
+       addLinearCrossEntropy});
   return table.find(id);
 }
 

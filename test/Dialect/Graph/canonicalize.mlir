@@ -171,3 +171,37 @@ func.func @constants() -> (tensor<2xf32>, tensor<2xf32>) {
   // CHECK: return %[[C]], %[[C]]
   return %0, %1 : tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// graph.linear_cross_entropy with a graph.linear_cross_entropy_vjp on the same operands later
+// in the block: the forward's loss is the VJP's (chunk_rows may differ; it does not change
+// the result).
+// CHECK-LABEL: func.func @linear_loss_into_vjp
+// CHECK-NOT: graph.linear_cross_entropy mean
+// CHECK: %[[L:.+]], %[[DH:.+]], %[[DW:.+]] = graph.linear_cross_entropy_vjp mean
+// CHECK: return %[[L]], %[[DH]], %[[DW]]
+func.func @linear_loss_into_vjp(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %s: tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>) {
+  %l = graph.linear_cross_entropy mean %h, %w, %y {chunk_rows = 2 : i64, ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %l2, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  return %l, %dh, %dw : tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>
+}
+
+// -----
+
+// Near misses: another weight, another ignore_index, another reduction, and a use of the
+// forward's loss before the VJP (the seed computed from it) keep the forward op.
+// CHECK-LABEL: func.func @linear_loss_near_misses
+// CHECK-COUNT-4: graph.linear_cross_entropy mean
+func.func @linear_loss_near_misses(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %w2: tensor<10x8xf32>, %y: tensor<4xi64>, %s: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<10x8xf32>, tensor<10x8xf32>, tensor<10x8xf32>, tensor<10x8xf32>) {
+  %a = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %la, %dha, %dwa = graph.linear_cross_entropy_vjp mean %h, %w2, %y, %s {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  %b = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = 0 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %lb, %dhb, %dwb = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s {ignore_index = -1 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  %c = graph.linear_cross_entropy mean %h, %w2, %y {ignore_index = 5 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %lc, %dhc, %dwc = graph.linear_cross_entropy_vjp sum %h, %w2, %y, %s {ignore_index = 5 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  %d = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = 7 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  %sd = graph.mul %d, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %ld, %dhd, %dwd = graph.linear_cross_entropy_vjp mean %h, %w, %y, %sd {ignore_index = 7 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  return %a, %b, %c, %d, %dwa, %dwb, %dwc, %dwd : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<10x8xf32>, tensor<10x8xf32>, tensor<10x8xf32>, tensor<10x8xf32>
+}

@@ -882,3 +882,67 @@ func.func @attention_vjp_dk(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) 
   %0:3 = graph.attention_vjp %q, %k, %k, %q, %q {scale = 0.25 : f64} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>)
   return
 }
+
+// -----
+
+func.func @linear_cross_entropy_rank(%h: tensor<2x4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<8xi64>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected hidden of rank 2 [N, H], got 'tensor<2x4x8xf32>'}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<2x4x8xf32>, tensor<10x8xf32>, tensor<8xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_width(%h: tensor<4x8xf32>, %w: tensor<10x7xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected weight of shape [V, 8], got [10, 7]}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x7xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_labels(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<5xi64>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected labels of shape [4], got [5]}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<5xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_dtype(%h: tensor<4x8xf32>, %w: tensor<10x8xbf16>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected weight element type 'f32', got 'bf16'}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xbf16>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_loss(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected a 0-D loss of 'f32', got 'tensor<1xf32>'}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_chunk(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected chunk_rows >= 0, got -2}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y {chunk_rows = -2 : i64, ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_vjp_seed(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy_vjp' op expected a seed of the loss's type 'tensor<f32>', got 'tensor<1xf32>'}}
+  %l, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<1xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_vjp_grads(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %s: tensor<f32>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy_vjp' op expected dhidden of type 'tensor<4x8xf32>' and dweight of type 'tensor<10x8xf32>', got 'tensor<4x8xf32>' and 'tensor<8x10xf32>'}}
+  %l, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<8x10xf32>)
+  return
+}

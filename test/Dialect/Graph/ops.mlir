@@ -263,3 +263,12 @@ func.func @attention_vjp(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) ->
   // CHECK: return %[[DQ]], %[[DK]], %[[DV]]
   return %dq, %dk, %dv : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
 }
+
+// CHECK-LABEL: func.func @linear_cross_entropy
+func.func @linear_cross_entropy(%h: tensor<4x8xbf16>, %w: tensor<10x8xbf16>, %y: tensor<4xi32>, %s: tensor<bf16>) -> (tensor<bf16>, tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>) {
+  // CHECK: graph.linear_cross_entropy mean %{{.+}}, %{{.+}}, %{{.+}} {chunk_rows = 2 : i64, ignore_index = -100 : i64} : (tensor<4x8xbf16>, tensor<10x8xbf16>, tensor<4xi32>) -> tensor<bf16>
+  %l = graph.linear_cross_entropy mean %h, %w, %y {chunk_rows = 2 : i64, ignore_index = -100 : i64} : (tensor<4x8xbf16>, tensor<10x8xbf16>, tensor<4xi32>) -> tensor<bf16>
+  // CHECK: graph.linear_cross_entropy_vjp sum %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {ignore_index = 0 : i64} : (tensor<4x8xbf16>, tensor<10x8xbf16>, tensor<4xi32>, tensor<bf16>) -> (tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>)
+  %l2, %dh, %dw = graph.linear_cross_entropy_vjp sum %h, %w, %y, %s {ignore_index = 0 : i64} : (tensor<4x8xbf16>, tensor<10x8xbf16>, tensor<4xi32>, tensor<bf16>) -> (tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>)
+  return %l, %l2, %dh, %dw : tensor<bf16>, tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>
+}

@@ -1,0 +1,215 @@
+//===- LinearCrossEntropy.cpp - Fused LM head + cross-entropy (CPU) -------===//
+
+#include "kernels/cpu/LinearCrossEntropy.h"
+
+#include "kernels/cpu/KernelSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace rp::kernels::cpu {
+
+using namespace detail;
+using runtime::invalidArgument;
+using runtime::okStatus;
+using runtime::outOfRange;
+
+namespace {
+
+constexpr int kLanes = 8;
+
+/// sum_i a[i] b[i] in T: lane j sums the indices i = j (mod 8) in order, then lanes 0..7.
+template <typename T>
+T dot8(const T *a, const T *b, int64_t n) {
+  T lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      lane[j] += a[i + j] * b[i + j];
+  for (int j = 0; i < n; ++i, ++j)
+    lane[j] += a[i] * b[i];
+  T s = 0;
+  for (int j = 0; j < kLanes; ++j)
+    s += lane[j];
+  return s;
+}
+
+/// The checked problem: sizes, the labels widened to int64, the kept rows.
+struct Problem {
+  int64_t rows = 0, width = 0, vocab = 0, chunk = 0, kept = 0, ignoreIndex = 0;
+  LossReduction reduction = LossReduction::Mean;
+  std::vector<int64_t> labels;
+  bool keep(int64_t r) const { return labels[r] != ignoreIndex; }
+};
+
+template <typename L>
+Status loadLabels(const char *op, const HostTensor &labels, Problem &p) {
+  const L *y = labels.data<L>();
+  p.labels.resize(static_cast<size_t>(p.rows));
+  for (int64_t i = 0; i < p.rows; ++i) {
+    const int64_t l = y[i];
+    if (l != p.ignoreIndex && (l < 0 || l >= p.vocab))
+      return outOfRange(std::string(op) + ": label " + std::to_string(l) + " at position " +
+                        std::to_string(i) + " is outside [0, " + std::to_string(p.vocab) +
+                        ") and is not ignore_index (" + std::to_string(p.ignoreIndex) + ")");
+    p.labels[i] = l;
+    p.kept += l != p.ignoreIndex;
+  }
+  return okStatus();
+}
+
+Status prepare(const char *op, const HostTensor &hidden, const HostTensor &weight,
+               const HostTensor &labels, int64_t ignoreIndex, LossReduction reduction,
+               int64_t chunkRows, const HostTensor &loss, Problem &p) {
+  RP_RETURN_IF_ERROR(checkDType(op, "hidden", hidden, kFloatTypes));
+  RP_RETURN_IF_ERROR(checkSameDType(op, "hidden", hidden, "weight", weight));
+  RP_RETURN_IF_ERROR(checkDType(op, "labels", labels, kIndexTypes));
+  if (hidden.rank() != 2 || weight.rank() != 2 || weight.dim(1) != hidden.dim(1))
+    return invalidArgument(std::string(op) + ": expected hidden [N, H] and weight [V, H], got " +
+                           hidden.typeString() + " and " + weight.typeString());
+  RP_RETURN_IF_ERROR(checkType(op, "labels", labels, labels.dtype(), {hidden.dim(0)}));
+  RP_RETURN_IF_ERROR(checkType(op, "loss", loss, hidden.dtype(), {}));
+  if (chunkRows < 0)
+    return invalidArgument(std::string(op) + ": chunk_rows must be >= 0, got " +
+                           std::to_string(chunkRows));
+  p.rows = hidden.dim(0);
+  p.width = hidden.dim(1);
+  p.vocab = weight.dim(0);
+  p.ignoreIndex = ignoreIndex;
+  p.reduction = reduction;
+  p.chunk = chunkRows > 0 ? std::min(chunkRows, std::max<int64_t>(p.rows, 1))
+                          : defaultChunkRows(p.rows, p.vocab);
+  if (labels.dtype() == DType::I64)
+    return loadLabels<int64_t>(op, labels, p);
+  return loadLabels<int32_t>(op, labels, p);
+}
+
+/// logits[r - r0, v] = hidden[r] . weight[v] for the rows [r0, r0 + c).
+template <typename T>
+void chunkLogits(const Problem &p, const T *h, const T *w, int64_t r0, int64_t c, T *logits) {
+  const int64_t H = p.width, V = p.vocab;
+#pragma omp parallel for schedule(static) if (c * V * H >= kParallelMinElements)
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t r = 0; r < c; ++r)
+      logits[r * V + v] = dot8(h + (r0 + r) * H, w + v * H, H);
+}
+
+/// Row r's loss from its logits x (double); with `scale`, overwrites x by the gradient row
+/// (softmax - onehot) * scale, rounded to T per element.
+template <typename T>
+double rowLoss(const Problem &p, T *x, int64_t label, const T *scale) {
+  double m = -INFINITY;
+  for (int64_t v = 0; v < p.vocab; ++v)
+    m = std::fmax(m, static_cast<double>(x[v]));
+  double sum = 0.0;
+  for (int64_t v = 0; v < p.vocab; ++v)
+    sum += std::exp(static_cast<double>(x[v]) - m);
+  const double loss = m + std::log(sum) - static_cast<double>(x[label]);
+  if (scale)
+    for (int64_t v = 0; v < p.vocab; ++v) {
+      const T prob = static_cast<T>(std::exp(static_cast<double>(x[v]) - m) / sum);
+      x[v] = (prob - static_cast<T>(v == label ? 1 : 0)) * *scale;
+    }
+  return loss;
+}
+
+/// The gradients of one chunk from its gradient rows g: dhidden rows (overwritten) and
+/// dweight (accumulated; the ignored rows, whose g is 0, are skipped).
+template <typename T>
+void chunkGrads(const Problem &p, const T *h, const T *w, int64_t r0, int64_t c, const T *g,
+                T *dh, T *dw) {
+  const int64_t H = p.width, V = p.vocab;
+#pragma omp parallel for schedule(static) if (c * V * H >= kParallelMinElements)
+  for (int64_t r = 0; r < c; ++r) {
+    T *out = dh + (r0 + r) * H;
+    std::fill(out, out + H, T(0));
+    if (!p.keep(r0 + r))
+      continue;
+    const T *gr = g + r * V;
+    for (int64_t v = 0; v < V; ++v) {
+      const T a = gr[v];
+      const T *wv = w + v * H;
+      for (int64_t k = 0; k < H; ++k)
+        out[k] += a * wv[k];
+    }
+  }
+#pragma omp parallel for schedule(static) if (c * V * H >= kParallelMinElements)
+  for (int64_t v = 0; v < V; ++v) {
+    T *out = dw + v * H;
+    for (int64_t r = 0; r < c; ++r) {
+      if (!p.keep(r0 + r))
+        continue;
+      const T a = g[r * V + v];
+      const T *hr = h + (r0 + r) * H;
+      for (int64_t k = 0; k < H; ++k)
+        out[k] += a * hr[k];
+    }
+  }
+}
+
+/// The chunks in order: the loss, and with `seed` the gradients into dh and dw.
+template <typename T>
+void run(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh, T *dw) {
+  std::vector<T> logits(static_cast<size_t>(p.chunk * p.vocab));
+  std::vector<double> losses(static_cast<size_t>(p.rows), 0.0);
+  T scale = seed ? *seed : T(0);
+  if (seed && p.reduction == LossReduction::Mean)
+    scale = *seed / static_cast<T>(p.kept + (p.kept == 0));
+  if (dw)
+    std::fill(dw, dw + p.vocab * p.width, T(0));
+  for (int64_t r0 = 0; r0 < p.rows; r0 += p.chunk) {
+    const int64_t c = std::min(p.chunk, p.rows - r0);
+    chunkLogits(p, h, w, r0, c, logits.data());
+#pragma omp parallel for schedule(static) if (c * p.vocab >= kParallelMinElements)
+    for (int64_t r = 0; r < c; ++r)
+      if (p.keep(r0 + r))
+        losses[r0 + r] = rowLoss(p, logits.data() + r * p.vocab, p.labels[r0 + r],
+                                 seed ? &scale : nullptr);
+    if (seed)
+      chunkGrads(p, h, w, r0, c, logits.data(), dh, dw);
+  }
+  double total = 0.0;
+  for (int64_t r = 0; r < p.rows; ++r)
+    if (p.keep(r))
+      total += losses[r];
+  *loss = static_cast<T>(p.reduction == LossReduction::Sum
+                             ? total
+                             : total / static_cast<double>(p.kept)); // 0/0: NaN
+}
+
+} // namespace
+
+Status linearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
+                          const HostTensor &labels, int64_t ignoreIndex, LossReduction reduction,
+                          int64_t chunkRows, HostTensor &loss) {
+  Problem p;
+  RP_RETURN_IF_ERROR(prepare("linear_cross_entropy", hidden, weight, labels, ignoreIndex,
+                             reduction, chunkRows, loss, p));
+  visitFloat(hidden.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run<T>(p, hidden.data<T>(), weight.data<T>(), nullptr, loss.data<T>(), nullptr, nullptr);
+  });
+  return okStatus();
+}
+
+Status linearCrossEntropyVjp(const HostTensor &hidden, const HostTensor &weight,
+                             const HostTensor &labels, const HostTensor &seed,
+                             int64_t ignoreIndex, LossReduction reduction, int64_t chunkRows,
+                             HostTensor &loss, HostTensor &dhidden, HostTensor &dweight) {
+  const char *op = "linear_cross_entropy_vjp";
+  Problem p;
+  RP_RETURN_IF_ERROR(
+      prepare(op, hidden, weight, labels, ignoreIndex, reduction, chunkRows, loss, p));
+  RP_RETURN_IF_ERROR(checkType(op, "seed", seed, hidden.dtype(), {}));
+  RP_RETURN_IF_ERROR(checkType(op, "dhidden", dhidden, hidden.dtype(), hidden.shape()));
+  RP_RETURN_IF_ERROR(checkType(op, "dweight", dweight, weight.dtype(), weight.shape()));
+  visitFloat(hidden.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run<T>(p, hidden.data<T>(), weight.data<T>(), seed.data<T>(), loss.data<T>(),
+           dhidden.data<T>(), dweight.data<T>());
+  });
+  return okStatus();
+}
+
+} // namespace rp::kernels::cpu

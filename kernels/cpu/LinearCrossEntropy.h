@@ -1,0 +1,62 @@
+//===- LinearCrossEntropy.h - Fused LM head + cross-entropy (CPU) -*- C++ -*-===//
+//
+// graph.linear_cross_entropy and graph.linear_cross_entropy_vjp: the cross-entropy of the
+// logits hidden @ weight^T and its gradients, computed `chunkRows` rows at a time so that no
+// [N, V] tensor exists (fused linear cross-entropy: Liger-Kernel, Hsu et al. 2024; Apple's
+// cut-cross-entropy, Wijmans et al. 2024).
+//
+// Numerics (T = f32 or f64, the tensors' dtype): each logit is a dot product over H in T with
+// eight partial sums (lane j takes the indices = j mod 8, summed lane 0..7 at the end); the
+// row's max, log-sum-exp, softmax and loss in double, as kernels/cpu/CrossEntropy.h; the
+// per-row losses summed sequentially in row order in double and rounded once to T. The
+// gradient G = (softmax - onehot) * scale is rounded to T per element (scale = seed /
+// (count + (count == 0)) in T for `mean`, seed for `sum`; 0 on ignored rows); dhidden[n] =
+// sum over v in order of G[n, v] weight[v] and dweight[v] = sum over n in order of
+// G[n, v] hidden[n], accumulated in T. Every output element is computed by one thread in a
+// fixed order, so the results do not depend on the thread count, and the chunking only
+// bounds memory: the results do not depend on chunkRows either (bit for bit).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CPU_LINEARCROSSENTROPY_H
+#define RP_KERNELS_CPU_LINEARCROSSENTROPY_H
+
+#include "kernels/OpKinds.h"
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+#include <cstdint>
+
+namespace rp::kernels::cpu {
+
+/// The rows per chunk when an op carries no chunk_rows (0): kernels/OpKinds.h's
+/// defaultLossChunkRows (the most rows whose f32 logits fit in 32 MiB, 1 <= rows <= N).
+inline int64_t defaultChunkRows(int64_t rows, int64_t vocab) {
+  return defaultLossChunkRows(rows, vocab);
+}
+
+/// loss = cross_entropy(hidden @ weight^T, labels) reduced by `reduction` over the rows whose
+/// label is not ignoreIndex (`mean`: NaN when none is). hidden [N, H] and weight [V, H] of one
+/// dtype, f32 or f64; labels [N] i64 or i32; loss 0-D of hidden's dtype. chunkRows: rows per
+/// chunk (0: defaultChunkRows). Errors: InvalidArgument for a bad dtype or shape or a negative
+/// chunkRows; OutOfRange for a label outside [0, V) that is not ignoreIndex (the first one).
+runtime::Status linearCrossEntropy(const runtime::HostTensor &hidden,
+                                   const runtime::HostTensor &weight,
+                                   const runtime::HostTensor &labels, int64_t ignoreIndex,
+                                   LossReduction reduction, int64_t chunkRows,
+                                   runtime::HostTensor &loss);
+
+/// The loss as linearCrossEntropy and, for the 0-D cotangent `seed` (hidden's dtype),
+/// dhidden [N, H] and dweight [V, H] (the file comment's G weight and G^T hidden), in one pass
+/// over the chunks. Errors: as linearCrossEntropy, and InvalidArgument for a seed, dhidden or
+/// dweight of another type.
+runtime::Status linearCrossEntropyVjp(const runtime::HostTensor &hidden,
+                                      const runtime::HostTensor &weight,
+                                      const runtime::HostTensor &labels,
+                                      const runtime::HostTensor &seed, int64_t ignoreIndex,
+                                      LossReduction reduction, int64_t chunkRows,
+                                      runtime::HostTensor &loss, runtime::HostTensor &dhidden,
+                                      runtime::HostTensor &dweight);
+
+} // namespace rp::kernels::cpu
+
+#endif // RP_KERNELS_CPU_LINEARCROSSENTROPY_H

@@ -1,0 +1,36 @@
+// rp-autodiff of graph.linear_cross_entropy: its VJP is one graph.linear_cross_entropy_vjp
+// (the loss seed as its cotangent), and the canonicalizer replaces the forward op on the
+// same operands by the VJP's loss, so the train step computes the head once.
+// RUN: rp-opt %s --rp-autodiff="seed-arg=1" | FileCheck %s --check-prefix=GRAD
+// RUN: rp-opt %s --rp-autodiff="seed-arg=1" --canonicalize | FileCheck %s
+// rp-split-gradient folds the forward loss into the one-pass VJP before it splits, so the
+// saving forward computes no loss and the backward returns the VJP's (the logits once).
+// RUN: rp-opt %s --rp-split-gradient="function=forward wrt-args=0 seed-arg=1" | FileCheck %s --check-prefix=SPLIT
+
+graph.param @w trainable : tensor<10x8xf32>
+func.func @forward(%x: tensor<2x2x8xf32>, %y: tensor<4xi64> {graph.name = "labels"}) -> tensor<f32> {
+  %w = graph.load_param @w : tensor<10x8xf32>
+  %h = graph.reshape %x : tensor<2x2x8xf32> to tensor<4x8xf32>
+  %l = graph.linear_cross_entropy mean %h, %w, %y {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// GRAD-LABEL: func.func @train_step
+// GRAD-SAME: %[[SEED:[^:]+]]: tensor<f32> {graph.name = "loss_seed"}
+// GRAD: %[[FWD:.+]] = graph.linear_cross_entropy mean
+// GRAD: %[[L:.+]], %[[DH:.+]], %[[DW:.+]] = graph.linear_cross_entropy_vjp mean %[[H:.+]], %[[W:.+]], %[[Y:.+]], %[[SEED]] {ignore_index = -100 : i64}
+// GRAD: return %[[FWD]], %[[DW]]
+
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT: graph.linear_cross_entropy mean
+// CHECK: %[[L:.+]], %{{.+}}, %[[DW:.+]] = graph.linear_cross_entropy_vjp mean
+// CHECK-NOT: graph.linear_cross_entropy mean
+// CHECK: return %[[L]], %[[DW]]
+
+// SPLIT-LABEL: func.func @forward_fwd(
+// SPLIT-NOT: graph.linear_cross_entropy
+// SPLIT: return
+// SPLIT-LABEL: func.func @forward_bwd(
+// SPLIT-NOT: graph.linear_cross_entropy mean
+// SPLIT: %[[L:.+]], %{{.+}}, %[[DW:.+]] = graph.linear_cross_entropy_vjp mean
+// SPLIT: return %[[L]], %[[DW]]

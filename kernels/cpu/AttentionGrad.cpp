@@ -22,87 +22,70 @@ template <typename T> struct Problem {
   const T *q, *k, *v, *out, *dout;
 };
 
-/// sum_c a[c] b[c] in double, c ascending (both passes score with it, so that they agree).
-template <typename T> double dot(const T *a, const T *b, int64_t n) {
-  double s = 0.0;
-  for (int64_t c = 0; c < n; ++c)
-    s += static_cast<double>(a[c]) * static_cast<double>(b[c]);
-  return s;
-}
-
-/// Pass 1, query row `row` = (b, h, i): its log-sum-exp and D_i into lse/delta, dq_i into dq.
+/// The VJP of one k/v head (b, g): for each of its query heads h (ascending) and each block of
+/// kAttentionQueryBlock query rows (ascending), with the keys the block sees:
+///   P = softmaxRows(scale q k^T)        (the forward's probabilities, bit for bit)
+///   D_i = dout_i . out_i (double, c ascending, rounded to T; dP_i0 for a row that sees one
+///         key, so that its dS is exactly 0)
+///   dS = P (dout v^T - D)
+///   dq_blk = scale dS k,  dk += scale dS^T q_blk,  dv += P^T dout_blk
+/// (GEMMs on the calling thread). dk and dv start at 0 and sum heads, then blocks, in that fixed
+/// order; a task owns its head's dk, dv and its query heads' dq, so the bits do not depend on
+/// the thread count. prob and ds: scratch of kAttentionQueryBlock * seq.
 template <typename T>
-void queryRow(const Problem<T> &p, int64_t row, double *lse, double *delta, T *dq) {
-  const int64_t dim = p.dim, i = row % p.seq, bh = row / p.seq;
-  const int64_t b = bh / p.heads, h = bh % p.heads;
-  const int64_t kvBase = (b * p.kvHeads + h / p.groups) * p.seq * dim;
-  const T *qs = p.q + row * dim, *dos = p.dout + row * dim;
-  const int64_t keys = p.causal ? i + 1 : p.seq;
-  std::vector<double> s(static_cast<size_t>(keys));
-  double m = -INFINITY;
-  for (int64_t j = 0; j < keys; ++j) {
-    s[j] = dot(qs, p.k + kvBase + j * dim, dim) * p.scale;
-    m = s[j] > m ? s[j] : m;
-  }
-  double l = 0.0;
-  for (int64_t j = 0; j < keys; ++j)
-    l += std::exp(s[j] - m);
-  const double L = m + std::log(l);
-  const double D = dot(dos, p.out + row * dim, dim);
-  std::vector<double> acc(static_cast<size_t>(dim), 0.0);
-  for (int64_t j = 0; j < keys; ++j) {
-    const double prob = std::exp(s[j] - L);
-    const double ds = prob * (dot(dos, p.v + kvBase + j * dim, dim) - D);
-    const T *ks = p.k + kvBase + j * dim;
-    for (int64_t c = 0; c < dim; ++c)
-      acc[c] += ds * static_cast<double>(ks[c]);
-  }
-  for (int64_t c = 0; c < dim; ++c)
-    dq[row * dim + c] = static_cast<T>(p.scale * acc[c]);
-  lse[row] = L;
-  delta[row] = D;
-}
-
-/// Pass 2, key row `krow` = (b, g, j): dk_j and dv_j over the query heads of k/v head g and
-/// their rows i (i >= j when causal), heads then rows ascending.
-template <typename T>
-void keyRow(const Problem<T> &p, int64_t krow, const double *lse, const double *delta, T *dk,
-            T *dv) {
-  const int64_t dim = p.dim, j = krow % p.seq, bg = krow / p.seq;
-  const int64_t b = bg / p.kvHeads, g = bg % p.kvHeads;
-  const T *ks = p.k + krow * dim, *vs = p.v + krow * dim;
-  std::vector<double> accK(static_cast<size_t>(dim), 0.0), accV(static_cast<size_t>(dim), 0.0);
+void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T *prob, T *ds) {
+  const int64_t seq = p.seq, dim = p.dim;
+  const int64_t kvBase = (b * p.kvHeads + g) * seq * dim;
+  const T *ks = p.k + kvBase, *vs = p.v + kvBase;
+  T *dks = dk + kvBase, *dvs = dv + kvBase;
+  for (int64_t e = 0; e < seq * dim; ++e)
+    dks[e] = dvs[e] = T(0);
+  const T scale = static_cast<T>(p.scale);
   for (int64_t h = g * p.groups; h < (g + 1) * p.groups; ++h) {
-    const int64_t rowBase = (b * p.heads + h) * p.seq;
-    for (int64_t i = p.causal ? j : 0; i < p.seq; ++i) {
-      const int64_t row = rowBase + i;
-      const T *qs = p.q + row * dim, *dos = p.dout + row * dim;
-      const double prob = std::exp(dot(qs, ks, dim) * p.scale - lse[row]);
-      const double ds = prob * (dot(dos, vs, dim) - delta[row]);
-      for (int64_t c = 0; c < dim; ++c) {
-        accV[c] += prob * static_cast<double>(dos[c]);
-        accK[c] += ds * static_cast<double>(qs[c]);
+    for (int64_t i0 = 0; i0 < seq; i0 += kAttentionQueryBlock) {
+      const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
+      const int64_t keys = p.causal ? i0 + rows : seq;
+      const int64_t rowBase = ((b * p.heads + h) * seq + i0) * dim;
+      const T *qs = p.q + rowBase, *dos = p.dout + rowBase, *os = p.out + rowBase;
+      gemm(false, true, rows, keys, dim, scale, qs, dim, ks, dim, T(0), prob, keys);
+      softmaxRows(prob, rows, keys, i0, p.causal);
+      gemm(false, true, rows, keys, dim, T(1), dos, dim, vs, dim, T(0), ds, keys);
+      for (int64_t r = 0; r < rows; ++r) {
+        double delta = 0.0;
+        for (int64_t c = 0; c < dim; ++c)
+          delta += static_cast<double>(dos[r * dim + c]) * static_cast<double>(os[r * dim + c]);
+        // A row that sees one key (P = 1, out = v_0): D = dP_i0 exactly, so dS = 0, as in exact
+        // arithmetic (the GEMM's dP and this D would differ by rounding).
+        const bool oneKey = (p.causal ? i0 + r + 1 : keys) == 1;
+        const T d = oneKey ? ds[r * keys] : static_cast<T>(delta);
+        T *dsr = ds + r * keys;
+        const T *pr = prob + r * keys;
+        for (int64_t j = 0; j < keys; ++j)
+          dsr[j] = pr[j] * (dsr[j] - d);
       }
+      gemm(false, false, rows, dim, keys, scale, ds, keys, ks, dim, T(0), dq + rowBase, dim);
+      gemm(true, false, keys, dim, rows, scale, ds, keys, qs, dim, T(1), dks, dim);
+      gemm(true, false, keys, dim, rows, T(1), prob, keys, dos, dim, T(1), dvs, dim);
     }
-  }
-  for (int64_t c = 0; c < dim; ++c) {
-    dk[krow * dim + c] = static_cast<T>(p.scale * accK[c]);
-    dv[krow * dim + c] = static_cast<T>(accV[c]);
   }
 }
 
 template <typename T>
 void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostTensor &dv) {
-  const int64_t rows = p.batch * p.heads * p.seq, keyRows = p.batch * p.kvHeads * p.seq;
-  const bool parallel = rows * p.seq * p.dim >= kParallelMinElements;
-  std::vector<double> lse(static_cast<size_t>(rows)), delta(static_cast<size_t>(rows));
+  if (dq.numElements() == 0 || dk.numElements() == 0)
+    return;
+  const int64_t tasks = p.batch * p.kvHeads;
+  const bool parallel =
+      tasks > 1 && p.batch * p.heads * p.seq * p.seq * p.dim >= kParallelMinElements;
   T *pdq = dq.data<T>(), *pdk = dk.data<T>(), *pdv = dv.data<T>();
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t row = 0; row < rows; ++row)
-    queryRow(p, row, lse.data(), delta.data(), pdq);
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t krow = 0; krow < keyRows; ++krow)
-    keyRow(p, krow, lse.data(), delta.data(), pdk, pdv);
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> prob(static_cast<size_t>(kAttentionQueryBlock * p.seq)),
+        ds(static_cast<size_t>(kAttentionQueryBlock * p.seq));
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t)
+      kvHeadVjp(p, t / p.kvHeads, t % p.kvHeads, pdq, pdk, pdv, prob.data(), ds.data());
+  }
 }
 
 } // namespace

@@ -5,10 +5,11 @@
 // FlashAttention-2 backward (Dao 2023, "FlashAttention-2", Algorithm 2) with the rows'
 // log-sum-exp recomputed instead of saved by the forward.
 //
-// Numerics: every value is computed in double from the stored operands and rounded once when
-// stored (f32), as cpu::attention. Deterministic: every sum runs in a fixed order (keys, query
-// heads, query rows ascending) whatever the OpenMP thread count; no value is accumulated by
-// two threads.
+// Numerics: in the dtype of the tensors (f32 or f64), with GEMMs (OpenBLAS on the calling
+// thread) and the forward's softmax (kernels/cpu/KernelSupport.h softmaxRows), as
+// cpu::attention; D_i in double. Deterministic: every sum runs in a fixed order (query heads,
+// then blocks of query rows, ascending) whatever the OpenMP thread count; no value is
+// accumulated by two threads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CPU_ATTENTIONGRAD_H
@@ -21,13 +22,15 @@ namespace rp::kernels::cpu {
 
 /// dq, dk, dv of y = attention(q, k, v; scale, causal) (cpu::attention) for the output
 /// gradient dout, given the forward output out (= y). With s_ij = scale q_i . k_j (j <= i
-/// when `causal`), lse_i = log sum_j e^(s_ij), P_ij = e^(s_ij - lse_i),
-/// D_i = sum_d dout_i,d out_i,d, dP_ij = dout_i . v_j and dS_ij = P_ij (dP_ij - D_i):
+/// when `causal`), lse_i = log sum_j e^(s_ij), P_ij = e^(s_ij - lse_i), dP_ij = dout_i . v_j,
+/// D_i = sum_d dout_i,d out_i,d (dP_i0 for a row that sees a single key, where out_i = v_0:
+/// its dS is then exactly 0) and dS_ij = P_ij (dP_ij - D_i):
 ///   dq_i = scale sum_j dS_ij k_j,  dk_j = scale sum_(h, i) dS_ij q_i,  dv_j = sum_(h, i) P_ij dout_i,
 /// the (h, i) sums running over the query heads h of k/v head j's group (grouped-query) and
-/// their rows i. Two passes: query rows in parallel (lse_i, D_i, dq_i; keys in order), then
-/// key rows in parallel (dk_j, dv_j; heads, then query rows, in order). Memory: O(B Hq S)
-/// doubles besides the tensors.
+/// their rows i. One task per k/v head (b, g), in parallel: for each query head of its group
+/// and each block of 64 query rows, P (recomputed as the forward does), dP = dout v^T and
+/// dS by GEMMs over the keys the block sees, then dq_block = scale dS k, dk += scale dS^T q,
+/// dv += P^T dout. Memory: two [64, S] blocks per thread besides the tensors.
 ///
 /// Shapes: q, out, dout, dq [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D] with Hkv dividing Hq.
 /// Dtype f32 or f64, one for all ten tensors. Errors: InvalidArgument naming

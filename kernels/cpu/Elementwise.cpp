@@ -57,12 +57,15 @@ T intPow(T base, T exp) {
   return static_cast<T>(result);
 }
 
-/// The arithmetic of BinaryKind::Add..Pow on T (f32 computed in double).
+/// The arithmetic of BinaryKind::Add..Pow on T. Integers compute in their unsigned type
+/// (wrapping). Floats compute + - * / in T itself: for f32 that is bit for bit what computing
+/// in double and rounding once gives (double rounding is innocuous for these four operations,
+/// as binary64 has more than 2 x 24 + 2 significand bits), and it vectorises. pow computes in
+/// double.
 template <typename T>
 struct Arith {
   using C = Compute<T>;
-  // Integers compute in their unsigned type (wrapping); floats in double.
-  using U = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, Tag<C>>::type;
+  using U = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, Tag<T>>::type;
   static T add(T a, T b) { return static_cast<T>(static_cast<U>(a) + static_cast<U>(b)); }
   static T sub(T a, T b) { return static_cast<T>(static_cast<U>(a) - static_cast<U>(b)); }
   static T mul(T a, T b) { return static_cast<T>(static_cast<U>(a) * static_cast<U>(b)); }
@@ -70,7 +73,7 @@ struct Arith {
     if constexpr (std::is_integral_v<T>)
       return b == -1 ? wrapNeg(a) : static_cast<T>(a / b); // b != 0 was checked
     else
-      return static_cast<T>(static_cast<C>(a) / static_cast<C>(b));
+      return a / b;
   }
   static T pow(T a, T b) {
     if constexpr (std::is_integral_v<T>)
@@ -95,6 +98,18 @@ void mapUnary(const HostTensor &x, HostTensor &out, F f) {
 template <typename T>
 void floatUnary(UnaryKind kind, const HostTensor &x, HostTensor &out) {
   auto run = [&](auto f) { mapUnary<T, T>(x, out, [f](T v) { return f(double(v)); }); };
+  if constexpr (std::is_same_v<T, float>) { // f32 arithmetic with expF32: these vectorise
+    switch (kind) {
+    case UnaryKind::Exp:
+      return mapUnary<float, float>(x, out, [](float v) { return expF32(v); });
+    case UnaryKind::Sigmoid:
+      return mapUnary<float, float>(x, out, [](float v) { return sigmoidF32(v); });
+    case UnaryKind::Silu:
+      return mapUnary<float, float>(x, out, [](float v) { return v * sigmoidF32(v); });
+    default:
+      break;
+    }
+  }
   switch (kind) {
   case UnaryKind::Sqrt:
     return run([](double v) { return std::sqrt(v); });
@@ -123,7 +138,9 @@ void floatUnary(UnaryKind kind, const HostTensor &x, HostTensor &out) {
   }
 }
 
-/// out[i] = op(a[...], b[...]) over out's shape with broadcast reads.
+/// out[i] = op(a[...], b[...]) over out's shape with broadcast reads. The innermost chunk is a
+/// plain loop when each operand is read contiguously or broadcast (stride 1 or 0), so that the
+/// compiler vectorises it; other strides take the general loop.
 template <typename T, typename R, typename Op>
 void broadcastBinary(const HostTensor &a, const HostTensor &b, HostTensor &out, Op op) {
   const T *pa = a.data<T>();
@@ -139,6 +156,14 @@ void broadcastBinary(const HostTensor &a, const HostTensor &b, HostTensor &out, 
     if (st[0] == 1 && st[1] == 1) {
       for (int64_t j = 0; j < count; ++j)
         z[j] = op(x[j], y[j]);
+    } else if (st[0] == 1 && st[1] == 0) {
+      const T v = y[0];
+      for (int64_t j = 0; j < count; ++j)
+        z[j] = op(x[j], v);
+    } else if (st[0] == 0 && st[1] == 1) {
+      const T v = x[0];
+      for (int64_t j = 0; j < count; ++j)
+        z[j] = op(v, y[j]);
     } else {
       for (int64_t j = 0; j < count; ++j)
         z[j] = op(x[j * st[0]], y[j * st[1]]);
@@ -149,17 +174,18 @@ void broadcastBinary(const HostTensor &a, const HostTensor &b, HostTensor &out, 
 template <typename T>
 void arithmetic(BinaryKind kind, const HostTensor &a, const HostTensor &b, HostTensor &out) {
   using A = Arith<T>;
+  // Lambdas, not function pointers: the loops inline the operation.
   switch (kind) {
   case BinaryKind::Add:
-    return broadcastBinary<T, T>(a, b, out, A::add);
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::add(x, y); });
   case BinaryKind::Sub:
-    return broadcastBinary<T, T>(a, b, out, A::sub);
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::sub(x, y); });
   case BinaryKind::Mul:
-    return broadcastBinary<T, T>(a, b, out, A::mul);
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::mul(x, y); });
   case BinaryKind::Div:
-    return broadcastBinary<T, T>(a, b, out, A::div);
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::div(x, y); });
   case BinaryKind::Pow:
-    return broadcastBinary<T, T>(a, b, out, A::pow);
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::pow(x, y); });
   default:
     return;
   }

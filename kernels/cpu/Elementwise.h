@@ -6,8 +6,10 @@
 // allocated with the result dtype and shape of the op, and checks them.
 //
 // Numerics: f32 elements are computed in double and rounded once when stored
-// (for + - * / and sqrt that equals the correctly rounded f32 operation; for
-// the transcendental functions it is at least as accurate as f32 libm).
+// (for + - * / and sqrt that equals the correctly rounded f32 operation, so
+// those compute in f32 directly; for the transcendental functions it is at least
+// as accurate as f32 libm), except exp, sigmoid and silu: f32 arithmetic with
+// expF32 (within 2 ulp of e^x, kernels/cpu/KernelSupport.h), which vectorises.
 // Integer arithmetic wraps (two's complement) instead of overflowing.
 //
 // Errors (Status, never abort): InvalidArgument naming the op and the

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace rp::kernels::cpu {
@@ -29,10 +30,16 @@ void swigluLoop(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
   const T *u = up.data<T>();
   T *y = out.data<T>();
   const int64_t n = gate.numElements();
+  if constexpr (std::is_same_v<T, float>) { // f32 arithmetic with expF32: vectorises
 #pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
-  for (int64_t i = 0; i < n; ++i) {
-    const double g = static_cast<double>(a[i]);
-    y[i] = static_cast<T>(g * sigmoid(g) * static_cast<double>(u[i]));
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = a[i] * sigmoidF32(a[i]) * u[i];
+  } else {
+#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = static_cast<double>(a[i]);
+      y[i] = static_cast<T>(g * sigmoid(g) * static_cast<double>(u[i]));
+    }
   }
 }
 
@@ -68,48 +75,39 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
   }
 }
 
+/// Per block of kAttentionQueryBlock query rows of one head (b, h): scores = scale q k^T over
+/// the keys the block sees (one GEMM), softmaxRows, out = P v (one GEMM). Blocks are
+/// independent tasks, so the bits do not depend on the thread count.
 template <typename T>
 void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
                    bool causal, HostTensor &out) {
   const int64_t batch = q.shape()[0], heads = q.shape()[1], seq = q.shape()[2],
                 dim = q.shape()[3], kvHeads = k.shape()[1];
+  if (out.numElements() == 0 || seq == 0)
+    return;
   const int64_t groups = heads / kvHeads;
   const T *pq = q.data<T>();
   const T *pk = k.data<T>();
   const T *pv = v.data<T>();
   T *po = out.data<T>();
-  const int64_t rows = batch * heads * seq;
-#pragma omp parallel for schedule(static) if (rows * seq * dim >= kParallelMinElements)
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t i = row % seq, bh = row / seq;
-    const int64_t b = bh / heads, h = bh % heads;
-    const int64_t kvBase = (b * kvHeads + h / groups) * seq * dim;
-    const T *qs = pq + row * dim;
-    T *ys = po + row * dim;
-    const int64_t keys = causal ? i + 1 : seq;
-    std::vector<double> p(keys);
-    double m = -INFINITY;
-    for (int64_t j = 0; j < keys; ++j) {
-      const T *ks = pk + kvBase + j * dim;
-      double dot = 0.0;
-      for (int64_t c = 0; c < dim; ++c)
-        dot += static_cast<double>(qs[c]) * static_cast<double>(ks[c]);
-      p[j] = dot * scale;
-      m = p[j] > m ? p[j] : m;
+  const int64_t blocks = (seq + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
+  const int64_t tasks = batch * heads * blocks;
+#pragma omp parallel if (tasks > 1 && batch * heads * seq * seq * dim >= kParallelMinElements)
+  {
+    std::vector<T> p(static_cast<size_t>(kAttentionQueryBlock * seq));
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t bh = t / blocks, i0 = (t % blocks) * kAttentionQueryBlock;
+      const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
+      const int64_t b = bh / heads, h = bh % heads;
+      const int64_t kvBase = (b * kvHeads + h / groups) * seq * dim;
+      const int64_t keys = causal ? i0 + rows : seq;
+      gemm(false, true, rows, keys, dim, static_cast<T>(scale), pq + (bh * seq + i0) * dim, dim,
+           pk + kvBase, dim, T(0), p.data(), keys);
+      softmaxRows(p.data(), rows, keys, i0, causal);
+      gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase, dim, T(0),
+           po + (bh * seq + i0) * dim, dim);
     }
-    double sum = 0.0;
-    for (int64_t j = 0; j < keys; ++j) {
-      p[j] = std::exp(p[j] - m);
-      sum += p[j];
-    }
-    std::vector<double> acc(dim, 0.0);
-    for (int64_t j = 0; j < keys; ++j) {
-      const T *vs = pv + kvBase + j * dim;
-      for (int64_t c = 0; c < dim; ++c)
-        acc[c] += p[j] * static_cast<double>(vs[c]);
-    }
-    for (int64_t c = 0; c < dim; ++c)
-      ys[c] = static_cast<T>(acc[c] / sum);
   }
 }
 

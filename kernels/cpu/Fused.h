@@ -5,8 +5,11 @@
 // position embedding, HF `apply_rotary_pos_emb`'s rotate-half form) and
 // graph.attention (scaled dot-product attention).
 //
-// Numerics: every element is computed in double from the stored operands and
-// rounded once when stored (f32), as the elementwise kernels.
+// Numerics: rope, and swiglu and attention on f64, compute in double and round
+// once when stored. On f32, swiglu computes in f32 with expF32 (a vectorised e^x
+// within 2 ulp, kernels/cpu/KernelSupport.h) and attention in f32 with sgemm (see
+// attention): the f32 arithmetic that PyTorch's CPU kernels use, several times
+// faster than double here (docs/PERFORMANCE.md, "CPU backend").
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CPU_FUSED_H
@@ -38,8 +41,12 @@ runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &co
 ///   y[b, h, i] = sum_j p_j v[b, h / G, j],  p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale)
 /// with G = Hq / Hkv and, when `causal`, only j <= i. q is f32 or f64
 /// [B, Hq, S, D]; k and v have q's dtype and shape [B, Hkv, S, D] with Hkv
-/// dividing Hq; out has q's dtype and shape. Scores, exponentials, the sum
-/// (in key order) and y are computed in double; f32 rounds once when stored.
+/// dividing Hq; out has q's dtype and shape. Per block of 64 query rows of a
+/// head: scores = scale q k^T by one GEMM (sgemm / dgemm on the calling thread)
+/// over the keys the block sees, softmax in place (exponentials by expF32 for
+/// f32, std::exp for f64; their sum in double in key order), y = P v by one
+/// GEMM. Blocks are independent tasks: the bits do not depend on the thread
+/// count.
 /// Errors: InvalidArgument for a bad dtype or shape.
 runtime::Status attention(const runtime::HostTensor &q, const runtime::HostTensor &k,
                           const runtime::HostTensor &v, double scale, bool causal,

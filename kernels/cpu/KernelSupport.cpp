@@ -2,8 +2,21 @@
 
 #include "kernels/cpu/KernelSupport.h"
 
+#include "kernels/cpu/Kernels.h"
+
 #include <algorithm>
 #include <cstring>
+
+#include <cblas.h>
+#include <omp.h>
+
+namespace rp::kernels::cpu {
+
+int kernelThreads() { return omp_get_max_threads(); }
+
+void setKernelThreads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threads); }
+
+} // namespace rp::kernels::cpu
 
 namespace rp::kernels::cpu::detail {
 
@@ -36,6 +49,31 @@ StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shap
     }
   }
   return result;
+}
+
+namespace {
+CBLAS_TRANSPOSE blasOp(bool t) { return t ? CblasTrans : CblasNoTrans; }
+void singleThreadedBlas() {
+  if (openblas_get_num_threads() != 1)
+    openblas_set_num_threads(1);
+}
+} // namespace
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+          int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  singleThreadedBlas();
+  cblas_sgemm(CblasRowMajor, blasOp(transA), blasOp(transB), static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
+              static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
+          const double *a, int64_t lda, const double *b, int64_t ldb, double beta, double *c,
+          int64_t ldc) {
+  singleThreadedBlas();
+  cblas_dgemm(CblasRowMajor, blasOp(transA), blasOp(transB), static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
+              static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 int64_t product(const Shape &shape, size_t begin, size_t end) {

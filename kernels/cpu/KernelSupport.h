@@ -23,7 +23,9 @@
 #include "runtime/core/Status.h"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -152,6 +154,90 @@ decltype(auto) visitNumeric(DType t, Fn &&fn) {
 /// rounding at the store), T otherwise.
 template <typename T>
 using Compute = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+
+//===--- vectorisable f32 math and small GEMMs --------------------------------===//
+
+/// e^x in f32 arithmetic, branch-free so that loops over it vectorise (glibc's expf is a
+/// call per element). Cephes' expf: x = n ln2 + r (n = round(x log2 e), ln2 in two parts),
+/// e^r by a degree-7 polynomial on |r| <= ln2 / 2, times 2^n in two halves. Relative error
+/// within 2 ulp of e^x over [-87, 88.7] (test/Unit/CpuFusedTest.cpp, "ExpF32"); e^x > FLT_MAX
+/// is +inf, x < -104 gives 0 (subnormal results are within a few subnormal ulp), NaN stays
+/// NaN. Same bits on every x86-64 and at any thread count: f32 operations only, no
+/// contraction into FMA (kernels/cpu builds with -ffp-contract=off).
+inline float expF32(float x) {
+  const float kLog2e = 1.44269504088896341f, kMagic = 12582912.0f; // 1.5 * 2^23
+  x = x < -104.0f ? -104.0f : x;
+  x = x > 89.0f ? 89.0f : x;
+  // n from a NaN would be a NaN converted to int (undefined): take n = 0 then, r keeps the NaN.
+  const float xn = x == x ? x : 0.0f;
+  const float n = (xn * kLog2e + kMagic) - kMagic; // round to nearest
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const int32_t ni = static_cast<int32_t>(n), n1 = ni / 2, n2 = ni - n1;
+  const int32_t b1 = (n1 + 127) * (1 << 23), b2 = (n2 + 127) * (1 << 23);
+  float s1, s2;
+  std::memcpy(&s1, &b1, sizeof s1);
+  std::memcpy(&s2, &b2, sizeof s2);
+  return p * s1 * s2;
+}
+
+/// The logistic function 1 / (1 + e^-x) in f32 with expF32, without overflow for large |x|
+/// (e^-|x| <= 1), branch-free.
+inline float sigmoidF32(float x) {
+  const float e = expF32(-std::fabs(x));
+  const float inv = 1.0f / (1.0f + e);
+  return x >= 0.0f ? inv : e * inv;
+}
+
+/// e^x: expF32 for f32, std::exp for f64 (the f64 kernels keep libm's accuracy).
+inline float expOf(float x) { return expF32(x); }
+inline double expOf(double x) { return std::exp(x); }
+
+/// C = alpha op(A) op(B) + beta C, row-major, one OpenBLAS call on the calling thread (the
+/// kernels parallelise over calls; OpenBLAS's own threads are switched off, as in matmul):
+/// op(A) is [m, k], op(B) [k, n]; transA / transB read A as [k, m] / B as [n, k]; lda, ldb, ldc
+/// are the stored row lengths.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+          int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
+          const double *a, int64_t lda, const double *b, int64_t ldb, double beta, double *c,
+          int64_t ldc);
+
+/// Query rows per block of the attention kernels (forward and VJP): a block's scores are one
+/// [rows, keys] GEMM.
+constexpr int64_t kAttentionQueryBlock = 64;
+
+/// Softmax in place of `rows` rows of attention scores, row r (query i0 + r) stored at
+/// p + r * keys: over its first `causal ? i0 + r + 1 : keys` entries (the rest become 0), as
+/// e_j = e^(s_j - max) (expOf), then e_j / sum_j e_j with the sum in double in key order. The
+/// forward and the VJP both call it, so the VJP's probabilities are the forward's bits.
+template <typename T>
+void softmaxRows(T *p, int64_t rows, int64_t keys, int64_t i0, bool causal) {
+  for (int64_t r = 0; r < rows; ++r) {
+    T *pr = p + r * keys;
+    const int64_t n = causal && i0 + r + 1 < keys ? i0 + r + 1 : keys;
+    T m = -INFINITY;
+    for (int64_t j = 0; j < n; ++j)
+      m = pr[j] > m ? pr[j] : m;
+    for (int64_t j = 0; j < n; ++j)
+      pr[j] = expOf(pr[j] - m);
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j)
+      sum += static_cast<double>(pr[j]);
+    const T total = static_cast<T>(sum);
+    for (int64_t j = 0; j < n; ++j)
+      pr[j] = pr[j] / total;
+    for (int64_t j = n; j < keys; ++j)
+      pr[j] = T(0);
+  }
+}
 
 //===--- strided loop nest --------------------------------------------------===//
 

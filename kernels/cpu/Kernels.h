@@ -23,4 +23,18 @@
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
 
+namespace rp::kernels::cpu {
+
+/// The OpenMP threads the kernels called from this thread split their work among: the
+/// OpenMP default (OMP_NUM_THREADS, else one per core) until setKernelThreads changes it.
+/// Results never depend on it (docs/DECISIONS.md, "Numerics").
+int kernelThreads();
+
+/// Sets kernelThreads() for the calling thread only (OpenMP's nthreads-var is per thread):
+/// the CPU backend gives each of its N workers cores / N threads, so that N workers that each
+/// open a parallel region do not oversubscribe the cores. threads < 1 counts as 1.
+void setKernelThreads(int threads);
+
+} // namespace rp::kernels::cpu
+
 #endif // RP_KERNELS_CPU_KERNELS_H

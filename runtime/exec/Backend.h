@@ -164,6 +164,12 @@ public:
   /// Blocks until every queue of every device is idle. Errors: the first error.
   virtual Status finish() = 0;
 
+  /// OpenMP threads for the host optimizer's threads (AdamW, the weights writer), or 0 for
+  /// the OpenMP default (one per core). The CPU backend's workers compute on the host's cores:
+  /// it answers 1, so that AdamW's parallel regions do not oversubscribe the cores the
+  /// workers use (a team thread that waits for a core holds its whole region back).
+  virtual int hostOptimizerThreads() const { return 0; }
+
   /// Device memory in use after prepare() (bytes; the most over the devices), or -1 when the
   /// backend has no such measure (cpu, sim).
   virtual int64_t deviceMemoryBytes() const { return -1; }

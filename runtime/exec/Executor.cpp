@@ -2,6 +2,8 @@
 
 #include "runtime/exec/Executor.h"
 
+#include "kernels/cpu/Kernels.h"
+
 #include "runtime/optim/AdamW.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
@@ -102,11 +104,20 @@ Status Executor::start() {
   RP_RETURN_IF_ERROR(backend_.registerHostMemory(host_.weights(), host_.bytes()));
   if (options_.trace)
     optimizerTrack_ = options_.trace->track("host optimizer");
-  optimizer_ = std::thread([this] { hostLoop(optimizerQueue_, &Executor::optimizerStep); });
+  const int threads = backend_.hostOptimizerThreads();
+  optimizer_ = std::thread([this, threads] {
+    if (threads > 0)
+      kernels::cpu::setKernelThreads(threads);
+    hostLoop(optimizerQueue_, &Executor::optimizerStep);
+  });
   if (async_) {
     if (options_.trace)
       writerTrack_ = options_.trace->track("host weights writer");
-    weightsWriter_ = std::thread([this] { hostLoop(writerQueue_, &Executor::writeStepWeights); });
+    weightsWriter_ = std::thread([this, threads] {
+      if (threads > 0)
+        kernels::cpu::setKernelThreads(threads);
+      hostLoop(writerQueue_, &Executor::writeStepWeights);
+    });
   }
   return okStatus();
 }

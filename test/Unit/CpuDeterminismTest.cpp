@@ -109,5 +109,54 @@ TEST(CpuDeterminism, ThreadCountDoesNotChangeResults) {
       DType::F32, ks);
 }
 
+// The f32 paths of the CPU backend's hot kernels: f32 arithmetic with expF32 (swiglu, silu,
+// sigmoid, exp), the blocked attention (S = 130: three query blocks, the last partial; per
+// block GEMMs), the leading-axes reduction (blocks of outputs), layer_norm with a bias.
+TEST(CpuDeterminism, VectorisedF32KernelsDoNotDependOnThreads) {
+  std::mt19937 rng(93);
+  const HostTensor x = randomTensor(DType::F32, {8, 128, 384}, rng);
+  const HostTensor u = randomTensor(DType::F32, {8, 128, 384}, rng);
+  const HostTensor g = randomTensor(DType::F32, {384}, rng);
+  const HostTensor b = randomTensor(DType::F32, {384}, rng);
+  const Shape xs{8, 128, 384};
+  expectThreadIndependent("swiglu", [&](HostTensor &o) { return swiglu(x, u, o); }, DType::F32,
+                          xs);
+  for (UnaryKind kind : {UnaryKind::Silu, UnaryKind::Sigmoid, UnaryKind::Exp})
+    expectThreadIndependent(unaryKindName(kind),
+                            [&](HostTensor &o) { return unary(kind, x, o); }, DType::F32, xs);
+  expectThreadIndependent("reduce_sum leading axes",
+                          [&](HostTensor &o) {
+                            return reduce(ReduceKind::Sum, x, {0, 1}, false, o);
+                          },
+                          DType::F32, {384});
+  expectThreadIndependent("layer_norm",
+                          [&](HostTensor &o) { return layerNorm(x, g, &b, 2, 1e-5, o); },
+                          DType::F32, xs);
+  const Shape qs{2, 6, 130, 32}, ks{2, 2, 130, 32};
+  const HostTensor q = randomTensor(DType::F32, qs, rng), k = randomTensor(DType::F32, ks, rng),
+                   v = randomTensor(DType::F32, ks, rng), dout = randomTensor(DType::F32, qs, rng);
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "full");
+    HostTensor out(DType::F32, qs);
+    ASSERT_OK(attention(q, k, v, 0.2, causal, out));
+    expectThreadIndependent(
+        "attention", [&](HostTensor &o) { return attention(q, k, v, 0.2, causal, o); },
+        DType::F32, qs);
+    HostTensor dq(DType::F32, qs), dk(DType::F32, ks), dv(DType::F32, ks);
+    expectThreadIndependent(
+        "attention_vjp dq",
+        [&](HostTensor &o) { return attentionVjp(q, k, v, out, dout, 0.2, causal, o, dk, dv); },
+        DType::F32, qs);
+    expectThreadIndependent(
+        "attention_vjp dk",
+        [&](HostTensor &o) { return attentionVjp(q, k, v, out, dout, 0.2, causal, dq, o, dv); },
+        DType::F32, ks);
+    expectThreadIndependent(
+        "attention_vjp dv",
+        [&](HostTensor &o) { return attentionVjp(q, k, v, out, dout, 0.2, causal, dq, dk, o); },
+        DType::F32, ks);
+  }
+}
+
 } // namespace
 } // namespace rp::kernels::cpu::test

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/cpu/Fused.h"
+#include "kernels/cpu/KernelSupport.h"
 #include "test/Unit/KernelTestUtil.h"
 
 namespace rp::kernels::cpu::test {
@@ -39,6 +40,41 @@ std::vector<double> refRope(const HostTensor &x, const HostTensor &cos, const Ho
 }
 
 // swiglu on a few shapes (one large enough to run in parallel), f32 and f64.
+/// |got - want| in units of the f32 spacing at want (ulps of the correctly rounded result).
+double ulpError(float got, double want) {
+  const float w = static_cast<float>(want);
+  const double spacing =
+      static_cast<double>(std::nextafter(std::fabs(w), INFINITY)) - std::fabs(double(w));
+  return std::fabs(static_cast<double>(got) - want) / spacing;
+}
+
+// expF32 (kernels/cpu/KernelSupport.h) over [-87, 88.7] every 1e-4 (1.76 million points):
+// within 2 ulp of e^x computed in double; +inf above FLT_MAX's log, 0 far below, NaN kept; and
+// sigmoidF32 within 3 ulp of the logistic function in double.
+TEST(CpuFused, ExpF32) {
+  using detail::expF32;
+  using detail::sigmoidF32;
+  double worst = 0.0, worstSigmoid = 0.0;
+  for (int64_t i = 0; i <= 1757000; ++i) {
+    const float x = static_cast<float>(-87.0 + 1e-4 * static_cast<double>(i));
+    worst = std::max(worst, ulpError(expF32(x), std::exp(static_cast<double>(x))));
+    const double sig = 1.0 / (1.0 + std::exp(-static_cast<double>(x)));
+    if (sig > 1e-30)
+      worstSigmoid = std::max(worstSigmoid, ulpError(sigmoidF32(x), sig));
+  }
+  EXPECT_LE(worst, 2.0);
+  EXPECT_LE(worstSigmoid, 3.0);
+  EXPECT_EQ(expF32(0.0f), 1.0f);
+  EXPECT_EQ(expF32(89.0f), INFINITY);
+  EXPECT_EQ(expF32(INFINITY), INFINITY);
+  EXPECT_EQ(expF32(-110.0f), 0.0f);
+  EXPECT_EQ(expF32(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(expF32(NAN)));
+  EXPECT_EQ(sigmoidF32(-200.0f), 0.0f);
+  EXPECT_EQ(sigmoidF32(200.0f), 1.0f);
+  EXPECT_EQ(sigmoidF32(0.0f), 0.5f);
+}
+
 TEST(CpuFused, SwigluMatchesReference) {
   std::mt19937 rng(7);
   for (DType t : kFloatDTypes)

@@ -109,6 +109,35 @@ TEST(CpuReduce, F32AccumulatesInDouble) {
 }
 
 // Integer mean truncates toward zero; max of integers is exact.
+// A sum over leading axes (the innermost dimension kept: blocks of outputs accumulate together)
+// gives the bits of the plain order: each output the double sum of its elements in row-major
+// order of the reduced axes, rounded once; mean divides that sum by the count.
+TEST(CpuReduce, LeadingAxesSumInRowMajorOrder) {
+  std::mt19937 rng(17);
+  const HostTensor x = randomTensor(DType::F32, {3, 5, 300}, rng, -1e4, 1e4);
+  for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Mean}) {
+    HostTensor out(DType::F32, {300});
+    ASSERT_OK(reduce(kind, x, {0, 1}, false, out));
+    for (int64_t j = 0; j < 300; ++j) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < 15; ++i)
+        acc += static_cast<double>(x.data<float>()[i * 300 + j]);
+      const float want = static_cast<float>(kind == ReduceKind::Mean ? acc / 15.0 : acc);
+      ASSERT_EQ(out.data<float>()[j], want) << reduceKindName(kind) << " output " << j;
+    }
+  }
+  // A kept leading axis too ([3, 5, 300] -> [3, 1, 300] over axis 1).
+  HostTensor out(DType::F32, {3, 1, 300});
+  ASSERT_OK(reduce(ReduceKind::Sum, x, {1}, true, out));
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t j = 0; j < 300; ++j) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < 5; ++i)
+        acc += static_cast<double>(x.data<float>()[(a * 5 + i) * 300 + j]);
+      ASSERT_EQ(out.data<float>()[a * 300 + j], static_cast<float>(acc)) << a << ", " << j;
+    }
+}
+
 TEST(CpuReduce, Integers) {
   HostTensor x = tensor(DType::I64, {2, 2}, {-7, 0, 7, 2});
   HostTensor out = poisoned(DType::I64, {2});

@@ -273,14 +273,34 @@ inline void expectUlps(const HostTensor &got, const HostTensor &want, const std:
 /// A GPU result against the CPU reference: 2 ulps (expectUlps) for f16/bf16, rtol32 relative
 /// and 1e-7 absolute for f32, 1e-12 for f64.
 inline void expectFloat(const HostTensor &got, const HostTensor &cpuResult, double rtol32,
-                        const std::string &what) {
+                        double atol32, const std::string &what) {
   if (is16Bit(got.dtype()))
     expectUlps(got, convertTo(cpuResult, got.dtype()), what);
   else if (got.dtype() == DType::F32)
-    expectClose(got, cpuResult, rtol32, 1e-7, what);
+    expectClose(got, cpuResult, rtol32, atol32, what);
   else
     expectClose(got, cpuResult, 1e-12, 1e-12, what);
 }
+inline void expectFloat(const HostTensor &got, const HostTensor &cpuResult, double rtol32,
+                        const std::string &what) {
+  expectFloat(got, cpuResult, rtol32, 1e-7, what);
+}
+
+/// f32 attention (forward and VJP) against the CPU kernel: the CPU computes it in f32 (scores
+/// and products by sgemm, kernels/cpu/KernelSupport.h expF32), the GPU bodies in double, so
+/// they differ by f32 rounding of sums of D and S terms: the CPU kernels' own tolerance against
+/// a float64 reference (rtol 1e-5, atol 1e-6; test/Unit/KernelTestUtil.h kF32).
+inline constexpr double kAttentionF32Rtol = 1e-5, kAttentionF32Atol = 1e-6;
+
+/// f32 attention_vjp against the CPU kernel: dk and dv sum up to G S terms of size up to
+/// |dout| (G query heads per k/v head, S positions), which the CPU accumulates in f32 (sgemm),
+/// an error growing like sqrt(G S) f32 ulps of |dout|: measured up to 1.4e-6 at S = 257,
+/// D = 64, G = 3 (the CPU kernel's own f32 VJP tolerance, test/Unit/CpuAttentionGradTest.cpp).
+inline constexpr double kAttentionVjpF32Atol = 5e-6;
+
+/// f32 swiglu against the CPU kernel: the CPU computes g sigmoid(g) u in f32 with expF32 (within
+/// 2 ulp of e^x), the GPU bodies in double rounded once: a few f32 ulp apart.
+inline constexpr double kSwigluF32Rtol = 1e-6;
 
 /// A device output of dtype/shape, every byte kPoisonByte.
 inline std::unique_ptr<DeviceBuffer> poisonedOutput(DType dtype, const Shape &shape) {
@@ -303,6 +323,16 @@ inline void expectExactOrUlps(const HostTensor &got, const HostTensor &cpuResult
     expectUlps(got, convertTo(cpuResult, got.dtype()), what);
   else
     expectBitsEqual(got, cpuResult, what);
+}
+
+/// As expectExactOrUlps, but f32 within rtol (atol 0): for ops whose CPU kernel computes f32 in
+/// f32 (swiglu) while the GPU body computes in double.
+inline void expectExactOrCloseF32(const HostTensor &got, const HostTensor &cpuResult, double rtol,
+                                  const std::string &what) {
+  if (got.dtype() == DType::F32)
+    expectClose(got, cpuResult, rtol, 0.0, what);
+  else
+    expectExactOrUlps(got, cpuResult, what);
 }
 
 } // namespace rp::kernels::cuda::test

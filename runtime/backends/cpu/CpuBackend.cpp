@@ -2,12 +2,15 @@
 
 #include "runtime/backends/cpu/CpuBackend.h"
 
+#include "kernels/cpu/Kernels.h"
+
 #include "runtime/optim/AdamW.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +33,7 @@ CpuBackend::CpuBackend(int devices, std::unique_ptr<HostKernelSet> kernels)
       tracks_(static_cast<size_t>(numDevices_ * kNumQueues), -1),
       queues_(numDevices_ * kNumQueues) {
   memory_.resize(static_cast<size_t>(numDevices_));
+  threadsPerDevice_ = std::max(1, kernels::cpu::kernelThreads() / numDevices_);
   queues_.start([this](int index, QueueThreads::Task &task) { return runTask(index, task); });
 }
 
@@ -107,6 +111,12 @@ void CpuBackend::enqueue(int device, Queue queue, QueueThreads::Task task) {
 }
 
 Status CpuBackend::runTask(int index, QueueThreads::Task &task) {
+  // Each queue thread's kernels get their share of the cores (set once per thread).
+  thread_local int threads = 0;
+  if (threads != threadsPerDevice_) {
+    threads = threadsPerDevice_;
+    kernels::cpu::setKernelThreads(threads);
+  }
   const bool traced = trace_ && !task.label.empty();
   const double start = traced ? trace_->nowUs() : 0;
   Status status = task.run();

@@ -58,6 +58,7 @@ public:
 
   std::string name() const override { return "cpu"; }
   int numDevices() const override { return numDevices_; }
+  int hostOptimizerThreads() const override { return 1; }
   Status prepare(const rp::plan::Plan &plan) override;
   void copyToDevice(int device, Queue queue, const void *src, int64_t dst, int64_t bytes,
                     std::string label) override;
@@ -95,6 +96,9 @@ private:
   uint8_t *memory(int device) { return memory_[static_cast<size_t>(device)].bytes.get(); }
 
   int numDevices_;
+  /// OpenMP threads of each worker's kernels: the threads the process started with
+  /// (OMP_NUM_THREADS, else the cores) split evenly among the workers, at least 1.
+  int threadsPerDevice_ = 1;
   std::unique_ptr<HostKernelSet> kernels_;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;

@@ -384,8 +384,16 @@ void appendTransfers(std::string &out, const PlanReport &r) {
           static_cast<long long>(down));
 }
 
-/// The device arena and the largest values the functions write.
+/// The host arena (what a run holds in host memory), the device arena and the largest values
+/// the functions write.
 void appendMemory(std::string &out, const PlanReport &r, const pb::Plan &plan) {
+  const pb::HostArena &h = plan.host_arena();
+  appendf(out, "host arena: %s = compute-dtype weights %lld + 3 x fp32 state (master, AdamW "
+          "moments) %lld + fp32 grads %lld + 2 x activations %lld (page-locked by --backend "
+          "cuda; the CPU backend adds a device arena per worker)\n",
+          bytesText(static_cast<int64_t>(hostArenaBytes(plan))).c_str(),
+          static_cast<long long>(h.weights()), static_cast<long long>(h.state()),
+          static_cast<long long>(h.grads()), static_cast<long long>(h.activations()));
   const pb::DeviceArena &d = plan.device_arena();
   appendf(out, "device arena: %s = constants %lld + 2 x slot %lld + 2 x activations %lld + "
           "workspace %lld\n",

@@ -116,8 +116,8 @@ struct PlanReport {
 /// The report of a validated plan; `largest` buffers are kept (ties: plan order).
 PlanReport computePlanReport(const rp::plan::Plan &plan, int largest = 5);
 
-/// The report as text (the stage table, the step totals, the device arena of `plan` and the
-/// largest buffers). Stable: exact integers, then a rounded human form in parentheses.
+/// The report as text (the stage table, the step totals, the host and device arenas of `plan`
+/// and the largest buffers). Stable: exact integers, then a rounded human form in parentheses.
 std::string formatPlanReport(const PlanReport &report, const rp::plan::Plan &plan);
 
 /// The report as one JSON object (indented, newline-terminated): "micro_batches", "gpus",
@@ -127,6 +127,7 @@ std::string formatPlanReport(const PlanReport &report, const rp::plan::Plan &pla
 /// micro-batch, weight_upload_bytes, grad_download_bytes, peak_bytes), "step" (executed_flops,
 /// paper_flops, executed_over_paper (null when 0), model_flops, executed_over_model (null without tokens), tokens, params,
 /// non_embedding_params, model_attention_flops, upload_bytes, download_bytes),
+/// "host_arena" (bytes, weights, state (one of three), grads, activations (one of two)),
 /// "device_arena" (bytes, constants, slot, activations, workspace), "largest_buffers" (bytes,
 /// type, space, function, kernel, location). FLOPs and counts are JSON integers.
 std::string formatPlanReportJson(const PlanReport &report, const rp::plan::Plan &plan);

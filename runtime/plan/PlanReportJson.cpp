@@ -65,6 +65,12 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
                {"model_attention_flops", count(r.modelAttentionFlops)},
                {"upload_bytes", r.uploadBytes()},
                {"download_bytes", r.downloadBytes()}};
+  const rp::plan::HostArena &h = plan.host_arena();
+  j["host_arena"] = {{"bytes", hostArenaBytes(plan)},
+                     {"weights", h.weights()},
+                     {"state", h.state()},
+                     {"grads", h.grads()},
+                     {"activations", h.activations()}};
   const rp::plan::DeviceArena &d = plan.device_arena();
   j["device_arena"] = {{"bytes", deviceArenaBytes(plan)},
                        {"constants", d.constants()},

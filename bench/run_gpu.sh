@@ -109,7 +109,7 @@ phase inputs "${T_INPUTS:-90}" bash -c '
   set -euo pipefail
   "$0" "$1/make_inputs.py" --params "$2/params.json" --weights "$3/weights.safetensors" \
     --tokens "$3/tokens.bin" --num-tokens "$4"
-  LD_LIBRARY_PATH="$6" "$5" "$2/p$7/model.rpplan" --check --weights "$3/weights.safetensors"
+  LD_LIBRARY_PATH="$6" "$5" "$2/p$7/model.rpplan" --check --backend cuda --weights "$3/weights.safetensors"
 ' "$py" "$here" "$plans" "$work" "${NUM_TOKENS:-16777216}" "$rprun" \
   "${RP_LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$first_pool"
 

@@ -22,25 +22,6 @@ using runtime::StatusOr;
 
 namespace {
 
-/// The bodies' block on the device: forEach strides over the block's threads, sync is
-/// __syncthreads() (Fused.cu's ThreadBlock).
-struct ThreadBlock {
-  template <typename Fn> RP_HD void forEach(int64_t n, Fn &&fn) const {
-#if defined(__CUDA_ARCH__)
-    for (int64_t t = threadIdx.x; t < n; t += blockDim.x)
-      fn(t);
-#else
-    for (int64_t t = 0; t < n; ++t)
-      fn(t);
-#endif
-  }
-  RP_HD void sync() const {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
-
 /// Most blocks of one pass; larger row counts loop (grid-stride over rows).
 constexpr int64_t kMaxBlocks = int64_t(1) << 20;
 

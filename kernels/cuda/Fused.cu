@@ -37,26 +37,6 @@ __global__ void ropeKernel(RopePlan plan, const void *x, const void *cos, const 
     ropeAt<D>(plan, x, cos, sin, out, i);
 }
 
-/// attentionRow's block on the device: forEach strides over the block's threads (index t
-/// on thread t % blockDim.x), sync is __syncthreads(). The host branch (never taken: the
-/// kernel is device code) runs serially like SerialBlock.
-struct ThreadBlock {
-  template <typename Fn> RP_HD void forEach(int64_t n, Fn &&fn) const {
-#if defined(__CUDA_ARCH__)
-    for (int64_t t = threadIdx.x; t < n; t += blockDim.x)
-      fn(t);
-#else
-    for (int64_t t = 0; t < n; ++t)
-      fn(t);
-#endif
-  }
-  RP_HD void sync() const {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
-
 /// Most blocks of one attention launch; larger row counts loop (grid-stride over rows).
 constexpr int64_t kAttentionMaxBlocks = int64_t(1) << 20;
 

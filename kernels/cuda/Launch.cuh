@@ -38,6 +38,27 @@ __device__ inline int64_t gridThread() {
 }
 __device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
+/// A thread block as the row bodies see it (Fused.h's attentionRow, AttentionGrad.h's passes;
+/// the host tests use SerialBlock instead): forEach strides over the block's threads (index t
+/// on thread t % blockDim.x), sync is __syncthreads(). The host branch (never taken: the
+/// kernels are device code) runs serially like SerialBlock.
+struct ThreadBlock {
+  template <typename Fn> RP_HD void forEach(int64_t n, Fn &&fn) const {
+#if defined(__CUDA_ARCH__)
+    for (int64_t t = threadIdx.x; t < n; t += blockDim.x)
+      fn(t);
+#else
+    for (int64_t t = 0; t < n; ++t)
+      fn(t);
+#endif
+  }
+  RP_HD void sync() const {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
 /// True when `p` is non-null and aligned to `bytes`: a device pointer a kernel may access
 /// elements of that size through. The launchers return cudaErrorInvalidValue, before touching
 /// the device, for a pointer they would use that is not.

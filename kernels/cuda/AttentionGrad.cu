@@ -32,9 +32,9 @@ __global__ void __launch_bounds__(kAttentionTile)
   using C = typename DTypeTraits<D>::Compute;
   extern __shared__ __align__(16) unsigned char attentionVjpShared[];
   C *shared = reinterpret_cast<C *>(attentionVjpShared);
-  C *lse = static_cast<C *>(scratch), *delta = lse + plan.rows;
+  C *lse = static_cast<C *>(scratch), *delta = lse + plan.forward.rows;
   const ThreadBlock block;
-  for (int64_t row = blockIdx.x; row < plan.rows; row += gridDim.x)
+  for (int64_t row = blockIdx.x; row < plan.forward.rows; row += gridDim.x)
     attentionVjpQueryRow<D>(plan, q, k, v, out, dout, dq, lse, delta, row, block, shared);
 }
 
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kAttentionTile)
   using C = typename DTypeTraits<D>::Compute;
   extern __shared__ __align__(16) unsigned char attentionVjpShared[];
   C *shared = reinterpret_cast<C *>(attentionVjpShared);
-  const C *lse = static_cast<const C *>(scratch), *delta = lse + plan.rows;
+  const C *lse = static_cast<const C *>(scratch), *delta = lse + plan.forward.rows;
   const ThreadBlock block;
   for (int64_t krow = blockIdx.x; krow < plan.keyRows; krow += gridDim.x)
     attentionVjpKeyRow<D>(plan, q, k, v, dout, dk, dv, lse, delta, krow, block, shared);
@@ -71,21 +71,11 @@ StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const S
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dv", dtype, dv, k));
   AttentionVjpPlan plan;
   plan.forward = forward;
-  plan.dtype = dtype;
-  plan.batch = forward.batch;
-  plan.heads = forward.heads;
-  plan.kvHeads = forward.kvHeads;
-  plan.groups = forward.groups;
-  plan.seq = forward.seq;
-  plan.dim = forward.dim;
-  plan.rows = forward.rows;
   plan.keyRows = k[0] * k[1] * k[2];
-  plan.scale = scale;
-  plan.causal = causal;
   plan.tile = kAttentionTile;
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
-  plan.sharedBytes = static_cast<size_t>(4 * plan.dim + 2 * plan.tile) * computeBytes;
-  plan.scratchBytes = std::max(static_cast<size_t>(2 * plan.rows) * computeBytes,
+  plan.sharedBytes = static_cast<size_t>(4 * forward.dim + 2 * plan.tile) * computeBytes;
+  plan.scratchBytes = std::max(static_cast<size_t>(2 * forward.rows) * computeBytes,
                                flashAttentionBackwardScratchBytes(forward));
   plan.tensorCores = forward.tensorCores;
   return plan;
@@ -94,11 +84,11 @@ StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const S
 cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k,
                                const void *v, const void *out, const void *dout, void *dq,
                                void *dk, void *dv, void *scratch, cudaStream_t stream) {
-  if (plan.rows == 0 || plan.dim == 0)
+  if (plan.forward.rows == 0 || plan.forward.dim == 0)
     return cudaSuccess; // dq, dk, dv are empty
-  if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionVjpHeadDim)
+  if (plan.tile != kAttentionTile || plan.forward.dim > kMaxAttentionVjpHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttentionVjp
-  if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, out, dout,
+  if (!usablePointers(runtime::dtypeSize(plan.forward.dtype), q, k, v, out, dout,
                       static_cast<const void *>(dq), static_cast<const void *>(dk),
                       static_cast<const void *>(dv)) ||
       !usablePointers(8, static_cast<const void *>(scratch)))
@@ -109,10 +99,10 @@ cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, cons
     if (e != cudaErrorNotSupported)
       return e;
   }
-  if (!visitFloatDType(plan.dtype, [&](auto tag) {
+  if (!visitFloatDType(plan.forward.dtype, [&](auto tag) {
         constexpr DType D = decltype(tag)::value;
-        queryPassKernel<D><<<blocksFor(plan.rows), kAttentionTile, plan.sharedBytes, stream>>>(
-            plan, q, k, v, out, dout, dq, scratch);
+        queryPassKernel<D><<<blocksFor(plan.forward.rows), kAttentionTile, plan.sharedBytes,
+                             stream>>>(plan, q, k, v, out, dout, dq, scratch);
         keyPassKernel<D><<<blocksFor(plan.keyRows), kAttentionTile, plan.sharedBytes, stream>>>(
             plan, q, k, v, dout, dk, dv, scratch);
       }))

@@ -59,12 +59,11 @@ inline constexpr int64_t kMaxAttentionVjpHeadDim = 1024;
 /// The geometry of one attention_vjp. Query row r = (b, h, i) = (r / (Hq S), r / S % Hq,
 /// r % S); key row kr = (b, g, j) = (kr / (Hkv S), kr / S % Hkv, kr % S).
 struct AttentionVjpPlan {
-  runtime::DType dtype = runtime::DType::F32;
-  int64_t batch = 0, heads = 0, kvHeads = 0, groups = 0, seq = 0, dim = 0;
-  int64_t rows = 0;    ///< B * Hq * S query rows.
+  /// The forward's plan (planAttention of q, k, v): the geometry (dtype, batch, heads, kvHeads,
+  /// groups, seq, dim, rows = B * Hq * S query rows, scale, causal) and the tensor-core
+  /// kernel's.
+  AttentionPlan forward;
   int64_t keyRows = 0; ///< B * Hkv * S key rows.
-  double scale = 1.0;
-  bool causal = false;
   /// Keys (pass 1) or query rows (pass 2) per tile (kAttentionTile; host tests vary it).
   int64_t tile = kAttentionTile;
   /// Shared memory per block: (4 dim + 2 tile) compute values.
@@ -72,8 +71,6 @@ struct AttentionVjpPlan {
   /// Device scratch: lse then D, `rows` compute values each (and at least what the
   /// tensor-core kernel takes).
   size_t scratchBytes = 0;
-  /// The forward's plan (planAttention of q, k, v): the tensor-core kernel's geometry.
-  AttentionPlan forward;
   /// f16/bf16 with a head dimension the tensor-core backward takes (FlashAttention.h,
   /// FlashAttentionBackward.h): launchAttentionVjp runs that kernel when the device and the
   /// pointers allow it. Tests clear it to run the row kernels of this file.
@@ -125,13 +122,14 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
                                        const Block &block,
                                        typename DTypeTraits<D>::Compute *shared) {
   using C = typename DTypeTraits<D>::Compute;
-  const int64_t dim = plan.dim, tile = plan.tile;
+  const AttentionPlan &f = plan.forward;
+  const int64_t dim = f.dim, tile = plan.tile;
   C *sq = shared, *sdo = sq + dim, *acc = sdo + dim, *score = acc + dim, *ds = score + tile;
-  const int64_t i = row % plan.seq, bh = row / plan.seq;
-  const int64_t b = bh / plan.heads, h = bh % plan.heads;
-  const int64_t kvBase = (b * plan.kvHeads + h / plan.groups) * plan.seq * dim;
-  const int64_t qBase = row * dim, keys = plan.causal ? i + 1 : plan.seq;
-  const C scale = static_cast<C>(plan.scale);
+  const int64_t i = row % f.seq, bh = row / f.seq;
+  const int64_t b = bh / f.heads, h = bh % f.heads;
+  const int64_t kvBase = (b * f.kvHeads + h / f.groups) * f.seq * dim;
+  const int64_t qBase = row * dim, keys = f.causal ? i + 1 : f.seq;
+  const C scale = static_cast<C>(f.scale);
 
   block.sync(); // the previous row of this block is done with the shared memory
   block.forEach(dim, [&](int64_t c) {
@@ -199,13 +197,14 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
                                      const typename DTypeTraits<D>::Compute *delta, int64_t krow,
                                      const Block &block, typename DTypeTraits<D>::Compute *shared) {
   using C = typename DTypeTraits<D>::Compute;
-  const int64_t dim = plan.dim, tile = plan.tile, seq = plan.seq;
+  const AttentionPlan &f = plan.forward;
+  const int64_t dim = f.dim, tile = plan.tile, seq = f.seq;
   C *sk = shared, *sv = sk + dim, *accK = sv + dim, *accV = accK + dim, *p = accV + dim,
     *ds = p + tile;
   const int64_t j = krow % seq, bg = krow / seq;
-  const int64_t b = bg / plan.kvHeads, g = bg % plan.kvHeads;
+  const int64_t b = bg / f.kvHeads, g = bg % f.kvHeads;
   const int64_t kBase = krow * dim;
-  const C scale = static_cast<C>(plan.scale);
+  const C scale = static_cast<C>(f.scale);
 
   block.sync();
   block.forEach(dim, [&](int64_t c) {
@@ -215,9 +214,9 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
     accV[c] = C(0);
   });
   block.sync();
-  for (int64_t h = g * plan.groups; h < (g + 1) * plan.groups; ++h) {
-    const int64_t rowBase = (b * plan.heads + h) * seq;
-    for (int64_t i0 = plan.causal ? j : 0; i0 < seq; i0 += tile) {
+  for (int64_t h = g * f.groups; h < (g + 1) * f.groups; ++h) {
+    const int64_t rowBase = (b * f.heads + h) * seq;
+    for (int64_t i0 = f.causal ? j : 0; i0 < seq; i0 += tile) {
       const int64_t n = seq - i0 < tile ? seq - i0 : tile;
       block.forEach(n, [&](int64_t t) {
         const int64_t row = rowBase + i0 + t;

@@ -199,12 +199,12 @@ void attention(const AttentionPlan &p, const void *q, const void *k, const void 
 
 void attentionVjp(const AttentionVjpPlan &p, const void *q, const void *k, const void *v,
                   const void *out, const void *dout, void *dq, void *dk, void *dv, void *scratch) {
-  visitFloatDType(p.dtype, [&](auto d) {
+  visitFloatDType(p.forward.dtype, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     using C = typename DTypeTraits<D>::Compute;
-    std::vector<C> shared(static_cast<size_t>(4 * p.dim + 2 * p.tile));
-    C *lse = static_cast<C *>(scratch), *delta = lse + p.rows;
-    for (int64_t row = 0; row < p.rows; ++row)
+    std::vector<C> shared(static_cast<size_t>(4 * p.forward.dim + 2 * p.tile));
+    C *lse = static_cast<C *>(scratch), *delta = lse + p.forward.rows;
+    for (int64_t row = 0; row < p.forward.rows; ++row)
       attentionVjpQueryRow<D>(p, q, k, v, out, dout, dq, lse, delta, row, SerialBlock{},
                               shared.data());
     for (int64_t krow = 0; krow < p.keyRows; ++krow)

@@ -119,8 +119,8 @@ TEST(CudaAttentionGradHost, PlanGeometry) {
       DType::BF16, {2, 6, 5, 16}, {2, 3, 5, 16}, {2, 3, 5, 16}, {2, 6, 5, 16}, {2, 6, 5, 16}, 0.5,
       true, {2, 6, 5, 16}, {2, 3, 5, 16}, {2, 3, 5, 16});
   ASSERT_TRUE(p.ok()) << p.status().toString();
-  EXPECT_EQ(p->groups, 2);
-  EXPECT_EQ(p->rows, 60);
+  EXPECT_EQ(p->forward.groups, 2);
+  EXPECT_EQ(p->forward.rows, 60);
   EXPECT_EQ(p->keyRows, 30);
   EXPECT_EQ(p->sharedBytes, (4 * 16 + 2 * kAttentionTile) * sizeof(float));
   EXPECT_EQ(p->scratchBytes, 2 * 60 * sizeof(float));

@@ -132,7 +132,7 @@ TEST(CudaAttentionGradArgs, RejectsBadPointersWithoutADevice) {
   EXPECT_EQ(launchAttentionVjp(other, f, f, f, f, f, f, f, f, scratch, nullptr),
             cudaErrorInvalidValue);
   AttentionVjpPlan empty = *plan;
-  empty.rows = 0;
+  empty.forward.rows = 0;
   EXPECT_EQ(launchAttentionVjp(empty, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                                nullptr, nullptr, nullptr, nullptr),
             cudaSuccess);

@@ -222,29 +222,31 @@ StatusOr<WeightSource> WeightSource::fromExternal(std::vector<ExternalTensor> te
 
 Status WeightSource::readExternal(
     const std::function<Status(const SafetensorsTensorView &)> &fn) const {
+  // tensors_ is in file order (by shard, then offset): one pass, each file opened once.
   std::vector<uint8_t> buffer;
-  for (size_t s = 0; s < shards_.size(); ++s) {
-    std::ifstream in(shards_[s], std::ios::binary);
-    if (!in)
-      return notFound("external weights: cannot open '" + shards_[s] + "': " +
-                      std::strerror(errno));
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      const WeightEntry &e = tensors_[i];
-      if (e.shard != s)
-        continue;
-      const Range &r = ranges_[i];
-      buffer.resize(static_cast<size_t>(r.bytes));
-      in.seekg(r.offset);
-      if (r.bytes > 0 && !in.read(reinterpret_cast<char *>(buffer.data()), r.bytes))
-        return dataLoss("external weights: tensor '" + e.name + "' in '" + shards_[s] +
-                        "': cannot read bytes [" + std::to_string(r.offset) + ", " +
-                        std::to_string(r.offset + r.bytes) +
-                        ") (the file changed since the plan was compiled?)");
-      const SafetensorsTensorView view{e.name, e.dtype, e.shape,
-                                       r.bytes > 0 ? buffer.data() : nullptr,
-                                       static_cast<size_t>(r.bytes), static_cast<uint64_t>(r.offset)};
-      RP_RETURN_IF_ERROR(fn(view));
+  std::ifstream in;
+  size_t open = shards_.size();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const WeightEntry &e = tensors_[i];
+    const std::string &file = shards_[e.shard];
+    if (e.shard != open) {
+      in = std::ifstream(file, std::ios::binary);
+      if (!in)
+        return notFound("external weights: cannot open '" + file + "': " + std::strerror(errno));
+      open = e.shard;
     }
+    const Range &r = ranges_[i];
+    buffer.resize(static_cast<size_t>(r.bytes));
+    in.seekg(r.offset);
+    if (r.bytes > 0 && !in.read(reinterpret_cast<char *>(buffer.data()), r.bytes))
+      return dataLoss("external weights: tensor '" + e.name + "' in '" + file +
+                      "': cannot read bytes [" + std::to_string(r.offset) + ", " +
+                      std::to_string(r.offset + r.bytes) +
+                      ") (the file changed since the plan was compiled?)");
+    const SafetensorsTensorView view{e.name, e.dtype, e.shape,
+                                     r.bytes > 0 ? buffer.data() : nullptr,
+                                     static_cast<size_t>(r.bytes), static_cast<uint64_t>(r.offset)};
+    RP_RETURN_IF_ERROR(fn(view));
   }
   return okStatus();
 }

@@ -23,10 +23,10 @@ std::optional<MpiLaunch> detectMpiLaunch() {
   return std::nullopt;
 }
 
-std::string rankPath(const std::string &path, const World *world) {
-  if (path.empty() || !world || world->rank() == 0)
+std::string rankPath(const std::string &path, int rank) {
+  if (path.empty() || rank == 0)
     return path;
-  return path + ".rank" + std::to_string(world->rank());
+  return path + ".rank" + std::to_string(rank);
 }
 
 } // namespace rp::runtime

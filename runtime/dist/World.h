@@ -80,9 +80,9 @@ private:
   std::unique_ptr<Comms> comms_;
 };
 
-/// "PATH" on rank 0 (or without ranks), "PATH.rankR" on rank R > 0: the per-rank name of an
-/// output every rank writes (--trace, --profile-kernels). "" stays "".
-std::string rankPath(const std::string &path, const World *world);
+/// "PATH" on rank 0 (also a run without ranks), "PATH.rankR" on rank R > 0: the per-rank name
+/// of an output every rank writes (--trace, --profile-kernels). "" stays "".
+std::string rankPath(const std::string &path, int rank);
 
 } // namespace rp::runtime
 

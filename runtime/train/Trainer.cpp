@@ -755,13 +755,13 @@ StatusOr<TrainSummary> Trainer::finish() {
   if (bar_)
     bar_->finish();
   if (trace_->enabled()) {
-    const std::string path = rankPath(options_.tracePath, options_.world);
+    const std::string path = rankPath(options_.tracePath, rank_);
     if (Status s = trace_->write(path); !s.ok())
       return internal("cannot write the trace: " + s.message());
     summary_.tracePath = path;
   }
   if (profile_) {
-    const std::string path = rankPath(options_.profileKernelsPath, options_.world);
+    const std::string path = rankPath(options_.profileKernelsPath, rank_);
     if (Status s = profile_->write(path); !s.ok())
       return internal(s.message());
     summary_.kernelProfilePath = path;

@@ -145,7 +145,9 @@ StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) 
 namespace {
 
 /// Checks the flags of `options` before anything is loaded or created (nothing is written).
-Status checkTrainOptions(const TrainOptions &options) {
+/// Data-parallel ranks other than 0 skip the files only rank 0 writes (--log; --save and
+/// --export-hf are checked later, on rank 0): those paths need not exist on their nodes.
+Status checkTrainOptions(const TrainOptions &options, bool writesRankZeroOutputs) {
   if (options.steps < 1)
     return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) +
                            ")");
@@ -177,8 +179,9 @@ Status checkTrainOptions(const TrainOptions &options) {
     return invalidArgument("--inject-nonfinite-step must be a step number >= 1 (0: never)");
   if (options.logPath == options.tracePath && !options.logPath.empty())
     return invalidArgument("--log and --trace name the same file " + options.logPath);
-  RP_RETURN_IF_ERROR(checkOutputFile(options.logPath, "--log",
-                                     {options.planPath, options.weightsPath, options.dataPath}));
+  if (writesRankZeroOutputs)
+    RP_RETURN_IF_ERROR(checkOutputFile(options.logPath, "--log",
+                                       {options.planPath, options.weightsPath, options.dataPath}));
   RP_RETURN_IF_ERROR(checkOutputFile(options.tracePath, "--trace",
                                      {options.planPath, options.weightsPath, options.dataPath}));
   for (const auto &[flag, path] : {std::pair<const char *, const std::string &>{"--log", options.logPath},
@@ -308,7 +311,7 @@ private:
 };
 
 StatusOr<TrainSummary> Trainer::run() {
-  RP_RETURN_IF_ERROR(checkTrainOptions(options_));
+  RP_RETURN_IF_ERROR(checkTrainOptions(options_, rank_ == 0));
   RP_ASSIGN_OR_RETURN(backends_, BackendFactory::probe(options_));
   RP_RETURN_IF_ERROR(loadPlanAndData());
   RP_RETURN_IF_ERROR(loadCheckpointToResume());
@@ -325,7 +328,8 @@ Status Trainer::loadPlanAndData() {
   RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath,
                                         options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
-  RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
+  if (rank_ == 0) // the export is rank 0's (its directory need not exist on other nodes)
+    RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
   if (options_.gemmAccumulate == "fp16" && loaded_.plan.config().compute_dtype() != pb::F16)
     return invalidArgument("--gemm-accumulate fp16 applies to fp16 plans (compile with "
                            "--dtype fp16)");

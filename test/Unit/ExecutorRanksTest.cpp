@@ -151,7 +151,8 @@ TEST_P(ExecutorRanksTest, RanksFedDifferentBatchesAgreeAndRepeat) {
     CpuBackend backend(2);
     const RunResult solo = rp::testing::trainTestPlan(plan, backend, 1, 1e-2, nullptr, r * M);
     for (int64_t m = 0; m < M; ++m)
-      EXPECT_EQ(first[0].losses[static_cast<size_t>(r * M + m)], solo.losses[static_cast<size_t>(m)])
+      EXPECT_EQ(first[0].losses[static_cast<size_t>(r * M + m)],
+                solo.losses[static_cast<size_t>(m)])
           << "rank " << r << " micro-batch " << m;
   }
 }

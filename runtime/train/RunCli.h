@@ -13,6 +13,7 @@
 //   rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile FILE.json]
 //          [--target T] [--link-gbps X] [--host-uplink-gbps Y] [--optimizer-ms Z | --adamw-gbps W]
 //          [--trace FILE.json] [--gantt FILE.svg] [--compare]
+//          [--nodes R --node-link-gbps G [--node-link-latency-us L] [--node-reduction allgather|ring]]
 //   rp-run --backend sim --profile FILE.json --gpus N --micro-batches M [--update sync|async]
 //          [same options]
 //

@@ -788,20 +788,26 @@ private:
   /// nodes, each trainable layer's gradient is first reduced over the node link (one serial
   /// queue, the same layer order; runtime/sim/NodeModel.h) and its AdamW waits for that.
   void addOptimizer() {
+    int previousAdamW = -1;
     for (int j = 0; j < b_; ++j) {
       LayerRange r = bwd_[static_cast<size_t>(j)];
       for (int l = r.end - 1; l >= r.begin; --l) {
         std::vector<Dep> ready;
         for (int gd : gradDownloads_[static_cast<size_t>(j)])
           ready.push_back({gd, 0});
-        const int reduce = addReduction(l, ready);
+        // On the optimizer thread (rp-run's way) a reduction also waits for the previous
+        // layer's AdamW; on a thread of its own it does not.
+        std::vector<Dep> reduceAfter = ready;
+        if (!options_.nodes.commThread && previousAdamW >= 0)
+          reduceAfter.push_back({previousAdamW, 0});
+        const int reduce = addReduction(l, reduceAfter);
         if (reduce >= 0)
           ready = {{reduce, 0}};
         if (options_.optimizerMsPerLayer <= 0)
           continue;
         SimTask t = adamwTask(l, options_.optimizerMsPerLayer);
         t.deps = std::move(ready);
-        g_.add(std::move(t));
+        previousAdamW = g_.add(std::move(t));
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include "runtime/sim/NodeModel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -22,15 +23,25 @@ std::string number(double v) {
 } // namespace
 
 const char *nodeReductionName(NodeReduction reduction) {
-  return reduction == NodeReduction::Ring ? "ring" : "allgather";
+  switch (reduction) {
+  case NodeReduction::Chain:
+    return "chain";
+  case NodeReduction::AllGather:
+    return "allgather";
+  case NodeReduction::Ring:
+    return "ring";
+  }
+  return "chain";
 }
 
 StatusOr<NodeReduction> parseNodeReduction(const std::string &name) {
+  if (name == "chain")
+    return NodeReduction::Chain;
   if (name == "allgather")
     return NodeReduction::AllGather;
   if (name == "ring")
     return NodeReduction::Ring;
-  return invalidArgument("--node-reduction must be allgather or ring (got '" + name + "')");
+  return invalidArgument("--node-reduction must be chain, allgather or ring (got '" + name + "')");
 }
 
 Status validateNodeLink(const NodeLink &link) {
@@ -49,26 +60,62 @@ Status validateNodeLink(const NodeLink &link) {
   return Status();
 }
 
-int reductionMessages(const NodeLink &link) {
+namespace {
+
+/// Chunks of the chain reduction: ceil(bytes / c), at least 1.
+double chainChunks(double bytes) {
+  return std::max(1.0, std::ceil(bytes / kNodeChainChunkBytes));
+}
+
+} // namespace
+
+int64_t reductionMessages(const NodeLink &link, double bytes) {
   if (!link.active())
     return 0;
-  const int r = link.nodes - 1;
-  return link.reduction == NodeReduction::Ring ? 2 * r : r;
+  const int64_t r = link.nodes - 1;
+  switch (link.reduction) {
+  case NodeReduction::Chain:
+    return static_cast<int64_t>(chainChunks(bytes)) * (link.nodes == 2 ? 1 : 2);
+  case NodeReduction::AllGather:
+    return r;
+  case NodeReduction::Ring:
+    return 2 * r;
+  }
+  return 0;
 }
 
 double reductionBytesPerNode(const NodeLink &link, double bytes) {
   if (!link.active())
     return 0;
   const double r = link.nodes;
-  return link.reduction == NodeReduction::Ring ? 2 * (r - 1) * bytes / r : (r - 1) * bytes;
+  switch (link.reduction) {
+  case NodeReduction::Chain:
+    return link.nodes == 2 ? bytes : 2 * bytes;
+  case NodeReduction::AllGather:
+    return (r - 1) * bytes;
+  case NodeReduction::Ring:
+    return 2 * (r - 1) * bytes / r;
+  }
+  return 0;
 }
 
 double reductionMs(const NodeLink &link, double bytes) {
-  if (!link.active())
+  if (!link.active() || !(bytes > 0))
     return 0;
-  // Gb/s = 1e9 bits/s = 1e6 bits per ms.
-  return reductionMessages(link) * link.latencyUs / 1000.0 +
-         8.0 * reductionBytesPerNode(link, bytes) / (link.linkGbit * 1e6);
+  const double r = link.nodes;
+  const double latencyMs = link.latencyUs / 1000.0;
+  auto wire = [&](double b) { return 8.0 * b / (link.linkGbit * 1e6); }; // Gb/s = 1e6 bits/ms
+  switch (link.reduction) {
+  case NodeReduction::Chain: {
+    const double k = chainChunks(bytes);
+    return 2 * (k + r - 2) * (latencyMs + wire(bytes / k));
+  }
+  case NodeReduction::AllGather:
+    return (r - 1) * (latencyMs + wire(bytes));
+  case NodeReduction::Ring:
+    return 2 * (r - 1) * (latencyMs + wire(bytes / r));
+  }
+  return 0;
 }
 
 double scalingEfficiencyPercent(double oneNodeStepMs, double stepMs) {

@@ -575,6 +575,17 @@ void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
 }
 
 void SimBackend::issueReduction(QueueOps &thread, int threadIndex, int64_t step, int layer) {
+  if (!config_.nodes.commThread) {
+    // On the optimizer thread (rp-run's way): not before the thread gets here.
+    Op mark;
+    mark.kind = Op::Record;
+    mark.event = std::make_shared<SimEvent>(nextEvent_++);
+    Op wait;
+    wait.kind = Op::Wait;
+    wait.event = mark.event;
+    push(threadIndex, std::move(mark));
+    push(nodeQueue_, std::move(wait));
+  }
   for (std::shared_ptr<SimEvent> &grads : thread.pendingGrads) {
     Op wait;
     wait.kind = Op::Wait;

@@ -119,6 +119,7 @@ StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
     const char *given = o.nodeLinkGbps        ? "--node-link-gbps"
                         : o.nodeLinkLatencyUs ? "--node-link-latency-us"
                         : !o.nodeReduction.empty() ? "--node-reduction"
+                        : o.nodeCommThread         ? "--node-comm-thread"
                                                    : nullptr;
     if (given)
       return invalidArgument(std::string(given) +
@@ -128,6 +129,7 @@ StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
   link.nodes = *o.nodes;
   link.linkGbit = o.nodeLinkGbps.value_or(0);
   link.latencyUs = o.nodeLinkLatencyUs.value_or(0);
+  link.commThread = o.nodeCommThread;
   if (!o.nodeReduction.empty()) {
     RP_ASSIGN_OR_RETURN(link.reduction, sim::parseNodeReduction(o.nodeReduction));
   }
@@ -166,11 +168,13 @@ void printNodeReport(std::FILE *out, const sim::NodeLink &link,
   }
   std::fprintf(out,
                "rp-run: nodes: %d in data parallelism, node link %s Gb/s per direction, %s us "
-               "per message, %s reduction of %zu layer gradients (%s fp32): %s sent per node "
-               "per step\n",
+               "per message, %s reduction of %zu layer gradients (%s fp32) %s: %s sent per "
+               "node per step\n",
                link.nodes, general(link.linkGbit).c_str(), general(link.latencyUs).c_str(),
                sim::nodeReductionName(link.reduction), gradientBytes.size(),
-               byteSize(total).c_str(), byteSize(sent).c_str());
+               byteSize(total).c_str(),
+               link.commThread ? "on its own thread" : "on the optimizer thread",
+               byteSize(sent).c_str());
   const double exposed = stepMs - oneNodeStepMs;
   std::fprintf(out,
                "rp-run: node link busy %s per step; exposed communication %s (%s%% of the "

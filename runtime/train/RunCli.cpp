@@ -292,8 +292,12 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
       simGroup->add_option("--node-link-latency-us", f.nodeLinkLatencyUs,
                            "Latency per message on the node link, microseconds (default 0)"),
       simGroup->add_option("--node-reduction", sim.nodeReduction,
-                           "allgather (default: R - 1 messages of a layer's gradient, summed "
-                           "in rank order) | ring (reduce-scatter + allgather)"),
+                           "chain (default, rp-run's: a rank-order chain in 4 MiB chunks, then "
+                           "a broadcast) | allgather (R - 1 messages of a layer's gradient) | "
+                           "ring (reduce-scatter + allgather)"),
+      simGroup->add_flag("--node-comm-thread", sim.nodeCommThread,
+                         "Reductions on a thread of their own, overlapping the previous "
+                         "layer's AdamW (default: on the optimizer thread, as rp-run)"),
       simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
       simGroup->add_flag("--compare", sim.compare,
                          "Also compare with GPipe, 1F1B, interleaved 1F1B, Looped-BFS, ZB-H1 "

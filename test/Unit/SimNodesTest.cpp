@@ -41,12 +41,13 @@ using rp::sim::Span;
 using rp::sim::Timeline;
 
 NodeLink link(int nodes, double gbit, double latencyUs = 0,
-              NodeReduction reduction = NodeReduction::AllGather) {
+              NodeReduction reduction = NodeReduction::Chain, bool commThread = false) {
   NodeLink l;
   l.nodes = nodes;
   l.linkGbit = gbit;
   l.latencyUs = latencyUs;
   l.reduction = reduction;
+  l.commThread = commThread;
   return l;
 }
 
@@ -90,29 +91,48 @@ void expectSameTimeline(const Timeline &a, const Timeline &b) {
 //===----------------------------------------------------------------------===//
 
 TEST(SimNodesTest, BytesAndTimeFormulas) {
-  // 1 GB of gradient on 4 nodes, 100 Gb/s (12.5 bytes per ns: 1 GB in 80 ms), 10 us.
+  using rp::sim::reductionBytesPerNode;
+  using rp::sim::reductionMessages;
+  using rp::sim::reductionMs;
+  const NodeReduction gather = NodeReduction::AllGather, ring = NodeReduction::Ring;
+  // 1 GB of gradient on 4 nodes, 100 Gb/s (1e8 bits per ms: 1 GB in 80 ms), 10 us.
   // Allgather: 3 messages of 1 GB = 3 GB per node; 3 x (0.01 + 80) ms.
-  EXPECT_EQ(rp::sim::reductionMessages(link(4, 100, 10)), 3);
-  EXPECT_DOUBLE_EQ(rp::sim::reductionBytesPerNode(link(4, 100, 10), 1e9), 3e9);
-  EXPECT_DOUBLE_EQ(rp::sim::reductionMs(link(4, 100, 10), 1e9), 240.03);
+  EXPECT_EQ(reductionMessages(link(4, 100, 10, gather), 1e9), 3);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(4, 100, 10, gather), 1e9), 3e9);
+  EXPECT_DOUBLE_EQ(reductionMs(link(4, 100, 10, gather), 1e9), 240.03);
   // Ring: 6 messages of 250 MB = 1.5 GB per node; 6 x (0.01 + 20) ms.
-  const NodeLink ring = link(4, 100, 10, NodeReduction::Ring);
-  EXPECT_EQ(rp::sim::reductionMessages(ring), 6);
-  EXPECT_DOUBLE_EQ(rp::sim::reductionBytesPerNode(ring, 1e9), 1.5e9);
-  EXPECT_DOUBLE_EQ(rp::sim::reductionMs(ring, 1e9), 120.06);
-  // Two nodes: both send the whole gradient once (ring: two halves).
-  EXPECT_DOUBLE_EQ(rp::sim::reductionBytesPerNode(link(2, 25), 1e6), 1e6);
-  EXPECT_DOUBLE_EQ(rp::sim::reductionMs(link(2, 25), 1e6), 0.32); // 8e6 bits / 25e6 bits per ms
-  EXPECT_DOUBLE_EQ(rp::sim::reductionBytesPerNode(link(2, 25, 0, NodeReduction::Ring), 1e6), 1e6);
+  EXPECT_EQ(reductionMessages(link(4, 100, 10, ring), 1e9), 6);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(4, 100, 10, ring), 1e9), 1.5e9);
+  EXPECT_DOUBLE_EQ(reductionMs(link(4, 100, 10, ring), 1e9), 120.06);
+  // Chain (the default): 10 MiB = 2.5 chunks of 4 MiB -> k = 3 chunks of 10 MiB / 3; two
+  // pipelined phases of k + R - 2 = 5 chunk times of 0.01 + 8 x 3495253.33 / 1e8 ms each.
+  const double mib10 = 10.0 * 1024 * 1024;
+  EXPECT_EQ(link(4, 100).reduction, NodeReduction::Chain);
+  EXPECT_EQ(reductionMessages(link(4, 100, 10), mib10), 6);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(4, 100, 10), mib10), 2 * mib10);
+  EXPECT_NEAR(reductionMs(link(4, 100, 10), mib10), 10 * (0.01 + 8 * mib10 / 3 / 1e8), 1e-12);
+  EXPECT_NEAR(reductionMs(link(4, 100, 10), mib10), 2.8962026667, 1e-9);
+  // Chain on 2 nodes: B one way, then the sums back: k messages each way, 2 k chunk times.
+  EXPECT_EQ(reductionMessages(link(2, 100, 10), mib10), 3);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(2, 100, 10), mib10), mib10);
+  EXPECT_NEAR(reductionMs(link(2, 100, 10), mib10), 6 * (0.01 + 8 * mib10 / 3 / 1e8), 1e-12);
+  // One chunk: 2 (R - 1) hops of the whole gradient; the chain's bytes do not grow with R.
+  EXPECT_DOUBLE_EQ(reductionMs(link(2, 25), 1e6), 0.64); // 2 x 8e6 bits / 25e6 bits per ms
+  EXPECT_DOUBLE_EQ(reductionMs(link(16, 25), 1e6), 2 * 15 * 0.32);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(16, 25), 1e6), 2e6);
+  // Two nodes: every algorithm sends the whole gradient once per node and direction.
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(2, 25, 0, gather), 1e6), 1e6);
+  EXPECT_DOUBLE_EQ(reductionMs(link(2, 25, 0, gather), 1e6), 0.32);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(2, 25, 0, ring), 1e6), 1e6);
   // Allgather's bytes grow as R - 1, the ring's approach 2 B.
-  EXPECT_DOUBLE_EQ(rp::sim::reductionBytesPerNode(link(16, 25), 1e6), 15e6);
-  EXPECT_DOUBLE_EQ(rp::sim::reductionBytesPerNode(link(16, 25, 0, NodeReduction::Ring), 1e6),
-                   2 * 15e6 / 16);
-  // One node reduces nothing, whatever the link.
-  for (NodeReduction r : {NodeReduction::AllGather, NodeReduction::Ring}) {
-    EXPECT_EQ(rp::sim::reductionMessages(link(1, 25, 10, r)), 0);
-    EXPECT_EQ(rp::sim::reductionBytesPerNode(link(1, 25, 10, r), 1e9), 0);
-    EXPECT_EQ(rp::sim::reductionMs(link(1, 0, 10, r), 1e9), 0);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(16, 25, 0, gather), 1e6), 15e6);
+  EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(16, 25, 0, ring), 1e6), 2 * 15e6 / 16);
+  // One node reduces nothing, whatever the link; nor does an empty gradient.
+  for (NodeReduction r : {NodeReduction::Chain, gather, ring}) {
+    EXPECT_EQ(reductionMessages(link(1, 25, 10, r), 1e9), 0);
+    EXPECT_EQ(reductionBytesPerNode(link(1, 25, 10, r), 1e9), 0);
+    EXPECT_EQ(reductionMs(link(1, 0, 10, r), 1e9), 0);
+    EXPECT_EQ(reductionMs(link(4, 25, 10, r), 0), 0);
   }
   EXPECT_DOUBLE_EQ(rp::sim::scalingEfficiencyPercent(100, 125), 80);
   EXPECT_EQ(rp::sim::scalingEfficiencyPercent(100, 0), 0);
@@ -133,9 +153,11 @@ TEST(SimNodesTest, ValidationNamesTheFlag) {
             std::string::npos);
   EXPECT_NE(message(link(2, 25, -1)).find("--node-link-latency-us"), std::string::npos);
   EXPECT_NE(message(link(2, 25, std::nan(""))).find("--node-link-latency-us"), std::string::npos);
-  EXPECT_TRUE(rp::sim::parseNodeReduction("ring").ok());
+  EXPECT_EQ(rp::sim::parseNodeReduction("ring").value(), NodeReduction::Ring);
   EXPECT_EQ(rp::sim::parseNodeReduction("allgather").value(), NodeReduction::AllGather);
-  EXPECT_NE(rp::sim::parseNodeReduction("tree").status().message().find("allgather or ring"),
+  EXPECT_EQ(rp::sim::parseNodeReduction("chain").value(), NodeReduction::Chain);
+  EXPECT_NE(rp::sim::parseNodeReduction("tree").status().message().find(
+                "chain, allgather or ring"),
             std::string::npos);
 }
 
@@ -190,20 +212,24 @@ TEST(SimNodesTest, ProfileOneNodeIsExactlyTheSingleNodeRun) {
 }
 
 TEST(SimNodesTest, ProfileReductionSitsBetweenGradientsAndAdamW) {
-  const NodeLink nodes = link(4, 10, 20); // 2 MB fp32: 3 x (0.02 + 1.6) = 4.86 ms per layer
+  // 2 MB fp32, one chunk: 2 x (1 + 2) x (0.02 + 1.6) = 9.72 ms per layer.
+  const NodeLink nodes = link(4, 10, 20);
   const auto r = schedule("roundpipe-sync", nodesOptions(nodes));
   const std::vector<const Span *> reductions = lane(r.timeline, Lane::NodeLink);
   ASSERT_EQ(reductions.size(), 5u) << describe(r.timeline);
-  double previousEnd = 0;
+  double previousEnd = 0, previousAdamW = 0;
   for (const Span *s : reductions) {
     EXPECT_EQ(s->category, "reduction");
-    EXPECT_NEAR(s->endMs - s->startMs, 4.86, 1e-9) << s->label;
+    EXPECT_NEAR(s->endMs - s->startMs, 9.72, 1e-9) << s->label;
     EXPECT_GE(s->startMs, previousEnd - 1e-9) << "one reduction at a time: " << s->label;
+    // On the optimizer thread: after the previous layer's AdamW.
+    EXPECT_GE(s->startMs, previousAdamW - 1e-9) << s->label;
     previousEnd = s->endMs;
     const std::string layer = s->label.substr(std::string("reduce layer ").size());
     const Span *adamw = find(r.timeline, "adamw layer " + layer);
     ASSERT_NE(adamw, nullptr) << layer;
     EXPECT_GE(adamw->startMs, s->endMs - 1e-9) << "AdamW of layer " << layer;
+    previousAdamW = adamw->endMs;
   }
   // Every reduction starts after its stage's gradient downloads: the last backward stage's
   // gradients are the last download of the run.
@@ -216,7 +242,7 @@ TEST(SimNodesTest, ProfileReductionSitsBetweenGradientsAndAdamW) {
 
 TEST(SimNodesTest, ProfileSlowerLinkNeverFaster) {
   for (const char *name : {"roundpipe-sync", "roundpipe-async"})
-    for (NodeReduction red : {NodeReduction::AllGather, NodeReduction::Ring})
+    for (NodeReduction red : {NodeReduction::Chain, NodeReduction::AllGather, NodeReduction::Ring})
       for (int nodes : {2, 3, 8}) {
         double previous = schedule(name, nodesOptions(NodeLink())).stepMs;
         for (double gbit : {10000.0, 400.0, 100.0, 25.0, 10.0, 1.0}) {
@@ -225,7 +251,7 @@ TEST(SimNodesTest, ProfileSlowerLinkNeverFaster) {
           previous = step;
         }
       }
-  // More nodes on the same link: more bytes per node (allgather), never a faster step.
+  // More nodes on the same link (chain: more hops to fill), never a faster step.
   double previous = 0;
   for (int nodes : {1, 2, 4, 8, 16}) {
     const double step = schedule("roundpipe-sync", nodesOptions(link(nodes, 25))).stepMs;
@@ -238,22 +264,40 @@ TEST(SimNodesTest, ProfileLastReductionIsExposed) {
   // Without host AdamW the one-node step ends with the last gradient download; with R nodes it
   // ends with the last reduction, which nothing can overlap: the step grows by at least it.
   const double oneNode = schedule("roundpipe-sync", nodesOptions(NodeLink(), 0)).stepMs;
-  const NodeLink nodes = link(2, 25, 10); // 2 MB: 0.01 + 0.64 ms per layer
+  const NodeLink nodes = link(2, 25, 10); // 2 MB: 2 x (0.01 + 0.64) ms per layer
   const auto r = schedule("roundpipe-sync", nodesOptions(nodes, 0));
   const std::vector<const Span *> reductions = lane(r.timeline, Lane::NodeLink);
   ASSERT_FALSE(reductions.empty());
   const double last = rp::sim::reductionMs(nodes, 2e6);
-  EXPECT_NEAR(last, 0.65, 1e-12);
+  EXPECT_NEAR(last, 1.3, 1e-12);
   EXPECT_EQ(reductions.back()->endMs, r.stats.makespanMs) << describe(r.timeline);
   EXPECT_GE(r.stepMs, oneNode + last - 1e-9);
   EXPECT_NEAR(r.stats.nodeLinkBusyMs, 5 * last, 1e-9);
 }
 
 TEST(SimNodesTest, ProfileAsyncStepIsAtLeastTheLinkBusyTime) {
-  const NodeLink slow = link(8, 1, 0); // 7 x 2 MB at 1 Gb/s: 112 ms per layer, 560 per step
+  // Chain, one chunk of 2 MB at 1 Gb/s: 2 x 7 x 16 = 224 ms per layer, 1120 per step.
+  const NodeLink slow = link(8, 1, 0);
   const auto r = schedule("roundpipe-async", nodesOptions(slow));
   EXPECT_NEAR(r.stepMs, 5 * rp::sim::reductionMs(slow, 2e6), 1e-9);
-  EXPECT_NEAR(r.stepMs, 560, 1e-9);
+  EXPECT_NEAR(r.stepMs, 1120, 1e-9);
+}
+
+TEST(SimNodesTest, ProfileCommThreadOverlapsTheOptimizer) {
+  // AdamW 5 ms per layer, reductions 2 x (0.64) ms: on the optimizer thread each layer takes
+  // reduction + AdamW in turn; on their own thread the reductions run ahead of the AdamWs.
+  const auto serial = schedule("roundpipe-sync", nodesOptions(link(2, 25), 5));
+  const auto own = schedule("roundpipe-sync",
+                            nodesOptions(link(2, 25, 0, NodeReduction::Chain, true), 5));
+  EXPECT_LT(own.stepMs, serial.stepMs);
+  const std::vector<const Span *> reductions = lane(own.timeline, Lane::NodeLink);
+  ASSERT_EQ(reductions.size(), 5u);
+  // The second layer's reduction (same backward stage as the first: the gradients are there)
+  // starts when the first one ends, before the first AdamW ends.
+  const std::string first = reductions[0]->label.substr(std::string("reduce layer ").size());
+  const Span *adamw = find(own.timeline, "adamw layer " + first);
+  ASSERT_NE(adamw, nullptr);
+  EXPECT_LT(reductions[1]->startMs, adamw->endMs) << describe(own.timeline);
 }
 
 TEST(SimNodesTest, OnlyRoundPipeModelsNodes) {
@@ -356,25 +400,28 @@ TEST(SimNodesTest, PlanReductionSitsBetweenGradientsAndAdamW) {
   EXPECT_EQ(tail->lane, Lane::NodeLink);
   EXPECT_EQ(tail->device, -1);
   EXPECT_EQ(tail->category, "reduction");
-  // The tail's gradients are on the host at 28.625 (SimBackendTest), block_0's at 33.625; the
-  // link takes one layer at a time, in the optimizer's order.
-  EXPECT_DOUBLE_EQ(tail->startMs, 28.625);
-  EXPECT_DOUBLE_EQ(tail->endMs, 28.625 + tailMs);
-  EXPECT_DOUBLE_EQ(block->startMs, std::max(33.625, tail->endMs));
-  EXPECT_DOUBLE_EQ(block->endMs, block->startMs + blockMs);
+  // The tail's gradients are on the host at 28.625 (SimBackendTest), block_0's at 33.625; on
+  // the optimizer thread, block_0's reduction also waits for the tail's AdamW and weight copy.
   const Span *adamwTail = find(t, "s0 adamw tail");
+  const Span *copyTail = find(t, "s0 copy tail");
   const Span *adamwBlock = find(t, "s0 adamw block_0");
   ASSERT_NE(adamwTail, nullptr);
+  ASSERT_NE(copyTail, nullptr);
   ASSERT_NE(adamwBlock, nullptr);
+  EXPECT_DOUBLE_EQ(tail->startMs, 28.625);
+  EXPECT_DOUBLE_EQ(tail->endMs, 28.625 + tailMs);
   EXPECT_DOUBLE_EQ(adamwTail->startMs, tail->endMs);
-  EXPECT_DOUBLE_EQ(adamwBlock->startMs, std::max(block->endMs, adamwTail->endMs));
+  EXPECT_DOUBLE_EQ(adamwTail->endMs, tail->endMs + 1);
+  EXPECT_DOUBLE_EQ(block->startMs, std::max(33.625, copyTail->endMs));
+  EXPECT_DOUBLE_EQ(block->endMs, block->startMs + blockMs);
+  EXPECT_DOUBLE_EQ(adamwBlock->startMs, block->endMs);
 }
 
 TEST(SimNodesTest, PlanReductionOverlapsThePreviousAdamW) {
   // With a fast link and a slow AdamW, block_0's reduction starts when its gradients are on
   // the host, not when the optimizer thread is free: 2 nodes, 1e-3 Gb/s (the tail: ~1 ms).
   const pb::Plan plan = testPlan();
-  SimConfig config = testConfig(link(2, 1e-3));
+  SimConfig config = testConfig(link(2, 1e-3, 0, NodeReduction::Chain, /*commThread=*/true));
   config.optimizerMs = 8; // the tail's AdamW runs past block_0's gradients (33.625)
   const Timeline t = run(plan, config, 1);
   const Span *tail = find(t, "s0 adamw tail");
@@ -383,6 +430,14 @@ TEST(SimNodesTest, PlanReductionOverlapsThePreviousAdamW) {
   ASSERT_NE(block, nullptr) << describe(t);
   ASSERT_GT(tail->endMs, 33.625) << describe(t);
   EXPECT_DOUBLE_EQ(block->startMs, 33.625) << describe(t);
+  // On the optimizer thread (the default) it waits for the tail's AdamW instead.
+  config.nodes.commThread = false;
+  const Timeline serial = run(plan, config, 1);
+  const Span *serialTail = find(serial, "s0 adamw tail");
+  const Span *serialBlock = find(serial, "s0 reduce block_0");
+  ASSERT_NE(serialTail, nullptr) << describe(serial);
+  ASSERT_NE(serialBlock, nullptr) << describe(serial);
+  EXPECT_DOUBLE_EQ(serialBlock->startMs, serialTail->endMs) << describe(serial);
 }
 
 TEST(SimNodesTest, PlanSlowerLinkNeverFaster) {

@@ -4,8 +4,9 @@
 # measured RTX 4090 times, examples/profiles) with the models' parameter bytes added
 # (bench/make_node_profiles.py, committed as bench/profiles/*-params.json), 8 GPUs per node and
 # 16 micro-batches per step (the replay of docs/SIMULATOR.md), RoundPipe's step time and
-# scaling efficiency on 1, 2, 4, 8 and 16 nodes over 25 and 100 Gb/s node links, for the
-# allgather reduction (what the runtime does) and a ring all-reduce.
+# scaling efficiency on 1, 2, 4, 8 and 16 nodes over 25 and 100 Gb/s node links: the chain
+# reduction on the optimizer thread (what rp-run does under mpirun), the same on a thread of
+# its own (--node-comm-thread), an allgather and a ring all-reduce (docs/SIMULATOR.md).
 #
 #   bench/sim_nodes.sh [RP_RUN]
 #
@@ -28,10 +29,11 @@ gpus="${GPUS:-8}"
 # Prints "step_ms efficiency_%" of one simulation (rp-run's "step time" and "scaling
 # efficiency" lines; async: the steady-state step).
 measure() {
-  local profile="$1" nodes="$2" link="$3" reduction="$4" out step eff
+  local profile="$1" nodes="$2" link="$3" out step eff
+  shift 3
   out="$("$rp_run" --backend sim --profile "$profile" --gpus "$gpus" --micro-batches "$mb" \
     --update "$update" --nodes "$nodes" --node-link-gbps "$link" \
-    --node-link-latency-us "$latency" --node-reduction "$reduction")"
+    --node-link-latency-us "$latency" "$@")"
   step="$(sed -n 's/^rp-run: step time \([0-9.]*\) ms.*/\1/p' <<<"$out")"
   eff="$(sed -n 's/^rp-run: scaling efficiency \([0-9.]*\)%.*/\1/p' <<<"$out")"
   [ -n "$step" ] && [ -n "$eff" ] || { echo "sim_nodes.sh: no step time in: $out" >&2; exit 1; }
@@ -41,15 +43,17 @@ measure() {
 for model in qwen3-1.7b-4090 llama3.1-8b-4090; do
   profile="$root/bench/profiles/$model-params.json"
   echo
-  echo "**$model** ($update updates; rp-run --backend sim --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps G --node-link-latency-us $latency [--node-reduction ring])"
+  echo "**$model** ($update updates): \`rp-run --backend sim --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps G --node-link-latency-us $latency\` [\`--node-comm-thread\` | \`--node-reduction allgather\` | \`--node-reduction ring\`]"
   echo
-  echo "| link | nodes | step, allgather (ms) | efficiency, allgather | step, ring (ms) | efficiency, ring |"
-  echo "|---|---|---|---|---|---|"
+  echo "| link | nodes | step, chain (ms) | efficiency, chain | chain, own thread | allgather | ring |"
+  echo "|---|---|---|---|---|---|---|"
   for link in $links; do
     for n in $nodes_list; do
-      read -r s1 e1 <<<"$(measure "$profile" "$n" "$link" allgather)"
-      read -r s2 e2 <<<"$(measure "$profile" "$n" "$link" ring)"
-      echo "| $link Gb/s | $n | $s1 | $e1 % | $s2 | $e2 % |"
+      read -r s1 e1 <<<"$(measure "$profile" "$n" "$link")"
+      read -r _ e2 <<<"$(measure "$profile" "$n" "$link" --node-comm-thread)"
+      read -r _ e3 <<<"$(measure "$profile" "$n" "$link" --node-reduction allgather)"
+      read -r _ e4 <<<"$(measure "$profile" "$n" "$link" --node-reduction ring)"
+      echo "| $link Gb/s | $n | $s1 | $e1 % | $e2 % | $e3 % | $e4 % |"
     done
   done
 done

@@ -68,7 +68,8 @@ struct CompareOptions {
   uint64_t gpuMemoryBytes = 25757220864ull; ///< RTX 4090 (24 GiB).
   /// Data parallelism over R nodes (runtime/sim/NodeModel.h): roundpipe-sync reduces each
   /// trainable layer's fp32 gradient (2 x trainable_bytes) over the node link before its host
-  /// AdamW; roundpipe-async's step is at least the link's busy time per step. The other
+  /// AdamW; roundpipe-async's step is at least the link's busy time per step plus the host
+  /// AdamW's (max of the two with nodes.commThread). The other
   /// schedules do not model nodes: compareSchedules() refuses nodes > 1.
   NodeLink nodes;
 };

@@ -288,10 +288,12 @@ LogicalResult topK(NodeContext &c) {
   if (failed(x) || failed(k))
     return failure();
   RankedTensorType type = c.inputType(0);
-  if (!isa<FloatType>(type.getElementType()))
-    return c.fail("TopK: only float inputs are supported (routing logits), got " +
-                  llvm::Twine(type.getRank()) + "-D " +
-                  (type.getElementType().isInteger() ? "integers" : "non-floats"));
+  if (!isa<FloatType>(type.getElementType())) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return c.fail("TopK: only float inputs are supported (router logits), got " + text);
+  }
   FailureOr<int64_t> ax = c.axis(c.attrInt("axis", -1), type.getRank());
   if (failed(ax))
     return failure();

@@ -33,19 +33,14 @@ StatusOr<TopKPlan> planTopK(DType dtype, const Shape &x, int64_t k, int64_t axis
     return invalidArgument(std::string(op) + ": x has dtype " + runtime::dtypeName(dtype) +
                            ", expected f32, f16, bf16 or f64");
   const int64_t rank = static_cast<int64_t>(x.size());
-  if (axis < 0 || axis >= rank)
-    return invalidArgument(std::string(op) + ": axis " + std::to_string(axis) +
-                           " is outside [0, " + std::to_string(rank) + ")");
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, rank));
   if (k < 1 || k > x[axis])
     return invalidArgument(std::string(op) + ": k = " + std::to_string(k) + " is outside [1, " +
                            std::to_string(x[axis]) + "] for x of shape " +
                            runtime::formatShape(x) + " on axis " + std::to_string(axis));
   Shape want = x;
   want[axis] = k;
-  if (outDType != DType::I64 || out != want)
-    return invalidArgument(std::string(op) + ": out is " + runtime::dtypeName(outDType) +
-                           runtime::formatShape(out) + ", expected i64" +
-                           runtime::formatShape(want));
+  RP_RETURN_IF_ERROR(checkType(op, "out", outDType, out, DType::I64, want));
   TopKPlan p;
   p.dtype = dtype;
   p.n = x[axis];

@@ -553,7 +553,7 @@ def Graph_TopKOp : Graph_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
   }];
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$k, Graph_AxisAttr:$axis,
                        UnitAttr:$smallest);
-  let results = (outs TensorOf<[I64]>:$result);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 

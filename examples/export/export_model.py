@@ -5,6 +5,11 @@
         [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N] [--tied]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
+Mixtures of experts (--arch qwen3_moe, gpt_oss) use transformers' batched_mm experts
+(`config._experts_implementation = "batched_mm"`: each token repeated k times, the chosen
+experts' weights gathered per token, bmm, sum), which exports with static shapes; GPT-OSS uses
+eager attention, since its attention sinks exist only there.
+
 The model is built from a config with random weights (torch.manual_seed(seed)); nothing is
 downloaded. With --model-dir, the config is HF_DIR/config.json (a local Hugging Face model
 directory: any causal LM transformers builds with AutoModelForCausalLM.from_config); its

@@ -195,12 +195,17 @@ LogicalResult tile(NodeContext &c) {
     return c.fail("Tile: repeats has " + llvm::Twine(repeats->size()) +
                   " entries, expected one per input dimension (" + llvm::Twine(in.size()) + ")");
   SmallVector<int64_t> split, wide, out;
+  int64_t total = 1;
   for (auto [d, r] : llvm::zip(in, *repeats)) {
     if (r < 0)
       return c.fail("Tile: repeats must be non-negative, got " + llvm::Twine(r));
+    int64_t n = 0;
+    if (__builtin_mul_overflow(r, d, &n) || __builtin_mul_overflow(total, n, &total) ||
+        total > graph::kMaxElements)
+      return c.fail("Tile: the result would have more than 2^48 elements");
     split.append({1, d});
     wide.append({r, d});
-    out.push_back(r * d);
+    out.push_back(n);
   }
   if (ArrayRef<int64_t>(out) == in) {
     c.setOutput(0, *x);

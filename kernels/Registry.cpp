@@ -65,6 +65,9 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("split", 1, kVariadic, R::Same, {req("axis", K::Int), req("sizes", K::Ints)}));
   t.push_back(fixed("gather", 2, 1, R::Indexed, axisAttr));
   t.push_back(fixed("gather_elements", 2, 1, R::Indexed, axisAttr));
+  // The indices of the k largest (or smallest) elements along an axis (ONNX TopK).
+  t.push_back(fixed("top_k", 1, 1, R::FloatToIndex,
+                    {req("k", K::Int), req("axis", K::Int), opt("smallest", K::Bool)}));
   // Scatters (the VJPs of gathers and slices).
   t.push_back(fixed("scatter_add", 2, 1, R::FloatIndexed, axisAttr));
   t.push_back(fixed("scatter_elements_add", 2, 1, R::FloatIndexed, axisAttr));

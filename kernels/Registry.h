@@ -16,7 +16,7 @@
 //
 // Attributes carry the ODS attribute names. Enum attributes (CompareKind, GeluApproximation,
 // LossReduction) are strings holding the keyword ("lt", "tanh", "mean"); UnitAttrs (`causal`,
-// `keepdims`, `upper`, matmul's `transpose_a` / `transpose_b`) are optional bools (absent =
+// `keepdims`, `upper`, `smallest`, matmul's `transpose_a` / `transpose_b`) are optional bools (absent =
 // false); I64 arrays (`axes`, `permutation`) are Ints; F64 attributes are Float; graph.range's
 // bounds, which ODS types as I64 or F64, are IntOrFloat.
 //
@@ -65,6 +65,7 @@ enum class DTypeRule {
   Indexed,      ///< operand 0 and the result have one dtype; operand 1 (indices) is i64 or i32
   FloatIndexed, ///< as Indexed with operand 0 and the result float (scatters, cross_entropy)
   Range,        ///< the result is f32, i64 or i32
+  FloatToIndex, ///< operand 0 is float; the result is i64 (top_k)
   LinearLoss,   ///< operand 2 (labels) is i64 or i32; the others and the results one float dtype
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
-# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM and Falcon by the dynamo and the TorchScript exporter,
+# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon and the mixtures of experts Qwen3-MoE and
+# GPT-OSS by the dynamo and the TorchScript exporter,
 # Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with symbolic dims) under
 # test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
 #   PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
@@ -10,6 +11,13 @@ py="${PYTHON:-python3}"
 export_model() { "$py" "$root/examples/export/export_model.py" "$@"; }
 tests="$root/test/Frontends/onnx/Inputs/exports"
 for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon; do
+  for exporter in dynamo torchscript; do
+    export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
+      --out "$tests/$arch-$exporter"
+  done
+done
+# Mixtures of experts (transformers' batched_mm experts: static shapes).
+for arch in qwen3_moe gpt_oss; do
   for exporter in dynamo torchscript; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
       --out "$tests/$arch-$exporter"

@@ -5,6 +5,11 @@
         [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N] [--tied]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
+Mixtures of experts (--arch qwen3_moe, gpt_oss) use transformers' batched_mm experts
+(`config._experts_implementation = "batched_mm"`: each token repeated k times, the chosen
+experts' weights gathered per token, bmm, sum), which exports with static shapes; GPT-OSS uses
+eager attention, since its attention sinks exist only there.
+
 The model is built from a config with random weights (torch.manual_seed(seed)); nothing is
 downloaded. With --model-dir, the config is HF_DIR/config.json (a local Hugging Face model
 directory: any causal LM transformers builds with AutoModelForCausalLM.from_config); its
@@ -141,13 +146,46 @@ def build(arch, size):
             hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
             max_position_embeddings=1024, **dict(common, tie_word_embeddings=True))
         model = transformers.FalconForCausalLM(config)
+    elif arch == "qwen3_moe":
+        # Mixture of experts: layer 0 dense (mlp_only_layers), then every second layer sparse
+        # (decoder_sparse_step 2: layers 1 and 3 route, layer 2 is dense), 4 experts of
+        # moe_intermediate_size hidden // 2 (the dense MLP's is `inter`), top-2 with the chosen
+        # probabilities renormalised (norm_topk_prob).
+        config = transformers.Qwen3MoeConfig(
+            hidden_size=hidden, num_hidden_layers=max(layers, 4), num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
+            moe_intermediate_size=hidden // 2, num_experts=4, num_experts_per_tok=2,
+            norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[0],
+            max_position_embeddings=1024, rope_theta=10000.0, **common)
+        config._experts_implementation = "batched_mm"
+        model = transformers.Qwen3MoeForCausalLM(config)
+    elif arch == "gpt_oss":
+        # Every layer routed (4 experts, top-2, router bias, softmax over the chosen logits),
+        # clamped SwiGLU (swiglu_limit), attention sinks, biased attention, sliding and full
+        # attention alternating (sliding window 8: narrower than the test sequence).
+        config = transformers.GptOssConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=hidden,
+            num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"] * (layers // 2),
+            max_position_embeddings=1024,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common)
+        config._experts_implementation = "batched_mm"
+        model = transformers.GptOssForCausalLM(config)
     else:
         raise SystemExit(f"unknown --arch {arch}")
+    if arch in ("qwen3_moe", "gpt_oss"):
+        # Random init leaves some MoE tensors (GPT-OSS's sinks, biases, router) at zero or tied
+        # values; a small seeded perturbation makes every routing decision and gradient distinct.
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if any(k in name for k in ("sinks", "bias", "router", "mlp.gate.")):
+                    param.add_(0.5 * torch.randn_like(param))
     return model
 
 
 ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
-         "stablelm", "falcon"]
+         "stablelm", "falcon", "qwen3_moe", "gpt_oss"]
 def build_from_dir(model_dir):
     """The causal LM of a local Hugging Face model directory's config.json, random weights."""
     config = transformers.AutoConfig.from_pretrained(model_dir)
@@ -217,7 +255,9 @@ def main():
         lm.tie_weights()
         if lm.get_output_embeddings().weight is not lm.get_input_embeddings().weight:
             raise SystemExit("export: --tied: the LM head could not be tied to the embedding")
-    lm.config._attn_implementation = "sdpa"
+    # GPT-OSS's attention sinks exist only in its eager attention (no SDPA support: transformers'
+    # SDPA path would drop the sinks).
+    lm.config._attn_implementation = "eager" if lm.config.model_type == "gpt_oss" else "sdpa"
     graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript").train()
 
     gen = torch.Generator().manual_seed(args.seed + 1)

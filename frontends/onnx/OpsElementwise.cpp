@@ -83,6 +83,41 @@ LogicalResult extremum(NodeContext &c) {
   return success();
 }
 
+/// Clip(x, min?, max?) (ONNX Clip-13; torch.clamp): `where(x <= min, min, x)`, then
+/// `where(y >= max, max, y)`. Either bound may be omitted (an empty input name); a given bound
+/// is a scalar (rank 0, or one element) of x's element type. The gradient reaches x only where
+/// min < x < max, strictly: at a bound the bound is selected, which carries no gradient to x.
+/// That is torch.clamp's backward with scalar bounds (GPT-OSS's clamped SwiGLU); with tensor
+/// bounds PyTorch splits a tie evenly between x and the bound instead. A NaN x stays NaN (both
+/// comparisons are false) and passes its gradient. min > max gives max everywhere (ONNX).
+LogicalResult clip(NodeContext &c) {
+  FailureOr<Value> x = c.input(0);
+  if (failed(x))
+    return failure();
+  Value y = *x;
+  const graph::CompareKind kinds[] = {graph::CompareKind::le, graph::CompareKind::ge};
+  for (int i = 1; i <= 2; ++i) {
+    if (!c.hasInput(i))
+      continue;
+    FailureOr<Value> bound = c.input(i);
+    if (failed(bound))
+      return failure();
+    RankedTensorType bt = c.inputType(i);
+    if (bt.getNumElements() != 1 || bt.getRank() > 1)
+      return c.fail(llvm::Twine("Clip: the ") + (i == 1 ? "min" : "max") +
+                    " bound must be a scalar (rank 0 or one element), got a tensor of " +
+                    llvm::Twine(bt.getNumElements()) + " elements of rank " +
+                    llvm::Twine(bt.getRank()));
+    if (failed(checkBinary(c, y, *bound)))
+      return failure();
+    Value b = c.reshape(*bound, {});
+    Value hit = graph::CompareOp::create(c.b, c.loc, kinds[i - 1], y, b);
+    y = graph::WhereOp::create(c.b, c.loc, hit, b, y);
+  }
+  c.setOutput(0, y);
+  return success();
+}
+
 LogicalResult where(NodeContext &c) {
   FailureOr<Value> cond = c.input(0), x = c.input(1), y = c.input(2);
   if (failed(cond) || failed(x) || failed(y) || failed(checkBinary(c, *x, *y)))
@@ -237,6 +272,7 @@ const OpEntry kOps[] = {
     {"GreaterOrEqual", 16, compare<graph::CompareKind::ge>},
     {"Max", 13, extremum<graph::CompareKind::ge>},
     {"Min", 13, extremum<graph::CompareKind::le>},
+    {"Clip", 13, clip},
     {"Where", 9, where},
     {"Where", 16, where},
     {"Cast", 13, castOp},

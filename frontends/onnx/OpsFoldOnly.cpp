@@ -6,8 +6,10 @@
 // packed-sequence bookkeeping (CumSum over a mask of ones, GatherND into it). The importer computes them here, in
 // float64 and rounded to the result type once, and emits a graph.constant; on a non-constant
 // input it fails with a message naming the op, since the graph dialect has no such op (no
-// kernel, no VJP). The exception: GatherND with constant indices into a computed tensor is
-// rewritten as a graph.gather of rows (gatherND below).
+// kernel, no VJP). The exceptions: GatherND with constant indices into a computed tensor is
+// rewritten as a graph.gather of rows (gatherND below), and GatherND with run-time indices of
+// one element per tuple (a mixture of experts' `weights[expert_ids]`) as a graph.gather on
+// axis 0 (gatherNDComputed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,6 +180,26 @@ FailureOr<SmallVector<int64_t>> gatherNDRows(NodeContext &c, const GatherNDLayou
   return rows;
 }
 
+/// GatherND with indices computed at run time (a mixture of experts' `weights[expert_ids]`,
+/// the ids from a TopK): supported for index tuples of one element and batch_dims 0, where it
+/// is exactly `graph.gather(data, indices[..., 0], axis 0)` (the gather's kernels check each
+/// index against data.shape[0], negative ones counting from the end; its VJP scatter-adds into
+/// the data's gradient in a fixed order). Longer tuples would need each coordinate checked
+/// against its own dimension before they are combined into one row: not supported.
+LogicalResult gatherNDComputed(NodeContext &c, Value data, Value indices) {
+  FailureOr<GatherNDLayout> l = gatherNDLayout(c);
+  if (failed(l))
+    return failure();
+  if (l->k != 1 || l->b != 0)
+    return c.fail("GatherND with indices computed at run time is supported only for index "
+                  "tuples of one element (indices.shape[-1] = 1) and batch_dims 0; got " +
+                  std::to_string(l->k) + " and " + std::to_string(l->b));
+  ArrayRef<int64_t> is = c.inputType(1).getShape();
+  Value rows = c.reshape(indices, is.drop_back());
+  c.setOutput(0, graph::GatherOp::create(c.b, c.loc, data, rows, c.b.getI64IntegerAttr(0)));
+  return success();
+}
+
 /// GatherND(data, indices) with `batch_dims` (ONNX GatherND-13): out[b..., i...] =
 /// data[b..., indices[b..., i..., :]...], negative indices counted from the end. The indices
 /// must be constant. Constant data (position bookkeeping) folds; other data (Falcon's split
@@ -185,9 +207,11 @@ FailureOr<SmallVector<int64_t>> gatherNDRows(NodeContext &c, const GatherNDLayou
 /// list) becomes `reshape(gather(reshape(data -> [batches * indexed, slice...]), rows, axis
 /// 0) -> result)`: graph.gather has kernels and a VJP.
 LogicalResult gatherND(NodeContext &c) {
-  FailureOr<Value> dataValue = c.input(0);
-  if (failed(dataValue))
+  FailureOr<Value> dataValue = c.input(0), indexValue = c.input(1);
+  if (failed(dataValue) || failed(indexValue))
     return failure();
+  if (!NodeContext::constantOf(*indexValue))
+    return gatherNDComputed(c, *dataValue, *indexValue);
   FailureOr<HostTensor> indices = constantInput(c, 1);
   if (failed(indices))
     return failure();

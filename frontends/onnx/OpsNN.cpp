@@ -279,6 +279,39 @@ LogicalResult negativeLogLikelihood(NodeContext &c) {
   return success();
 }
 
+/// TopK(x, K) (ONNX TopK-11; torch.topk) with a constant K: indices = graph.top_k (not
+/// differentiable), values = graph.gather_elements(x, indices, axis), whose VJP scatters the
+/// values' gradient back into x. `sorted = 0` leaves the order free; the sorted order is used.
+LogicalResult topK(NodeContext &c) {
+  FailureOr<Value> x = c.input(0);
+  FailureOr<int64_t> k = c.constInt(1, "K");
+  if (failed(x) || failed(k))
+    return failure();
+  RankedTensorType type = c.inputType(0);
+  if (!isa<FloatType>(type.getElementType())) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return c.fail("TopK: only float inputs are supported (router logits), got " + text);
+  }
+  FailureOr<int64_t> ax = c.axis(c.attrInt("axis", -1), type.getRank());
+  if (failed(ax))
+    return failure();
+  if (*k < 1 || *k > type.getDimSize(*ax))
+    return c.fail("TopK: K = " + llvm::Twine(*k) + " is outside [1, " +
+                  llvm::Twine(type.getDimSize(*ax)) + "] (the size of axis " + llvm::Twine(*ax) +
+                  ")");
+  const bool largest = c.attrInt("largest", 1) != 0;
+  Value indices = graph::TopKOp::create(c.b, c.loc, *x, c.b.getI64IntegerAttr(*k),
+                                        c.b.getI64IntegerAttr(*ax),
+                                        largest ? UnitAttr() : c.b.getUnitAttr());
+  if (c.outputUsed(0))
+    c.setOutput(0, graph::GatherElementsOp::create(c.b, c.loc, *x, indices,
+                                                   c.b.getI64IntegerAttr(*ax)));
+  c.setOutput(1, indices);
+  return success();
+}
+
 const OpEntry kOps[] = {
     {"MatMul", 13, matmul},
     {"Gemm", 13, gemm},
@@ -293,6 +326,7 @@ const OpEntry kOps[] = {
     {"LayerNormalization", 17, layerNorm},
     {"SimplifiedLayerNormalization", 1, rmsNorm},
     {"RMSNormalization", 23, rmsNorm},
+    {"TopK", 11, topK},
     {"SoftmaxCrossEntropyLoss", 13, softmaxCrossEntropy},
     {"NegativeLogLikelihoodLoss", 13, negativeLogLikelihood},
     {"NegativeLogLikelihoodLoss", 22, negativeLogLikelihood},

@@ -181,6 +181,42 @@ LogicalResult expand(NodeContext &c) {
   return success();
 }
 
+/// Tile(x, repeats) (ONNX Tile-13; torch.Tensor.repeat) with constant repeats:
+/// out[..., j, ...] = x[..., j mod d, ...] along each dimension of size d repeated r times.
+/// Imported as reshape(x -> [1, d0, 1, d1, ...]), expand to [r0, d0, r1, d1, ...], reshape to
+/// [r0 * d0, r1 * d1, ...]: the expand's VJP sums the copies' gradients.
+LogicalResult tile(NodeContext &c) {
+  FailureOr<Value> x = c.input(0);
+  FailureOr<SmallVector<int64_t>> repeats = c.constInts(1, "repeats");
+  if (failed(x) || failed(repeats))
+    return failure();
+  ArrayRef<int64_t> in = c.inputType(0).getShape();
+  if (repeats->size() != in.size())
+    return c.fail("Tile: repeats has " + llvm::Twine(repeats->size()) +
+                  " entries, expected one per input dimension (" + llvm::Twine(in.size()) + ")");
+  SmallVector<int64_t> split, wide, out;
+  int64_t total = 1;
+  for (auto [d, r] : llvm::zip(in, *repeats)) {
+    if (r < 0)
+      return c.fail("Tile: repeats must be non-negative, got " + llvm::Twine(r));
+    int64_t n = 0;
+    if (__builtin_mul_overflow(r, d, &n) || __builtin_mul_overflow(total, n, &total) ||
+        total > graph::kMaxElements)
+      return c.fail("Tile: the result would have more than 2^48 elements");
+    split.append({1, d});
+    wide.append({r, d});
+    out.push_back(n);
+  }
+  if (ArrayRef<int64_t>(out) == in) {
+    c.setOutput(0, *x);
+    return success();
+  }
+  Value v = c.reshape(*x, split);
+  v = graph::ExpandOp::create(c.b, c.loc, c.inputType(0).clone(wide), v);
+  c.setOutput(0, c.reshape(v, out));
+  return success();
+}
+
 LogicalResult concat(NodeContext &c) {
   SmallVector<Value> inputs;
   SmallVector<ArrayRef<int64_t>> shapes;
@@ -497,7 +533,7 @@ const OpEntry kOps[] = {
     {"Squeeze", 21, squeeze},     {"Squeeze", 23, squeeze},     {"Unsqueeze", 13, unsqueeze},
     {"Unsqueeze", 21, unsqueeze}, {"Unsqueeze", 23, unsqueeze}, {"Transpose", 13, transpose},
     {"Transpose", 21, transpose}, {"Transpose", 23, transpose}, {"Expand", 13, expand},
-    {"Concat", 13, concat},       {"Slice", 13, slice},         {"Split", 13, split},
+    {"Tile", 13, tile},           {"Concat", 13, concat},       {"Slice", 13, slice},         {"Split", 13, split},
     {"Split", 18, split},         {"Gather", 13, gather},       {"GatherElements", 13, gatherElements},
     {"Shape", 13, shape},         {"Shape", 15, shape},         {"Shape", 19, shape},
     {"Shape", 21, shape},         {"Shape", 23, shape},         {"Size", 13, size},

@@ -22,6 +22,7 @@
 #include "kernels/cpu/Scatter.h"
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
+#include "kernels/cpu/TopK.h"
 
 namespace rp::kernels::cpu {
 

@@ -113,6 +113,13 @@ void crossEntropy(const CrossEntropyPlan &p, const void *logits, const void *lab
   });
 }
 
+void topK(const TopKPlan &p, const void *x, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t r = 0; r < p.rows; ++r)
+      topKRowAt<decltype(d)::value>(p, x, out, r);
+  });
+}
+
 void gather(const GatherPlan &p, const void *data, const void *indices, void *out) {
   visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
     visitIndex(p.index.dtype, [&](auto index) {

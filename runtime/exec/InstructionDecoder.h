@@ -238,6 +238,14 @@ public:
           return fail(item(true, j) + "; expected " + dtypeName(want) + " like operand 0");
       return okStatus();
     }
+    case DTypeRule::FloatToIndex:
+      if (floats_.halfFloats ? !isFloat16Or32(operands_[0].dtype)
+                             : operands_[0].dtype != DType::F32)
+        return fail(item(false, 0) + "; the kernel takes " +
+                    (floats_.halfFloats ? "f32, f16 or bf16" : floats_.fp32Takes));
+      if (results_[0].dtype != DType::I64)
+        return fail(item(true, 0) + "; the kernel makes i64 indices");
+      return okStatus();
     case DTypeRule::Range:
       if (results_[0].dtype != DType::F32 && results_[0].dtype != DType::I64 &&
           results_[0].dtype != DType::I32)

@@ -82,10 +82,11 @@ public:
   int h2dUplink() const { return options_.hostUplinkGbps > 0 ? kUplinkH2D : -1; }
   int d2hUplink() const { return options_.hostUplinkGbps > 0 ? kUplinkD2H : -1; }
 
-private:
   const partition::LayerProfile &layer(int i) const {
     return profile_.layers[static_cast<size_t>(i)];
   }
+
+private:
   double bytesMs(double bytes) const { return bytes / (effGbps_ * 1e6); }
 
   const Profile &profile_;
@@ -642,7 +643,7 @@ public:
         RP_ASSIGN_OR_RETURN(g0, firstFreeGpu());
       }
     }
-    if (syncOptimizer && options_.optimizerMsPerLayer > 0)
+    if (syncOptimizer && (options_.optimizerMsPerLayer > 0 || options_.nodes.active()))
       addOptimizer();
     return std::move(g_);
   }
@@ -783,17 +784,48 @@ private:
   }
 
   /// Synchronous AdamW on the host, per layer once all of its gradients are there, in dispatch
-  /// order of the backward stages (the order gradients arrive), top layer first.
+  /// order of the backward stages (the order gradients arrive), top layer first. With R > 1
+  /// nodes, each trainable layer's gradient is first reduced over the node link (one serial
+  /// queue, the same layer order; runtime/sim/NodeModel.h) and its AdamW waits for that.
   void addOptimizer() {
+    int previousAdamW = -1;
     for (int j = 0; j < b_; ++j) {
       LayerRange r = bwd_[static_cast<size_t>(j)];
       for (int l = r.end - 1; l >= r.begin; --l) {
-        SimTask t = adamwTask(l, options_.optimizerMsPerLayer);
+        std::vector<Dep> ready;
         for (int gd : gradDownloads_[static_cast<size_t>(j)])
-          t.deps.push_back({gd, 0});
-        g_.add(std::move(t));
+          ready.push_back({gd, 0});
+        // On the optimizer thread (rp-run's way) a reduction also waits for the previous
+        // layer's AdamW; on a thread of its own it does not.
+        std::vector<Dep> reduceAfter = ready;
+        if (!options_.nodes.commThread && previousAdamW >= 0)
+          reduceAfter.push_back({previousAdamW, 0});
+        const int reduce = addReduction(l, reduceAfter);
+        if (reduce >= 0)
+          ready = {{reduce, 0}};
+        if (options_.optimizerMsPerLayer <= 0)
+          continue;
+        SimTask t = adamwTask(l, options_.optimizerMsPerLayer);
+        t.deps = std::move(ready);
+        previousAdamW = g_.add(std::move(t));
       }
     }
+  }
+
+  /// The node-link reduction of layer l's fp32 gradient (2 x the profile's 16-bit
+  /// trainable_bytes) after `ready`; -1 when there is none (one node, or a frozen layer).
+  int addReduction(int l, const std::vector<Dep> &ready) {
+    const double bytes = 2.0 * static_cast<double>(costs_.layer(l).trainableBytes);
+    if (!options_.nodes.active() || bytes <= 0)
+      return -1;
+    SimTask t;
+    t.device = -1;
+    t.lane = Lane::NodeLink;
+    t.durationMs = reductionMs(options_.nodes, bytes);
+    t.deps = ready;
+    t.label = "reduce layer " + std::to_string(l);
+    t.category = "reduction";
+    return g_.add(std::move(t));
   }
 
   const Costs costs_;

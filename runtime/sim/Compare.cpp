@@ -48,7 +48,7 @@ Status validateOptions(const CompareOptions &o) {
     return bad("RoundPipe micro-batches per round must be >= 0 (0 = min(M, N))");
   if (o.gpuMemoryBytes == 0)
     return bad("GPU memory must be positive");
-  return Status();
+  return validateNodeLink(o.nodes);
 }
 
 /// `total` layers over `count` stages, the first `total mod count` in `order` one larger.
@@ -148,6 +148,9 @@ StatusOr<ScheduleResult> simulateSchedule(const std::string &name, const Profile
   if (profile.layers.size() < 2)
     return invalidArgument("profile: the simulator needs at least 2 layers (a block and the "
                            "tail), got " + std::to_string(profile.layers.size()));
+  if (options.nodes.active() && name.rfind("roundpipe-", 0) != 0)
+    return invalidArgument("simulator options: " + name + " does not model data parallelism "
+                           "across nodes (only roundpipe-sync and roundpipe-async do)");
   RP_ASSIGN_OR_RETURN(BuiltSchedule built, build(name, profile, options));
   RP_ASSIGN_OR_RETURN(SimResult sim, simulate(built.graph, options.gpus, name));
   ScheduleResult r;
@@ -163,7 +166,15 @@ StatusOr<ScheduleResult> simulateSchedule(const std::string &name, const Profile
     const double n = options.gpus;
     double steady = (n * r.stats.makespanMs - r.stats.fillMs - r.stats.drainMs) / n;
     double hostMs = options.optimizerMsPerLayer * static_cast<double>(profile.layers.size());
-    r.stepMs = std::max(steady, hostMs);
+    // With R nodes the node link reduces every layer's fp32 gradient once per step, overlapped
+    // with the next step like the optimizer: on the optimizer thread (rp-run's way) the thread
+    // does both in turn, on a thread of their own the busier of the two bounds the step.
+    double linkMs = 0;
+    for (const partition::LayerProfile &l : profile.layers)
+      if (l.trainableBytes > 0)
+        linkMs += reductionMs(options.nodes, 2.0 * static_cast<double>(l.trainableBytes));
+    r.stepMs = options.nodes.commThread ? std::max({steady, hostMs, linkMs})
+                                        : std::max(steady, hostMs + linkMs);
     r.bubblePercent = r.stats.steadyBubblePercent;
   }
   return r;
@@ -171,6 +182,9 @@ StatusOr<ScheduleResult> simulateSchedule(const std::string &name, const Profile
 
 StatusOr<std::vector<ScheduleResult>> compareSchedules(const Profile &profile,
                                                        const CompareOptions &options) {
+  if (options.nodes.active())
+    return invalidArgument("simulator options: the comparison's baseline schedules do not model "
+                           "data parallelism across nodes (give --nodes 1, or no --compare)");
   std::vector<ScheduleResult> results;
   for (const std::string &name : scheduleNames()) {
     RP_ASSIGN_OR_RETURN(ScheduleResult r, simulateSchedule(name, profile, options));

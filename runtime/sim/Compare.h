@@ -21,6 +21,7 @@
 
 #include "runtime/core/Status.h"
 #include "runtime/partition/Profile.h"
+#include "runtime/sim/NodeModel.h"
 #include "runtime/sim/Timeline.h"
 
 #include <cstdint>
@@ -65,6 +66,12 @@ struct CompareOptions {
   std::vector<int> roundPipeBackward;
   /// GPU memory, bytes, for the RoundPipe partitioner's memory limit (0.6 x, halved per stage).
   uint64_t gpuMemoryBytes = 25757220864ull; ///< RTX 4090 (24 GiB).
+  /// Data parallelism over R nodes (runtime/sim/NodeModel.h): roundpipe-sync reduces each
+  /// trainable layer's fp32 gradient (2 x trainable_bytes) over the node link before its host
+  /// AdamW; roundpipe-async's step is at least the link's busy time per step plus the host
+  /// AdamW's (max of the two with nodes.commThread). The other
+  /// schedules do not model nodes: compareSchedules() refuses nodes > 1.
+  NodeLink nodes;
 };
 
 /// One simulated schedule.
@@ -88,12 +95,13 @@ const std::vector<std::string> &scheduleNames();
 /// name (listing the known ones), an invalid profile (partition::validateProfile), a profile
 /// with fewer than 2 layers (a block and the tail), bad options (gpus or microBatches < 1,
 /// chunks < 0, linkGbps <= 0, negative uplink or optimizer time, zbWeightGradFraction outside
-/// (0, 1)), RoundPipe stage sizes that do not cover the layers, and the partitioner's errors.
+/// (0, 1), validateNodeLink), nodes > 1 for a schedule other than roundpipe-*, RoundPipe stage sizes that do not cover the layers, and the partitioner's errors.
 runtime::StatusOr<ScheduleResult> simulateSchedule(const std::string &name,
                                                    const partition::Profile &profile,
                                                    const CompareOptions &options);
 
-/// Simulates every schedule of scheduleNames() (errors as simulateSchedule).
+/// Simulates every schedule of scheduleNames() (errors as simulateSchedule; InvalidArgument
+/// with options.nodes.nodes > 1: only RoundPipe models the node link).
 runtime::StatusOr<std::vector<ScheduleResult>>
 compareSchedules(const partition::Profile &profile, const CompareOptions &options);
 

@@ -51,7 +51,7 @@ Status checkDeps(const std::vector<Dep> &deps, int id, const SimTask &t, int siz
 }
 
 Status checkTask(const SimTask &t, int id, int size, int numDevices) {
-  bool host = t.lane == Lane::Host;
+  bool host = t.lane == Lane::Host || t.lane == Lane::NodeLink;
   if (host ? t.device != -1 : (t.device < 0 || t.device >= numDevices))
     return invalidArgument(taskName(t, id) + ": device " + std::to_string(t.device) +
                            " is not valid for lane '" + laneName(t.lane) + "' with " +

@@ -39,7 +39,7 @@ struct Dep {
 
 /// One unit of work on one in-order queue.
 struct SimTask {
-  int device = 0;            ///< In [0, N); -1 with Lane::Host.
+  int device = 0;            ///< In [0, N); -1 with Lane::Host and Lane::NodeLink.
   Lane lane = Lane::Compute; ///< The queue: (device, lane).
   double durationMs = 0;     ///< >= 0, lead included.
   double leadMs = 0;         ///< In [0, durationMs]: the part that may run before `deps` end.

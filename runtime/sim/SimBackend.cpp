@@ -72,6 +72,7 @@ Status validateSimConfig(const SimConfig &config) {
   if (!(config.computeEfficiency > 0 && config.computeEfficiency <= 1))
     return invalidArgument("the compute efficiency must be in (0, 1] (got " +
                            formatNumber(config.computeEfficiency) + ")");
+  RP_RETURN_IF_ERROR(rp::sim::validateNodeLink(config.nodes));
   if (config.profile)
     return part::validateProfile(*config.profile, "the profile");
   if (!positiveFinite(target.peakTflops) || !positiveFinite(target.hbmGbps))
@@ -90,6 +91,7 @@ struct SimBackend::SimEvent final : BackendEvent {
   explicit SimEvent(int64_t id) : id(id) {}
   const int64_t id;
   bool resolved = false;   // live: its time is determined by what was issued
+  bool gradients = false;  // recorded on a Download queue right after a gradient copy
   std::vector<int> waiters; // live: queues blocked on it
 };
 
@@ -117,6 +119,8 @@ struct SimBackend::QueueOps {
   size_t finishedAt = 0; // ops count when finish() last marked the queue
   size_t traced = 0;     // ops whose spans went to the trace
   int track = 0;
+  // Host queues, R > 1 nodes: gradient events waited for since the thread's last AdamW.
+  std::vector<std::shared_ptr<SimEvent>> pendingGrads;
 };
 
 SimBackend::SimBackend(SimConfig config) : config_(std::move(config)) {
@@ -131,6 +135,14 @@ SimBackend::SimBackend(SimConfig config) : config_(std::move(config)) {
       queues_.push_back(std::move(ops));
     }
   deviceStage_.assign(static_cast<size_t>(devices), 0);
+  if (config_.nodes.active()) {
+    auto link = std::make_unique<QueueOps>();
+    link->device = -1;
+    link->rowSet = true;
+    link->lane = Lane::NodeLink;
+    queues_.push_back(std::move(link));
+    nodeQueue_ = static_cast<int>(queues_.size()) - 1;
+  }
 }
 
 SimBackend::~SimBackend() = default;
@@ -479,6 +491,12 @@ void SimBackend::record(int device, Queue queue, const Event &event) {
   Op op;
   op.kind = Op::Record;
   op.event = std::static_pointer_cast<SimEvent>(event);
+  if (queue == Queue::Download) { // after a gradient copy: a layer's gradients are on the host
+    std::lock_guard<std::mutex> lock(mutex_);
+    const QueueOps &q = *queues_[static_cast<size_t>(device * kNumQueues + static_cast<int>(queue))];
+    op.event->gradients = !q.ops.empty() && q.ops.back().kind == Op::Copy &&
+                          q.ops.back().category == "gradients";
+  }
   issueDevice(device, queue, std::move(op));
 }
 
@@ -505,7 +523,10 @@ Status SimBackend::hostWait(const Event &event) {
   Op op;
   op.kind = Op::Wait;
   op.event = e;
-  push(hostQueue(), std::move(op));
+  const int thread = hostQueue();
+  if (nodeQueue_ >= 0 && e->gradients)
+    queues_[static_cast<size_t>(thread)]->pendingGrads.push_back(e);
+  push(thread, std::move(op));
   cv_.wait(lock, [&] { return failed_ || e->resolved; });
   return failed_ ? status_ : okStatus();
 }
@@ -531,6 +552,8 @@ void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
   const size_t l = static_cast<size_t>(std::max(layer, 0));
   switch (task) {
   case HostTask::AdamW:
+    if (nodeQueue_ >= 0 && layerTrainableBytes_[l] > 0)
+      issueReduction(thread, hostQueue(), step, static_cast<int>(l));
     op.ms = config_.optimizerMs ? *config_.optimizerMs
                                 : static_cast<double>(layerTrainableBytes_[l]) /
                                       (config_.adamwGbps * 1e6);
@@ -549,6 +572,43 @@ void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
     break;
   }
   push(hostQueue(), std::move(op));
+}
+
+void SimBackend::issueReduction(QueueOps &thread, int threadIndex, int64_t step, int layer) {
+  if (!config_.nodes.commThread) {
+    // On the optimizer thread (rp-run's way): not before the thread gets here.
+    Op mark;
+    mark.kind = Op::Record;
+    mark.event = std::make_shared<SimEvent>(nextEvent_++);
+    Op wait;
+    wait.kind = Op::Wait;
+    wait.event = mark.event;
+    push(threadIndex, std::move(mark));
+    push(nodeQueue_, std::move(wait));
+  }
+  for (std::shared_ptr<SimEvent> &grads : thread.pendingGrads) {
+    Op wait;
+    wait.kind = Op::Wait;
+    wait.event = std::move(grads);
+    push(nodeQueue_, std::move(wait));
+  }
+  thread.pendingGrads.clear();
+  Op reduce;
+  reduce.kind = Op::Work;
+  reduce.ms = rp::sim::reductionMs(config_.nodes,
+                                   static_cast<double>(layerTrainableBytes_[static_cast<size_t>(layer)]));
+  reduce.category = "reduction";
+  reduce.step = step;
+  reduce.label = "s" + std::to_string(step) + " reduce " + plan_->layers(layer).name();
+  push(nodeQueue_, std::move(reduce));
+  Op done;
+  done.kind = Op::Record;
+  done.event = std::make_shared<SimEvent>(nextEvent_++);
+  Op wait;
+  wait.kind = Op::Wait;
+  wait.event = done.event;
+  push(nodeQueue_, std::move(done));
+  push(threadIndex, std::move(wait));
 }
 
 void SimBackend::fail(Status status) {
@@ -680,7 +740,8 @@ void SimBackend::traceSpans(const std::vector<rp::sim::StreamSpan> &done) {
     if (byQueue[i].empty())
       continue;
     if (q.track == 0)
-      q.track = trace_->track(q.device == -2 ? std::string("host weights writer")
+      q.track = trace_->track(q.lane == Lane::NodeLink ? std::string("node link")
+                              : q.device == -2       ? std::string("host weights writer")
                               : q.device < 0 ? std::string("host optimizer")
                                              : "gpu" + std::to_string(q.device) + " " +
                                                    queueName(static_cast<Queue>(q.lane)));

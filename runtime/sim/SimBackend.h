@@ -47,6 +47,14 @@
 //    which ends with the host buffer's name. Other copies take bytes / link. Optional shared
 //    host uplinks: groups of `devicesPerUplink` devices (0: all) share `hostUplinkGbps` per
 //    direction, fair share among the transfers in flight (each at min(link, uplink / n)).
+//  - node link (config.nodes, R > 1 nodes; runtime/sim/NodeModel.h): one more in-order queue,
+//    lane NodeLink. When the optimizer reports a layer's AdamW, the reduction of the layer's
+//    fp32 gradient (its trainable fp32 bytes, reductionMs) joins that queue, waiting for the
+//    gradient downloads the optimizer thread waited for since its previous AdamW (the events
+//    recorded on a Download queue right after a gradient copy) and, unless
+//    config.nodes.commThread, for the optimizer thread itself (rp-run reduces on that thread:
+//    layer l + 1's reduction starts after layer l's AdamW); the AdamW then waits for its
+//    reduction. Reductions run one at a time in the optimizer's layer order.
 //  - host work: AdamW of a layer = its trainable fp32 bytes / `adamwGbps`; writing its compute
 //    weights = compute-dtype bytes / `hostCopyGbps`; the clipping norm = every trainable fp32
 //    byte / `hostCopyGbps`. `optimizerMs` (when set) replaces them: AdamW of every trainable
@@ -55,7 +63,8 @@
 // Timeline (runtime/sim/Timeline.h): one span per command (device queues: lanes Compute,
 // ActivationUpload, WeightUpload, Download; host work: lane Host, device -1), category
 // forward / backward / fused (calls and accumulations, by the stage's kind), weights,
-// activations (activation uploads and downloads, losses included), gradients, optimizer; step
+// activations (activation uploads and downloads, losses included), gradients, optimizer,
+// reduction (node link: lane NodeLink, device -1); step
 // = the executor's iteration (its labels' " s<step>"). timeline() also forwards the spans to
 // the TraceRecorder given with setTrace(), once (virtual milliseconds as trace microseconds x
 // 1000).
@@ -66,6 +75,7 @@
 
 #include "runtime/exec/Backend.h"
 #include "runtime/partition/Profile.h"
+#include "runtime/sim/NodeModel.h"
 #include "runtime/sim/StreamEngine.h"
 #include "runtime/sim/Timeline.h"
 
@@ -92,6 +102,9 @@ struct SimConfig {
   double adamwGbps = 8;       ///< Host AdamW throughput, GB/s of fp32 params (2e9 params/s).
   double hostCopyGbps = 10;   ///< Host weight-copy / norm throughput, GB/s.
   double computeEfficiency = 0.5; ///< Fraction of peak_tflops a matmul reaches (roofline).
+  /// Data parallelism over R nodes (runtime/sim/NodeModel.h): every node runs this plan, and
+  /// each layer's AdamW first waits for the reduction of its fp32 gradient over the node link.
+  rp::sim::NodeLink nodes;
 };
 
 /// The default target: an RTX 4090 as the partitioner assumes it (passes/PartitionStages.cpp):
@@ -166,7 +179,12 @@ private:
   rp::sim::Timeline timelineOf(std::vector<rp::sim::StreamSpan> done) const;
   void traceSpans(const std::vector<rp::sim::StreamSpan> &done);
 
+  /// With R > 1 nodes: layer `layer`'s gradient reduction on the node-link queue after the
+  /// gradients `thread` waited for; the AdamW op the caller pushes next waits for it. Lock held.
+  void issueReduction(QueueOps &thread, int threadIndex, int64_t step, int layer);
+
   SimConfig config_;
+  int nodeQueue_ = -1; // the node link's queue (R > 1), after the device queues
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
   std::map<std::pair<int, int>, double> callMs_; // (stage, function) -> ms

@@ -10,6 +10,7 @@
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/sim/Compare.h"
+#include "runtime/sim/NodeModel.h"
 #include "runtime/sim/SimBackend.h"
 #include "runtime/sim/Timeline.h"
 
@@ -110,6 +111,88 @@ Status writeOutputs(const sim::Timeline &timeline, const SimulateOptions &o, std
   return okStatus();
 }
 
+/// The node model of the options (NodeModel.h), validated. Without --nodes the other node
+/// flags are refused (they would silently do nothing).
+StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
+  sim::NodeLink link;
+  if (!o.nodes) {
+    const char *given = o.nodeLinkGbps        ? "--node-link-gbps"
+                        : o.nodeLinkLatencyUs ? "--node-link-latency-us"
+                        : !o.nodeReduction.empty() ? "--node-reduction"
+                        : o.nodeCommThread         ? "--node-comm-thread"
+                                                   : nullptr;
+    if (given)
+      return invalidArgument(std::string(given) +
+                             " describes the link between nodes: give --nodes R as well");
+    return link;
+  }
+  link.nodes = *o.nodes;
+  link.linkGbit = o.nodeLinkGbps.value_or(0);
+  link.latencyUs = o.nodeLinkLatencyUs.value_or(0);
+  link.commThread = o.nodeCommThread;
+  if (!o.nodeReduction.empty()) {
+    RP_ASSIGN_OR_RETURN(link.reduction, sim::parseNodeReduction(o.nodeReduction));
+  }
+  RP_RETURN_IF_ERROR(sim::validateNodeLink(link));
+  return link;
+}
+
+/// A number in %g form ("25", "0.001", "12.5").
+std::string general(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+/// A byte count in decimal units ("6.882 GB", "12.5 MB", "640 B").
+std::string byteSize(double bytes) {
+  if (bytes >= 1e9)
+    return fixed(bytes / 1e9, 3) + " GB";
+  if (bytes >= 1e6)
+    return fixed(bytes / 1e6, 3) + " MB";
+  if (bytes >= 1e3)
+    return fixed(bytes / 1e3, 3) + " kB";
+  return fixed(bytes, 0) + " B";
+}
+
+/// The node model's lines (when --nodes is given): the link, the bytes each node sends per
+/// step, the link's busy time, the exposed communication and the scaling efficiency.
+/// `gradientBytes`: the fp32 gradient bytes of every reduced layer, per step.
+void printNodeReport(std::FILE *out, const sim::NodeLink &link,
+                     const std::vector<double> &gradientBytes, double linkBusyMs,
+                     double oneNodeStepMs, double stepMs, int64_t tokensPerStep) {
+  double sent = 0, total = 0;
+  for (double b : gradientBytes) {
+    sent += sim::reductionBytesPerNode(link, b);
+    total += b;
+  }
+  std::fprintf(out,
+               "rp-run: nodes: %d in data parallelism, node link %s Gb/s per direction, %s us "
+               "per message, %s reduction of %zu layer gradients (%s fp32) %s: %s sent per "
+               "node per step\n",
+               link.nodes, general(link.linkGbit).c_str(), general(link.latencyUs).c_str(),
+               sim::nodeReductionName(link.reduction), gradientBytes.size(),
+               byteSize(total).c_str(),
+               link.commThread ? "on its own thread" : "on the optimizer thread",
+               byteSize(sent).c_str());
+  const double exposed = stepMs - oneNodeStepMs;
+  std::fprintf(out,
+               "rp-run: node link busy %s per step; exposed communication %s (%s%% of the "
+               "step; one node's step %s)\n",
+               ms(linkBusyMs).c_str(), ms(exposed).c_str(),
+               fixed(stepMs > 0 ? 100.0 * exposed / stepMs : 0, 1).c_str(),
+               ms(oneNodeStepMs).c_str());
+  std::string tokens;
+  if (tokensPerStep > 0 && stepMs > 0 && oneNodeStepMs > 0)
+    tokens = ", " + fixed(link.nodes * static_cast<double>(tokensPerStep) / (stepMs / 1000), 0) +
+             " tokens/s vs " + std::to_string(link.nodes) + " x " +
+             fixed(static_cast<double>(tokensPerStep) / (oneNodeStepMs / 1000), 0) +
+             " of one node";
+  std::fprintf(out, "rp-run: scaling efficiency %s%% (%d node%s%s)\n",
+               fixed(sim::scalingEfficiencyPercent(oneNodeStepMs, stepMs), 1).c_str(), link.nodes,
+               link.nodes == 1 ? "" : "s", tokens.c_str());
+}
+
 Status checkCommon(const SimulateOptions &o) {
   if (o.steps < 1)
     return invalidArgument("--steps must be at least 1 (got " + std::to_string(o.steps) + ")");
@@ -124,6 +207,11 @@ Status checkCommon(const SimulateOptions &o) {
     return invalidArgument("give --optimizer-ms or --adamw-gbps, not both");
   if (!o.tracePath.empty() && o.tracePath == o.ganttPath)
     return invalidArgument("--trace and --gantt name the same file '" + o.tracePath + "'");
+  RP_ASSIGN_OR_RETURN(const sim::NodeLink link, nodeLinkOf(o));
+  if (link.active() && o.compare)
+    return invalidArgument("--compare with --nodes " + std::to_string(link.nodes) +
+                           ": the baseline schedules do not model data parallelism across "
+                           "nodes (compare on one node, or drop --compare)");
   return okStatus();
 }
 
@@ -164,6 +252,7 @@ Status simulateProfile(const SimulateOptions &o, std::FILE *out) {
   opts.hostUplinkGbps = o.hostUplinkGbps;
   opts.optimizerMsPerLayer = profileOptimizerMs(profile, o);
   opts.gpuMemoryBytes = target.memoryBytes;
+  RP_ASSIGN_OR_RETURN(opts.nodes, nodeLinkOf(o));
   const std::string mode = o.update.empty() ? "sync" : o.update;
   const std::string name = "roundpipe-" + mode;
 
@@ -193,6 +282,24 @@ Status simulateProfile(const SimulateOptions &o, std::FILE *out) {
   if (mode == "async")
     std::fprintf(out, "rp-run: steady state (fill and drain overlapped): bubble %s%%\n",
                  fixed(result.bubblePercent, 1).c_str());
+  if (o.nodes) {
+    // The same schedule on one node, for the exposed communication and the efficiency.
+    double oneNodeMs = result.stepMs;
+    if (opts.nodes.active()) {
+      sim::CompareOptions one = opts;
+      one.nodes = sim::NodeLink();
+      RP_ASSIGN_OR_RETURN(sim::ScheduleResult single, sim::simulateSchedule(name, profile, one));
+      oneNodeMs = single.stepMs;
+    }
+    std::vector<double> grads; // fp32: twice the profile's 16-bit gradient bytes
+    double linkMs = 0;
+    for (const part::LayerProfile &l : profile.layers)
+      if (l.trainableBytes > 0) {
+        grads.push_back(2.0 * static_cast<double>(l.trainableBytes));
+        linkMs += sim::reductionMs(opts.nodes, grads.back());
+      }
+    printNodeReport(out, opts.nodes, grads, linkMs, oneNodeMs, result.stepMs, 0);
+  }
   if (o.compare)
     std::fputs(sim::formatCompareTable(all).c_str(), out);
   return writeOutputs(result.timeline, o, out);
@@ -285,6 +392,7 @@ StatusOr<SimConfig> planSimConfig(const SimulateOptions &o, const pb::Plan &plan
   config.optimizerMs = o.optimizerMs;
   if (o.adamwGbps)
     config.adamwGbps = *o.adamwGbps;
+  RP_ASSIGN_OR_RETURN(config.nodes, nodeLinkOf(o));
   RP_RETURN_IF_ERROR(validateSimConfig(config));
   if (config.profile && static_cast<int>(config.profile->layers.size()) != plan.layers_size())
     return invalidArgument(o.profilePath + ": the profile has " +
@@ -435,6 +543,33 @@ void printPlanComparison(std::FILE *out, std::vector<sim::ScheduleResult> result
                  static_cast<long long>(steps));
 }
 
+/// One simulated run of `plan` on `config`: `steps` iterations through the executor.
+StatusOr<sim::Timeline> runPlan(const pb::Plan &plan, const SimConfig &config, int64_t steps) {
+  // The simulated devices hold no memory, and the host arena is address space only: the
+  // executor models its host work (SimBackend::hostWork) without computing it, so a plan
+  // larger than this machine's memory simulates (its needs: rp-run --check).
+  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::reserve(plan));
+  SimBackend backend(config);
+  ExecutorOptions exec;
+  exec.lr = plan.config().optimizer().lr();
+  exec.hostArithmetic = false;
+  Executor executor(host, backend, exec);
+  RP_RETURN_IF_ERROR(executor.start());
+  RP_RETURN_IF_ERROR(runSteps(executor, steps));
+  return backend.timeline();
+}
+
+/// The fp32 gradient bytes of every layer that runs AdamW (what each step reduces across nodes).
+std::vector<double> planGradientBytes(const pb::Plan &plan) {
+  std::vector<double> bytes(static_cast<size_t>(plan.layers_size()), 0);
+  for (const pb::Param &p : plan.params())
+    if (p.trainable() && !p.has_primary() && p.layer() >= 0 && p.layer() < plan.layers_size())
+      bytes[static_cast<size_t>(p.layer())] +=
+          4.0 * static_cast<double>(tensorTypeElements(p.type(), "param").valueOr(0));
+  bytes.erase(std::remove(bytes.begin(), bytes.end(), 0.0), bytes.end());
+  return bytes;
+}
+
 Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
   RP_ASSIGN_OR_RETURN(pb::Plan plan, readSimulatedPlan(o));
   const pb::Config &cfg = plan.config();
@@ -444,34 +579,35 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
   // The comparison's inputs are checked before anything runs or is written.
   sim::CompareOptions copts;
   part::Profile profile;
+  std::vector<sim::ScheduleResult> results;
   if (o.compare) {
     profile = planProfile(plan, config);
     copts = planCompareOptions(plan, config);
-  }
-
-  // The simulated devices hold no memory, and the host arena is address space only: the
-  // executor models its host work (SimBackend::hostWork) without computing it, so a plan
-  // larger than this machine's memory simulates (its needs: rp-run --check).
-  RP_ASSIGN_OR_RETURN(HostArena host, HostArena::reserve(plan));
-  SimBackend backend(config);
-  ExecutorOptions exec;
-  exec.lr = cfg.optimizer().lr();
-  exec.hostArithmetic = false;
-  Executor executor(host, backend, exec);
-  RP_RETURN_IF_ERROR(executor.start());
-
-  std::vector<sim::ScheduleResult> results;
-  if (o.compare) {
     StatusOr<std::vector<sim::ScheduleResult>> r = sim::compareSchedules(profile, copts);
     if (!r.ok())
       return Status(r.status().code(), "--compare: " + r.status().message());
     results = std::move(r).value();
   }
 
-  RP_RETURN_IF_ERROR(runSteps(executor, o.steps));
-  sim::Timeline timeline = backend.timeline();
+  RP_ASSIGN_OR_RETURN(sim::Timeline timeline, runPlan(plan, config, o.steps));
   const StepMeasure measure = measureSteps(timeline, o.steps);
   printPlanReport(out, o, plan, config, planMode, measure);
+  if (o.nodes) {
+    // The same plan on one node, for the exposed communication and the efficiency.
+    double oneNodeMs = measure.stepMs;
+    if (config.nodes.active()) {
+      SimConfig one = config;
+      one.nodes = sim::NodeLink();
+      RP_ASSIGN_OR_RETURN(sim::Timeline single, runPlan(plan, one, o.steps));
+      oneNodeMs = measureSteps(single, o.steps).stepMs;
+    }
+    const std::vector<double> grads = planGradientBytes(plan);
+    double linkMs = 0;
+    for (double b : grads)
+      linkMs += sim::reductionMs(config.nodes, b);
+    printNodeReport(out, config.nodes, grads, linkMs, oneNodeMs, measure.stepMs,
+                    tokensPerStep(plan));
+  }
   if (o.compare)
     printPlanComparison(out, std::move(results), planMode, measure, o.steps);
   return writeOutputs(timeline, o, out);

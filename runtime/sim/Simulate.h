@@ -16,6 +16,13 @@
 // chart of the simulated run. `--compare` adds the table of the baseline schedules on the same
 // costs (formatCompareTable); in plan mode it includes the executor-driven RoundPipe row.
 //
+// Data parallelism across nodes (--nodes R --node-link-gbps G [--node-link-latency-us L]
+// [--node-reduction chain|allgather|ring] [--node-comm-thread], runtime/sim/NodeModel.h): every node runs the same schedule,
+// so one is simulated, with each layer's gradient reduced over the node link before its host
+// AdamW. Both modes then also simulate one node on the same costs and print the node link's
+// busy time, the exposed communication (step of R nodes - step of one) and the scaling
+// efficiency (tokens/s of R nodes / (R x tokens/s of one) = one node's step / R nodes' step).
+//
 // Plan mode's step time is the steady state: the end of iteration K's last device command minus
 // the end of iteration K-1's (K = 1: the end of the only one); its per-device numbers, bubble
 // and exposed transfer are measured in that window [end of K-1, end of K].
@@ -47,6 +54,13 @@ struct SimulateOptions {
   double hostUplinkGbps = 0; ///< Shared host uplink per direction, GB/s; 0: none.
   std::optional<double> optimizerMs; ///< Host AdamW ms per trainable layer.
   std::optional<double> adamwGbps;   ///< Host AdamW throughput (default 8 GB/s of fp32 params).
+  /// R nodes in data parallelism; unset: one node, and the other node flags are refused.
+  std::optional<int> nodes;
+  /// Node link per node per direction, Gb/s (1e9 bits/s); required when nodes > 1.
+  std::optional<double> nodeLinkGbps;
+  std::optional<double> nodeLinkLatencyUs; ///< Per message, microseconds; default 0.
+  std::string nodeReduction; ///< "chain" (default) | "allgather" | "ring"; "": not given.
+  bool nodeCommThread = false; ///< Reductions on their own thread, not the optimizer's.
   bool compare = false;      ///< Also print the comparison with the baseline schedules.
   std::string tracePath;     ///< Chrome trace of the simulated run ("": none).
   std::string ganttPath;     ///< SVG Gantt chart of the simulated run ("": none).

@@ -35,6 +35,8 @@ const char *laneName(Lane lane) {
     return "d2h";
   case Lane::Host:
     return "host";
+  case Lane::NodeLink:
+    return "node link";
   }
   return "unknown";
 }
@@ -154,31 +156,46 @@ double niceStep(double range, int target) {
 }
 
 /// The row device of a span: its device, or for Lane::Host its host thread (-2: the weights
-/// writer, any other value: the optimizer, -1).
+/// writer, any other value: the optimizer, -1); the node link's row is -1.
 int rowDevice(const Span &s) {
+  if (s.lane == Lane::NodeLink)
+    return -1;
   if (s.lane != Lane::Host)
     return s.device;
   return s.device == -2 ? -2 : -1;
 }
 
-/// The (device, lane) rows that hold spans, devices ascending then lanes, host rows last
-/// (the optimizer, then the weights writer).
+bool hostSide(Lane lane) { return lane == Lane::Host || lane == Lane::NodeLink; }
+
+/// The (device, lane) rows that hold spans, devices ascending then lanes, host-side rows last
+/// (the optimizer, the weights writer, then the node link).
 std::vector<std::pair<int, Lane>> rowsOf(const Timeline &timeline) {
+  // Sort key: devices by index, then the host rows after every device.
+  auto key = [&](int device, Lane lane) {
+    if (lane == Lane::NodeLink)
+      return std::make_pair(timeline.numDevices + 3, static_cast<int>(lane));
+    if (lane == Lane::Host)
+      return std::make_pair(timeline.numDevices - device, static_cast<int>(lane));
+    return std::make_pair(device, static_cast<int>(lane));
+  };
   std::set<std::pair<int, int>> keys;
-  for (const Span &s : timeline.spans) {
-    if (s.lane == Lane::Host)
-      keys.insert({timeline.numDevices - rowDevice(s), static_cast<int>(Lane::Host)});
-    else if (s.device >= 0 && s.device < timeline.numDevices)
-      keys.insert({s.device, static_cast<int>(s.lane)});
-  }
+  for (const Span &s : timeline.spans)
+    if (hostSide(s.lane) || (s.device >= 0 && s.device < timeline.numDevices))
+      keys.insert(key(rowDevice(s), s.lane));
   std::vector<std::pair<int, Lane>> rows;
-  for (const auto &[d, l] : keys)
-    rows.push_back(
-        {static_cast<Lane>(l) == Lane::Host ? timeline.numDevices - d : d, static_cast<Lane>(l)});
+  for (const auto &[d, l] : keys) {
+    const Lane lane = static_cast<Lane>(l);
+    rows.push_back({lane == Lane::NodeLink ? -1
+                    : lane == Lane::Host   ? timeline.numDevices - d
+                                           : d,
+                    lane});
+  }
   return rows;
 }
 
 std::string rowName(int device, Lane lane) {
+  if (lane == Lane::NodeLink)
+    return "node link";
   if (lane == Lane::Host)
     return device == -2 ? "host weights writer" : "host";
   return "device " + std::to_string(device) + " " + laneName(lane);
@@ -190,10 +207,10 @@ TimelineStats computeStats(const Timeline &timeline) {
   TimelineStats st;
   const int n = std::max(timeline.numDevices, 0);
   std::vector<std::vector<Interval>> compute(static_cast<size_t>(n)), transfer(static_cast<size_t>(n));
-  std::vector<Interval> host;
+  std::vector<Interval> host, nodeLink;
   int maxStep = 0;
   for (const Span &s : timeline.spans) {
-    bool valid = s.lane == Lane::Host || (s.device >= 0 && s.device < n);
+    bool valid = hostSide(s.lane) || (s.device >= 0 && s.device < n);
     if (!valid)
       continue;
     st.makespanMs = std::max(st.makespanMs, s.endMs);
@@ -201,6 +218,8 @@ TimelineStats computeStats(const Timeline &timeline) {
     Interval iv{s.startMs, s.endMs};
     if (s.lane == Lane::Host)
       host.push_back(iv);
+    else if (s.lane == Lane::NodeLink)
+      nodeLink.push_back(iv);
     else if (s.lane == Lane::Compute)
       compute[static_cast<size_t>(s.device)].push_back(iv);
     else
@@ -209,6 +228,7 @@ TimelineStats computeStats(const Timeline &timeline) {
   st.numSteps = maxStep + 1;
   st.stepMs = st.makespanMs / st.numSteps;
   st.hostBusyMs = totalLength(mergeIntervals(std::move(host)));
+  st.nodeLinkBusyMs = totalLength(mergeIntervals(std::move(nodeLink)));
   st.devices.resize(static_cast<size_t>(n));
   for (size_t d = 0; d < static_cast<size_t>(n); ++d) {
     DeviceStats &ds = st.devices[d];

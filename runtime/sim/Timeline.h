@@ -21,21 +21,30 @@ namespace rp::sim {
 
 /// The resource a span occupies. Device lanes mirror runtime::Queue (runtime/exec/Backend.h);
 /// Host is a host thread: device -1 the CPU optimizer, -2 the executor's weights writer
-/// (async updates), each its own row.
-enum class Lane { Compute = 0, ActivationUpload = 1, WeightUpload = 2, Download = 3, Host = 4 };
+/// (async updates), each its own row. NodeLink (device -1) is the link between nodes in data
+/// parallelism (runtime/sim/NodeModel.h): one span per layer's gradient reduction.
+enum class Lane {
+  Compute = 0,
+  ActivationUpload = 1,
+  WeightUpload = 2,
+  Download = 3,
+  Host = 4,
+  NodeLink = 5
+};
 
-/// "compute", "h2d activations", "h2d weights", "d2h", "host".
+/// "compute", "h2d activations", "h2d weights", "d2h", "host", "node link".
 const char *laneName(Lane lane);
 
 /// One busy interval of one resource.
 struct Span {
-  int device = 0;          ///< Virtual GPU index in [0, numDevices); Lane::Host: -1 or -2.
+  int device = 0;          ///< Virtual GPU index in [0, numDevices); Lane::Host: -1 or -2;
+                           ///< Lane::NodeLink: -1.
   Lane lane = Lane::Compute;
   double startMs = 0;      ///< Virtual time, ms from the start of the run.
   double endMs = 0;        ///< >= startMs.
   std::string label;       ///< e.g. "F3 mb2", "B0 mb1", "W stage 4", "adamw layer 7".
   std::string category;    ///< "forward", "backward", "fused", "weights", "activations",
-                           ///< "gradients", "optimizer".
+                           ///< "gradients", "optimizer", "reduction".
   int step = 0;            ///< Training iteration the span belongs to (0-based).
 };
 
@@ -80,25 +89,27 @@ struct TimelineStats {
   double drainMs = 0;          ///< Sum over devices.
   double exposedTransferMs = 0;///< Sum over devices.
   double hostBusyMs = 0;       ///< Union of the Host lane's spans.
+  double nodeLinkBusyMs = 0;   ///< Union of the NodeLink lane's spans (gradient reductions).
   double bubblePercent = 0;
   double steadyBubblePercent = 0;
   double exposedTransferPercent = 0;
 };
 
 /// Computes the statistics above. Spans of devices outside [0, numDevices) (other than the
-/// host's -1) are ignored; zero-length spans count for nothing. An empty timeline gives zeros.
+/// Host and NodeLink lanes) are ignored; zero-length spans count for nothing. An empty timeline gives zeros.
 TimelineStats computeStats(const Timeline &timeline);
 
 /// Writes the timeline in the Chrome trace event format (runtime/trace/Trace.h; opens in
 /// ui.perfetto.dev and chrome://tracing): one track per device lane that has spans ("device 0
-/// compute", "device 0 h2d activations", ...) in device then lane order, then "host"; each span
+/// compute", "device 0 h2d activations", ...) in device then lane order, then "host", "host
+/// weights writer" and "node link"; each span
 /// is a complete event named by its label, its category as "cat", times in microseconds of the
 /// virtual clock, args step and device. Written atomically. Errors: Unavailable when the file
 /// cannot be written (naming the path).
 runtime::Status writeChromeTrace(const Timeline &timeline, const std::string &path);
 
 /// Writes a self-contained SVG Gantt chart: a title (schedule name, makespan, bubble %), one row
-/// per device lane that has spans (plus the host row when it has spans), rectangles colored by
+/// per device lane that has spans (plus the host and node-link rows when they have spans), rectangles colored by
 /// category with the label as a tooltip (<title>), a time axis in ms with gridlines, and a
 /// legend of the categories present. Written atomically (runtime/core/AtomicFile.h).
 /// Errors: Unavailable / Internal when the file cannot be written (naming the path).

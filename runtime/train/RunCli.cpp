@@ -85,6 +85,8 @@ struct RunFlags {
   SimulateOptions sim;
   bool check = false, report = false, noProgress = false;
   double lr = 0, optimizerMs = 0, adamwGbps = 0, lossScale = 0;
+  int nodes = 0;                                  ///< --nodes (sim)
+  double nodeLinkGbps = 0, nodeLinkLatencyUs = 0; ///< --node-link-gbps, --node-link-latency-us
   std::string seed;
   std::string reportJson; ///< --report-json FILE
   std::string dataFormat = "auto";
@@ -294,6 +296,23 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
           ->add_option("--adamw-gbps", f.adamwGbps,
                        "Host AdamW throughput, GB/s of fp32 params (default 8)")
           ->check(finiteNumber(true)),
+      simGroup->add_option("--nodes", f.nodes,
+                           "R nodes in data parallelism, each running this schedule on its own "
+                           "GPUs and data; each layer's gradient is reduced over the node link "
+                           "before its host AdamW (default 1)"),
+      simGroup->add_option("--node-link-gbps", f.nodeLinkGbps,
+                           "Link between nodes, per node per direction, in Gb/s = gigaBITS per "
+                           "second (a NIC's rating: 25, 100), unlike --link-gbps (GB/s); "
+                           "required with --nodes R > 1"),
+      simGroup->add_option("--node-link-latency-us", f.nodeLinkLatencyUs,
+                           "Latency per message on the node link, microseconds (default 0)"),
+      simGroup->add_option("--node-reduction", sim.nodeReduction,
+                           "chain (default, rp-run's: a rank-order chain in 4 MiB chunks, then "
+                           "a broadcast) | allgather (R - 1 messages of a layer's gradient) | "
+                           "ring (reduce-scatter + allgather)"),
+      simGroup->add_flag("--node-comm-thread", sim.nodeCommThread,
+                         "Reductions on a thread of their own, overlapping the previous "
+                         "layer's AdamW (default: on the optimizer thread, as rp-run)"),
       simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
       simGroup->add_flag("--compare", sim.compare,
                          "Also compare with GPipe, 1F1B, interleaved 1F1B, Looped-BFS, ZB-H1 "
@@ -322,6 +341,12 @@ int runSimulation(const CLI::App &app, RunFlags &f) {
     sim.optimizerMs = f.optimizerMs;
   if (app.get_option("--adamw-gbps")->count())
     sim.adamwGbps = f.adamwGbps;
+  if (app.get_option("--nodes")->count())
+    sim.nodes = f.nodes;
+  if (app.get_option("--node-link-gbps")->count())
+    sim.nodeLinkGbps = f.nodeLinkGbps;
+  if (app.get_option("--node-link-latency-us")->count())
+    sim.nodeLinkLatencyUs = f.nodeLinkLatencyUs;
   Status status = simulate(sim, stdout);
   return status.ok() ? 0 : fail(status);
 }

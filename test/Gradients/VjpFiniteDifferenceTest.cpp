@@ -635,6 +635,59 @@ std::vector<CaseDef> allCases() {
   add("gather_elements_axis0", [](Rng &r) { return gatherElements(r, {4, 3}, 0, {5, 3}); });
   add("gather_elements_axis1", [](Rng &r) { return gatherElements(r, {3, 5}, 1, {3, 4}); });
   add("gather_elements_smaller", [](Rng &r) { return gatherElements(r, {3, 4, 5}, 2, {2, 3, 2}); });
+  // A mixture of experts' routing as the ONNX importer writes it: TopK's values are a
+  // gather_elements by graph.top_k's indices (not differentiable; the inputs are Spread, so no
+  // finite-difference step changes the choice), GatherND of expert weights by those indices a
+  // graph.gather on axis 0 (repeated experts accumulate), Tile a reshape/expand/reshape, Clip a
+  // compare/where pair per bound (the bounds lie off the inputs' grid).
+  add("top_k_values", [](Rng &) {
+    return Case{{{"x", {3, 6}, Dist::Spread}},
+                {"%i = graph.top_k %x {axis = 1 : i64, k = 2 : i64} : (tensor<3x6xf32>) -> "
+                 "tensor<3x2xi64>",
+                 "%y = graph.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x6xf32>, "
+                 "tensor<3x2xi64>) -> tensor<3x2xf32>"},
+                {{"y", {3, 2}}}};
+  });
+  add("top_k_smallest_axis0", [](Rng &) {
+    return Case{{{"x", {5, 3}, Dist::Spread}},
+                {"%i = graph.top_k %x {axis = 0 : i64, k = 3 : i64, smallest} : "
+                 "(tensor<5x3xf32>) -> tensor<3x3xi64>",
+                 "%y = graph.gather_elements %x, %i {axis = 0 : i64} : (tensor<5x3xf32>, "
+                 "tensor<3x3xi64>) -> tensor<3x3xf32>"},
+                {{"y", {3, 3}}}};
+  });
+  add("routed_expert_rows", [](Rng &) {
+    // 4 tokens pick 2 of 3 experts: some expert serves several tokens.
+    return Case{{{"l", {4, 3}, Dist::Spread}, {"w", {3, 2, 5}}},
+                {"%i = graph.top_k %l {axis = 1 : i64, k = 2 : i64} : (tensor<4x3xf32>) -> "
+                 "tensor<4x2xi64>",
+                 "%p = graph.gather_elements %l, %i {axis = 1 : i64} : (tensor<4x3xf32>, "
+                 "tensor<4x2xi64>) -> tensor<4x2xf32>",
+                 "%y = graph.gather %w, %i {axis = 0 : i64} : (tensor<3x2x5xf32>, "
+                 "tensor<4x2xi64>) -> tensor<4x2x2x5xf32>"},
+                {{"p", {4, 2}}, {"y", {4, 2, 2, 5}}}};
+  });
+  add("tile_rows", [](Rng &) {
+    return Case{{{"x", {2, 3}}},
+                {"%s = graph.reshape %x : tensor<2x3xf32> to tensor<1x2x1x3xf32>",
+                 "%e = graph.expand %s : tensor<1x2x1x3xf32> to tensor<3x2x2x3xf32>",
+                 "%y = graph.reshape %e : tensor<3x2x2x3xf32> to tensor<6x6xf32>"},
+                {{"y", {6, 6}}}};
+  });
+  add("clip_both_bounds", [](Rng &) {
+    return Case{{{"x", {4, 5}, Dist::Spread}},
+                {"%lo = graph.constant dense<-0.7531> : tensor<f32>",
+                 "%hi = graph.constant dense<0.9123> : tensor<f32>",
+                 "%c1 = graph.compare le, %x, %lo : (tensor<4x5xf32>, tensor<f32>) -> "
+                 "tensor<4x5xi1>",
+                 "%y1 = graph.where %c1, %lo, %x : (tensor<4x5xi1>, tensor<f32>, "
+                 "tensor<4x5xf32>) -> tensor<4x5xf32>",
+                 "%c2 = graph.compare ge, %y1, %hi : (tensor<4x5xf32>, tensor<f32>) -> "
+                 "tensor<4x5xi1>",
+                 "%y = graph.where %c2, %hi, %y1 : (tensor<4x5xi1>, tensor<f32>, "
+                 "tensor<4x5xf32>) -> tensor<4x5xf32>"},
+                {{"y", {4, 5}}}};
+  });
   add("trilu_lower", [](Rng &r) { return trilu(r, 2, 0, false); });
   add("trilu_upper_k1", [](Rng &r) { return trilu(r, 2, 1, true); });
   add("trilu_lower_km1_batched", [](Rng &r) { return trilu(r, 3, -1, false); });

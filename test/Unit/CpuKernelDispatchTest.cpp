@@ -605,6 +605,18 @@ TEST(CpuKernelDispatchErrors, DTypesAndCounts) {
   setString(&cmp, "predicate", "eq");
   EXPECT_EQ(decodeError(cmp),
             "kernel 'compare' at test.onnx:compare: result 0 is f32[2]; a comparison makes i1");
+  pb::Instruction topK = instr("top_k", {{F32, {3, 4}}}, {{I32, {3, 2}}});
+  setInt(&topK, "k", 2);
+  setInt(&topK, "axis", 1);
+  EXPECT_EQ(decodeError(topK),
+            "kernel 'top_k' at test.onnx:top_k: result 0 is i32[3, 2]; the kernel makes i64 "
+            "indices");
+  pb::Instruction topKInt = instr("top_k", {{I64, {3, 4}}}, {{I64, {3, 2}}});
+  setInt(&topKInt, "k", 2);
+  setInt(&topKInt, "axis", 1);
+  EXPECT_EQ(decodeError(topKInt),
+            "kernel 'top_k' at test.onnx:top_k: operand 0 is i64[3, 4]; the kernel takes f32 (the "
+            "CPU backend runs fp32 plans)");
   EXPECT_EQ(decodeError(instr("add", {{F32, {2}}}, {{F32, {2}}})),
             "kernel 'add' at test.onnx:add: has 1 operands and 1 results, which the kernel "
             "registry does not accept");
@@ -738,6 +750,8 @@ pb::Instruction plausible(const kernels::KernelInfo &k) {
   } else if (id == "gather" || id == "gather_elements" || id == "scatter_add" ||
              id == "scatter_elements_add") {
     ops[1].dtype = I64;
+  } else if (id == "top_k") {
+    res[0].dtype = I64;
   } else if (id == "range") {
     res[0] = {I64, {4}};
   } else if (id == "split") {

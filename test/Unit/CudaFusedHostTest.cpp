@@ -34,10 +34,12 @@
 #include "kernels/cpu/Gather.h"
 #include "kernels/cpu/Generators.h"
 #include "kernels/cpu/Scatter.h"
+#include "kernels/cpu/TopK.h"
 #include "kernels/cuda/AdamW.h"
 #include "kernels/cuda/Fused.h"
 #include "kernels/cuda/Gather.h"
 #include "kernels/cuda/Generators.h"
+#include "kernels/cuda/TopK.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/optim/AdamW.h"
 #include "test/Unit/CudaFusedTestUtil.h"
@@ -49,6 +51,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -386,6 +389,50 @@ TEST(CudaFusedHost, GatherMatchesCpu) {
   checkGather("gather",
               {DType::F32, DType::F64, DType::I64, DType::I32, DType::I1, DType::BF16, DType::F16},
               cases, DType::F32, rng, hostGather, cpu::gather);
+}
+
+// top_k's row body (replay::topK) against cpu::topK: every float dtype (f16/bf16 ranked by the
+// CPU on their exact f64 values), every axis, k = 1, 3 and the whole axis, largest and
+// smallest, on integer values with many ties and with a NaN; the indices are equal exactly.
+TEST(CudaFusedHost, TopKMatchesCpu) {
+  std::mt19937 rng(31);
+  const Shape shape{3, 6, 4};
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16})
+    for (int64_t axis = 0; axis < 3; ++axis)
+      for (bool largest : {true, false})
+        for (int64_t k : {int64_t{1}, std::min<int64_t>(3, shape[axis]), shape[axis]}) {
+          SCOPED_TRACE(label(dtype, shape) + " axis " + std::to_string(axis) + " k " +
+                       std::to_string(k) + (largest ? " largest" : " smallest"));
+          HostTensor x(dtype, shape);
+          std::uniform_int_distribution<int> v(-4, 4);
+          for (int64_t i = 0; i < x.numElements(); ++i)
+            setValue(x, i, v(rng));
+          setValue(x, 5, std::numeric_limits<double>::quiet_NaN());
+          Shape outShape = shape;
+          outShape[axis] = k;
+          HostTensor want(DType::I64, outShape);
+          ASSERT_OK(cpu::topK(cpuInput(x), k, axis, largest, want));
+          runtime::StatusOr<TopKPlan> plan =
+              planTopK(dtype, shape, k, axis, largest, DType::I64, outShape);
+          ASSERT_TRUE(plan.ok()) << plan.status().toString();
+          HostTensor got(DType::I64, outShape);
+          replay::topK(*plan, x.raw(), got.raw());
+          expectBitsEqual(got, want, "top_k");
+        }
+}
+
+// planTopK rejects what cpu::topK rejects, with the same message.
+TEST(CudaFusedHost, TopKPlanErrorsMatchCpu) {
+  const DType f = DType::F32;
+  HostTensor x(f, {3, 4});
+  HostTensor out(DType::I64, {3, 2});
+  expectSameError(cpu::topK(x, 5, 1, true, out), planTopK(f, {3, 4}, 5, 1, true, DType::I64, {3, 5}));
+  expectSameError(cpu::topK(x, 2, 2, true, out), planTopK(f, {3, 4}, 2, 2, true, DType::I64, {3, 2}));
+  HostTensor wrong(DType::I32, {3, 2});
+  expectSameError(cpu::topK(x, 2, 1, true, wrong),
+                  planTopK(f, {3, 4}, 2, 1, true, DType::I32, {3, 2}));
+  expectError(planTopK(DType::I64, {3, 4}, 2, 1, true, DType::I64, {3, 2}),
+              "top_k: x has dtype i64, expected f32, f16, bf16 or f64");
 }
 
 // gather_elements with indices smaller than data off the axis, on every axis (bf16: the CPU

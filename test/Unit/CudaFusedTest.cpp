@@ -26,11 +26,13 @@
 #include "kernels/cpu/Gather.h"
 #include "kernels/cpu/Generators.h"
 #include "kernels/cpu/Scatter.h"
+#include "kernels/cpu/TopK.h"
 #include "kernels/cuda/AdamW.h"
 #include "kernels/cuda/FlashAttention.h"
 #include "kernels/cuda/Fused.h"
 #include "kernels/cuda/Gather.h"
 #include "kernels/cuda/Generators.h"
+#include "kernels/cuda/TopK.h"
 #include "runtime/core/HostTensor.h"
 #include "runtime/optim/AdamW.h"
 #include "test/Unit/CudaFusedTestUtil.h"
@@ -243,6 +245,36 @@ TEST_F(CudaFused, GatherElementsMatchesCpu) {
         expectBitsEqual(download(*dOut, dtype, c.indices, stream_),
                         is16Bit(dtype) ? convertTo(want, dtype) : std::move(want),
                         "gather_elements");
+      }
+}
+
+// top_k on the GPU equals cpu::topK exactly: router-shaped rows (128 experts, top-8), an inner
+// axis, and the whole axis; values with ties.
+TEST_F(CudaFused, TopKMatchesCpu) {
+  std::mt19937 rng(23);
+  const struct {
+    Shape x;
+    int64_t k, axis;
+  } cases[] = {{{300, 128}, 8, 1}, {{4, 9, 5}, 3, 1}, {{6, 7}, 6, 0}};
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (bool largest : {true, false})
+      for (const auto &c : cases) {
+        SCOPED_TRACE(label(dtype, c.x) + " k " + std::to_string(c.k));
+        HostTensor x(dtype, c.x);
+        std::uniform_int_distribution<int> v(-20, 20);
+        for (int64_t i = 0; i < x.numElements(); ++i)
+          setValue(x, i, v(rng) / 4.0);
+        Shape outShape = c.x;
+        outShape[c.axis] = c.k;
+        HostTensor want(DType::I64, outShape);
+        ASSERT_OK(cpu::topK(cpuInput(x), c.k, c.axis, largest, want));
+        runtime::StatusOr<TopKPlan> plan =
+            planTopK(dtype, c.x, c.k, c.axis, largest, DType::I64, outShape);
+        ASSERT_TRUE(plan.ok()) << plan.status().toString();
+        auto dX = upload(x);
+        auto dOut = poisonedOutput(DType::I64, outShape);
+        ASSERT_CUDA_OK(launchTopK(*plan, dX->get(), dOut->get(), stream_));
+        expectBitsEqual(download(*dOut, DType::I64, outShape, stream_), want, "top_k");
       }
 }
 

@@ -30,7 +30,7 @@ TEST(KernelRegistryTest, IdsAreUniqueAndWellFormed) {
     EXPECT_EQ(findKernel(k.id), &k);
   }
   // Every graph op but param, load_param and constant, plus copy.
-  EXPECT_EQ(allKernels().size(), 51u);
+  EXPECT_EQ(allKernels().size(), 52u);
 }
 
 TEST(KernelRegistryTest, Entries) {
@@ -62,6 +62,14 @@ TEST(KernelRegistryTest, Entries) {
   EXPECT_TRUE(split->acceptsResults(3));
   EXPECT_FALSE(split->acceptsResults(0));
   EXPECT_EQ(split->findAttr("sizes")->kind, AttrKind::Ints);
+
+  const KernelInfo *topK = findKernel("top_k");
+  ASSERT_NE(topK, nullptr);
+  EXPECT_EQ(topK->dtypes, DTypeRule::FloatToIndex);
+  EXPECT_TRUE(topK->findAttr("k")->required);
+  EXPECT_TRUE(topK->findAttr("axis")->required);
+  EXPECT_FALSE(topK->findAttr("smallest")->required);
+  EXPECT_EQ(topK->findAttr("smallest")->kind, AttrKind::Bool);
 
   const KernelInfo *attention = findKernel("attention");
   ASSERT_NE(attention, nullptr);

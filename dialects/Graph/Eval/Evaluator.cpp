@@ -18,6 +18,7 @@
 #include "kernels/cpu/Scatter.h"
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
+#include "kernels/cpu/TopK.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -275,6 +276,8 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::gather(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
   } else if (auto g = dyn_cast<GatherElementsOp>(op)) {
     status = cpu::gatherElements(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
+  } else if (auto t = dyn_cast<TopKOp>(op)) {
+    status = cpu::topK(operand(0), t.getK(), t.getAxisAttr().getInt(), !t.getSmallest(), out[0]);
   } else if (auto sc = dyn_cast<ScatterAddOp>(op)) {
     status = cpu::scatterAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
   } else if (auto sc = dyn_cast<ScatterElementsAddOp>(op)) {

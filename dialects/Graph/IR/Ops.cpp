@@ -314,6 +314,16 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Lo
       data.getElementType(), results);
 }
 
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType in = tensorOf(adaptor.getInput());
+  if (!in)
+    return failure();
+  return pushInferred<TopKOp>(
+      loc, topKShape(in.getShape(), adaptor.getK(), adaptor.getAxisAttr().getInt()),
+      IntegerType::get(ctx, 64), results);
+}
+
 //===----------------------------------------------------------------------===//
 // Scatters
 //===----------------------------------------------------------------------===//

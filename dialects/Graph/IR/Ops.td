@@ -535,6 +535,28 @@ def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure, InferTypeOpAdapt
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_TopKOp : Graph_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the indices of the k largest (or smallest) elements along one axis (ONNX TopK)";
+  let description = [{
+    `result[..., j, ...]` (`j < k`, along `axis`) is the position along `axis` of the input's
+    `j`-th largest element (the default) or, with `smallest`, `j`-th smallest, in that order (ONNX
+    `sorted = 1`; an unsorted TopK may take this order too). Equal elements keep their order:
+    the lower position comes first (ONNX's tie rule). NaN ranks above every number (as in
+    PyTorch's topk): first unless `smallest`, then last. The result is `i64` with the
+    input's shape but `k` along `axis`, `1 <= k <= input.shape[axis]`. The values are
+    `graph.gather_elements(input, result, axis)`: the importer emits that gather, whose VJP
+    carries the values' gradient; the indices themselves are not differentiable.
+
+    ```mlir
+    %idx = graph.top_k %logits {axis = 1 : i64, k = 2 : i64} : (tensor<32x4xf32>) -> tensor<32x2xi64>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$k, Graph_AxisAttr:$axis,
+                       UnitAttr:$smallest);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Scatters (the VJPs of gathers and slices)
 //===----------------------------------------------------------------------===//

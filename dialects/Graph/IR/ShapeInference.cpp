@@ -260,6 +260,17 @@ Expected<Shape> gatherElementsShape(ArrayRef<int64_t> data, ArrayRef<int64_t> in
   return Shape(indices.begin(), indices.end());
 }
 
+Expected<Shape> topKShape(ArrayRef<int64_t> input, int64_t k, int64_t axis) {
+  if (axis >= static_cast<int64_t>(input.size()))
+    return fail("expected axis in [0, {0}), got {1}", input.size(), axis);
+  if (k < 1 || k > input[axis])
+    return fail("expected k in [1, {0}] (the input's dimension {1}), got {2}", input[axis], axis,
+                k);
+  Shape result(input.begin(), input.end());
+  result[axis] = k;
+  return result;
+}
+
 Expected<Shape> crossEntropyShape(ArrayRef<int64_t> logits, ArrayRef<int64_t> labels) {
   if (logits.size() < 2)
     return fail("expected logits of rank >= 2 ([N, C, ...]), got {0}", formatShape(logits));

@@ -65,6 +65,9 @@ llvm::Expected<llvm::SmallVector<Shape>> splitShapes(llvm::ArrayRef<int64_t> inp
 llvm::Expected<Shape> gatherShape(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices,
                                   int64_t axis);
 
+/// ONNX TopK (graph.top_k): the input's shape with `k` along `axis`; 1 <= k <= input[axis].
+llvm::Expected<Shape> topKShape(llvm::ArrayRef<int64_t> input, int64_t k, int64_t axis);
+
 /// ONNX GatherElements: the indices' shape; same rank, non-axis dims at most data's.
 llvm::Expected<Shape> gatherElementsShape(llvm::ArrayRef<int64_t> data,
                                           llvm::ArrayRef<int64_t> indices, int64_t axis);

@@ -188,6 +188,13 @@ void addGathers(Table &t) {
   t.push_back({"gather_elements", axisPairBody<cpu::gatherElements>});
   t.push_back({"scatter_add", axisPairBody<cpu::scatterAdd>});
   t.push_back({"scatter_elements_add", axisPairBody<cpu::scatterElementsAdd>});
+  t.push_back({"top_k", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t k = d.i64("k"), axis = d.i64("axis");
+                 bool smallest = d.flag("smallest");
+                 return Body([k, axis, smallest](const Operands &in, const Results &out) {
+                   return cpu::topK(*in[0], k, axis, !smallest, *out[0]);
+                 });
+               }});
   t.push_back({"slice_scatter", [](const Decoder &d) -> StatusOr<Body> {
                  RP_ASSIGN_OR_RETURN(decode::SliceAttrs s, decode::sliceAttrs(d));
                  return Body([s = std::move(s)](const Operands &in, const Results &out) {

@@ -361,6 +361,12 @@ void addGathers(Table &t) {
                                 unchecked<kc::GatherElementsPlan, kc::launchGatherElements>,
                                 kc::replay::gatherElements);
                }});
+  t.push_back({"top_k", [](const Decoder &d) {
+                 return inOrder(kc::planTopK(operandDType(d, 0), operandShape(d, 0), d.i64("k"),
+                                             d.i64("axis"), !d.flag("smallest"),
+                                             d.results()[0].dtype, resultShape(d, 0)),
+                                kc::launchTopK, kc::replay::topK);
+               }});
   t.push_back({"scatter_add", [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::ScatterAddPlan plan,
                                      kc::planScatterAdd(operandDType(d, 0), operandShape(d, 0),

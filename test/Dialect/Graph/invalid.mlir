@@ -606,6 +606,62 @@ func.func @gather_elements_axis(%d: tensor<16x256xf32>, %i: tensor<16x1xi64>) {
 
 // -----
 
+// top_k's k lies in [1, the axis' size].
+func.func @top_k_k(%x: tensor<32x4xf32>) {
+  // expected-error @+2 {{'graph.top_k' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.top_k' op expected k in [1, 4] (the input's dimension 1), got 5}}
+  %0 = graph.top_k %x {axis = 1 : i64, k = 5 : i64} : (tensor<32x4xf32>) -> tensor<32x5xi64>
+  return
+}
+
+// -----
+
+func.func @top_k_zero(%x: tensor<32x4xf32>) {
+  // expected-error @+2 {{'graph.top_k' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.top_k' op expected k in [1, 4] (the input's dimension 1), got 0}}
+  %0 = graph.top_k %x {axis = 1 : i64, k = 0 : i64} : (tensor<32x4xf32>) -> tensor<32x0xi64>
+  return
+}
+
+// -----
+
+// The top_k axis is within the rank.
+func.func @top_k_axis(%x: tensor<32x4xf32>) {
+  // expected-error @+2 {{'graph.top_k' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.top_k' op expected axis in [0, 2), got 2}}
+  %0 = graph.top_k %x {axis = 2 : i64, k = 1 : i64} : (tensor<32x4xf32>) -> tensor<32x1xi64>
+  return
+}
+
+// -----
+
+// top_k ranks floats only.
+func.func @top_k_int(%x: tensor<32x4xi64>) {
+  // expected-error @+1 {{'graph.top_k' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<32x4xi64>'}}
+  %0 = graph.top_k %x {axis = 1 : i64, k = 1 : i64} : (tensor<32x4xi64>) -> tensor<32x1xi64>
+  return
+}
+
+// -----
+
+// Its result is i64 indices of the input's shape with k along the axis.
+func.func @top_k_result(%x: tensor<32x4xf32>) {
+  // expected-error @+1 {{'graph.top_k' op result #0 must be statically shaped tensor of 64-bit signless integer values, but got 'tensor<32x2xi32>'}}
+  %0 = graph.top_k %x {axis = 1 : i64, k = 2 : i64} : (tensor<32x4xf32>) -> tensor<32x2xi32>
+  return
+}
+
+// -----
+
+func.func @top_k_shape(%x: tensor<32x4xf32>) {
+  // expected-error @+2 {{'graph.top_k' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.top_k' op inferred type(s) 'tensor<32x2xi64>' are incompatible with return type(s) of operation 'tensor<32x3xi64>'}}
+  %0 = graph.top_k %x {axis = 1 : i64, k = 2 : i64} : (tensor<32x4xf32>) -> tensor<32x3xi64>
+  return
+}
+
+// -----
+
 // A range is 1-D.
 func.func @range_rank() {
   // expected-error @+1 {{'graph.range' op expected a 1-D result, got rank 2}}

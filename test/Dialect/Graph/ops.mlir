@@ -206,6 +206,17 @@ func.func @gathers(%table: tensor<256x64xf32>, %ids: tensor<2x8xi64>, %logp: ten
   return
 }
 
+// CHECK-LABEL: func.func @top_k
+func.func @top_k(%logits: tensor<32x4xf32>, %x: tensor<2x6x3xbf16>) {
+  // A router's top-2 experts: the largest by default.
+  // CHECK: graph.top_k %{{.+}} {axis = 1 : i64, k = 2 : i64} : (tensor<32x4xf32>) -> tensor<32x2xi64>
+  %0 = graph.top_k %logits {axis = 1 : i64, k = 2 : i64} : (tensor<32x4xf32>) -> tensor<32x2xi64>
+  // The smallest along an inner axis, k = the whole axis.
+  // CHECK: graph.top_k %{{.+}} {axis = 1 : i64, k = 6 : i64, smallest} : (tensor<2x6x3xbf16>) -> tensor<2x6x3xi64>
+  %1 = graph.top_k %x {axis = 1 : i64, k = 6 : i64, smallest} : (tensor<2x6x3xbf16>) -> tensor<2x6x3xi64>
+  return
+}
+
 // CHECK-LABEL: func.func @generators
 func.func @generators(%x: tensor<8x8xf32>, %m: tensor<2x8x8xi1>) {
   // CHECK: graph.range {delta = 1 : i64, limit = 8 : i64, start = 0 : i64} : tensor<8xi64>

@@ -19,6 +19,8 @@ PACKAGES=(
   libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libopenblas-dev
   # the sanitizer + fuzz build (build-fuzz/: clang with libFuzzer, ASan, UBSan, OpenMP)
   clang-22 libclang-rt-22-dev libomp-22-dev
+  # rp-run's data parallelism across nodes (optional at build time; docs/MULTI_NODE.md)
+  openmpi-bin libopenmpi-dev
   # the main job's English corpus (examples/data/prepare_corpus.py)
   fortunes fortunes-min
 )

@@ -13,14 +13,21 @@ bash scripts/install-deps.sh
 RP_BUILD_DIR="$root/build" bash scripts/build.sh
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
 
-echo "test: runtime world alone (RP_ENABLE_COMPILER=OFF)"
-RP_BUILD_DIR="$root/build-runtime" bash scripts/build.sh -DRP_ENABLE_COMPILER=OFF
+# The runtime world alone, also without MPI (RP_ENABLE_MPI=OFF): rp-run builds without data
+# parallelism and refuses to train under an MPI launch (docs/MULTI_NODE.md).
+echo "test: runtime world alone (RP_ENABLE_COMPILER=OFF), without MPI"
+RP_BUILD_DIR="$root/build-runtime" bash scripts/build.sh -DRP_ENABLE_COMPILER=OFF -DRP_ENABLE_MPI=OFF
 # No compile or link line of the runtime world may name LLVM/MLIR headers or libraries.
 if grep -qE "llvm-22|libMLIR|libLLVM" "$root/build-runtime/build.ninja"; then
   echo "test: the runtime-only build references LLVM/MLIR" >&2
   exit 1
 fi
 ctest --test-dir "$root/build-runtime" --output-on-failure -j "$(nproc)"
+if OMPI_COMM_WORLD_SIZE=2 "$root/build-runtime/bin/rp-run" none.rpplan --data none.bin --steps 1 \
+    2>&1 | grep -q "built without MPI"; then :; else
+  echo "test: rp-run without MPI did not refuse an MPI launch" >&2
+  exit 1
+fi
 
 echo "test: sanitizer build (clang, ASan + UBSan): fuzz regression corpus and unit tests"
 RP_BUILD_DIR="$root/build-fuzz" bash scripts/build-fuzz.sh

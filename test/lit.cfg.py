@@ -29,3 +29,24 @@ if config.rp_enable_cuda:
     config.available_features.add("cuda")
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")
+
+# "mpi": rp-run was built with MPI (runtime/dist) and an mpirun is on PATH: the data-parallel
+# tests run; "no-mpi": rp-run was built without MPI (its refusal under a launcher is tested).
+# The tests use Open MPI's mpirun options and environment (OMPI_COMM_WORLD_RANK).
+import shutil
+import subprocess
+def _open_mpi_mpirun():
+    if not shutil.which("mpirun"):
+        return False
+    try:
+        out = subprocess.run(["mpirun", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Open MPI" in out.stdout + out.stderr
+if config.rp_have_mpi and _open_mpi_mpirun():
+    config.available_features.add("mpi")
+elif config.rp_have_mpi:
+    lit_config.note("rp-run has MPI but no Open MPI mpirun is on PATH: the data-parallel "
+                    "tests (REQUIRES: mpi) are unsupported")
+if not config.rp_have_mpi:
+    config.available_features.add("no-mpi")

@@ -34,6 +34,7 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     : host_(host), backend_(backend), plan_(host.plan()), options_(options),
       numDevices_(backend.numDevices()), numStages_(host.plan().stages_size()),
       microBatches_(host.plan().config().micro_batches()),
+      globalMicroBatches_(microBatches_ * (options.ranks ? options.ranks->ranks() : 1)),
       async_(host.plan().config().update() == pb::ASYNC), nextStep_(options.firstStep),
       optimizerDone_(options.firstStep) {
   devices_.resize(static_cast<size_t>(numDevices_));
@@ -100,6 +101,8 @@ Executor::~Executor() {
 Status Executor::start() {
   if (lossStage_ < 0)
     return invalidArgument("the plan has no stage that downloads the loss");
+  if (options_.ranks && !options_.hostArithmetic)
+    return invalidArgument("data-parallel ranks need the optimizer's host arithmetic");
   RP_RETURN_IF_ERROR(backend_.prepare(plan_));
   RP_RETURN_IF_ERROR(backend_.registerHostMemory(host_.weights(), host_.bytes()));
   if (options_.trace)
@@ -401,7 +404,68 @@ StatusOr<std::vector<float>> Executor::readLosses(StepEvents &ev, int parity) {
 }
 
 StatusOr<std::vector<float>> Executor::losses(int64_t step) {
-  return readLosses(events(step), static_cast<int>(step % 2));
+  if (!options_.ranks)
+    return readLosses(events(step), static_cast<int>(step % 2));
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return globalLosses_.count(step) || stopping_; });
+  auto it = globalLosses_.find(step);
+  if (it == globalLosses_.end())
+    return internal("the executor stopped before step " + std::to_string(step + 1) +
+                    "'s losses were gathered");
+  std::vector<float> out = std::move(it->second);
+  globalLosses_.erase(globalLosses_.begin(), std::next(it));
+  return out;
+}
+
+Status Executor::gatherStepLosses(int64_t step, StepEvents &ev) {
+  RP_ASSIGN_OR_RETURN(std::vector<float> mine, readLosses(ev, static_cast<int>(step % 2)));
+  std::vector<float> all(static_cast<size_t>(globalMicroBatches_));
+  RP_RETURN_IF_ERROR(options_.ranks->allGather(mine.data(), microBatches_, all.data()));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    globalLosses_[step] = std::move(all);
+  }
+  cv_.notify_all();
+  return okStatus();
+}
+
+Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os) {
+  const double t0 = options_.trace ? options_.trace->nowUs() : 0;
+  std::vector<int> params;
+  int64_t total = 0;
+  for (int p : plan_.layers(os.layer()).params())
+    if (plan_.params(p).trainable() && !plan_.params(p).has_primary()) {
+      params.push_back(p);
+      total += host_.paramElements(p);
+    }
+  if (total == 0)
+    return okStatus();
+  reduceScratch_.resize(static_cast<size_t>(total));
+  float *at = reduceScratch_.data();
+  for (int p : params) {
+    const int64_t n = host_.paramElements(p);
+    std::memcpy(at, host_.grads() + plan_.params(p).grad_offset() / 4, sizeof(float) * n);
+    at += n;
+  }
+  RP_RETURN_IF_ERROR(options_.ranks->sumInRankOrder(reduceScratch_.data(), total));
+  at = reduceScratch_.data();
+  for (int p : params) {
+    const int64_t n = host_.paramElements(p);
+    std::memcpy(host_.grads() + plan_.params(p).grad_offset() / 4, at, sizeof(float) * n);
+    at += n;
+  }
+  traceSpan(optimizerTrack_, t0,
+            "s" + std::to_string(step) + " reduce " + plan_.layers(os.layer()).name());
+  return okStatus();
+}
+
+Status Executor::collectLayerGradients(int64_t step, StepEvents &ev,
+                                       const pb::OptimizerStep &os) {
+  RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
+  sumSharedGradients(os);
+  if (options_.ranks)
+    RP_RETURN_IF_ERROR(reduceLayerGradients(step, os));
+  return okStatus();
 }
 
 Status Executor::drain() {
@@ -533,7 +597,7 @@ bool Executor::needsGlobalNorm() const {
 
 StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
   const bool scaling = options_.lossScale.enabled;
-  double divisor = static_cast<double>(microBatches_);
+  double divisor = static_cast<double>(globalMicroBatches_);
   if (scaling) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = outcomes_.find(step);
@@ -546,10 +610,8 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
   const double clip = plan_.config().optimizer().grad_clip();
   if (!needsGlobalNorm())
     return std::optional<float>(gradScale);
-  for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-    sumSharedGradients(os);
-  }
+  for (const pb::OptimizerStep &os : plan_.optimizer_steps())
+    RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
   double sum = 0; // without host arithmetic: a zero norm (no clipping, no overflow)
   if (options_.hostArithmetic)
     for (int p : trainableByName_)
@@ -561,7 +623,7 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
   if (clip <= 0)
     return std::optional<float>(gradScale);
   if (!scaling) {
-    RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, microBatches_, step + 1));
+    RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, globalMicroBatches_, step + 1));
     return std::optional<float>(gradScale);
   }
   return std::optional<float>(static_cast<float>(clipFactor(std::sqrt(sum), clip) / divisor));
@@ -586,14 +648,15 @@ void Executor::recordOutcome(int64_t step, bool skipped) {
 
 Status Executor::optimizerStep(int64_t step) {
   StepEvents &ev = events(step);
-  // A shared param's gradient is the sum of its readers' slots: with a global norm
-  // (stepGradScale) every sum is made before it; otherwise each layer's step sums its own.
+  if (options_.ranks) // before the first layer's gradients (the loss stage downloads first)
+    RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
+  // A shared param's gradient is the sum of its readers' slots (and, with ranks, of every
+  // rank's): with a global norm (stepGradScale) every sum is made before it; otherwise each
+  // layer's step makes its own.
   RP_ASSIGN_OR_RETURN(const std::optional<float> gradScale, stepGradScale(step, ev));
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    if (!needsGlobalNorm()) {
-      RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-      sumSharedGradients(os);
-    }
+    if (!needsGlobalNorm())
+      RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
     if (async_) // the weights writer has copied W_step into the compute weights
       RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
     const double t0 = options_.trace ? options_.trace->nowUs() : 0;

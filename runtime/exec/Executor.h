@@ -46,6 +46,15 @@
 // Each piece of host work (the norm, a layer's AdamW, a layer's compute-weight write) is
 // reported with Backend::hostWork(), which the simulator charges to the virtual clock of the
 // host thread that did it.
+// Data parallelism (options.ranks, RankReducer.h; docs/MULTI_NODE.md): R ranks run this plan,
+// each on its own M micro-batches of a step of R * M. The optimizer thread first gathers the
+// step's M losses of every rank (losses() then returns the R * M, rank-major), then, layer by
+// layer in plan.optimizer_steps order as each layer's gradients arrive (after the shared-param
+// sums), sums the layer's trainable gradients over the ranks in rank order; everything after
+// (norm, clipping, loss-scale overflow check, AdamW) sees the sums, so every rank updates
+// identical weights. gradScale becomes clip / (R M S): with the trainer's global seeds
+// (R M n_m / N over the R * M micro-batches) the update is that of the step's token-weighted
+// loss over all R * M micro-batches.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_EXEC_EXECUTOR_H
@@ -53,6 +62,7 @@
 
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/HostArena.h"
+#include "runtime/exec/RankReducer.h"
 #include "runtime/optim/LossScaler.h"
 
 #include <condition_variable>
@@ -80,6 +90,9 @@ struct ExecutorOptions {
   /// its events in the same order, but computes nothing on the host arena (no AdamW, no
   /// gradient sums or norm, no compute-weights writes), which may then be HostArena::reserve's.
   bool hostArithmetic = true;
+  /// Data-parallel ranks (file comment; RankReducer.h), or null: a single process. Used from
+  /// the optimizer thread only; needs hostArithmetic.
+  RankReducer *ranks = nullptr;
 };
 
 /// What the optimizer did with a step (loss scaling).
@@ -111,7 +124,9 @@ public:
   /// options.firstStep; weights of jobs of steps < `segmentEnd` may be prefetched (the caller
   /// drains at segmentEnd to evaluate or checkpoint).
   Status dispatch(int64_t step, int64_t segmentEnd);
-  /// Host-waits for the M losses of a dispatched `step`, in micro-batch order.
+  /// Host-waits for the M losses of a dispatched `step`, in micro-batch order. With
+  /// options.ranks: the R * M losses of every rank, rank-major (global micro-batch order),
+  /// once the optimizer thread has gathered them; each step's once (older ones are dropped).
   StatusOr<std::vector<float>> losses(int64_t step);
   /// Waits for every dispatched job and the optimizer steps of every dispatched step.
   Status drain();
@@ -243,6 +258,14 @@ private:
   Status applyAdamW(int64_t step, int layer, float gradScale);
   /// Waits for the gradient downloads `os` reads (its grads stage, its shared grads stages).
   Status waitStepGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
+  /// Waits for `os`'s gradients, sums the shared params' copies (sumSharedGradients) and,
+  /// with options.ranks, sums the layer's gradients over the ranks (reduceLayerGradients).
+  Status collectLayerGradients(int64_t step, StepEvents &ev, const rp::plan::OptimizerStep &os);
+  /// options.ranks: packs the trainable owner params of `os`'s layer, sums them over the ranks
+  /// in rank order and unpacks the sums into the host gradient region.
+  Status reduceLayerGradients(int64_t step, const rp::plan::OptimizerStep &os);
+  /// options.ranks: gathers `step`'s M losses of every rank into globalLosses_.
+  Status gatherStepLosses(int64_t step, StepEvents &ev);
   /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
   /// rp-ref --train follows), for the params owned by `os`'s layer.
   void sumSharedGradients(const rp::plan::OptimizerStep &os);
@@ -263,6 +286,7 @@ private:
   int numDevices_;
   int numStages_;
   int64_t microBatches_;
+  int64_t globalMicroBatches_; ///< R * M (options.ranks), else M: the gradScale divisor.
   int lossStage_ = -1;
   int lossBuffer_ = -1;
   bool async_;
@@ -291,6 +315,8 @@ private:
   bool stopping_ = false;
   std::map<int64_t, LossScaleState> scaleAfter_; // the scaler's state after each step
   std::map<int64_t, StepOutcome> outcomes_;      // per step (its seeds' scale, skipped)
+  std::map<int64_t, std::vector<float>> globalLosses_; // options.ranks: R * M per step
+  std::vector<float> reduceScratch_; // options.ranks: one layer's packed gradients
   std::thread optimizer_;
   int optimizerTrack_ = -1;
   std::deque<int64_t> writerQueue_; // async: steps whose compute weights are to be written

@@ -3,6 +3,7 @@
 #include "runtime/train/RunCli.h"
 
 #include "runtime/core/AtomicFile.h"
+#include "runtime/dist/World.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanReport.h"
@@ -19,6 +20,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +68,14 @@ void installStopHandler() {
 
 int fail(const Status &status) {
   std::fprintf(stderr, "rp-run: error: %s\n", status.message().c_str());
+  return status.code() == StatusCode::Internal ? kFailure : kBadInput;
+}
+
+/// A data-parallel run's error that every rank found alike (train() aborts on the others):
+/// rank 0 prints it.
+int failOnEveryRank(const Status &status, const World &world) {
+  if (world.rank() == 0)
+    return fail(status);
   return status.code() == StatusCode::Internal ? kFailure : kBadInput;
 }
 
@@ -166,6 +177,10 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
   app.add_flag("--no-loss-scale", o.noLossScale, "No loss scaling (also for fp16 plans)");
   app.add_option("--loss-scale-growth-interval", o.lossScaleGrowthInterval,
                  "Consecutive good steps before the loss scale doubles (default 2000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--inject-failure-step", o.injectFailureStep,
+                 "Testing: fail with an error when step K is dispatched (under mpirun: this "
+                 "rank fails and every rank stops)")
       ->check(CLI::PositiveNumber);
   app.add_option("--inject-nonfinite-step", o.injectNonFiniteStep,
                  "Testing: step K's backward seeds are +inf (a gradient overflow; with loss "
@@ -384,11 +399,13 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
     return kInterrupted;
   }
   const double tokens = static_cast<double>(s.tokensPerStep) * static_cast<double>(s.losses.size());
-  std::printf("rp-run: trained steps %lld..%lld on %s x %d: loss %.4f -> %.4f, %.0f tokens/s "
+  const std::string ranks =
+      s.ranks > 1 ? " (" + std::to_string(s.ranks) + " data-parallel ranks)" : std::string();
+  std::printf("rp-run: trained steps %lld..%lld on %s x %d%s: loss %.4f -> %.4f, %.0f tokens/s "
               "(%s)\n",
               static_cast<long long>(s.firstStep + 1),
               static_cast<long long>(s.firstStep + static_cast<int64_t>(s.losses.size())),
-              backend.c_str(), s.devices, s.losses.front(), s.losses.back(),
+              backend.c_str(), s.devices, ranks.c_str(), s.losses.front(), s.losses.back(),
               s.seconds > 0 ? tokens / s.seconds : 0.0, formatDuration(s.seconds).c_str());
   if (s.skippedSteps > 0)
     std::printf("rp-run: %lld steps skipped by loss scaling (non-finite gradients)\n",
@@ -416,7 +433,22 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
   return 0;
 }
 
-/// Training: needs --data and --steps; stops cleanly on the first SIGINT / SIGTERM.
+/// Under an MPI launch (World.h, detectMpiLaunch): the ranks, or an error (exit 2) when this
+/// rp-run has no MPI and the launch has more than one process. Null: a plain run.
+StatusOr<std::unique_ptr<World>> startWorld() {
+  const std::optional<MpiLaunch> launch = detectMpiLaunch();
+  if (!launch || (!mpiBuilt() && launch->size == 1))
+    return std::unique_ptr<World>();
+  if (!mpiBuilt())
+    return invalidArgument("started by an MPI launcher with " + std::to_string(launch->size) +
+                           " processes (" + launch->variable + "), but this rp-run was built "
+                           "without MPI: it cannot train data-parallel; install an MPI "
+                           "(libopenmpi-dev) and rebuild, or run without mpirun");
+  return World::init();
+}
+
+/// Training: needs --data and --steps; stops cleanly on the first SIGINT / SIGTERM (under
+/// mpirun with several ranks, the launcher's signal ends every rank instead).
 int runTraining(RunFlags &f) {
   TrainOptions &o = f.train;
   if (o.dataPath.empty() || o.steps == 0) {
@@ -424,6 +456,10 @@ int runTraining(RunFlags &f) {
                          "(or --check to validate the plan)\n");
     return kBadInput;
   }
+  StatusOr<std::unique_ptr<World>> world = startWorld();
+  if (!world.ok())
+    return fail(world.status());
+  o.world = world.value().get();
   if (f.lrOption->count())
     o.lr = f.lr;
   if (f.lossScaleOption->count())
@@ -432,13 +468,30 @@ int runTraining(RunFlags &f) {
     o.seed = parseSeed(f.seed, "--seed").value(); // validated by the parser
   o.dataFormat = parseDataFormat(f.dataFormat).value();
   o.progress = !f.noProgress;
-  o.stop = &stopRequested;
-  installStopHandler();
+  // Several ranks cannot agree on the step a signal stops at without talking on the main
+  // thread: there, mpirun's forwarded signal ends the job (docs/MULTI_NODE.md).
+  if (!o.world || o.world->ranks() == 1) {
+    o.stop = &stopRequested;
+    installStopHandler();
+  }
 
   StatusOr<TrainSummary> result = train(o, stderr);
   if (!result.ok())
-    return fail(result.status());
+    return o.world ? failOnEveryRank(result.status(), *o.world) : fail(result.status());
+  if (o.world && o.world->rank() != 0)
+    return result.value().interrupted ? kInterrupted : 0;
   return printTrainSummary(result.value(), o);
+}
+
+/// The modes other than training run in one process: refuse them under an MPI launch of
+/// several processes.
+Status checkSingleProcessMode(const char *mode) {
+  const std::optional<MpiLaunch> launch = detectMpiLaunch();
+  if (launch && launch->size > 1)
+    return invalidArgument(std::string(mode) + " runs in one process, not under an MPI launch "
+                           "of " + std::to_string(launch->size) + " (" + launch->variable +
+                           "); only training is data-parallel");
+  return okStatus();
 }
 
 } // namespace
@@ -459,8 +512,11 @@ int runRpRun(int argc, char **argv) {
   }
 
   f.check = f.check || f.report || !f.reportJson.empty(); // --report(-json) imply --check
-  if (f.train.backend == "sim" && !f.check && f.train.exportHf.dir.empty())
+  if (f.train.backend == "sim" && !f.check && f.train.exportHf.dir.empty()) {
+    if (Status s = checkSingleProcessMode("--backend sim"); !s.ok())
+      return fail(s);
     return runSimulation(app, f);
+  }
   if (Status s = resolveExportFlags(app, f); !s.ok())
     return fail(s);
   for (CLI::Option *opt : f.simOptions)
@@ -480,11 +536,16 @@ int runRpRun(int argc, char **argv) {
                    "rp-run: error: --check validates (and --report reports); it does not export\n");
       return kBadInput;
     }
+    if (Status s = checkSingleProcessMode("--check"); !s.ok())
+      return fail(s);
     return checkPlan(app, f);
   }
   if (!f.train.exportHf.dir.empty() && f.train.dataPath.empty() &&
-      !app.get_option("--steps")->count())
+      !app.get_option("--steps")->count()) {
+    if (Status s = checkSingleProcessMode("--export-hf without training"); !s.ok())
+      return fail(s);
     return runExportOnly(app, f);
+  }
   return runTraining(f);
 }
 

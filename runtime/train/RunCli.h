@@ -24,6 +24,10 @@
 // weights, print a summary; with --backend, decode it for that backend: BackendFactory.h,
 // checkPlanForBackend), and `--backend sim` (runtime/sim/Simulate.h).
 //
+// Under an MPI launcher (mpirun; detected from its environment, runtime/dist/World.h) training
+// is one data-parallel rank of R (docs/MULTI_NODE.md): the other modes refuse a launch of
+// several processes, and an rp-run built without MPI refuses to train under one.
+//
 // Exit codes: 0 success, 2 bad input (plan, weights, data, checkpoint, profile, flags; nothing
 // is written), 1 a failure during training or simulation, 130 a run stopped by SIGINT or
 // SIGTERM: the steps under way finish and, with --save, a checkpoint of them is written (a

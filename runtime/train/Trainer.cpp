@@ -4,6 +4,7 @@
 
 #include "runtime/core/HostTensor.h"
 #include "runtime/data/BatchSampler.h"
+#include "runtime/dist/World.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/plan/PlanMemoryCheck.h"
@@ -15,6 +16,7 @@
 #include "runtime/train/ArenaCheckpoint.h"
 #include "runtime/train/BackendFactory.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/LaunchCheck.h"
 #include "runtime/train/MetricsLog.h"
 #include "runtime/trace/KernelProfile.h"
 #include "runtime/trace/Trace.h"
@@ -143,7 +145,9 @@ StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) 
 namespace {
 
 /// Checks the flags of `options` before anything is loaded or created (nothing is written).
-Status checkTrainOptions(const TrainOptions &options) {
+/// Data-parallel ranks other than 0 skip the files only rank 0 writes (--log; --save and
+/// --export-hf are checked later, on rank 0): those paths need not exist on their nodes.
+Status checkTrainOptions(const TrainOptions &options, bool writesRankZeroOutputs) {
   if (options.steps < 1)
     return invalidArgument("--steps must be at least 1 (got " + std::to_string(options.steps) +
                            ")");
@@ -169,12 +173,15 @@ Status checkTrainOptions(const TrainOptions &options) {
   if (options.lossScaleGrowthInterval < 1)
     return invalidArgument("--loss-scale-growth-interval must be at least 1 (got " +
                            std::to_string(options.lossScaleGrowthInterval) + ")");
+  if (options.injectFailureStep < 0)
+    return invalidArgument("--inject-failure-step must be a step number >= 1 (0: never)");
   if (options.injectNonFiniteStep < 0)
     return invalidArgument("--inject-nonfinite-step must be a step number >= 1 (0: never)");
   if (options.logPath == options.tracePath && !options.logPath.empty())
     return invalidArgument("--log and --trace name the same file " + options.logPath);
-  RP_RETURN_IF_ERROR(checkOutputFile(options.logPath, "--log",
-                                     {options.planPath, options.weightsPath, options.dataPath}));
+  if (writesRankZeroOutputs)
+    RP_RETURN_IF_ERROR(checkOutputFile(options.logPath, "--log",
+                                       {options.planPath, options.weightsPath, options.dataPath}));
   RP_RETURN_IF_ERROR(checkOutputFile(options.tracePath, "--trace",
                                      {options.planPath, options.weightsPath, options.dataPath}));
   for (const auto &[flag, path] : {std::pair<const char *, const std::string &>{"--log", options.logPath},
@@ -193,9 +200,16 @@ Status checkTrainOptions(const TrainOptions &options) {
 /// the backend before the host arena it reads.
 class Trainer {
 public:
-  Trainer(const TrainOptions &options, std::FILE *out) : options_(options), out_(out) {}
+  Trainer(const TrainOptions &options, std::FILE *out) : options_(options), out_(out) {
+    if (options.world) {
+      rank_ = options.world->rank();
+      ranks_ = options.world->ranks();
+    }
+  }
 
   StatusOr<TrainSummary> run();
+  /// Whether run()'s error is every rank's alike (a refused launch), not this rank's alone.
+  bool failedOnEveryRank() const { return everyRankFailed_; }
 
 private:
   /// The plan, its data-fed inputs and the token data (checked against the plan's vocabulary).
@@ -208,6 +222,12 @@ private:
   /// The pool size, the memory check, and the host arena with the checkpoint's state or the
   /// plan's initial weights.
   Status createHostArena();
+  /// Data parallel: the ranks compare their plan, data, state and flags (LaunchCheck.h).
+  Status checkLaunch();
+  /// The trained labels of every micro-batch of step `k` (R * M with ranks; n_m, or
+  /// batch * seq for every one without a `mean` labels input), this rank's written into the
+  /// records of `k`, the other ranks' drawn into scratch to be counted.
+  StatusOr<std::vector<int64_t>> fillStep(int64_t k);
   /// The trace recorder, the backend (BackendFactory) and the executor, started.
   Status startExecutor();
   /// The checkpoint directory check and the metrics log (output files are opened only once
@@ -285,15 +305,19 @@ private:
   std::map<int64_t, std::vector<int64_t>> trained_;
   LossScaleConfig lossScale_;
   LossScaleState lossScaleStart_;
+  int rank_ = 0, ranks_ = 1; ///< Data parallel: this rank and the number of ranks.
+  bool everyRankFailed_ = false;
+  std::vector<uint8_t> scratchTokens_, scratchLabels_; ///< Other ranks' micro-batches.
 };
 
 StatusOr<TrainSummary> Trainer::run() {
-  RP_RETURN_IF_ERROR(checkTrainOptions(options_));
+  RP_RETURN_IF_ERROR(checkTrainOptions(options_, rank_ == 0));
   RP_ASSIGN_OR_RETURN(backends_, BackendFactory::probe(options_));
   RP_RETURN_IF_ERROR(loadPlanAndData());
   RP_RETURN_IF_ERROR(loadCheckpointToResume());
   RP_RETURN_IF_ERROR(createSampler());
   RP_RETURN_IF_ERROR(createHostArena());
+  RP_RETURN_IF_ERROR(checkLaunch());
   RP_RETURN_IF_ERROR(startExecutor());
   RP_RETURN_IF_ERROR(openOutputs());
   RP_RETURN_IF_ERROR(runSteps());
@@ -304,7 +328,8 @@ Status Trainer::loadPlanAndData() {
   RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath,
                                         options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
-  RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
+  if (rank_ == 0) // the export is rank 0's (its directory need not exist on other nodes)
+    RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
   if (options_.gemmAccumulate == "fp16" && loaded_.plan.config().compute_dtype() != pb::F16)
     return invalidArgument("--gemm-accumulate fp16 applies to fp16 plans (compile with "
                            "--dtype fp16)");
@@ -333,6 +358,13 @@ Status Trainer::loadCheckpointToResume() {
                            std::to_string(ckpt_->step) + " + --steps " +
                            std::to_string(options_.steps) + " is more than the " +
                            std::to_string(kMaxSteps) + " steps rp-run counts");
+  auto r = ckpt_->metadata.find("data_parallel_ranks");
+  const std::string written = r != ckpt_->metadata.end() ? r->second : "1";
+  if (written != std::to_string(ranks_))
+    return invalidArgument(options_.resumeDir + ": the checkpoint was written by " + written +
+                           " data-parallel rank(s), this run has " + std::to_string(ranks_) +
+                           ": resume with the same number of ranks (mpirun -np " + written +
+                           (written == "1" ? ", or without mpirun" : "") + ")");
   const pb::Plan &plan = loaded_.plan;
   auto m = ckpt_->metadata.find("micro_batches");
   if (m != ckpt_->metadata.end() && m->second != std::to_string(plan.config().micro_batches()))
@@ -405,6 +437,45 @@ Status Trainer::createHostArena() {
   return okStatus();
 }
 
+Status Trainer::checkLaunch() {
+  if (!options_.world)
+    return okStatus();
+  std::vector<LaunchPart> parts;
+  RP_ASSIGN_OR_RETURN(const uint64_t plan, fingerprintFile(options_.planPath));
+  parts.push_back({"the plan file " + options_.planPath, plan});
+  uint64_t data = fingerprintBytes(data_.tokens.data(), data_.tokens.size() * sizeof(uint32_t), 0);
+  data = fingerprintBytes(data_.lossMask.data(), data_.lossMask.size(), data);
+  parts.push_back({"the data " + options_.dataPath, data});
+  // The weights, the fp32 master weights and both moments: the initial weights (--weights)
+  // or the resumed checkpoint (--resume), as loaded.
+  const auto *grads = reinterpret_cast<const uint8_t *>(host_->grads());
+  parts.push_back({"the initial weights and optimizer state (--weights / --resume)",
+                   fingerprintBytes(host_->weights(),
+                                    static_cast<size_t>(grads - host_->weights()), 0)});
+  // The flags that change what is computed (not --gpus: results do not depend on the pool
+  // size; not the output paths).
+  char flags[512];
+  std::snprintf(flags, sizeof flags,
+                "steps=%lld first=%lld lr=%.17g warmup=%lld seed=%llu backend=%s kernels=%s "
+                "gemm=%s eval=%lld save=%lld scale=%d/%.17g/%.17g/%lld/%lld nonfinite=%lld",
+                static_cast<long long>(options_.steps), static_cast<long long>(firstStep_),
+                options_.lr.value_or(-1.0), static_cast<long long>(options_.warmup),
+                static_cast<unsigned long long>(seed_), options_.backend.c_str(),
+                options_.kernels.c_str(), options_.gemmAccumulate.c_str(),
+                static_cast<long long>(options_.evalEvery),
+                static_cast<long long>(options_.saveEvery), lossScale_.enabled ? 1 : 0,
+                lossScaleStart_.scale, lossScale_.initScale,
+                static_cast<long long>(lossScaleStart_.goodSteps),
+                static_cast<long long>(lossScale_.growthInterval),
+                static_cast<long long>(options_.injectNonFiniteStep));
+  parts.push_back({"the training flags (--steps, --lr, --warmup, --seed, --backend, --kernels, "
+                   "--eval-every, --save-every, loss scaling, ...)",
+                   fingerprintBytes(flags, std::strlen(flags), 0)});
+  Status same = checkSameLaunch(*options_.world, parts);
+  everyRankFailed_ = !same.ok();
+  return same;
+}
+
 Status Trainer::startExecutor() {
   trace_.emplace(!options_.tracePath.empty());
   RP_ASSIGN_OR_RETURN(backend_, backends_->create(devices_, out_));
@@ -425,23 +496,25 @@ Status Trainer::startExecutor() {
   exec_.trace = trace_->enabled() ? &*trace_ : nullptr;
   exec_.lossScale = lossScale_;
   exec_.lossScaleStart = lossScaleStart_;
+  exec_.ranks = options_.world;
   executor_.emplace(*host_, *backend_, exec_);
   return executor_->start();
 }
 
 Status Trainer::openOutputs() {
-  if (!options_.saveDir.empty())
+  if (!options_.saveDir.empty() && rank_ == 0)
     RP_RETURN_IF_ERROR(checkCheckpointDir(options_.saveDir));
-  if (!options_.logPath.empty()) {
+  if (!options_.logPath.empty() && rank_ == 0) {
     RP_ASSIGN_OR_RETURN(log_, MetricsLog::open(options_.logPath));
   }
   const pb::Plan &plan = loaded_.plan;
   summary_.firstStep = firstStep_;
   summary_.devices = devices_;
-  summary_.tokensPerStep = plan.config().micro_batches() * batch_ * seq_;
+  summary_.ranks = ranks_;
+  summary_.tokensPerStep = ranks_ * plan.config().micro_batches() * batch_ * seq_;
   microBatches_ = plan.config().micro_batches();
   end_ = firstStep_ + options_.steps;
-  if (options_.progress)
+  if (options_.progress && rank_ == 0)
     bar_.emplace(out_, end_, firstStep_);
   return okStatus();
 }
@@ -544,7 +617,11 @@ StatusOr<double> Trainer::evaluate() {
 }
 
 Status Trainer::save(int64_t steps) {
+  if (rank_ != 0) // every rank holds the same state; rank 0 writes it
+    return okStatus();
   RP_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointTensors> c, checkpointOf(*host_, steps, seed_));
+  if (ranks_ > 1)
+    c->data.metadata["data_parallel_ranks"] = std::to_string(ranks_);
   if (lossScale_.enabled) { // after a drain: the state after the last step
     const LossScaleState state = executor_->lossScaleState();
     char scale[64];
@@ -607,22 +684,40 @@ StatusOr<int64_t> Trainer::dispatchSegment(int64_t step, int64_t segmentEnd) {
   return k;
 }
 
-Status Trainer::dispatchStep(int64_t k, int64_t segmentEnd) {
-  RP_RETURN_IF_ERROR(executor_->waitInputsWritable(k));
-  std::vector<int64_t> trained(static_cast<size_t>(microBatches_));
-  for (int64_t m = 0; m < microBatches_; ++m) {
-    uint8_t *record = executor_->record(k, m);
-    RP_RETURN_IF_ERROR(sampler_->fillTrain(k, m, feed_.tokens.dtype, tokensIn(record), labelDType_,
-                                           labelsIn(record), &trained[static_cast<size_t>(m)]));
+StatusOr<std::vector<int64_t>> Trainer::fillStep(int64_t k) {
+  const int64_t M = microBatches_;
+  std::vector<int64_t> trained(static_cast<size_t>(ranks_ * M));
+  const size_t rowBytes = static_cast<size_t>(batch_ * seq_) * 8; // i64 at most
+  for (int64_t g = 0; g < ranks_ * M; ++g) {
+    const bool mine = g / M == rank_;
+    if (!mine && scratchTokens_.empty()) {
+      scratchTokens_.assign(rowBytes, 0);
+      scratchLabels_.assign(rowBytes, 0);
+    }
+    uint8_t *record = mine ? executor_->record(k, g % M) : nullptr;
+    RP_RETURN_IF_ERROR(sampler_->fillTrain(
+        k, g, feed_.tokens.dtype, mine ? tokensIn(record) : scratchTokens_.data(), labelDType_,
+        mine ? labelsIn(record) : scratchLabels_.data(), &trained[static_cast<size_t>(g)]));
   }
   // Without a labels input (or with a `sum` loss) every micro-batch weighs the same.
   if (!feed_.labels || !feed_.labels->meanLoss)
     std::fill(trained.begin(), trained.end(), batch_ * seq_);
+  return trained;
+}
+
+Status Trainer::dispatchStep(int64_t k, int64_t segmentEnd) {
+  if (k + 1 == options_.injectFailureStep) // testing: this process fails here
+    return internal("--inject-failure-step " + std::to_string(k + 1) +
+                    ": the failure this testing flag asks for");
+  RP_RETURN_IF_ERROR(executor_->waitInputsWritable(k));
+  RP_ASSIGN_OR_RETURN(std::vector<int64_t> trained, fillStep(k));
   RP_ASSIGN_OR_RETURN(const double scale, executor_->lossScale(k));
+  // The seeds of every rank's micro-batches (global token weights); this rank's M are written.
   std::vector<float> seeds = lossSeeds(trained, scale);
   if (k + 1 == options_.injectNonFiniteStep) // testing: an overflow in this step's backward
     std::fill(seeds.begin(), seeds.end(), std::numeric_limits<float>::infinity());
-  writeSeeds(k, seeds);
+  writeSeeds(k, std::vector<float>(seeds.begin() + rank_ * microBatches_,
+                                   seeds.begin() + (rank_ + 1) * microBatches_));
   trained_[k] = std::move(trained);
   return executor_->dispatch(k, segmentEnd);
 }
@@ -664,17 +759,19 @@ StatusOr<TrainSummary> Trainer::finish() {
   if (bar_)
     bar_->finish();
   if (trace_->enabled()) {
-    if (Status s = trace_->write(options_.tracePath); !s.ok())
+    const std::string path = rankPath(options_.tracePath, rank_);
+    if (Status s = trace_->write(path); !s.ok())
       return internal("cannot write the trace: " + s.message());
-    summary_.tracePath = options_.tracePath;
+    summary_.tracePath = path;
   }
   if (profile_) {
-    if (Status s = profile_->write(options_.profileKernelsPath); !s.ok())
+    const std::string path = rankPath(options_.profileKernelsPath, rank_);
+    if (Status s = profile_->write(path); !s.ok())
       return internal(s.message());
-    summary_.kernelProfilePath = options_.profileKernelsPath;
+    summary_.kernelProfilePath = path;
     summary_.kernelProfileTable = profile_->table(12);
   }
-  if (!options_.exportHf.dir.empty() && !summary_.interrupted) {
+  if (!options_.exportHf.dir.empty() && !summary_.interrupted && rank_ == 0) {
     StatusOr<std::string> exported = exportHf(*host_, options_.exportHf);
     if (!exported.ok())
       return internal("training finished, but the export failed: " +
@@ -688,7 +785,13 @@ StatusOr<TrainSummary> Trainer::finish() {
 
 StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out) {
   Trainer trainer(options, out);
-  return trainer.run();
+  StatusOr<TrainSummary> result = trainer.run();
+  // A failure of this rank alone: end every rank now, before ~Trainer joins an optimizer
+  // thread that may wait in a reduction the others never reach.
+  if (!result.ok() && options.world && !trainer.failedOnEveryRank())
+    options.world->abort(result.status().message(),
+                         result.status().code() == StatusCode::Internal ? 1 : 2);
+  return result;
 }
 
 } // namespace rp::runtime

@@ -10,6 +10,18 @@
 // a step is the mean of its M micro-batch losses (each the model's mean over tokens), summed
 // in double in micro-batch order.
 //
+// Data parallel (TrainOptions::world, rp-run under mpirun; docs/MULTI_NODE.md): rank r of R
+// trains the micro-batches [r M, (r + 1) M) of a step of R M, the sampler's (seed, k, m) for m
+// in that range, so R ranks draw what one process with R M micro-batches draws. The backward
+// seeds are the global ones (TokenWeights.h over the R M micro-batches: every rank counts the
+// trained labels of all of them from the deterministic sampler), the executor sums each
+// layer's gradients over the ranks before AdamW (Executor.h), and a step's loss is the
+// token-weighted mean over all R M micro-batch losses. Rank 0 alone writes the metrics log,
+// checkpoints (their metadata records data_parallel_ranks when R > 1; resuming needs the same
+// R) and the export, and shows progress; each rank writes its own --trace / --profile-kernels
+// (rank r > 0: PATH.rankR). Before the first step the ranks compare fingerprints of their plan,
+// data, initial state and training flags and all refuse a launch where they differ.
+//
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_TRAIN_TRAINER_H
 #define RP_RUNTIME_TRAIN_TRAINER_H
@@ -26,6 +38,8 @@
 #include <vector>
 
 namespace rp::runtime {
+
+class World;
 
 /// The most workers of a pool (rp-run --gpus): each is four host threads, or streams and
 /// feeder threads.
@@ -85,6 +99,13 @@ struct TrainOptions {
   /// under way finish, a checkpoint of them is saved (with --save), and train() returns
   /// normally with TrainSummary::interrupted. Null: never.
   const std::atomic<bool> *stop = nullptr;
+  /// Data-parallel ranks (runtime/dist/World.h; file comment), or null: a single process. A
+  /// failure that is not every rank's ends every rank (World::abort) before train() returns.
+  World *world = nullptr;
+  /// Testing (--inject-failure-step K): this process fails with an error when step K
+  /// (1-based) is dispatched (under mpirun: one rank failing). 0: never. Not part of the
+  /// launch check, so one rank of an MPMD launch may pass it.
+  int64_t injectFailureStep = 0;
 };
 
 struct TrainSummary {
@@ -99,11 +120,15 @@ struct TrainSummary {
   std::string kernelProfileTable;   ///< Its largest kernels and instructions, as text.
   std::string exportSummary;        ///< What --export-hf wrote ("" : nothing).
   int devices = 0;
+  int ranks = 1;                    ///< Data-parallel ranks (TrainOptions::world), 1 without.
   bool interrupted = false;         ///< Stopped early by TrainOptions::stop.
   int64_t skippedSteps = 0;         ///< Steps skipped by loss scaling (non-finite gradients).
 };
 
-/// Runs `options`. Errors: InvalidArgument / NotFound / DataLoss / Unimplemented for bad
+/// Runs `options`. With options.world, an error on this rank alone prints
+/// "rp-run: rank r of R: error: ..." and aborts every rank (it does not return); an error every
+/// rank found alike (a refused launch: different plans, data, state or flags) returns, as
+/// without ranks. Errors: InvalidArgument / NotFound / DataLoss / Unimplemented for bad
 /// input found before the first step (plan, weights, data, checkpoint, flags; nothing is
 /// written then), Internal for a failure during training (naming the step).
 StatusOr<TrainSummary> train(const TrainOptions &options, std::FILE *out);

@@ -33,8 +33,11 @@ struct RunResult {
 };
 
 /// Trains `plan` for `steps` steps on `backend` (not yet prepared) with learning rate `lr`.
+/// With `ranks` (a data-parallel rank: ExecutorOptions::ranks), micro-batch m of a step gets
+/// the inputs of micro-batch m + `microBatchOffset`, and the losses are every rank's.
 inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &backend, int64_t steps,
-                               double lr = 1e-2) {
+                               double lr = 1e-2, runtime::RankReducer *ranks = nullptr,
+                               int64_t microBatchOffset = 0) {
   using namespace rp::runtime;
   RunResult run;
   StatusOr<HostArena> arena = HostArena::create(plan);
@@ -53,6 +56,7 @@ inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &bac
   }
   ExecutorOptions options;
   options.lr = lr;
+  options.ranks = ranks;
   Executor executor(host, backend, options);
   Status started = executor.start();
   EXPECT_TRUE(started.ok()) << started.toString();
@@ -66,8 +70,9 @@ inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &bac
   };
   for (int64_t k = 0; k < steps; ++k) {
     EXPECT_TRUE(executor.waitInputsWritable(k).ok());
-    for (int64_t m = 0; m < M; ++m) {
-      uint8_t *record = executor.record(k, m);
+    for (int64_t local = 0; local < M; ++local) {
+      uint8_t *record = executor.record(k, local);
+      const int64_t m = local + microBatchOffset;
       float x[8];
       for (int i = 0; i < 8; ++i)
         x[i] = std::cos(static_cast<float>(i + 3 * m + 11 * k));

@@ -5,7 +5,8 @@ only. A source is a safetensors file, a directory (every *.safetensors in it) or
   compare_weights.py same GOT WANT [--rel R] [--abs A]
       every tensor of WANT is in GOT with the same shape and values (|got - want| <= R |want|
       + A; R = A = 0: bit-exact floats), and GOT holds no other tensor; prints "same: N
-      tensors"
+      tensors". --rel-max M adds M * max |want| of the tensor to the bound (relative to the
+      tensor's scale: elements near zero after cancellation)
   compare_weights.py peft ADAPTER CKPT
       ADAPTER/adapter_model.safetensors holds, for every "<W>.lora_A" [in, r] / "<W>.lora_B"
       [r, out] of CKPT (x @ W) and every "<M>.lora_A.weight" / "<M>.lora_B.weight" (x @ W^T),
@@ -88,8 +89,10 @@ def main():
         if set(got) != set(want):
             fail(f"names differ: only in got {sorted(set(got) - set(want))}, "
                  f"only in want {sorted(set(want) - set(got))}")
+        rel_max = float(sys.argv[sys.argv.index("--rel-max") + 1]) if "--rel-max" in sys.argv else 0.0
         for name in sorted(want):
-            expect_close(name, got[name], want[name], rel, tol)
+            scale = max((abs(x) for x in want[name][1]), default=0.0)
+            expect_close(name, got[name], want[name], rel, tol + rel_max * scale)
         print(f"same: {len(want)} tensors")
     elif mode == "peft":
         got = read(os.path.join(sys.argv[2], "adapter_model.safetensors"))

@@ -1,0 +1,175 @@
+//===- ExecutorRanksTest.cpp - The executor's data-parallel reduction -----===//
+//
+// Runs R executors of the hand-written plan of PlanTestUtil.h in R threads, joined by an
+// in-process RankReducer (the contract of runtime/exec/RankReducer.h without MPI: sums in rank
+// order, gathers rank-major), so the executor's side of data parallelism is tested on any
+// machine; the MPI implementation is tested end to end by test/Tools/rp-run-mpi*.test.
+//   - every rank ends with the same master weights and sees every rank's losses, rank-major;
+//   - ranks fed the same micro-batches equal one process bit for bit (the sum is 2 g and the
+//     gradient scale 1 / (2 M): exact powers of two);
+//   - ranks fed different micro-batches differ from that, and repeat bit for bit;
+//   - one rank equals a run without ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutorTestUtil.h"
+#include "PlanTestUtil.h"
+
+#include "runtime/backends/cpu/CpuBackend.h"
+#include "runtime/exec/RankReducer.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rp::runtime {
+namespace {
+
+namespace pb = rp::plan;
+
+using rp::testing::RunResult;
+
+/// R ranks in one process: each collective waits for all R calls, then every rank reads the
+/// result (a generation counter keeps consecutive collectives apart).
+class ThreadRanks {
+public:
+  explicit ThreadRanks(int ranks) : inputs_(static_cast<size_t>(ranks)) {}
+
+  class Rank final : public RankReducer {
+  public:
+    Rank(ThreadRanks &all, int rank) : all_(all), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int ranks() const override { return static_cast<int>(all_.inputs_.size()); }
+    Status sumInRankOrder(float *data, int64_t count) override {
+      std::vector<float> sum = all_.exchange(rank_, data, count);
+      for (int64_t i = 0; i < count; ++i) {
+        float s = sum[static_cast<size_t>(i)];
+        for (int q = 1; q < ranks(); ++q)
+          s = s + sum[static_cast<size_t>(q * count + i)];
+        data[i] = s;
+      }
+      return okStatus();
+    }
+    Status allGather(const float *data, int64_t count, float *out) override {
+      std::vector<float> all = all_.exchange(rank_, data, count);
+      std::copy(all.begin(), all.end(), out);
+      return okStatus();
+    }
+
+  private:
+    ThreadRanks &all_;
+    int rank_;
+  };
+
+private:
+  /// Every rank's `count` floats, rank-major, once all ranks have called.
+  std::vector<float> exchange(int rank, const float *data, int64_t count) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const int64_t generation = generation_;
+    inputs_[static_cast<size_t>(rank)].assign(data, data + count);
+    if (++arrived_ == static_cast<int>(inputs_.size())) {
+      result_.clear();
+      for (const std::vector<float> &in : inputs_)
+        result_.insert(result_.end(), in.begin(), in.end());
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != generation; });
+    }
+    return result_;
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::vector<float>> inputs_;
+  std::vector<float> result_;
+  int arrived_ = 0;
+  int64_t generation_ = 0;
+};
+
+/// R ranks of `plan`, `steps` steps; rank r feeds micro-batches offset by r * `offsetPerRank`.
+std::vector<RunResult> trainRanks(const pb::Plan &plan, int ranks, int64_t steps,
+                                  int64_t offsetPerRank) {
+  ThreadRanks all(ranks);
+  std::vector<RunResult> results(static_cast<size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      ThreadRanks::Rank rank(all, r);
+      CpuBackend backend(2);
+      results[static_cast<size_t>(r)] =
+          rp::testing::trainTestPlan(plan, backend, steps, 1e-2, &rank, r * offsetPerRank);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return results;
+}
+
+RunResult trainAlone(const pb::Plan &plan, int64_t steps) {
+  CpuBackend backend(2);
+  return rp::testing::trainTestPlan(plan, backend, steps);
+}
+
+class ExecutorRanksTest : public ::testing::TestWithParam<pb::UpdateMode> {};
+
+TEST_P(ExecutorRanksTest, RanksFedTheSameBatchesEqualOneProcess) {
+  pb::Plan plan = rp::testing::makeValidPlan();
+  plan.mutable_config()->set_update(GetParam());
+  const RunResult alone = trainAlone(plan, 4);
+  const std::vector<RunResult> ranks = trainRanks(plan, 2, 4, 0);
+  const size_t M = static_cast<size_t>(plan.config().micro_batches());
+  for (const RunResult &r : ranks) {
+    EXPECT_EQ(r.master, alone.master);
+    ASSERT_EQ(r.losses.size(), 2 * alone.losses.size()); // R * M per step
+    for (size_t k = 0; k < 4; ++k)
+      for (size_t q = 0; q < 2; ++q)
+        for (size_t m = 0; m < M; ++m)
+          EXPECT_EQ(r.losses[(k * 2 + q) * M + m], alone.losses[k * M + m]);
+  }
+}
+
+TEST_P(ExecutorRanksTest, RanksFedDifferentBatchesAgreeAndRepeat) {
+  pb::Plan plan = rp::testing::makeValidPlan();
+  plan.mutable_config()->set_update(GetParam());
+  const int64_t M = plan.config().micro_batches();
+  const std::vector<RunResult> first = trainRanks(plan, 3, 4, M);
+  const std::vector<RunResult> again = trainRanks(plan, 3, 4, M);
+  const RunResult alone = trainAlone(plan, 4);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(first[static_cast<size_t>(r)].master, first[0].master) << "rank " << r;
+    EXPECT_EQ(first[static_cast<size_t>(r)].losses, first[0].losses) << "rank " << r;
+    EXPECT_EQ(again[static_cast<size_t>(r)].master, first[0].master) << "rank " << r;
+  }
+  EXPECT_NE(first[0].master, alone.master); // the other ranks' gradients were summed in
+  // Step 1 (the initial weights): the gathered losses of rank r are those one process computes
+  // for micro-batches r M .. r M + M - 1.
+  for (int r = 0; r < 3; ++r) {
+    CpuBackend backend(2);
+    const RunResult solo = rp::testing::trainTestPlan(plan, backend, 1, 1e-2, nullptr, r * M);
+    for (int64_t m = 0; m < M; ++m)
+      EXPECT_EQ(first[0].losses[static_cast<size_t>(r * M + m)],
+                solo.losses[static_cast<size_t>(m)])
+          << "rank " << r << " micro-batch " << m;
+  }
+}
+
+TEST_P(ExecutorRanksTest, OneRankIsARunWithoutRanks) {
+  pb::Plan plan = rp::testing::makeValidPlan();
+  plan.mutable_config()->set_update(GetParam());
+  const RunResult alone = trainAlone(plan, 3);
+  const std::vector<RunResult> one = trainRanks(plan, 1, 3, 0);
+  EXPECT_EQ(one[0].master, alone.master);
+  EXPECT_EQ(one[0].losses, alone.losses);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ExecutorRanksTest, ::testing::Values(pb::SYNC, pb::ASYNC),
+                         [](const auto &info) {
+                           return std::string(info.param == pb::SYNC ? "Sync" : "Async");
+                         });
+
+} // namespace
+} // namespace rp::runtime

@@ -6,7 +6,9 @@ only. A source is a safetensors file, a directory (every *.safetensors in it) or
       every tensor of WANT is in GOT with the same shape and values (|got - want| <= R |want|
       + A; R = A = 0: bit-exact floats), and GOT holds no other tensor; prints "same: N
       tensors". --rel-max M adds M * max |want| of the tensor to the bound (relative to the
-      tensor's scale: elements near zero after cancellation)
+      tensor's scale: elements near zero after cancellation). --rel-norm N instead bounds the
+      tensor as a whole: ||got - want||_2 <= N ||want||_2 (the usual relative error of a
+      vector; no element bound)
   compare_weights.py peft ADAPTER CKPT
       ADAPTER/adapter_model.safetensors holds, for every "<W>.lora_A" [in, r] / "<W>.lora_B"
       [r, out] of CKPT (x @ W) and every "<M>.lora_A.weight" / "<M>.lora_B.weight" (x @ W^T),
@@ -75,6 +77,15 @@ def expect_close(name, got, want, rel, tol=0.0):
             fail(f"{name}[{i}]: {g!r} != {w!r}")
 
 
+def expect_close_norm(name, got, want, bound):
+    if got[0] != want[0]:
+        fail(f"{name}: shape {got[0]} != {want[0]}")
+    diff = sum((g - w) ** 2 for g, w in zip(got[1], want[1])) ** 0.5
+    norm = sum(w * w for w in want[1]) ** 0.5
+    if not diff <= bound * norm:
+        fail(f"{name}: ||got - want|| = {diff!r} > {bound!r} ||want|| = {bound * norm!r}")
+
+
 def transpose(shape, values):
     rows, cols = shape
     return [cols, rows], [values[r * cols + c] for c in range(cols) for r in range(rows)]
@@ -90,6 +101,12 @@ def main():
             fail(f"names differ: only in got {sorted(set(got) - set(want))}, "
                  f"only in want {sorted(set(want) - set(got))}")
         rel_max = float(sys.argv[sys.argv.index("--rel-max") + 1]) if "--rel-max" in sys.argv else 0.0
+        if "--rel-norm" in sys.argv:
+            bound = float(sys.argv[sys.argv.index("--rel-norm") + 1])
+            for name in sorted(want):
+                expect_close_norm(name, got[name], want[name], bound)
+            print(f"same: {len(want)} tensors")
+            return
         for name in sorted(want):
             scale = max((abs(x) for x in want[name][1]), default=0.0)
             expect_close(name, got[name], want[name], rel, tol + rel_max * scale)

@@ -74,6 +74,8 @@ FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &o
     target.memoryBytes = *bytes;
   }
   StagePlan result;
+  result.target = target;
+  const int64_t floatBytes = options.dtype == ComputeDType::F32 ? 4 : 2;
   if (!options.profile.empty()) {
     auto p = part::loadProfile(options.profile);
     if (!p.ok())
@@ -84,14 +86,27 @@ FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &o
                   std::to_string(result.profile.layers.size()) + " layers, the model has " +
                   std::to_string(layers.size()) + " (prefix, " + std::to_string(layers.size() - 2) +
                   " blocks, tail)");
+    // Residuals the profile does not give: the compiler's estimate.
+    if (llvm::any_of(result.profile.layers,
+                     [](const part::LayerProfile &l) { return !l.savedBytes; })) {
+      FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);
+      if (failed(saved))
+        return failure();
+      for (auto [layer, bytes] : llvm::zip_equal(result.profile.layers, *saved))
+        if (!layer.savedBytes)
+          layer.savedBytes = bytes;
+    }
   } else {
-    FailureOr<part::Profile> estimated = estimateProfile(module, target);
+    FailureOr<part::Profile> estimated = estimateProfile(module, target, 0.5, floatBytes);
     if (failed(estimated))
       return failure();
     result.profile = *estimated;
   }
   int m = options.microBatches > 0 ? options.microBatches : options.gpus + 1;
-  auto costs = part::CostModel::create(result.profile, target.pcieGbps, m);
+  auto costs = part::CostModel::create(result.profile, target.pcieGbps, m,
+                                       options.recompute == schedule::RecomputeGrain::layer
+                                           ? part::ResidualLifetime::Layer
+                                           : part::ResidualLifetime::Stage);
   if (!costs.ok())
     return fail(costs.status().message());
   part::PartitionOptions po;
@@ -131,6 +146,8 @@ void recordPlan(ModuleOp module, const StagePlan &sp) {
                                              ? "exact"
                                              : "roundpipe")),
           b.getNamedAttr("gpus", b.getI64IntegerAttr(p.numGpus)),
+          b.getNamedAttr("memory_bytes",
+                         b.getI64IntegerAttr(static_cast<int64_t>(sp.target.memoryBytes))),
           b.getNamedAttr("micro_batches", b.getI64IntegerAttr(p.numMicroBatches)),
           b.getNamedAttr("stage_time_ms", b.getF64FloatAttr(p.stageTimeMs)),
           b.getNamedAttr("objective_ms", b.getF64FloatAttr(p.objective)),
@@ -179,7 +196,8 @@ struct PartitionStagesPass : public impl::PartitionStagesBase<PartitionStagesPas
       : PartitionStagesBase(options), observer(std::move(observer)) {}
 
   void runOnOperation() override {
-    PartitionStagesOptions options{gpus, gpuMemory, microBatches, profile, target, partitioner};
+    PartitionStagesOptions options{gpus,   gpuMemory,   microBatches, profile,
+                                   target, partitioner, dtype,        recompute};
     FailureOr<StagePlan> plan = planStages(getOperation(), options);
     if (failed(plan))
       return signalPassFailure();

@@ -41,6 +41,35 @@ std::optional<uint64_t> parseBytes(llvm::StringRef text) {
   return static_cast<uint64_t>(value * scale);
 }
 
+/// The layer profile of the partition: the measured one of `options.profile` (the saved
+/// bytes it does not give estimated) or the FLOP estimate on `target`; activations in the
+/// compute dtype. Emits at the module and fails on an unreadable or mismatched profile.
+FailureOr<part::Profile> layerProfile(ModuleOp module, const PartitionStagesOptions &options,
+                                      const part::TargetSpec &target, size_t numLayers) {
+  const int64_t floatBytes = options.dtype == ComputeDType::F32 ? 4 : 2;
+  if (options.profile.empty())
+    return estimateProfile(module, target, 0.5, floatBytes);
+  auto p = part::loadProfile(options.profile);
+  if (!p.ok())
+    return module.emitError(p.status().message());
+  part::Profile profile = p.value();
+  if (profile.layers.size() != numLayers)
+    return module.emitError(options.profile + ": the profile has " +
+                            std::to_string(profile.layers.size()) + " layers, the model has " +
+                            std::to_string(numLayers) + " (prefix, " +
+                            std::to_string(numLayers - 2) + " blocks, tail)");
+  // Residuals the profile does not give: the compiler's estimate.
+  if (llvm::none_of(profile.layers, [](const part::LayerProfile &l) { return !l.savedBytes; }))
+    return profile;
+  FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);
+  if (failed(saved))
+    return failure();
+  for (auto [layer, bytes] : llvm::zip_equal(profile.layers, *saved))
+    if (!layer.savedBytes)
+      layer.savedBytes = bytes;
+  return profile;
+}
+
 } // namespace
 
 FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &options) {
@@ -75,33 +104,10 @@ FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &o
   }
   StagePlan result;
   result.target = target;
-  const int64_t floatBytes = options.dtype == ComputeDType::F32 ? 4 : 2;
-  if (!options.profile.empty()) {
-    auto p = part::loadProfile(options.profile);
-    if (!p.ok())
-      return fail(p.status().message());
-    result.profile = p.value();
-    if (result.profile.layers.size() != layers.size())
-      return fail(options.profile + ": the profile has " +
-                  std::to_string(result.profile.layers.size()) + " layers, the model has " +
-                  std::to_string(layers.size()) + " (prefix, " + std::to_string(layers.size() - 2) +
-                  " blocks, tail)");
-    // Residuals the profile does not give: the compiler's estimate.
-    if (llvm::any_of(result.profile.layers,
-                     [](const part::LayerProfile &l) { return !l.savedBytes; })) {
-      FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);
-      if (failed(saved))
-        return failure();
-      for (auto [layer, bytes] : llvm::zip_equal(result.profile.layers, *saved))
-        if (!layer.savedBytes)
-          layer.savedBytes = bytes;
-    }
-  } else {
-    FailureOr<part::Profile> estimated = estimateProfile(module, target, 0.5, floatBytes);
-    if (failed(estimated))
-      return failure();
-    result.profile = *estimated;
-  }
+  FailureOr<part::Profile> profile = layerProfile(module, options, target, layers.size());
+  if (failed(profile))
+    return failure();
+  result.profile = std::move(*profile);
   int m = options.microBatches > 0 ? options.microBatches : options.gpus + 1;
   auto costs = part::CostModel::create(result.profile, target.pcieGbps, m,
                                        options.recompute == schedule::RecomputeGrain::layer

@@ -49,7 +49,11 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options,
   training.differentiate = false;
   buildTrainPipeline(pm, training);
   buildLayersPipeline(pm);
-  pm.addPass(createPartitionStages(options.partition, std::move(onStagePlan)));
+  // The partitioner sizes the residuals as the lowering will make them.
+  PartitionStagesOptions partition = options.partition;
+  partition.dtype = options.schedule.dtype;
+  partition.recompute = options.schedule.recompute;
+  pm.addPass(createPartitionStages(partition, std::move(onStagePlan)));
   buildSchedulePipeline(pm, options.schedule);
 }
 
@@ -62,6 +66,8 @@ void buildSchedulePipeline(OpPassManager &pm, const LowerToScheduleOptions &opti
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createChooseLossChunks());
   pm.addPass(createPlanMemory());
+  // The planned arena against the target's memory (graph.partition's, when recorded).
+  pm.addPass(createCheckDeviceMemory());
 }
 
 namespace {

@@ -2,6 +2,8 @@
 
 #include "passes/LayerCosts.h"
 
+#include "passes/Passes.h"
+
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -85,9 +87,27 @@ int64_t peakLiveBytes(func::FuncOp func) {
   return peak;
 }
 
+FailureOr<SmallVector<uint64_t>> estimateSavedBytes(ModuleOp module, int64_t floatBytes) {
+  auto layers = module->getAttrOfType<ArrayAttr>("graph.layers");
+  if (!layers)
+    return module.emitError("no 'graph.layers' attribute: run rp-group-layers first");
+  SmallVector<uint64_t> saved;
+  for (auto [i, a] : llvm::enumerate(layers)) {
+    auto fn = module.lookupSymbol<func::FuncOp>(cast<FlatSymbolRefAttr>(a));
+    if (!fn)
+      return module.emitError("graph.layers names a missing function ") << a;
+    bool last = i + 1 == layers.size();
+    FailureOr<int64_t> bytes = layerResidualBytes(fn, layerGradientConfig(fn, last), floatBytes);
+    if (failed(bytes))
+      return failure();
+    saved.push_back(static_cast<uint64_t>(*bytes));
+  }
+  return saved;
+}
+
 FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
                                                     const ::rp::partition::TargetSpec &target,
-                                                    double efficiency) {
+                                                    double efficiency, int64_t floatBytes) {
   auto layers = module->getAttrOfType<ArrayAttr>("graph.layers");
   if (!layers)
     return module.emitError("no 'graph.layers' attribute: run rp-group-layers first");
@@ -121,6 +141,11 @@ FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
     layer.workBytes = static_cast<uint64_t>(peakLiveBytes(fn));
     profile.layers.push_back(std::move(layer));
   }
+  FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);
+  if (failed(saved))
+    return failure();
+  for (auto [layer, bytes] : llvm::zip_equal(profile.layers, *saved))
+    layer.savedBytes = bytes;
   return profile;
 }
 

@@ -7,7 +7,9 @@
 // rule; recomputation is counted by the partitioner), parameter and trainable bytes (each
 // param the layer reads, once), boundary activation bytes (the layer's results), peak working
 // memory (the activations live at once in the forward; the partitioner adds the largest one of
-// a stage to its memory). Times are FLOPs / (peak TFLOP/s x efficiency).
+// a stage to its memory), saved bytes (what rp-split-gradient's backward of the layer takes
+// from its forward: residuals and read inputs, in the compute dtype; a backward stage holds
+// them for all its layers). Times are FLOPs / (peak TFLOP/s x efficiency).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,11 +30,19 @@ double forwardFlops(func::FuncOp func);
 /// walk over its ops in order: the layer's working memory for one micro-batch.
 int64_t peakLiveBytes(func::FuncOp func);
 
+/// The saved bytes of every layer of `graph.layers`, in order (layerResidualBytes of each with
+/// the lowering's configuration, layerGradientConfig; the last layer is the loss). Float
+/// tensors count `floatBytes` per element (the compute dtype). Fails (after emitting) when
+/// the module has not been grouped or a layer cannot be differentiated.
+FailureOr<SmallVector<uint64_t>> estimateSavedBytes(ModuleOp module, int64_t floatBytes);
+
 /// Estimates a profile of the layers listed in `graph.layers`; fails (with an error at the
-/// module) when the module has not been grouped or the target has no peak TFLOP/s.
+/// module) when the module has not been grouped or the target has no peak TFLOP/s. Saved
+/// bytes as estimateSavedBytes with `floatBytes` (the other sizes in the IR's types).
 FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
                                                     const ::rp::partition::TargetSpec &target,
-                                                    double efficiency = 0.5);
+                                                    double efficiency = 0.5,
+                                                    int64_t floatBytes = 4);
 
 } // namespace mlir::rp
 

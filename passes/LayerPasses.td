@@ -70,13 +70,18 @@ def PartitionStages : Pass<"rp-partition-stages", "::mlir::ModuleOp"> {
     measured layer `profile` or the FLOP estimate of the layer functions, and records the plan
     as `graph.partition`. Backward stages start with the fused tail and descend.
 
+    A backward stage's memory counts the residuals its layers hold (`saved_bytes` of the
+    profile, or rp-split-gradient's residuals of each layer function in `dtype`; two
+    micro-batches' worth, all layers' or with `recompute=layer` the largest one's). The
+    target's memory is recorded as `memory_bytes` (rp-check-device-memory reads it).
+
     Before: `module attributes {graph.layers = [@prefix, @block_0, @block_1, @tail]}`
     After (`gpus=2`):
     ```mlir
     module attributes {graph.layers = [...], graph.partition = {algorithm = "roundpipe",
         backward = [array<i64: 3, 4>, array<i64: 2, 3>, array<i64: 0, 2>],
-        forward = [array<i64: 0, 3>], gpus = 2 : i64, micro_batches = 3 : i64,
-        objective_ms = ..., stage_time_ms = ...}}
+        forward = [array<i64: 0, 3>], gpus = 2 : i64, memory_bytes = ... : i64,
+        micro_batches = 3 : i64, objective_ms = ..., stage_time_ms = ...}}
     ```
   }];
   let options = [
@@ -91,6 +96,13 @@ def PartitionStages : Pass<"rp-partition-stages", "::mlir::ModuleOp"> {
            "Target GPU description (JSON); default: an RTX 4090">,
     Option<"partitioner", "partitioner", "::mlir::rp::Partitioner",
            /*default=*/"::mlir::rp::Partitioner::Auto", "roundpipe, exact, or auto">,
+    Option<"dtype", "dtype", "::mlir::rp::ComputeDType",
+           /*default=*/"::mlir::rp::ComputeDType::F32",
+           "Compute dtype of the activations (the size of the layers' saved residuals)">,
+    Option<"recompute", "recompute", "::mlir::rp::schedule::RecomputeGrain",
+           /*default=*/"::mlir::rp::schedule::RecomputeGrain::stage",
+           "Recomputation grain of the lowering: stage (a backward stage holds all its layers' "
+           "residuals) or layer (one layer's)">,
   ];
 }
 

@@ -257,12 +257,10 @@ LogicalResult Lowering::checkUses() {
 LogicalResult Lowering::buildBackwardFunctions() {
   for (auto [l, info] : llvm::enumerate(layers)) {
     bool last = l + 1 == layers.size();
-    AutodiffConfig config;
-    config.output = info.forward.getSymName().str();
-    config.wrtArgs = info.wrtArgs;
-    config.cotangentArgs = !last;
-    config.seedArg = last; // the trainer's per-micro-batch seed (token weight, loss scale)
-    config.usedParamsOnly = true;
+    // The seed of the last layer: the trainer's per-micro-batch seed (token weight, loss
+    // scale). The same configuration as the partitioner's residual estimate (LayerCosts.h).
+    AutodiffConfig config = layerGradientConfig(info.forward, last);
+    assert(config.wrtArgs == info.wrtArgs && "layerGradientConfig disagrees with the lowering");
     auto saving = module.lookupSymbol<func::FuncOp>(config.output + "_fwd");
     auto backward = module.lookupSymbol<func::FuncOp>(config.output + "_bwd");
     if (saving && backward) {

@@ -41,6 +41,35 @@ std::optional<uint64_t> parseBytes(llvm::StringRef text) {
   return static_cast<uint64_t>(value * scale);
 }
 
+/// The layer profile of the partition: the measured one of `options.profile` (the saved
+/// bytes it does not give estimated) or the FLOP estimate on `target`; activations in the
+/// compute dtype. Emits at the module and fails on an unreadable or mismatched profile.
+FailureOr<part::Profile> layerProfile(ModuleOp module, const PartitionStagesOptions &options,
+                                      const part::TargetSpec &target, size_t numLayers) {
+  const int64_t floatBytes = options.dtype == ComputeDType::F32 ? 4 : 2;
+  if (options.profile.empty())
+    return estimateProfile(module, target, 0.5, floatBytes);
+  auto p = part::loadProfile(options.profile);
+  if (!p.ok())
+    return module.emitError(p.status().message());
+  part::Profile profile = p.value();
+  if (profile.layers.size() != numLayers)
+    return module.emitError(options.profile + ": the profile has " +
+                            std::to_string(profile.layers.size()) + " layers, the model has " +
+                            std::to_string(numLayers) + " (prefix, " +
+                            std::to_string(numLayers - 2) + " blocks, tail)");
+  // Residuals the profile does not give: the compiler's estimate.
+  if (llvm::none_of(profile.layers, [](const part::LayerProfile &l) { return !l.savedBytes; }))
+    return profile;
+  FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);
+  if (failed(saved))
+    return failure();
+  for (auto [layer, bytes] : llvm::zip_equal(profile.layers, *saved))
+    if (!layer.savedBytes)
+      layer.savedBytes = bytes;
+  return profile;
+}
+
 } // namespace
 
 FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &options) {
@@ -74,24 +103,16 @@ FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &o
     target.memoryBytes = *bytes;
   }
   StagePlan result;
-  if (!options.profile.empty()) {
-    auto p = part::loadProfile(options.profile);
-    if (!p.ok())
-      return fail(p.status().message());
-    result.profile = p.value();
-    if (result.profile.layers.size() != layers.size())
-      return fail(options.profile + ": the profile has " +
-                  std::to_string(result.profile.layers.size()) + " layers, the model has " +
-                  std::to_string(layers.size()) + " (prefix, " + std::to_string(layers.size() - 2) +
-                  " blocks, tail)");
-  } else {
-    FailureOr<part::Profile> estimated = estimateProfile(module, target);
-    if (failed(estimated))
-      return failure();
-    result.profile = *estimated;
-  }
+  result.target = target;
+  FailureOr<part::Profile> profile = layerProfile(module, options, target, layers.size());
+  if (failed(profile))
+    return failure();
+  result.profile = std::move(*profile);
   int m = options.microBatches > 0 ? options.microBatches : options.gpus + 1;
-  auto costs = part::CostModel::create(result.profile, target.pcieGbps, m);
+  auto costs = part::CostModel::create(result.profile, target.pcieGbps, m,
+                                       options.recompute == schedule::RecomputeGrain::layer
+                                           ? part::ResidualLifetime::Layer
+                                           : part::ResidualLifetime::Stage);
   if (!costs.ok())
     return fail(costs.status().message());
   part::PartitionOptions po;
@@ -131,6 +152,8 @@ void recordPlan(ModuleOp module, const StagePlan &sp) {
                                              ? "exact"
                                              : "roundpipe")),
           b.getNamedAttr("gpus", b.getI64IntegerAttr(p.numGpus)),
+          b.getNamedAttr("memory_bytes",
+                         b.getI64IntegerAttr(static_cast<int64_t>(sp.target.memoryBytes))),
           b.getNamedAttr("micro_batches", b.getI64IntegerAttr(p.numMicroBatches)),
           b.getNamedAttr("stage_time_ms", b.getF64FloatAttr(p.stageTimeMs)),
           b.getNamedAttr("objective_ms", b.getF64FloatAttr(p.objective)),
@@ -179,7 +202,8 @@ struct PartitionStagesPass : public impl::PartitionStagesBase<PartitionStagesPas
       : PartitionStagesBase(options), observer(std::move(observer)) {}
 
   void runOnOperation() override {
-    PartitionStagesOptions options{gpus, gpuMemory, microBatches, profile, target, partitioner};
+    PartitionStagesOptions options{gpus,   gpuMemory,   microBatches, profile,
+                                   target, partitioner, dtype,        recompute};
     FailureOr<StagePlan> plan = planStages(getOperation(), options);
     if (failed(plan))
       return signalPassFailure();

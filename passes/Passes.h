@@ -72,6 +72,21 @@ struct SplitGradient {
 FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
                                                      const AutodiffConfig &config);
 
+/// The configuration rp-lower-to-schedule splits layer function `layer` with: gradients of
+/// its float boundary arguments (`graph.boundary`) and of the params it reads, cotangent
+/// arguments, or for the `last` layer (the loss) the seed argument.
+AutodiffConfig layerGradientConfig(func::FuncOp layer, bool last);
+
+/// The bytes layer `layer`'s forward keeps for its backward, for one micro-batch: what
+/// `<layer>_bwd` of buildSplitGradientFunctions(layer, config) takes from the forward pass
+/// and reads, i.e. its residual arguments and the layer arguments the reverse pass reads
+/// (the saved tensors of PyTorch autograd). Computed by running that split under temporary
+/// names and erasing it (the module is left as it was). Float tensors count `floatBytes`
+/// bytes per element (the compute dtype; 0: their own type's size), others their type's
+/// size (i1: one byte). Fails (after emitting) where the split fails.
+FailureOr<int64_t> layerResidualBytes(func::FuncOp layer, const AutodiffConfig &config,
+                                      int64_t floatBytes = 0);
+
 } // namespace mlir::rp
 
 #endif // RP_PASSES_PASSES_H

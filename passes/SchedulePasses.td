@@ -109,6 +109,28 @@ def PlanMemory : Pass<"rp-plan-memory", "::mlir::ModuleOp"> {
   }];
 }
 
+def CheckDeviceMemory : Pass<"rp-check-device-memory", "::mlir::ModuleOp"> {
+  let summary = "Fails when a planned device arena exceeds the target GPU's memory";
+  let description = [{
+    After `rp-plan-memory`: every worker allocates the plan's `device_arena` (constants, two
+    weight slots, two activation sets, the workspace), and each stage's job peaks at its
+    `peak_bytes`. When the arena is larger than the target's memory (`memory-bytes`, else the
+    `memory_bytes` that `rp-partition-stages` recorded in `graph.partition`), the pass fails
+    with an error naming the arena, its parts, the stage with the largest peak (its kind,
+    layers and peak) and the target's memory, and what to try: more GPUs, fewer tokens per
+    micro-batch, layer-grain recomputation, or a larger `--gpu-memory`. Without a known target
+    memory (neither given) it checks nothing. The module is not changed.
+
+    ```
+    error: rp-check-device-memory: the plan needs 20.9 GiB of device memory per worker ...
+    ```
+  }];
+  let options = [
+    Option<"memoryBytes", "memory-bytes", "int64_t", /*default=*/"0",
+           "Target GPU memory in bytes (0: graph.partition's memory_bytes; absent: no check)">,
+  ];
+}
+
 def ChooseLossChunks : Pass<"rp-choose-loss-chunks", "::mlir::ModuleOp"> {
   let summary = "Sets chunk_rows of the fused LM-head losses from a memory budget";
   let description = [{

@@ -292,6 +292,51 @@ FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
   return split;
 }
 
+AutodiffConfig layerGradientConfig(func::FuncOp layer, bool last) {
+  AutodiffConfig config;
+  config.output = layer.getSymName().str();
+  for (unsigned a = 0; a < layer.getNumArguments(); ++a) {
+    auto type = dyn_cast<RankedTensorType>(layer.getArgumentTypes()[a]);
+    if (type && isa<FloatType>(type.getElementType()) &&
+        layer.getArgAttr(a, "graph.boundary"))
+      config.wrtArgs.push_back(a);
+  }
+  config.cotangentArgs = !last;
+  config.seedArg = last;
+  config.usedParamsOnly = true;
+  return config;
+}
+
+FailureOr<int64_t> layerResidualBytes(func::FuncOp layer, const AutodiffConfig &config,
+                                      int64_t floatBytes) {
+  // The split itself, under names no symbol can have, read and erased.
+  AutodiffConfig probe = config;
+  probe.output = config.output + ".residual_probe";
+  FailureOr<SplitGradient> split = buildSplitGradientFunctions(layer, probe);
+  if (failed(split))
+    return failure();
+  auto bytes = [&](Type t) -> int64_t {
+    auto rt = cast<RankedTensorType>(t);
+    Type e = rt.getElementType();
+    int64_t size = isa<FloatType>(e) && floatBytes > 0
+                       ? floatBytes
+                       : std::max<int64_t>(e.getIntOrFloatBitWidth() / 8, 1);
+    return rt.getNumElements() * size;
+  };
+  // `_bwd`'s arguments: the layer's, the residuals, then the cotangents or the seed.
+  auto residuals = split->backward->getAttrOfType<DenseI64ArrayAttr>("graph.residuals");
+  const unsigned fromForward = layer.getNumArguments() + static_cast<unsigned>(residuals.size());
+  int64_t total = 0;
+  for (unsigned a = 0; a < fromForward; ++a) {
+    BlockArgument arg = split->backward.getArgument(a);
+    if (!arg.use_empty())
+      total += bytes(arg.getType());
+  }
+  split->forward.erase();
+  split->backward.erase();
+  return total;
+}
+
 namespace {
 
 struct SplitGradientPass : public impl::SplitGradientBase<SplitGradientPass> {

@@ -25,6 +25,7 @@ namespace mlir::rp {
 struct StagePlan {
   ::rp::partition::Profile profile;
   ::rp::partition::Plan plan;
+  ::rp::partition::TargetSpec target; ///< The GPU planned for (--gpu-memory applied).
 };
 
 /// Plans the stages of a grouped module with the options of rp-partition-stages; emits an
@@ -33,8 +34,8 @@ struct StagePlan {
 FailureOr<StagePlan> planStages(ModuleOp module, const PartitionStagesOptions &options);
 
 /// Records `plan` on the module as `graph.partition`: a dictionary with the algorithm, N, M,
-/// the stage time and objective (ms), and `forward` / `backward` lists of [begin, end) layer
-/// index pairs (backward starts with the fused tail).
+/// the stage time and objective (ms), the target's memory (`memory_bytes`), and `forward` /
+/// `backward` lists of [begin, end) layer index pairs (backward starts with the fused tail).
 void recordPlan(ModuleOp module, const StagePlan &plan);
 
 /// The human-readable table of `rpc-compile --emit=stages`: stage, kind, layers, estimated

@@ -22,7 +22,7 @@ const char *stageKindName(StageKind kind) {
 }
 
 StatusOr<CostModel> CostModel::create(const Profile &profile, double pcieGbps,
-                                      int numMicroBatches) {
+                                      int numMicroBatches, ResidualLifetime residuals) {
   RP_RETURN_IF_ERROR(validateProfile(profile, "profile"));
   if (!std::isfinite(pcieGbps) || pcieGbps <= 0)
     return invalidArgument("cost model: PCIe bandwidth must be a positive number of GB/s, got " +
@@ -35,12 +35,14 @@ StatusOr<CostModel> CostModel::create(const Profile &profile, double pcieGbps,
   m.commMs_ = profile.commMs;
   m.pcieGbps_ = pcieGbps;
   m.numMicroBatches_ = numMicroBatches;
+  m.residuals_ = residuals;
   size_t n = m.layers_.size();
   m.fwd_.assign(n + 1, 0);
   m.bwdRe_.assign(n + 1, 0);
   m.fused_.assign(n + 1, 0);
   m.param_.assign(n + 1, 0);
   m.trainable_.assign(n + 1, 0);
+  m.saved_.assign(n + 1, 0);
   for (size_t i = 0; i < n; ++i) {
     const LayerProfile &l = m.layers_[i];
     m.fwd_[i + 1] = m.fwd_[i] + l.fwdMs;
@@ -48,6 +50,7 @@ StatusOr<CostModel> CostModel::create(const Profile &profile, double pcieGbps,
     m.fused_[i + 1] = m.fused_[i] + l.fwdMs + l.bwdMs;
     m.param_[i + 1] = m.param_[i] + l.paramBytes;
     m.trainable_[i + 1] = m.trainable_[i] + l.trainableBytes;
+    m.saved_[i + 1] = m.saved_[i] + l.savedBytes.value_or(0);
   }
   return m;
 }
@@ -89,7 +92,26 @@ uint64_t CostModel::memoryBytes(StageKind kind, int begin, int end) const {
   uint64_t work = 0;
   for (size_t i = b; i < e; ++i)
     work = std::max(work, layers_[i].workBytes);
-  return bytes + work;
+  return bytes + work + residualBytes(kind, begin, end);
+}
+
+uint64_t CostModel::residualBytes(StageKind kind, int begin, int end) const {
+  size_t b = static_cast<size_t>(begin), e = static_cast<size_t>(end);
+  switch (kind) {
+  case StageKind::Forward:
+    return 0;
+  case StageKind::Backward:
+    if (residuals_ == ResidualLifetime::Layer) {
+      uint64_t largest = 0;
+      for (size_t i = b; i < e; ++i)
+        largest = std::max(largest, layers_[i].savedBytes.value_or(0));
+      return kLiveMicroBatches * largest;
+    }
+    return kLiveMicroBatches * (saved_[e] - saved_[b]);
+  case StageKind::FusedTail:
+    return kLiveMicroBatches * (saved_[e] - saved_[b]);
+  }
+  return 0;
 }
 
 StageCost CostModel::cost(StageKind kind, int begin, int end) const {

@@ -39,7 +39,17 @@
 // Memory of a stage on the GPU (what the partitioner bounds by half the model memory limit,
 // because of the prefetch double buffer): forward = sum param_bytes; backward and fused =
 // sum(param_bytes + trainable_bytes) (gradient buffers), as `layer_size` / `layer_bwd_size` in
-// the library's ModelExecutePlan.auto. Activations are not counted (nor are they there).
+// the library's ModelExecutePlan.auto; each plus the largest work_bytes of its layers. A
+// backward stage and the fused tail also hold residuals (saved_bytes): each layer's saving
+// forward runs bottom-up and its backward top-down, so every layer's residuals of a micro-batch
+// are live at once, and the executor keeps two micro-batches' activation sets on a device
+// (runtime/exec/Executor.h: set m's parity; rp-plan-memory's 2 x activations):
+//
+//   backward, fused : + kLiveMicroBatches x sum saved_bytes
+//   backward, ResidualLifetime::Layer (rpc-compile --recompute layer: each layer's forward
+//   runs right before its backward) : + kLiveMicroBatches x max saved_bytes
+//
+// Forward stages keep no residuals (their boundary outputs go to the host).
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_PARTITION_COSTMODEL_H
@@ -64,22 +74,33 @@ enum class StageKind {
 /// "forward", "backward", "fused_tail".
 const char *stageKindName(StageKind kind);
 
+/// How long a backward stage keeps its layers' residuals (the lowering's recomputation grain;
+/// the fused tail always keeps them all).
+enum class ResidualLifetime {
+  Stage, ///< Every saving forward bottom-up, then every backward: all live at once.
+  Layer, ///< Each layer's saving forward right before its backward: one layer's at a time.
+};
+
+/// Micro-batches whose activation sets a device holds at once (the executor's two sets).
+constexpr uint64_t kLiveMicroBatches = 2;
+
 /// The estimated cost of one stage, per micro-batch.
 struct StageCost {
   double computeMs = 0; ///< Kernel time.
   double h2dMs = 0;     ///< Host-to-device transfer time (weights amortised over M).
   double d2hMs = 0;     ///< Device-to-host transfer time (gradients amortised over M).
   double timeMs = 0;    ///< max(computeMs, h2dMs, d2hMs).
-  uint64_t memoryBytes = 0; ///< Weights (+ gradient buffers in backward) + the largest working
-                            ///< set of its layers, on the GPU.
+  uint64_t memoryBytes = 0; ///< Weights (+ gradient buffers and residuals in backward) + the
+                            ///< largest working set of its layers, on the GPU.
 };
 
 /// Stage costs of one profile on one target with M micro-batches per job.
 class CostModel {
 public:
   /// Errors (InvalidArgument): an invalid profile (validateProfile), pcieGbps not > 0,
-  /// numMicroBatches < 1.
-  static StatusOr<CostModel> create(const Profile &profile, double pcieGbps, int numMicroBatches);
+  /// numMicroBatches < 1. A layer without saved_bytes counts 0.
+  static StatusOr<CostModel> create(const Profile &profile, double pcieGbps, int numMicroBatches,
+                                    ResidualLifetime residuals = ResidualLifetime::Stage);
 
   int numLayers() const { return static_cast<int>(layers_.size()); }
   const LayerProfile &layer(int i) const { return layers_[static_cast<size_t>(i)]; }
@@ -112,6 +133,10 @@ public:
     return layers_[static_cast<size_t>(i)].paramBytes +
            layers_[static_cast<size_t>(i)].trainableBytes;
   }
+  /// Residual bytes a backward stage or the fused tail [begin, end) holds at once on the GPU
+  /// (0 for a forward stage; see the file comment).
+  uint64_t residualBytes(StageKind kind, int begin, int end) const;
+  ResidualLifetime residualLifetime() const { return residuals_; }
   /// Per-micro-batch time of the boundary transfer after layer i (0 for i < 0).
   double hopMs(int i) const;
 
@@ -123,9 +148,10 @@ private:
   std::optional<double> commMs_;
   double pcieGbps_ = 0;
   int numMicroBatches_ = 1;
+  ResidualLifetime residuals_ = ResidualLifetime::Stage;
   // Prefix sums, size L + 1.
   std::vector<double> fwd_, bwdRe_, fused_;
-  std::vector<uint64_t> param_, trainable_;
+  std::vector<uint64_t> param_, trainable_, saved_;
 };
 
 } // namespace rp::partition

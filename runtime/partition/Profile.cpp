@@ -204,18 +204,20 @@ StatusOr<Profile> parseProfile(std::string_view text, std::string_view source) {
       return invalidArgument(prefix + "expected an object, got " + typeName(entry));
     RP_RETURN_IF_ERROR(rejectUnknown(entry, prefix,
                                      {"name", "fwd_ms", "bwd_ms", "recompute_ms", "param_bytes",
-                                      "trainable_bytes", "act_bytes", "work_bytes"}));
+                                      "trainable_bytes", "act_bytes", "work_bytes",
+                                      "saved_bytes"}));
     LayerProfile layer;
     RP_RETURN_IF_ERROR(readName(entry, prefix, layer.name));
     std::optional<double> fwd, bwd, re;
     RP_RETURN_IF_ERROR(readTime(entry, "fwd_ms", prefix, true, fwd));
     RP_RETURN_IF_ERROR(readTime(entry, "bwd_ms", prefix, true, bwd));
     RP_RETURN_IF_ERROR(readTime(entry, "recompute_ms", prefix, false, re));
-    std::optional<uint64_t> param, trainable, act, work;
+    std::optional<uint64_t> param, trainable, act, work, saved;
     RP_RETURN_IF_ERROR(readBytes(entry, "param_bytes", prefix, true, param));
     RP_RETURN_IF_ERROR(readBytes(entry, "trainable_bytes", prefix, true, trainable));
     RP_RETURN_IF_ERROR(readBytes(entry, "act_bytes", prefix, true, act));
     RP_RETURN_IF_ERROR(readBytes(entry, "work_bytes", prefix, false, work));
+    RP_RETURN_IF_ERROR(readBytes(entry, "saved_bytes", prefix, false, saved));
     layer.fwdMs = *fwd;
     layer.bwdMs = *bwd;
     layer.recomputeMs = re ? *re : *fwd;
@@ -223,6 +225,7 @@ StatusOr<Profile> parseProfile(std::string_view text, std::string_view source) {
     layer.trainableBytes = *trainable;
     layer.actBytes = *act;
     layer.workBytes = work ? *work : 0;
+    layer.savedBytes = saved;
     profile.layers.push_back(std::move(layer));
     ++index;
   }

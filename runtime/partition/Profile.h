@@ -28,6 +28,11 @@
 //  - act_bytes: bytes of the layer's output activation for one micro-batch: what crosses the
 //    host when a stage boundary falls right after this layer (and, in backward, the size of the
 //    gradient w.r.t. it).
+//  - saved_bytes (optional, an rpc extension): bytes the layer's forward keeps for its backward
+//    for one micro-batch (the residuals of rp-split-gradient and the inputs the backward reads:
+//    PyTorch autograd's saved tensors). A backward stage and the fused tail hold them for each
+//    of their layers from the layer's forward to its backward (CostModel.h). Absent: rpc
+//    estimates it from the layer function (passes/LayerCosts.h).
 //  - comm_ms (optional): a measured time of one boundary-activation transfer (one direction,
 //    one micro-batch), as in the artifact's pp-simulate inputs ("comm per hop"). When present
 //    it replaces act_bytes / pcie bandwidth in the cost model.
@@ -76,6 +81,11 @@ struct LayerProfile {
   uint64_t actBytes = 0;        ///< Output activation of one micro-batch, bytes.
   uint64_t workBytes = 0;       ///< Peak working memory of one micro-batch (the activations
                                 ///< live at once while the layer runs), bytes; 0 = unknown.
+  /// Bytes the layer's forward keeps for its backward, one micro-batch (its residuals and the
+  /// inputs its backward reads); held by a backward stage or the fused tail from the layer's
+  /// saving forward to its backward. nullopt = not measured: rpc fills in its estimate
+  /// (passes/LayerCosts.h), the cost model alone counts 0.
+  std::optional<uint64_t> savedBytes = std::nullopt;
 };
 
 /// A whole model's profile: layers in model order, the last one being the tail.

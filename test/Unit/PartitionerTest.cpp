@@ -281,6 +281,65 @@ TEST(PartitionerTest, WorkingSetCountsInStageMemory) {
   }
 }
 
+// Residuals (saved_bytes): a backward stage and the fused tail hold every layer's for two
+// micro-batches at once (the executor's two activation sets), a forward stage none; with
+// layer-grain recomputation a backward stage holds one layer's at a time (the largest).
+TEST(PartitionerTest, CostModelCountsResidualsOfBackwardStages) {
+  Profile p = uniformProfile(3, 1, 2, 10, 4, 3, 6, 20);
+  p.layers[0].savedBytes = 100;
+  p.layers[1].savedBytes = 300;
+  // layers[2] has none: counts 0.
+  p.layers[3].savedBytes = 1000;
+  p.layers[1].workBytes = 50;
+  CostModel model = makeModel(p, 4);
+  EXPECT_EQ(model.memoryBytes(StageKind::Forward, 0, 3), 30u + 50u);
+  EXPECT_EQ(model.residualBytes(StageKind::Forward, 0, 3), 0u);
+  EXPECT_EQ(model.residualBytes(StageKind::Backward, 0, 3), 2u * 400u);
+  EXPECT_EQ(model.memoryBytes(StageKind::Backward, 0, 3), 60u + 50u + 2u * 400u);
+  EXPECT_EQ(model.memoryBytes(StageKind::Backward, 1, 2), 20u + 50u + 2u * 300u);
+  EXPECT_EQ(model.memoryBytes(StageKind::FusedTail, 2, 4), 20u + 40u + 2u * 1000u);
+  EXPECT_EQ(model.cost(StageKind::Backward, 0, 2).memoryBytes, 40u + 50u + 2u * 400u);
+
+  StatusOr<CostModel> layerGrain =
+      CostModel::create(p, 32, 4, ResidualLifetime::Layer);
+  ASSERT_TRUE(layerGrain.ok()) << layerGrain.status().toString();
+  EXPECT_EQ(layerGrain->residualLifetime(), ResidualLifetime::Layer);
+  EXPECT_EQ(layerGrain->memoryBytes(StageKind::Backward, 0, 3), 60u + 50u + 2u * 300u);
+  EXPECT_EQ(layerGrain->memoryBytes(StageKind::Forward, 0, 3), 30u + 50u);
+  // The fused tail runs every saving forward before any backward, whatever the grain.
+  EXPECT_EQ(layerGrain->memoryBytes(StageKind::FusedTail, 2, 4), 20u + 40u + 2u * 1000u);
+}
+
+// The partitioner packs backward stages by their residuals: 12 blocks of 10 B weights (20 B
+// with gradients) and 100 B of residuals each, under a 1000 B per-stage budget (limit 2000):
+// a backward stage holds 20 k + 2 x 100 k <= 1000, so at most 4 layers (the fused tail too:
+// the tail is as large as a block); forward stages keep no residuals. Without saved_bytes,
+// one stage takes more than 4 (the exact partitioner fuses all 13 layers in the tail).
+TEST(PartitionerTest, ResidualsBoundBackwardStages) {
+  Profile p = uniformProfile(12, 1, 2, 10, 4, 40, 80, 10); // a slow tail: T packs many blocks
+  CostModel without = makeModel(p, 4);
+  for (int i = 0; i < 12; ++i)
+    p.layers[static_cast<size_t>(i)].savedBytes = 100;
+  p.layers[12].savedBytes = 100;
+  CostModel with = makeModel(p, 4);
+  for (PartitionAlgorithm alg : {PartitionAlgorithm::RoundPipe, PartitionAlgorithm::Exact}) {
+    StatusOr<Plan> before = partition(alg, without, options(2, 2000));
+    ASSERT_TRUE(before.ok()) << before.status().toString();
+    int largestBefore = 0;
+    for (size_t i = 0; i < before->backward.size(); ++i)
+      largestBefore = std::max(largestBefore, before->backward[i].size());
+    EXPECT_GT(largestBefore, 4) << formatPlan(*before);
+
+    StatusOr<Plan> plan = partition(alg, with, options(2, 2000));
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    expectValid(*plan, with);
+    for (const PlannedStage &s : plan->backward) {
+      EXPECT_LE(s.size(), 4) << formatPlan(*plan);
+      EXPECT_LE(s.cost.memoryBytes, 1000u) << formatPlan(*plan);
+    }
+  }
+}
+
 // The library's greedy on a hand-checked profile: w_max = the tail (3 + 6 = 9), candidates in
 // [9, 9.9]; at T = 9 the tail is alone, forward packs 3 blocks of 3 ms per stage from the end
 // and backward packs 3 blocks of 3 ms per stage from layer 0.

@@ -147,7 +147,7 @@ TEST(ProfileTest, LayerErrors) {
             "profile.json: layer 0: 'act_bytes' must be a number, got a boolean");
   EXPECT_EQ(profileError(oneLayer(R"({"name": "a", "fwd": 1})")),
             "profile.json: layer 0: unknown field 'fwd' (expected name, fwd_ms, bwd_ms, "
-            "recompute_ms, param_bytes, trainable_bytes, act_bytes, work_bytes)");
+            "recompute_ms, param_bytes, trainable_bytes, act_bytes, work_bytes, saved_bytes)");
 }
 
 // validateProfile: the same checks on profiles built in C++.
@@ -318,4 +318,36 @@ TEST(ProfileTest, WorkBytesAddTheLargestWorkingSetToAStage) {
   EXPECT_EQ(model.value().memoryBytes(StageKind::Forward, 0, 2), 300u + 3000u);
   EXPECT_EQ(model.value().memoryBytes(StageKind::Backward, 0, 2), 300u + 30u + 3000u);
   EXPECT_EQ(model.value().memoryBytes(StageKind::FusedTail, 2, 3), 55u);
+}
+
+// saved_bytes is optional (nullopt when absent: rpc fills in its estimate, the cost model counts
+// 0); a byte count like the others.
+TEST(ProfileTest, SavedBytesIsAnOptionalByteCount) {
+  StatusOr<Profile> p = parseProfile(
+      R"({"layers": [
+        {"name": "a", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 100, "trainable_bytes": 10,
+         "act_bytes": 8, "saved_bytes": 7000},
+        {"name": "tail", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 50, "trainable_bytes": 5,
+         "act_bytes": 4, "saved_bytes": 0}]})",
+      "profile.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p.value().layers[0].savedBytes, std::optional<uint64_t>(7000));
+  EXPECT_EQ(p.value().layers[1].savedBytes, std::optional<uint64_t>(0));
+  StatusOr<Profile> absent = parseProfile(
+      R"({"layers": [{"name": "tail", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 50,
+         "trainable_bytes": 5, "act_bytes": 4}]})",
+      "profile.json");
+  ASSERT_TRUE(absent.ok()) << absent.status().message();
+  EXPECT_FALSE(absent.value().layers[0].savedBytes.has_value());
+  EXPECT_EQ(profileError(oneLayer(R"({"name": "a", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 3,
+    "trainable_bytes": 4, "act_bytes": 5, "saved_bytes": -1})")),
+            "profile.json: layer 0: 'saved_bytes' must be a non-negative integer byte count, "
+            "got -1");
+  EXPECT_EQ(profileError(oneLayer(R"({"name": "a", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 3,
+    "trainable_bytes": 4, "act_bytes": 5, "saved_bytes": 1.5})")),
+            "profile.json: layer 0: 'saved_bytes' must be a non-negative integer byte count, "
+            "got 1.5");
+  EXPECT_EQ(profileError(oneLayer(R"({"name": "a", "fwd_ms": 1, "bwd_ms": 2, "param_bytes": 3,
+    "trainable_bytes": 4, "act_bytes": 5, "saved_bytes": "big"})")),
+            "profile.json: layer 0: 'saved_bytes' must be a number, got a string");
 }

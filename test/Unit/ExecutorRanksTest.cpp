@@ -8,7 +8,11 @@
 //   - ranks fed the same micro-batches equal one process bit for bit (the sum is 2 g and the
 //     gradient scale 1 / (2 M): exact powers of two);
 //   - ranks fed different micro-batches differ from that, and repeat bit for bit;
-//   - one rank equals a run without ranks.
+//   - one rank equals a run without ranks;
+//   - the communication thread (ExecutorOptions::commThread, the default) gives the same bits
+//     as the reductions on the optimizer thread, with and without gradient clipping, also when
+//     one rank's collectives are slow; every rank makes the same calls in the same order, all
+//     from one thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -43,7 +48,19 @@ public:
     Rank(ThreadRanks &all, int rank) : all_(all), rank_(rank) {}
     int rank() const override { return rank_; }
     int ranks() const override { return static_cast<int>(all_.inputs_.size()); }
+    /// Each call: (its kind, its count, the calling thread).
+    struct Call {
+      bool sum;
+      int64_t count;
+      std::thread::id thread;
+    };
+    std::vector<Call> calls;
+    /// Sleeps before each sum (a slow link), to shift the threads' timing.
+    std::chrono::microseconds delay{0};
+
     Status sumInRankOrder(float *data, int64_t count) override {
+      calls.push_back({true, count, std::this_thread::get_id()});
+      std::this_thread::sleep_for(delay);
       std::vector<float> sum = all_.exchange(rank_, data, count);
       for (int64_t i = 0; i < count; ++i) {
         float s = sum[static_cast<size_t>(i)];
@@ -54,6 +71,7 @@ public:
       return okStatus();
     }
     Status allGather(const float *data, int64_t count, float *out) override {
+      calls.push_back({false, count, std::this_thread::get_id()});
       std::vector<float> all = all_.exchange(rank_, data, count);
       std::copy(all.begin(), all.end(), out);
       return okStatus();
@@ -91,18 +109,32 @@ private:
   int64_t generation_ = 0;
 };
 
+/// How trainRanks runs the ranks.
+struct RankRun {
+  bool commThread = true;            ///< ExecutorOptions::commThread
+  std::chrono::microseconds slowRank1{0}; ///< rank 1's delay before each sum
+  /// Out: each rank's calls on its RankReducer.
+  std::vector<std::vector<ThreadRanks::Rank::Call>> *calls = nullptr;
+};
+
 /// R ranks of `plan`, `steps` steps; rank r feeds micro-batches offset by r * `offsetPerRank`.
 std::vector<RunResult> trainRanks(const pb::Plan &plan, int ranks, int64_t steps,
-                                  int64_t offsetPerRank) {
+                                  int64_t offsetPerRank, const RankRun &how = RankRun()) {
   ThreadRanks all(ranks);
   std::vector<RunResult> results(static_cast<size_t>(ranks));
+  if (how.calls)
+    how.calls->assign(static_cast<size_t>(ranks), {});
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
       ThreadRanks::Rank rank(all, r);
+      if (r == 1)
+        rank.delay = how.slowRank1;
       CpuBackend backend(2);
-      results[static_cast<size_t>(r)] =
-          rp::testing::trainTestPlan(plan, backend, steps, 1e-2, &rank, r * offsetPerRank);
+      results[static_cast<size_t>(r)] = rp::testing::trainTestPlan(
+          plan, backend, steps, 1e-2, &rank, r * offsetPerRank, how.commThread);
+      if (how.calls)
+        (*how.calls)[static_cast<size_t>(r)] = rank.calls;
     });
   for (std::thread &t : threads)
     t.join();
@@ -164,6 +196,59 @@ TEST_P(ExecutorRanksTest, OneRankIsARunWithoutRanks) {
   const std::vector<RunResult> one = trainRanks(plan, 1, 3, 0);
   EXPECT_EQ(one[0].master, alone.master);
   EXPECT_EQ(one[0].losses, alone.losses);
+}
+
+TEST_P(ExecutorRanksTest, CommThreadEqualsReductionsOnTheOptimizerThread) {
+  for (double clip : {1.0, 0.0}) { // the global norm waits for every sum; without, each layer's
+    pb::Plan plan = rp::testing::makeValidPlan();
+    plan.mutable_config()->set_update(GetParam());
+    plan.mutable_config()->mutable_optimizer()->set_grad_clip(clip);
+    const int64_t M = plan.config().micro_batches();
+    RankRun onOptimizer;
+    onOptimizer.commThread = false;
+    const std::vector<RunResult> before = trainRanks(plan, 3, 5, M, onOptimizer);
+    RankRun slow;
+    slow.slowRank1 = std::chrono::microseconds(2000);
+    for (const RankRun &how : {RankRun(), slow}) {
+      const std::vector<RunResult> comm = trainRanks(plan, 3, 5, M, how);
+      for (size_t r = 0; r < 3; ++r) {
+        EXPECT_EQ(comm[r].master, before[r].master) << "clip " << clip << " rank " << r;
+        EXPECT_EQ(comm[r].losses, before[r].losses) << "clip " << clip << " rank " << r;
+      }
+    }
+    EXPECT_EQ(before[0].master, before[2].master);
+  }
+}
+
+TEST_P(ExecutorRanksTest, EveryRankCallsInTheSameOrderFromOneThread) {
+  pb::Plan plan = rp::testing::makeValidPlan();
+  plan.mutable_config()->set_update(GetParam());
+  plan.mutable_config()->mutable_optimizer()->set_grad_clip(0);
+  const int64_t M = plan.config().micro_batches();
+  const int64_t steps = 3;
+  std::vector<std::vector<ThreadRanks::Rank::Call>> comm, onOptimizer;
+  RankRun how;
+  how.calls = &comm;
+  trainRanks(plan, 2, steps, M, how);
+  how.commThread = false;
+  how.calls = &onOptimizer;
+  trainRanks(plan, 2, steps, M, how);
+  // Per step: the loss gather (M floats), then one sum per optimizer step with gradients.
+  const size_t perStep = comm[0].size() / steps;
+  ASSERT_EQ(comm[0].size(), perStep * steps);
+  ASSERT_EQ(perStep, 1 + static_cast<size_t>(plan.optimizer_steps_size()));
+  for (const auto &calls : {comm[0], comm[1], onOptimizer[0], onOptimizer[1]}) {
+    ASSERT_EQ(calls.size(), comm[0].size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].sum, comm[0][i].sum) << "call " << i;
+      EXPECT_EQ(calls[i].count, comm[0][i].count) << "call " << i;
+      EXPECT_EQ(calls[i].sum, i % perStep != 0) << "call " << i;
+      if (!calls[i].sum) {
+        EXPECT_EQ(calls[i].count, M);
+      }
+      EXPECT_EQ(calls[i].thread, calls[0].thread) << "call " << i; // one thread per rank
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ExecutorRanksTest, ::testing::Values(pb::SYNC, pb::ASYNC),

@@ -15,8 +15,10 @@
 //   grads     the slot's fp32 accumulators into the host gradient region
 //
 // Events order every hand-off: activation set and weight slot reuse, producer download ->
-// consumer upload, weights version -> upload, grads -> optimizer, optimizer -> grads reuse,
-// host activation records (two, by step parity) -> next writers. Nothing waits on timing.
+// consumer upload, weights version -> upload, grads -> optimizer (with ranks: grads ->
+// communication thread's reduction (gradsReduced) -> optimizer), optimizer (gradsConsumed) ->
+// grads reuse, host activation records (two, by step parity) -> next writers. Nothing waits on
+// timing.
 //
 // The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
 // (gradient arrival): each layer's AdamW runs as soon as its gradients have arrived. fp32 AdamW

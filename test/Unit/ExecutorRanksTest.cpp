@@ -12,7 +12,9 @@
 //   - the communication thread (ExecutorOptions::commThread, the default) gives the same bits
 //     as the reductions on the optimizer thread, with and without gradient clipping, also when
 //     one rank's collectives are slow; every rank makes the same calls in the same order, all
-//     from one thread.
+//     from one thread;
+//   - the overlap: with the communication thread, the second layer's reduction completes while
+//     the optimizer thread is held in the first layer's AdamW; on the optimizer thread it cannot.
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,6 +250,118 @@ TEST_P(ExecutorRanksTest, EveryRankCallsInTheSameOrderFromOneThread) {
       }
       EXPECT_EQ(calls[i].thread, calls[0].thread) << "call " << i; // one thread per rank
     }
+  }
+}
+
+/// A CPU backend whose optimizer thread, having run the AdamW of (step 0, `layer`), waits (up
+/// to `timeout`, in Backend::hostWork) until reductionDone(); `overlapped` says whether it came.
+class AdamWWatch final : public Backend {
+public:
+  AdamWWatch(int layer, std::chrono::milliseconds timeout) : layer_(layer), timeout_(timeout) {}
+  /// The reduction the AdamW waits for has completed.
+  void reductionDone() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      reduced_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool overlapped = false;
+
+  void hostWork(HostTask task, int64_t step, int layer) override {
+    if (task != HostTask::AdamW || step != 0 || layer != layer_)
+      return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    overlapped = cv_.wait_for(lock, timeout_, [&] { return reduced_; });
+  }
+  std::string name() const override { return cpu_.name(); }
+  int numDevices() const override { return cpu_.numDevices(); }
+  Status prepare(const pb::Plan &plan) override { return cpu_.prepare(plan); }
+  Status registerHostMemory(void *base, int64_t bytes) override {
+    return cpu_.registerHostMemory(base, bytes);
+  }
+  void copyToDevice(int d, Queue q, const void *src, int64_t dst, int64_t bytes,
+                    std::string label) override {
+    cpu_.copyToDevice(d, q, src, dst, bytes, std::move(label));
+  }
+  void copyToHost(int d, Queue q, int64_t src, void *dst, int64_t bytes,
+                  std::string label) override {
+    cpu_.copyToHost(d, q, src, dst, bytes, std::move(label));
+  }
+  void call(int d, CallFrame frame, std::string label) override {
+    cpu_.call(d, std::move(frame), std::move(label));
+  }
+  void accumulate(int d, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,
+                  std::string label) override {
+    cpu_.accumulate(d, dst, src, elements, dtype, first, std::move(label));
+  }
+  Event newEvent() override { return cpu_.newEvent(); }
+  void record(int d, Queue q, const Event &e) override { cpu_.record(d, q, e); }
+  void wait(int d, Queue q, const Event &e) override { cpu_.wait(d, q, e); }
+  void signal(const Event &e) override { cpu_.signal(e); }
+  Status hostWait(const Event &e) override { return cpu_.hostWait(e); }
+  void fail(Status status) override { cpu_.fail(std::move(status)); }
+  Status finish() override { return cpu_.finish(); }
+  int hostOptimizerThreads() const override { return cpu_.hostOptimizerThreads(); }
+  void setTrace(TraceRecorder *trace) override { cpu_.setTrace(trace); }
+
+private:
+  CpuBackend cpu_{2};
+  int layer_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool reduced_ = false;
+};
+
+/// A rank that tells `watch` when its second sum (step 0's second optimizer step) is done.
+class WatchedRank final : public RankReducer {
+public:
+  WatchedRank(ThreadRanks::Rank &inner, AdamWWatch &watch) : inner_(inner), watch_(watch) {}
+  int rank() const override { return inner_.rank(); }
+  int ranks() const override { return inner_.ranks(); }
+  Status sumInRankOrder(float *data, int64_t count) override {
+    Status status = inner_.sumInRankOrder(data, count);
+    if (++sums_ == 2)
+      watch_.reductionDone();
+    return status;
+  }
+  Status allGather(const float *data, int64_t count, float *out) override {
+    return inner_.allGather(data, count, out);
+  }
+
+private:
+  ThreadRanks::Rank &inner_;
+  AdamWWatch &watch_;
+  int sums_ = 0;
+};
+
+TEST_P(ExecutorRanksTest, ReductionOverlapsThePreviousAdamW) {
+  pb::Plan plan = rp::testing::makeValidPlan();
+  plan.mutable_config()->set_update(GetParam());
+  plan.mutable_config()->mutable_optimizer()->set_grad_clip(0); // no norm waits for every sum
+  ASSERT_GE(plan.optimizer_steps_size(), 2);
+  const int firstLayer = plan.optimizer_steps(0).layer();
+  for (bool commThread : {true, false}) {
+    // The communication thread reduces the second layer while the optimizer thread is still
+    // in the first layer's AdamW (a generous timeout, left as soon as the sum is done); the
+    // optimizer thread itself cannot (a short one: it only reduces after the AdamW).
+    AdamWWatch backend0(firstLayer, std::chrono::milliseconds(commThread ? 20000 : 300));
+    AdamWWatch backend1(firstLayer, std::chrono::milliseconds(commThread ? 20000 : 300));
+    AdamWWatch *backends[2] = {&backend0, &backend1};
+    ThreadRanks all(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+      threads.emplace_back([&, r] {
+        ThreadRanks::Rank inner(all, r);
+        WatchedRank rank(inner, *backends[r]);
+        rp::testing::trainTestPlan(plan, *backends[r], 2, 1e-2, &rank, r, commThread);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    for (int r = 0; r < 2; ++r)
+      EXPECT_EQ(backends[r]->overlapped, commThread) << "rank " << r << " commThread "
+                                                     << commThread;
   }
 }
 

@@ -5,8 +5,9 @@
 # (bench/make_node_profiles.py, committed as bench/profiles/*-params.json), 8 GPUs per node and
 # 16 micro-batches per step (the replay of docs/SIMULATOR.md), RoundPipe's step time and
 # scaling efficiency on 1, 2, 4, 8 and 16 nodes over 25 and 100 Gb/s node links: the chain
-# reduction on the optimizer thread (what rp-run does under mpirun), the same on a thread of
-# its own (--node-comm-thread), an allgather and a ring all-reduce (docs/SIMULATOR.md).
+# reduction on a thread of its own (what rp-run does under mpirun: its communication thread),
+# the same on the optimizer thread (--node-reduce-on-optimizer), an allgather and a ring
+# all-reduce (docs/SIMULATOR.md).
 #
 #   bench/sim_nodes.sh [RP_RUN]
 #
@@ -43,14 +44,14 @@ measure() {
 for model in qwen3-1.7b-4090 llama3.1-8b-4090; do
   profile="$root/bench/profiles/$model-params.json"
   echo
-  echo "**$model** ($update updates): \`rp-run --backend sim --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps G --node-link-latency-us $latency\` [\`--node-comm-thread\` | \`--node-reduction allgather\` | \`--node-reduction ring\`]"
+  echo "**$model** ($update updates): \`rp-run --backend sim --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps G --node-link-latency-us $latency\` [\`--node-reduce-on-optimizer\` | \`--node-reduction allgather\` | \`--node-reduction ring\`]"
   echo
-  echo "| link | nodes | step, chain (ms) | efficiency, chain | chain, own thread | allgather | ring |"
+  echo "| link | nodes | step, chain (ms) | efficiency, chain | chain, on the optimizer thread | allgather | ring |"
   echo "|---|---|---|---|---|---|---|"
   for link in $links; do
     for n in $nodes_list; do
       read -r s1 e1 <<<"$(measure "$profile" "$n" "$link")"
-      read -r _ e2 <<<"$(measure "$profile" "$n" "$link" --node-comm-thread)"
+      read -r _ e2 <<<"$(measure "$profile" "$n" "$link" --node-reduce-on-optimizer)"
       read -r _ e3 <<<"$(measure "$profile" "$n" "$link" --node-reduction allgather)"
       read -r _ e4 <<<"$(measure "$profile" "$n" "$link" --node-reduction ring)"
       echo "| $link Gb/s | $n | $s1 | $e1 % | $e2 % | $e3 % | $e4 % |"

@@ -36,7 +36,7 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
       microBatches_(host.plan().config().micro_batches()),
       globalMicroBatches_(microBatches_ * (options.ranks ? options.ranks->ranks() : 1)),
       async_(host.plan().config().update() == pb::ASYNC), nextStep_(options.firstStep),
-      optimizerDone_(options.firstStep) {
+      optimizerDone_(options.firstStep), commDone_(options.firstStep) {
   devices_.resize(static_cast<size_t>(numDevices_));
   layerHasStep_.assign(static_cast<size_t>(plan_.layers_size()), false);
   for (const pb::OptimizerStep &os : plan_.optimizer_steps())
@@ -90,8 +90,10 @@ Executor::~Executor() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (optimizer_.joinable() || weightsWriter_.joinable())
+  if (optimizer_.joinable() || weightsWriter_.joinable() || comm_.joinable())
     backend_.fail(Status(StatusCode::Internal, "the executor is shutting down"));
+  if (comm_.joinable())
+    comm_.join();
   if (optimizer_.joinable())
     optimizer_.join();
   if (weightsWriter_.joinable())
@@ -113,6 +115,16 @@ Status Executor::start() {
       kernels::cpu::setKernelThreads(threads);
     hostLoop(optimizerQueue_, &Executor::optimizerStep);
   });
+  useComm_ = options_.ranks && options_.ranks->ranks() > 1 && options_.commThread;
+  if (useComm_) {
+    if (options_.trace)
+      commTrack_ = options_.trace->track("rank comm");
+    comm_ = std::thread([this, threads] {
+      if (threads > 0)
+        kernels::cpu::setKernelThreads(threads);
+      hostLoop(commQueue_, &Executor::commStep);
+    });
+  }
   if (async_) {
     if (options_.trace)
       writerTrack_ = options_.trace->track("host weights writer");
@@ -147,6 +159,7 @@ Executor::StepEvents Executor::makeStepEvents() {
   for (int l = 0; l < plan_.layers_size(); ++l) {
     ev.weightsWritten.push_back(backend_.newEvent());
     ev.gradsConsumed.push_back(backend_.newEvent());
+    ev.gradsReduced.push_back(backend_.newEvent());
   }
   return ev;
 }
@@ -382,8 +395,12 @@ Status Executor::dispatch(int64_t step, int64_t segmentEnd) {
     optimizerQueue_.push_back(step);
     if (async_)
       writerQueue_.push_back(step);
+    if (useComm_)
+      commQueue_.push_back(step);
     // Events older than any wait still to be enqueued or processed.
-    const int64_t keep = std::min(step - 3, optimizerDone_ - 1);
+    int64_t keep = std::min(step - 3, optimizerDone_ - 1);
+    if (useComm_)
+      keep = std::min(keep, commDone_ - 1);
     steps_.erase(steps_.begin(), steps_.lower_bound(keep));
   }
   cv_.notify_all();
@@ -454,13 +471,27 @@ Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os)
     std::memcpy(host_.grads() + plan_.params(p).grad_offset() / 4, at, sizeof(float) * n);
     at += n;
   }
-  traceSpan(optimizerTrack_, t0,
+  traceSpan(useComm_ ? commTrack_ : optimizerTrack_, t0,
             "s" + std::to_string(step) + " reduce " + plan_.layers(os.layer()).name());
+  return okStatus();
+}
+
+Status Executor::commStep(int64_t step) {
+  StepEvents &ev = events(step);
+  RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
+  for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+    RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
+    sumSharedGradients(os);
+    RP_RETURN_IF_ERROR(reduceLayerGradients(step, os));
+    backend_.signal(ev.gradsReduced[static_cast<size_t>(os.layer())]);
+  }
   return okStatus();
 }
 
 Status Executor::collectLayerGradients(int64_t step, StepEvents &ev,
                                        const pb::OptimizerStep &os) {
+  if (useComm_) // the communication thread waited, summed and reduced
+    return backend_.hostWait(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
   sumSharedGradients(os);
   if (options_.ranks)
@@ -471,7 +502,9 @@ Status Executor::collectLayerGradients(int64_t step, StepEvents &ev,
 Status Executor::drain() {
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return optimizerDone_ >= nextStep_ || stopping_; });
+    cv_.wait(lock, [&] {
+      return (optimizerDone_ >= nextStep_ && (!useComm_ || commDone_ >= nextStep_)) || stopping_;
+    });
   }
   return backend_.finish();
 }
@@ -507,9 +540,9 @@ void Executor::hostLoop(std::deque<int64_t> &queue, Status (Executor::*work)(int
       cv_.notify_all();
       return;
     }
-    if (&queue == &optimizerQueue_) {
+    if (&queue == &optimizerQueue_ || &queue == &commQueue_) {
       std::lock_guard<std::mutex> lock(mutex_);
-      optimizerDone_ = step + 1;
+      (&queue == &optimizerQueue_ ? optimizerDone_ : commDone_) = step + 1;
     }
     cv_.notify_all();
   }
@@ -557,7 +590,8 @@ void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
 
 void Executor::traceSpan(int track, double start, const std::string &name) {
   if (options_.trace)
-    options_.trace->complete(track, name, "optimizer", start, options_.trace->nowUs() - start);
+    options_.trace->complete(track, name, track == commTrack_ ? "comm" : "optimizer", start,
+                             options_.trace->nowUs() - start);
 }
 
 Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
@@ -648,7 +682,9 @@ void Executor::recordOutcome(int64_t step, bool skipped) {
 
 Status Executor::optimizerStep(int64_t step) {
   StepEvents &ev = events(step);
-  if (options_.ranks) // before the first layer's gradients (the loss stage downloads first)
+  // Before the first layer's gradients (the loss stage downloads first); with the
+  // communication thread, that thread gathers.
+  if (options_.ranks && !useComm_)
     RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
   // A shared param's gradient is the sum of its readers' slots (and, with ranks, of every
   // rank's): with a global norm (stepGradScale) every sum is made before it; otherwise each

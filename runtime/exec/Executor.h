@@ -15,8 +15,10 @@
 //   grads     the slot's fp32 accumulators into the host gradient region
 //
 // Events order every hand-off: activation set and weight slot reuse, producer download ->
-// consumer upload, weights version -> upload, grads -> optimizer, optimizer -> grads reuse,
-// host activation records (two, by step parity) -> next writers. Nothing waits on timing.
+// consumer upload, weights version -> upload, grads -> optimizer (with ranks: grads ->
+// communication thread's reduction (gradsReduced) -> optimizer), optimizer (gradsConsumed) ->
+// grads reuse, host activation records (two, by step parity) -> next writers. Nothing waits on
+// timing.
 //
 // The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
 // (gradient arrival): each layer's AdamW runs as soon as its gradients have arrived. fp32 AdamW
@@ -47,12 +49,20 @@
 // reported with Backend::hostWork(), which the simulator charges to the virtual clock of the
 // host thread that did it.
 // Data parallelism (options.ranks, RankReducer.h; docs/MULTI_NODE.md): R ranks run this plan,
-// each on its own M micro-batches of a step of R * M. The optimizer thread first gathers the
-// step's M losses of every rank (losses() then returns the R * M, rank-major), then, layer by
-// layer in plan.optimizer_steps order as each layer's gradients arrive (after the shared-param
-// sums), sums the layer's trainable gradients over the ranks in rank order; everything after
-// (norm, clipping, loss-scale overflow check, AdamW) sees the sums, so every rank updates
-// identical weights. gradScale becomes clip / (R M S): with the trainer's global seeds
+// each on its own M micro-batches of a step of R * M. With R > 1 a third host thread, the
+// communication thread, makes every call of the step on the RankReducer, in the same order on
+// every rank: it first gathers the step's M losses of every rank (losses() then returns the
+// R * M, rank-major), then, layer by layer in plan.optimizer_steps order, waits for the
+// layer's gradient downloads (the same waits as the optimizer's), adds the shared params'
+// copies into their owners, sums the layer's trainable gradients over the ranks in rank order
+// into the host gradient region and signals the layer's gradsReduced. The optimizer thread
+// waits for gradsReduced where it waited for the downloads, so layer l + 1's reduction
+// overlaps layer l's AdamW; everything after (norm, clipping, loss-scale overflow check,
+// AdamW) sees the sums, so every rank updates identical weights. The host gradients of a layer
+// are read and written by the communication thread, then read by the optimizer thread, before
+// its gradsConsumed: the next step's download of them waits for that, as without ranks.
+// (options.commThread = false, or R = 1: the optimizer thread does the same calls itself, each
+// layer's reduction right before its AdamW; the sums are the same bits.) gradScale becomes clip / (R M S): with the trainer's global seeds
 // (R M n_m / N over the R * M micro-batches) the update is that of the step's token-weighted
 // loss over all R * M micro-batches.
 //
@@ -91,8 +101,13 @@ struct ExecutorOptions {
   /// gradient sums or norm, no compute-weights writes), which may then be HostArena::reserve's.
   bool hostArithmetic = true;
   /// Data-parallel ranks (file comment; RankReducer.h), or null: a single process. Used from
-  /// the optimizer thread only; needs hostArithmetic.
+  /// one host thread only (the communication thread, else the optimizer thread); needs
+  /// hostArithmetic.
   RankReducer *ranks = nullptr;
+  /// With ranks (R > 1): the reductions and the loss gather on a communication thread of
+  /// their own (file comment). false: on the optimizer thread, each layer's reduction right
+  /// before its AdamW (slower; the same results, which the tests check).
+  bool commThread = true;
 };
 
 /// What the optimizer did with a step (loss scaling).
@@ -159,6 +174,7 @@ private:
     std::vector<JobEvents> jobs;      // per stage
     std::vector<Event> weightsWritten; // per layer (host)
     std::vector<Event> gradsConsumed;  // per layer (host)
+    std::vector<Event> gradsReduced;   // per layer (host): the communication thread's sums
   };
   struct DeviceState {
     int64_t jobs = 0;
@@ -260,7 +276,12 @@ private:
   Status waitStepGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for `os`'s gradients, sums the shared params' copies (sumSharedGradients) and,
   /// with options.ranks, sums the layer's gradients over the ranks (reduceLayerGradients).
+  /// With the communication thread: waits for its gradsReduced of the layer instead.
   Status collectLayerGradients(int64_t step, StepEvents &ev, const rp::plan::OptimizerStep &os);
+  /// The communication thread's step: the loss gather, then per layer in
+  /// plan.optimizer_steps order its gradients' waits, shared sums and rank sums, signalling
+  /// gradsReduced.
+  Status commStep(int64_t step);
   /// options.ranks: packs the trainable owner params of `os`'s layer, sums them over the ranks
   /// in rank order and unpacks the sums into the host gradient region.
   Status reduceLayerGradients(int64_t step, const rp::plan::OptimizerStep &os);
@@ -322,6 +343,11 @@ private:
   std::deque<int64_t> writerQueue_; // async: steps whose compute weights are to be written
   std::thread weightsWriter_;
   int writerTrack_ = -1;
+  bool useComm_ = false;          ///< options.ranks with R > 1 and options.commThread
+  std::deque<int64_t> commQueue_; // the steps whose reductions are to be made
+  int64_t commDone_;              // steps < this have been reduced (useComm_)
+  std::thread comm_;
+  int commTrack_ = -1;
 };
 
 } // namespace rp::runtime

@@ -2,8 +2,9 @@
 //
 // Data parallelism across RoundPipe pools (docs/MULTI_NODE.md): R processes (ranks) run the
 // same plan, each on its own pool with its own share of the step's micro-batches, and combine
-// their results through this interface. The executor (Executor.h) calls it from its optimizer
-// thread only, in the same order on every rank: per step, once allGather for the step's M
+// their results through this interface. The executor (Executor.h) calls it from one host
+// thread only (its communication thread, or its optimizer thread), in the same order on every
+// rank: per step, once allGather for the step's M
 // micro-batch losses, then once sumInRankOrder per plan.optimizer_steps entry (the layer's
 // trainable gradients). Implementations (runtime/dist/World.h: MPI) must make both collective
 // and deterministic: the result depends on the ranks' inputs only, never on timing or on the

@@ -795,8 +795,8 @@ private:
         std::vector<Dep> ready;
         for (int gd : gradDownloads_[static_cast<size_t>(j)])
           ready.push_back({gd, 0});
-        // On the optimizer thread (rp-run's way) a reduction also waits for the previous
-        // layer's AdamW; on a thread of its own it does not.
+        // On the optimizer thread (--node-reduce-on-optimizer) a reduction also waits for the
+        // previous layer's AdamW; on a thread of its own (rp-run's way) it does not.
         std::vector<Dep> reduceAfter = ready;
         if (!options_.nodes.commThread && previousAdamW >= 0)
           reduceAfter.push_back({previousAdamW, 0});

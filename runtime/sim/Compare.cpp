@@ -167,8 +167,8 @@ StatusOr<ScheduleResult> simulateSchedule(const std::string &name, const Profile
     double steady = (n * r.stats.makespanMs - r.stats.fillMs - r.stats.drainMs) / n;
     double hostMs = options.optimizerMsPerLayer * static_cast<double>(profile.layers.size());
     // With R nodes the node link reduces every layer's fp32 gradient once per step, overlapped
-    // with the next step like the optimizer: on the optimizer thread (rp-run's way) the thread
-    // does both in turn, on a thread of their own the busier of the two bounds the step.
+    // with the next step like the optimizer: on a thread of their own (rp-run's way) the
+    // busier of the two bounds the step, on the optimizer thread the thread does both in turn.
     double linkMs = 0;
     for (const partition::LayerProfile &l : profile.layers)
       if (l.trainableBytes > 0)

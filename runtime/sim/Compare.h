@@ -69,7 +69,7 @@ struct CompareOptions {
   /// Data parallelism over R nodes (runtime/sim/NodeModel.h): roundpipe-sync reduces each
   /// trainable layer's fp32 gradient (2 x trainable_bytes) over the node link before its host
   /// AdamW; roundpipe-async's step is at least the link's busy time per step plus the host
-  /// AdamW's (max of the two with nodes.commThread). The other
+  /// AdamW's (max of the two with nodes.commThread, the default). The other
   /// schedules do not model nodes: compareSchedules() refuses nodes > 1.
   NodeLink nodes;
 };

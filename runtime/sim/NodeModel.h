@@ -30,11 +30,12 @@
 // In ms: L / 1000 + 8 bytes / (G * 1e6). R = 1 reduces nothing (0 bytes, 0 ms), and the
 // simulators then add no node-link task at all: their results are those of one node.
 //
-// Where the reductions run (NodeLink::commThread): by default on the host optimizer thread,
-// as rp-run does (each layer: its reduction, then its AdamW, then the next layer's reduction);
-// with commThread, on a thread of their own, so that layer l + 1's reduction overlaps layer
-// l's AdamW. Either way one reduction at a time, in the optimizer's layer order, and a layer's
-// AdamW waits for its reduction.
+// Where the reductions run (NodeLink::commThread): by default on a thread of their own, as
+// rp-run does (its communication thread, runtime/exec/Executor.h), so that layer l + 1's
+// reduction overlaps layer l's AdamW; with commThread = false (--node-reduce-on-optimizer), on
+// the host optimizer thread (each layer: its reduction, then its AdamW, then the next layer's
+// reduction: how rp-run reduced before it had the thread). Either way one reduction at a time,
+// in the optimizer's layer order, and a layer's AdamW waits for its reduction.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_SIM_NODEMODEL_H
@@ -65,9 +66,9 @@ struct NodeLink {
   double linkGbit = 0;    ///< Per node per direction, Gb/s (1e9 bits/s); > 0 when nodes > 1.
   double latencyUs = 0;   ///< Per message, microseconds, >= 0.
   NodeReduction reduction = NodeReduction::Chain;
-  /// Reductions on a thread of their own (overlapping the previous layer's AdamW) instead of
-  /// the optimizer thread (rp-run's way).
-  bool commThread = false;
+  /// Reductions on a thread of their own (overlapping the previous layer's AdamW; rp-run's
+  /// way); false: on the optimizer thread, each before its layer's AdamW.
+  bool commThread = true;
 
   /// Whether there is anything to reduce (nodes > 1).
   bool active() const { return nodes > 1; }

@@ -576,7 +576,7 @@ void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
 
 void SimBackend::issueReduction(QueueOps &thread, int threadIndex, int64_t step, int layer) {
   if (!config_.nodes.commThread) {
-    // On the optimizer thread (rp-run's way): not before the thread gets here.
+    // On the optimizer thread (--node-reduce-on-optimizer): not before the thread gets here.
     Op mark;
     mark.kind = Op::Record;
     mark.event = std::make_shared<SimEvent>(nextEvent_++);

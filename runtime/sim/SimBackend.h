@@ -51,10 +51,10 @@
 //    lane NodeLink. When the optimizer reports a layer's AdamW, the reduction of the layer's
 //    fp32 gradient (its trainable fp32 bytes, reductionMs) joins that queue, waiting for the
 //    gradient downloads the optimizer thread waited for since its previous AdamW (the events
-//    recorded on a Download queue right after a gradient copy) and, unless
-//    config.nodes.commThread, for the optimizer thread itself (rp-run reduces on that thread:
-//    layer l + 1's reduction starts after layer l's AdamW); the AdamW then waits for its
-//    reduction. Reductions run one at a time in the optimizer's layer order.
+//    recorded on a Download queue right after a gradient copy) and, without
+//    config.nodes.commThread (rp-run reduces on a thread of its own), for the optimizer thread
+//    itself (layer l + 1's reduction starts after layer l's AdamW); the AdamW then waits for
+//    its reduction. Reductions run one at a time in the optimizer's layer order.
 //  - host work: AdamW of a layer = its trainable fp32 bytes / `adamwGbps`; writing its compute
 //    weights = compute-dtype bytes / `hostCopyGbps`; the clipping norm = every trainable fp32
 //    byte / `hostCopyGbps`. `optimizerMs` (when set) replaces them: AdamW of every trainable

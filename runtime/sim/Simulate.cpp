@@ -119,7 +119,7 @@ StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
     const char *given = o.nodeLinkGbps        ? "--node-link-gbps"
                         : o.nodeLinkLatencyUs ? "--node-link-latency-us"
                         : !o.nodeReduction.empty() ? "--node-reduction"
-                        : o.nodeCommThread         ? "--node-comm-thread"
+                        : o.nodeReduceOnOptimizer  ? "--node-reduce-on-optimizer"
                                                    : nullptr;
     if (given)
       return invalidArgument(std::string(given) +
@@ -129,7 +129,7 @@ StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
   link.nodes = *o.nodes;
   link.linkGbit = o.nodeLinkGbps.value_or(0);
   link.latencyUs = o.nodeLinkLatencyUs.value_or(0);
-  link.commThread = o.nodeCommThread;
+  link.commThread = !o.nodeReduceOnOptimizer;
   if (!o.nodeReduction.empty()) {
     RP_ASSIGN_OR_RETURN(link.reduction, sim::parseNodeReduction(o.nodeReduction));
   }

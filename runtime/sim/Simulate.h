@@ -17,7 +17,7 @@
 // costs (formatCompareTable); in plan mode it includes the executor-driven RoundPipe row.
 //
 // Data parallelism across nodes (--nodes R --node-link-gbps G [--node-link-latency-us L]
-// [--node-reduction chain|allgather|ring] [--node-comm-thread], runtime/sim/NodeModel.h): every node runs the same schedule,
+// [--node-reduction chain|allgather|ring] [--node-reduce-on-optimizer], runtime/sim/NodeModel.h): every node runs the same schedule,
 // so one is simulated, with each layer's gradient reduced over the node link before its host
 // AdamW. Both modes then also simulate one node on the same costs and print the node link's
 // busy time, the exposed communication (step of R nodes - step of one) and the scaling
@@ -60,7 +60,7 @@ struct SimulateOptions {
   std::optional<double> nodeLinkGbps;
   std::optional<double> nodeLinkLatencyUs; ///< Per message, microseconds; default 0.
   std::string nodeReduction; ///< "chain" (default) | "allgather" | "ring"; "": not given.
-  bool nodeCommThread = false; ///< Reductions on their own thread, not the optimizer's.
+  bool nodeReduceOnOptimizer = false; ///< Reductions on the optimizer thread, not their own.
   bool compare = false;      ///< Also print the comparison with the baseline schedules.
   std::string tracePath;     ///< Chrome trace of the simulated run ("": none).
   std::string ganttPath;     ///< SVG Gantt chart of the simulated run ("": none).

@@ -310,9 +310,10 @@ void addSimFlags(CLI::App &app, RunFlags &f) {
                            "chain (default, rp-run's: a rank-order chain in 4 MiB chunks, then "
                            "a broadcast) | allgather (R - 1 messages of a layer's gradient) | "
                            "ring (reduce-scatter + allgather)"),
-      simGroup->add_flag("--node-comm-thread", sim.nodeCommThread,
-                         "Reductions on a thread of their own, overlapping the previous "
-                         "layer's AdamW (default: on the optimizer thread, as rp-run)"),
+      simGroup->add_flag("--node-reduce-on-optimizer", sim.nodeReduceOnOptimizer,
+                         "Reductions on the host optimizer thread, each before its layer's "
+                         "AdamW (default: on a thread of their own, overlapping the previous "
+                         "layer's AdamW, as rp-run)"),
       simGroup->add_option("--gantt", sim.ganttPath, "Write an SVG Gantt chart of the run"),
       simGroup->add_flag("--compare", sim.compare,
                          "Also compare with GPipe, 1F1B, interleaved 1F1B, Looped-BFS, ZB-H1 "

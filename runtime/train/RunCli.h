@@ -14,7 +14,7 @@
 //          [--target T] [--link-gbps X] [--host-uplink-gbps Y] [--optimizer-ms Z | --adamw-gbps W]
 //          [--trace FILE.json] [--gantt FILE.svg] [--compare]
 //          [--nodes R --node-link-gbps G [--node-link-latency-us L]
-//           [--node-reduction chain|allgather|ring] [--node-comm-thread]]
+//           [--node-reduction chain|allgather|ring] [--node-reduce-on-optimizer]]
 //   rp-run --backend sim --profile FILE.json --gpus N --micro-batches M [--update sync|async]
 //          [same options]
 //

@@ -34,10 +34,11 @@ struct RunResult {
 
 /// Trains `plan` for `steps` steps on `backend` (not yet prepared) with learning rate `lr`.
 /// With `ranks` (a data-parallel rank: ExecutorOptions::ranks), micro-batch m of a step gets
-/// the inputs of micro-batch m + `microBatchOffset`, and the losses are every rank's.
+/// the inputs of micro-batch m + `microBatchOffset`, and the losses are every rank's;
+/// `commThread` is ExecutorOptions::commThread.
 inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &backend, int64_t steps,
                                double lr = 1e-2, runtime::RankReducer *ranks = nullptr,
-                               int64_t microBatchOffset = 0) {
+                               int64_t microBatchOffset = 0, bool commThread = true) {
   using namespace rp::runtime;
   RunResult run;
   StatusOr<HostArena> arena = HostArena::create(plan);
@@ -57,6 +58,7 @@ inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &bac
   ExecutorOptions options;
   options.lr = lr;
   options.ranks = ranks;
+  options.commThread = commThread;
   Executor executor(host, backend, options);
   Status started = executor.start();
   EXPECT_TRUE(started.ok()) << started.toString();

@@ -41,7 +41,7 @@ using rp::sim::Span;
 using rp::sim::Timeline;
 
 NodeLink link(int nodes, double gbit, double latencyUs = 0,
-              NodeReduction reduction = NodeReduction::Chain, bool commThread = false) {
+              NodeReduction reduction = NodeReduction::Chain, bool commThread = true) {
   NodeLink l;
   l.nodes = nodes;
   l.linkGbit = gbit;
@@ -213,7 +213,7 @@ TEST(SimNodesTest, ProfileOneNodeIsExactlyTheSingleNodeRun) {
 
 TEST(SimNodesTest, ProfileReductionSitsBetweenGradientsAndAdamW) {
   // 2 MB fp32, one chunk: 2 x (1 + 2) x (0.02 + 1.6) = 9.72 ms per layer.
-  const NodeLink nodes = link(4, 10, 20);
+  const NodeLink nodes = link(4, 10, 20, NodeReduction::Chain, /*commThread=*/false);
   const auto r = schedule("roundpipe-sync", nodesOptions(nodes));
   const std::vector<const Span *> reductions = lane(r.timeline, Lane::NodeLink);
   ASSERT_EQ(reductions.size(), 5u) << describe(r.timeline);
@@ -278,21 +278,22 @@ TEST(SimNodesTest, ProfileLastReductionIsExposed) {
 TEST(SimNodesTest, ProfileAsyncStepIsAtLeastTheLinkBusyTime) {
   // Chain, one chunk of 2 MB at 1 Gb/s: 2 x 7 x 16 = 224 ms per layer, 1120 per step.
   // On the optimizer thread the AdamWs (5 x 0.5 ms) come on top; on their own thread not.
-  const NodeLink slow = link(8, 1, 0);
+  const NodeLink own = link(8, 1, 0); // the default: a thread of their own
+  EXPECT_NEAR(schedule("roundpipe-async", nodesOptions(own)).stepMs, 1120, 1e-9);
+  NodeLink slow = own;
+  slow.commThread = false;
   const auto r = schedule("roundpipe-async", nodesOptions(slow));
   EXPECT_NEAR(r.stepMs, 5 * rp::sim::reductionMs(slow, 2e6) + 5 * 0.5, 1e-9);
   EXPECT_NEAR(r.stepMs, 1122.5, 1e-9);
-  NodeLink own = slow;
-  own.commThread = true;
-  EXPECT_NEAR(schedule("roundpipe-async", nodesOptions(own)).stepMs, 1120, 1e-9);
 }
 
 TEST(SimNodesTest, ProfileCommThreadOverlapsTheOptimizer) {
   // AdamW 5 ms per layer, reductions 2 x (0.64) ms: on the optimizer thread each layer takes
   // reduction + AdamW in turn; on their own thread the reductions run ahead of the AdamWs.
-  const auto serial = schedule("roundpipe-sync", nodesOptions(link(2, 25), 5));
-  const auto own = schedule("roundpipe-sync",
-                            nodesOptions(link(2, 25, 0, NodeReduction::Chain, true), 5));
+  EXPECT_TRUE(NodeLink().commThread); // the default, as rp-run's communication thread
+  const auto serial = schedule("roundpipe-sync",
+                               nodesOptions(link(2, 25, 0, NodeReduction::Chain, false), 5));
+  const auto own = schedule("roundpipe-sync", nodesOptions(link(2, 25), 5));
   EXPECT_LT(own.stepMs, serial.stepMs);
   const std::vector<const Span *> reductions = lane(own.timeline, Lane::NodeLink);
   ASSERT_EQ(reductions.size(), 5u);
@@ -391,7 +392,7 @@ TEST(SimNodesTest, PlanOneNodeIsExactlyTheSingleNodeRun) {
 TEST(SimNodesTest, PlanReductionSitsBetweenGradientsAndAdamW) {
   const pb::Plan plan = testPlan();
   // A slow link so that the reductions are visible: 2 nodes, 1e-5 Gb/s = 1.25 bytes per ms.
-  const NodeLink nodes = link(2, 1e-5, 100);
+  const NodeLink nodes = link(2, 1e-5, 100, NodeReduction::Chain, /*commThread=*/false);
   const Timeline t = run(plan, testConfig(nodes), 1);
   const double tailMs = rp::sim::reductionMs(nodes, layerGradBytes(plan, 1));
   const double blockMs = rp::sim::reductionMs(nodes, layerGradBytes(plan, 0));
@@ -425,7 +426,7 @@ TEST(SimNodesTest, PlanReductionOverlapsThePreviousAdamW) {
   // With a fast link and a slow AdamW, block_0's reduction starts when its gradients are on
   // the host, not when the optimizer thread is free: 2 nodes, 1e-3 Gb/s (the tail: ~1 ms).
   const pb::Plan plan = testPlan();
-  SimConfig config = testConfig(link(2, 1e-3, 0, NodeReduction::Chain, /*commThread=*/true));
+  SimConfig config = testConfig(link(2, 1e-3)); // the default: a thread of their own
   config.optimizerMs = 8; // the tail's AdamW runs past block_0's gradients (33.625)
   const Timeline t = run(plan, config, 1);
   const Span *tail = find(t, "s0 adamw tail");
@@ -434,7 +435,8 @@ TEST(SimNodesTest, PlanReductionOverlapsThePreviousAdamW) {
   ASSERT_NE(block, nullptr) << describe(t);
   ASSERT_GT(tail->endMs, 33.625) << describe(t);
   EXPECT_DOUBLE_EQ(block->startMs, 33.625) << describe(t);
-  // On the optimizer thread (the default) it waits for the tail's AdamW instead.
+  // On the optimizer thread (--node-reduce-on-optimizer) it waits for the tail's AdamW
+  // instead.
   config.nodes.commThread = false;
   const Timeline serial = run(plan, config, 1);
   const Span *serialTail = find(serial, "s0 adamw tail");

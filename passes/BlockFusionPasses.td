@@ -127,7 +127,10 @@ def FuseRoutedExperts : Pass<"rp-fuse-routed-experts", "::mlir::ModuleOp"> {
     added to the product (GPT-OSS) is added in expert order as a grouped matmul of ones with
     the bias as `[E, 1, N]`. The weighted sum over the k choices, `reduce_sum(reshape(rows *
     reshape(w [T, k] to [T*k, 1]), [T, k, N]), axis 1)`, of rows permuted back becomes one
-    `graph.moe_combine` with the routing weights.
+    `graph.moe_combine` with the routing weights. A dispatch of row-wise ops (elementwise ops,
+    column slices and splits, reshapes keeping the rows; other operands broadcasting one row
+    to all) of rows permuted back computes those ops in expert order instead, so the
+    activation between the two projections never leaves expert order.
 
     Not matched (left as imported): a gather on another axis or by indices that are not a
     reshaped `graph.top_k` (largest, axis 1, rank 2), a matmul with a transpose flag or whose

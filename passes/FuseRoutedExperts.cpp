@@ -10,9 +10,11 @@
 // combined directly (graph.moe_combine). A per-expert bias gathered by the same indices
 // becomes a grouped matmul of a column of ones with the bias as [E, 1, N] (no gather).
 //
-// Three patterns, each a local rewrite that keeps the function's values (the greedy driver
+// Four patterns, each a local rewrite that keeps the function's values (the greedy driver
 // erases what becomes dead): GroupExpertMatmul (the matmul of gathered weights),
-// SortExpertBias (the bias add after it) and CombineRoutedRows (the weighted sum).
+// SortExpertBias (the bias add after it), CombineRoutedRows (the weighted sum) and
+// KeepRowsSorted (row-wise ops between two products computed in expert order, so that the
+// permutation back and the next dispatch cancel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "passes/FusionUtils.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rp {
@@ -248,10 +251,109 @@ struct CombineRoutedRows : OpRewritePattern<ReduceSumOp> {
   }
 };
 
+/// Ops that compute each row of their [R, ...] results from the same row of their operands
+/// (elementwise ops with broadcasting, and pieces of the columns): they commute with a row
+/// permutation.
+bool isRowwise(Operation *op) {
+  if (isa<SqrtOp, ReciprocalOp, ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, SiluOp, NegOp, ReluOp,
+          LogicalNotOp, GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, LogicalAndOp, LogicalOrOp,
+          CompareOp, WhereOp, CastOp, SwigluOp>(op))
+    return true;
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return !llvm::is_contained(slice.getAxes(), 0);
+  if (auto split = dyn_cast<SplitOp>(op))
+    return split.getAxis() != 0;
+  return false;
+}
+
+/// Rows of a permuted value: rank >= 1 with `rows` along axis 0.
+bool hasRows(Value v, int64_t rows) {
+  auto t = typeOf(v);
+  return t.getRank() >= 1 && t.getDimSize(0) == rows;
+}
+
+/// Broadcasts the same data to every row: rank < 2 (trailing alignment against [R, C]) or a
+/// leading dimension of 1.
+bool rowInvariant(Value v, int64_t rank) {
+  auto t = typeOf(v);
+  return t.getRank() < rank || t.getDimSize(0) == 1;
+}
+
+/// Moves a row-wise computation on rows permuted back to pair order into expert order, so
+/// that the permutation back and the dispatch that follows cancel:
+/// moe_dispatch(f(unsorted(Ys, p)), p) -> f(Ys) for f a tree of row-wise ops whose other
+/// operands broadcast the same data to every row. The activations between two grouped
+/// matmuls (Qwen3's split and SwiGLU, GPT-OSS's interleaved slices and clamped SwiGLU) stay in
+/// expert order.
+struct KeepRowsSorted : OpRewritePattern<MoeDispatchOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// Whether `v` is computable from unsorted rows of `sort` by row-wise ops (memoised).
+  bool computable(Value v, MoeSortOp sort, int64_t rows, DenseMap<Value, bool> &seen,
+                  int depth) const {
+    if (auto it = seen.find(v); it != seen.end())
+      return it->second;
+    bool ok = false;
+    auto [sorted, pos] = unsorted(v);
+    if (sorted && sortOfPositions(pos) == sort && typeOf(sorted) == typeOf(v)) {
+      ok = true;
+    } else if (auto reshape = v.getDefiningOp<ReshapeOp>();
+               reshape && depth < 64 && hasRows(v, rows) && hasRows(reshape.getInput(), rows)) {
+      // A reshape that keeps the leading R rows maps row r to row r.
+      ok = computable(reshape.getInput(), sort, rows, seen, depth + 1);
+    } else if (Operation *op = v.getDefiningOp();
+               op && depth < 64 && hasRows(v, rows) && isRowwise(op)) {
+      ok = llvm::all_of(op->getOperands(), [&](Value x) {
+        return rowInvariant(x, typeOf(v).getRank()) ||
+               (hasRows(x, rows) && computable(x, sort, rows, seen, depth + 1));
+      });
+      ok = ok && llvm::any_of(op->getOperands(), [&](Value x) { return hasRows(x, rows); });
+    }
+    seen[v] = ok;
+    return ok;
+  }
+
+  /// The expert-order counterpart of a computable `v` (`seen` from computable: the operands
+  /// it found computable are rebuilt, the row-invariant ones kept), cloned before the dispatch.
+  Value build(PatternRewriter &rewriter, Value v, const DenseMap<Value, bool> &seen,
+              IRMapping &map) const {
+    if (Value done = map.lookupOrNull(v))
+      return done;
+    if (auto [sorted, pos] = unsorted(v); sorted && typeOf(sorted) == typeOf(v)) {
+      map.map(v, sorted);
+      return sorted;
+    }
+    Operation *op = v.getDefiningOp();
+    for (Value x : op->getOperands())
+      if (seen.lookup(x))
+        build(rewriter, x, seen, map);
+    Operation *copy = rewriter.clone(*op, map);
+    for (auto [from, to] : llvm::zip(op->getResults(), copy->getResults()))
+      map.map(from, to);
+    return map.lookup(v);
+  }
+
+  LogicalResult matchAndRewrite(MoeDispatchOp dispatch, PatternRewriter &rewriter) const override {
+    MoeSortOp sort = sortOfPositions(dispatch.getPositions());
+    auto pos = typeOf(dispatch.getPositions());
+    if (!sort || pos.getDimSize(1) != 1)
+      return rewriter.notifyMatchFailure(dispatch, "not a permutation of pairs by a sort");
+    const int64_t rows = pos.getDimSize(0);
+    DenseMap<Value, bool> seen;
+    Value input = dispatch.getInput();
+    if (!computable(input, sort, rows, seen, 0))
+      return rewriter.notifyMatchFailure(dispatch, "not row-wise ops of rows permuted back");
+    IRMapping map;
+    rewriter.replaceOp(dispatch, build(rewriter, input, seen, map));
+    return success();
+  }
+};
+
 struct FuseRoutedExperts : impl::FuseRoutedExpertsBase<FuseRoutedExperts> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<GroupExpertMatmul, SortExpertBias, CombineRoutedRows>(&getContext());
+    patterns.add<GroupExpertMatmul, SortExpertBias, CombineRoutedRows, KeepRowsSorted>(
+        &getContext());
     if (failed(fusion::applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -12,10 +12,12 @@
 // CHECK-NEXT: %[[POS:.+]], %[[OFF:.+]] = graph.moe_sort %[[I]] {num_experts = 3 : i64} : (tensor<4x2xi64>) -> (tensor<4x2xi64>, tensor<4xi64>)
 // CHECK-NOT: graph.gather %
 // CHECK: %[[XS:.+]] = graph.moe_dispatch %{{.+}}, %[[POS]] : (tensor<4x4xf32>, tensor<4x2xi64>) -> tensor<8x4xf32>
-// CHECK: graph.grouped_matmul %[[XS]], %[[WGU]], %[[OFF]] {transpose_b} : (tensor<8x4xf32>, tensor<3x4x4xf32>, tensor<4xi64>) -> tensor<8x4xf32>
-// CHECK: %[[P1:.+]] = graph.reshape %[[POS]] : tensor<4x2xi64> to tensor<8x1xi64>
-// CHECK: %[[AS:.+]] = graph.moe_dispatch %{{.+}}, %[[P1]] : (tensor<8x2xf32>, tensor<8x1xi64>) -> tensor<8x2xf32>
-// CHECK: %[[OS:.+]] = graph.grouped_matmul %[[AS]], %[[WD]], %[[OFF]] {transpose_b} : (tensor<8x2xf32>, tensor<3x4x2xf32>, tensor<4xi64>) -> tensor<8x4xf32>
+// CHECK: %[[HS:.+]] = graph.grouped_matmul %[[XS]], %[[WGU]], %[[OFF]] {transpose_b} : (tensor<8x4xf32>, tensor<3x4x4xf32>, tensor<4xi64>) -> tensor<8x4xf32>
+// The activation stays in expert order: no permutation back and forth between the products.
+// CHECK-NOT: graph.moe_
+// CHECK: %[[GU:.+]]:2 = graph.split %[[HS]]
+// CHECK-NOT: graph.moe_
+// CHECK: %[[OS:.+]] = graph.grouped_matmul %{{.+}}, %[[WD]], %[[OFF]] {transpose_b} : (tensor<8x2xf32>, tensor<3x4x2xf32>, tensor<4xi64>) -> tensor<8x4xf32>
 // CHECK: %[[Y:.+]] = graph.moe_combine %[[OS]], %{{.+}}, %[[POS]] : (tensor<8x4xf32>, tensor<4x2xf32>, tensor<4x2xi64>) -> tensor<4x4xf32>
 // CHECK-NOT: graph.gather %
 // CHECK-NOT: graph.reduce_sum %{{.+}} : (tensor<4x2x4xf32>)
@@ -82,7 +84,10 @@ func.func @qwen3_moe_torchscript(%x: tensor<2x2x4xf32>, %p: tensor<4x3xf32>, %wg
 // CHECK: %[[HS:.+]] = graph.grouped_matmul %[[XS]], %[[WGU]], %[[OFF]] : (tensor<8x4xf32>, tensor<3x4x4xf32>, tensor<4xi64>) -> tensor<8x4xf32>
 // CHECK: %[[B1:.+]] = graph.reshape %[[BGU]] : tensor<3x4xf32> to tensor<3x1x4xf32>
 // CHECK: %[[BR:.+]] = graph.grouped_matmul %{{.+}}, %[[B1]], %[[OFF]] : (tensor<8x1xf32>, tensor<3x1x4xf32>, tensor<4xi64>) -> tensor<8x4xf32>
-// CHECK: graph.add %[[HS]], %[[BR]]
+// CHECK: %[[H:.+]] = graph.add %[[HS]], %[[BR]]
+// CHECK-NOT: graph.moe_
+// CHECK: graph.slice %[[H]]
+// CHECK-NOT: graph.moe_
 // CHECK: graph.grouped_matmul %{{.+}}, %[[WD]], %[[OFF]] : (tensor<8x2xf32>, tensor<3x2x4xf32>, tensor<4xi64>) -> tensor<8x4xf32>
 // CHECK: graph.reshape %[[BD]] : tensor<3x4xf32> to tensor<3x1x4xf32>
 // CHECK: %[[Y:.+]] = graph.moe_combine %{{.+}}, %{{.+}}, %[[POS]] : (tensor<8x4xf32>, tensor<4x2xf32>, tensor<4x2xi64>) -> tensor<4x4xf32>
@@ -201,4 +206,44 @@ func.func @other_router_bias(%x: tensor<4x4xf32>, %l: tensor<4x3xf32>, %l2: tens
   %o3 = graph.reshape %ow : tensor<8x4xf32> to tensor<4x2x4xf32>
   %y = graph.reduce_sum %o3 {axes = array<i64: 2>} : (tensor<4x2x4xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+// Between the products, an op that mixes rows (a transpose) or an operand with its own data per
+// pair row (%scale [8, 1]) keeps the permutation back and the dispatch; a [1, 2] row operand
+// broadcasts to every row and moves into expert order.
+// CHECK-LABEL: func.func @rows_not_rowwise
+// CHECK: graph.grouped_matmul
+// CHECK: graph.moe_combine %{{.+}}, %{{.+}}, %{{.+}} : (tensor<8x4xf32>, tensor<8x1xf32>, tensor<8x1xi64>)
+// CHECK: graph.transpose
+// CHECK: graph.moe_dispatch %{{.+}}, %{{.+}} : (tensor<8x4xf32>, tensor<8x1xi64>)
+// CHECK: graph.moe_combine %{{.+}}, %{{.+}}, %{{.+}} : (tensor<8x4xf32>, tensor<8x1xf32>, tensor<8x1xi64>)
+// CHECK: graph.mul %{{.+}}, %{{.+}} : (tensor<8x4xf32>, tensor<8x1xf32>)
+// CHECK: graph.moe_dispatch %{{.+}}, %{{.+}} : (tensor<8x4xf32>, tensor<8x1xi64>)
+// CHECK: %[[S:.+]] = graph.grouped_matmul
+// CHECK-NOT: graph.moe_combine
+// CHECK: graph.mul %[[S]], %{{.+}} : (tensor<8x4xf32>, tensor<1x4xf32>)
+// CHECK-NOT: graph.moe_dispatch
+// CHECK: graph.grouped_matmul
+// CHECK: return
+func.func @rows_not_rowwise(%x: tensor<4x4xf32>, %p: tensor<4x3xf32>, %w: tensor<3x4x4xf32>, %scale: tensor<8x1xf32>, %row: tensor<1x4xf32>) -> tensor<8x4x1xf32> {
+  %i = graph.top_k %p {axis = 1 : i64, k = 2 : i64} : (tensor<4x3xf32>) -> tensor<4x2xi64>
+  %f = graph.reshape %i : tensor<4x2xi64> to tensor<8xi64>
+  %x1 = graph.reshape %x : tensor<4x4xf32> to tensor<4x1x4xf32>
+  %xe = graph.expand %x1 : tensor<4x1x4xf32> to tensor<4x2x4xf32>
+  %xc = graph.reshape %xe : tensor<4x2x4xf32> to tensor<8x4x1xf32>
+  %g = graph.gather %w, %f {axis = 0 : i64} : (tensor<3x4x4xf32>, tensor<8xi64>) -> tensor<8x4x4xf32>
+  %m1 = graph.matmul %g, %xc : (tensor<8x4x4xf32>, tensor<8x4x1xf32>) -> tensor<8x4x1xf32>
+  %h1 = graph.reshape %m1 : tensor<8x4x1xf32> to tensor<8x4xf32>
+  %t = graph.transpose %h1 {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %tt = graph.reshape %t : tensor<4x8xf32> to tensor<8x4x1xf32>
+  %m2 = graph.matmul %g, %tt : (tensor<8x4x4xf32>, tensor<8x4x1xf32>) -> tensor<8x4x1xf32>
+  %h2 = graph.reshape %m2 : tensor<8x4x1xf32> to tensor<8x4xf32>
+  %s = graph.mul %h2, %scale : (tensor<8x4xf32>, tensor<8x1xf32>) -> tensor<8x4xf32>
+  %sc = graph.reshape %s : tensor<8x4xf32> to tensor<8x4x1xf32>
+  %m3 = graph.matmul %g, %sc : (tensor<8x4x4xf32>, tensor<8x4x1xf32>) -> tensor<8x4x1xf32>
+  %h3 = graph.reshape %m3 : tensor<8x4x1xf32> to tensor<8x4xf32>
+  %r = graph.mul %h3, %row : (tensor<8x4xf32>, tensor<1x4xf32>) -> tensor<8x4xf32>
+  %rc = graph.reshape %r : tensor<8x4xf32> to tensor<8x4x1xf32>
+  %m4 = graph.matmul %g, %rc : (tensor<8x4x4xf32>, tensor<8x4x1xf32>) -> tensor<8x4x1xf32>
+  return %m4 : tensor<8x4x1xf32>
 }

@@ -35,6 +35,7 @@ void buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(createFuseAttention());
   pm.addPass(createFuseCrossEntropy());
   pm.addPass(createFuseLinearCrossEntropy());
+  pm.addPass(createFuseRoutedExperts());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -63,6 +63,15 @@ double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
     return operands.size() == 5
                ? 2.5 * attentionFlops({operands[0], operands[1], operands[2]}, causal)
                : 0;
+  // rows [R, K] (grouped_matmul) or lhs [R, K], rhs [R, N] (wgrad): 2 R K N either way.
+  if (id == "grouped_matmul" || id == "grouped_matmul_wgrad") {
+    if (operands.size() != 3 || operands[0].size() != 2 || results.size() != 1 ||
+        results[0].empty())
+      return 0;
+    const double n = static_cast<double>(id == "grouped_matmul" ? results[0].back()
+                                                                 : operands[1].back());
+    return 2.0 * elements(operands[0]) * n;
+  }
   if (id == "linear_cross_entropy" || id == "linear_cross_entropy_vjp") {
     if (operands.size() < 2 || operands[0].size() != 2 || operands[1].size() != 2)
       return 0;

@@ -23,6 +23,9 @@
 //   linear_cross_entropy_vjp  the same operands: 6 N H V, the logits once plus dhidden = G W
 //              and dweight = G^T hidden (the head's forward and backward; the logits are never
 //              recomputed).
+//   grouped_matmul  rows [R, K], weights [E, K, N] (or [E, N, K]) -> [R, N]: 2 R K N (each
+//              row meets one expert's matrix; the routed rows R = T * k are all counted).
+//   grouped_matmul_wgrad  lhs [R, K], rhs [R, N] -> [E, K, N]: 2 R K N.
 //   any other  0.
 //
 // Plain C++17, no dependency: part of rp_kernel_registry.

@@ -68,6 +68,12 @@ std::vector<KernelInfo> buildTable() {
   // The indices of the k largest (or smallest) elements along an axis (ONNX TopK).
   t.push_back(fixed("top_k", 1, 1, R::FloatToIndex,
                     {req("k", K::Int), req("axis", K::Int), opt("smallest", K::Bool)}));
+  // Routed experts in grouped-GEMM form (graph.moe_*, graph.grouped_matmul*).
+  t.push_back(fixed("moe_sort", 1, 2, R::IndexOnly, {req("num_experts", K::Int)}));
+  t.push_back(fixed("moe_dispatch", 2, 1, R::FloatIndexed));
+  t.push_back(fixed("moe_combine", 3, 1, R::FloatPairIndexed));
+  t.push_back(fixed("grouped_matmul", 3, 1, R::FloatPairIndexed, {opt("transpose_b", K::Bool)}));
+  t.push_back(fixed("grouped_matmul_wgrad", 3, 1, R::FloatPairIndexed));
   // Scatters (the VJPs of gathers and slices).
   t.push_back(fixed("scatter_add", 2, 1, R::FloatIndexed, axisAttr));
   t.push_back(fixed("scatter_elements_add", 2, 1, R::FloatIndexed, axisAttr));

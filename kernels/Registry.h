@@ -66,6 +66,8 @@ enum class DTypeRule {
   FloatIndexed, ///< as Indexed with operand 0 and the result float (scatters, cross_entropy)
   Range,        ///< the result is f32, i64 or i32
   FloatToIndex, ///< operand 0 is float; the result is i64 (top_k)
+  IndexOnly,    ///< every operand and result is i64 (moe_sort)
+  FloatPairIndexed, ///< operands 0, 1 and the result one float dtype; operand 2 is i64
   LinearLoss,   ///< operand 2 (labels) is i64 or i32; the others and the results one float dtype
 };
 

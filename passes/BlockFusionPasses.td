@@ -112,4 +112,50 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
 }
 
+def FuseRoutedExperts : Pass<"rp-fuse-routed-experts", "::mlir::ModuleOp"> {
+  let summary = "Rewrites batched_mm routed experts into grouped GEMMs (graph.moe_*, graph.grouped_matmul)";
+  let description = [{
+    transformers' `batched_mm` experts import as a `graph.gather` of the stacked expert
+    weights `[E, A, B]` by the router's top-k indices (`graph.top_k` on axis 1 of `[T, E]`
+    scores, reshaped to `[T * k]`) and a batched `graph.matmul` per (token, choice) pair:
+    `matmul(gather(W), rows [T*k, B, 1])` (Qwen3-MoE's `W[e] x`, both exporters) or
+    `matmul(rows [T*k, 1, A], gather(W))` (GPT-OSS's `x W[e]`). Each such matmul becomes
+    `graph.moe_dispatch` (rows into expert order; from the tokens directly when the rows are
+    each token repeated k times), one `graph.grouped_matmul` on the un-gathered `W` (with
+    `transpose_b` for `W[e] x`) and a `graph.moe_combine` with unit weights back to pair
+    order. One `graph.moe_sort` per router. A bias `[E, N]` gathered by the same indices and
+    added to the product (GPT-OSS) is added in expert order as a grouped matmul of ones with
+    the bias as `[E, 1, N]`. The weighted sum over the k choices, `reduce_sum(reshape(rows *
+    reshape(w [T, k] to [T*k, 1]), [T, k, N]), axis 1)`, of rows permuted back becomes one
+    `graph.moe_combine` with the routing weights. A dispatch of row-wise ops (elementwise ops,
+    column slices and splits, reshapes keeping the rows; other operands broadcasting one row
+    to all) of rows permuted back computes those ops in expert order instead, so the
+    activation between the two projections never leaves expert order.
+
+    Not matched (left as imported): a gather on another axis or by indices that are not a
+    reshaped `graph.top_k` (largest, axis 1, rank 2), a matmul with a transpose flag or whose
+    other operand is not one row per pair, a router whose scores have another number of
+    experts than the weights.
+
+    Before (one of the two projections):
+    ```mlir
+    %i = graph.top_k %s {axis = 1 : i64, k = 2 : i64} : (tensor<32x4xf32>) -> tensor<32x2xi64>
+    %f = graph.reshape %i : tensor<32x2xi64> to tensor<64xi64>
+    %g = graph.gather %w, %f {axis = 0 : i64} : (tensor<4x32x16xf32>, tensor<64xi64>) -> tensor<64x32x16xf32>
+    %x3 = graph.reshape %h : tensor<64x16xf32> to tensor<64x16x1xf32>
+    %y = graph.matmul %g, %x3 : (tensor<64x32x16xf32>, tensor<64x16x1xf32>) -> tensor<64x32x1xf32>
+    ```
+    After:
+    ```mlir
+    %pos, %off = graph.moe_sort %i {num_experts = 4 : i64} : (tensor<32x2xi64>) -> (tensor<32x2xi64>, tensor<5xi64>)
+    %p1 = graph.reshape %pos : tensor<32x2xi64> to tensor<64x1xi64>
+    %xs = graph.moe_dispatch %h, %p1 : (tensor<64x16xf32>, tensor<64x1xi64>) -> tensor<64x16xf32>
+    %ys = graph.grouped_matmul %xs, %w, %off {transpose_b} : (tensor<64x16xf32>, tensor<4x32x16xf32>, tensor<5xi64>) -> tensor<64x32xf32>
+    %y2 = graph.moe_combine %ys, %ones, %p1 : (tensor<64x32xf32>, tensor<64x1xf32>, tensor<64x1xi64>) -> tensor<64x32xf32>
+    %y = graph.reshape %y2 : tensor<64x32xf32> to tensor<64x32x1xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
+}
+
 #endif

@@ -23,6 +23,8 @@
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
 #include "kernels/cpu/TopK.h"
+#include "kernels/cpu/ExpertRouting.h"
+#include "kernels/cpu/GroupedMatMul.h"
 
 namespace rp::kernels::cpu {
 

@@ -120,6 +120,50 @@ void topK(const TopKPlan &p, const void *x, void *out) {
   });
 }
 
+void moeSort(const MoeSortPlan &p, const void *indices, void *positions, void *offsets) {
+  const auto *idx = static_cast<const int64_t *>(indices);
+  auto *off = static_cast<int64_t *>(offsets);
+  for (int64_t e = 0; e < p.experts; ++e)
+    off[e + 1] = moeSortCountAt(p, idx, e);
+  moeSortPrefix(p, off);
+  for (int64_t e = 0; e < p.experts; ++e)
+    moeSortPlaceAt(p, idx, off, static_cast<int64_t *>(positions), e);
+}
+
+void moeDispatch(const MoeRowsPlan &p, const void *x, const void *positions, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.tokens * p.k * p.width; ++i)
+      moeDispatchAt<decltype(d)::value>(p, x, static_cast<const int64_t *>(positions), out, i);
+  });
+}
+
+void moeCombine(const MoeRowsPlan &p, const void *rows, const void *weights,
+                const void *positions, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.tokens * p.width; ++i)
+      moeCombineAt<decltype(d)::value>(p, rows, weights, static_cast<const int64_t *>(positions),
+                                       out, i);
+  });
+}
+
+void groupedMatmul(const GroupedPlan &p, const void *rows, const void *weights,
+                   const void *offsets, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.rows * p.n; ++i)
+      groupedMatmulAt<decltype(d)::value>(p, rows, weights, static_cast<const int64_t *>(offsets),
+                                          out, i);
+  });
+}
+
+void groupedMatmulWgrad(const GroupedPlan &p, const void *lhs, const void *rhs,
+                        const void *offsets, void *out) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.experts * p.k * p.n; ++i)
+      groupedWgradAt<decltype(d)::value>(p, lhs, rhs, static_cast<const int64_t *>(offsets), out,
+                                         i);
+  });
+}
+
 void gather(const GatherPlan &p, const void *data, const void *indices, void *out) {
   visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
     visitIndex(p.index.dtype, [&](auto index) {

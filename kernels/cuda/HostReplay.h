@@ -34,6 +34,7 @@
 #include "kernels/cuda/Reduce.h"
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Softmax.h"
+#include "kernels/cuda/RoutedExperts.h"
 #include "kernels/cuda/TopK.h"
 
 #include <cmath>

@@ -246,6 +246,22 @@ public:
       if (results_[0].dtype != DType::I64)
         return fail(item(true, 0) + "; the kernel makes i64 indices");
       return okStatus();
+    case DTypeRule::IndexOnly:
+      return every(DType::I64, "i64");
+    case DTypeRule::FloatPairIndexed:
+      if (operands_[2].dtype != DType::I64)
+        return fail(item(false, 2) + "; the kernel takes i64 positions or offsets");
+      if (floats_.halfFloats ? !isFloat16Or32(operands_[0].dtype)
+                             : operands_[0].dtype != DType::F32)
+        return fail(item(false, 0) + "; the kernel takes " +
+                    (floats_.halfFloats ? "f32, f16 or bf16" : floats_.fp32Takes));
+      if (operands_[1].dtype != operands_[0].dtype)
+        return fail(item(false, 1) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      if (results_[0].dtype != operands_[0].dtype)
+        return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      return okStatus();
     case DTypeRule::Range:
       if (results_[0].dtype != DType::F32 && results_[0].dtype != DType::I64 &&
           results_[0].dtype != DType::I32)

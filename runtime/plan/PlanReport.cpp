@@ -121,8 +121,23 @@ bool isEmbedding(const pb::Function &f, int param, int64_t &tokens) {
   return read;
 }
 
+/// The routed rows R and experts E when param entry `param` is read in `f` as the weights
+/// (operand 1) of a grouped_matmul: then each token uses R / (E x tokens) of it.
+bool routedExperts(const pb::Function &f, int param, double &rows, double &experts) {
+  for (const pb::Instruction &ins : f.body())
+    if (ins.kernel() == "grouped_matmul" && ins.operands_size() == 3 &&
+        readsParam(ins.operands(1), param) && ins.operands(0).type().shape_size() == 2 &&
+        ins.operands(1).type().shape_size() == 3) {
+      rows = static_cast<double>(ins.operands(0).type().shape(0));
+      experts = static_cast<double>(ins.operands(1).type().shape(0));
+      return experts > 0;
+    }
+  return false;
+}
+
 /// The params, N, the tokens and the model attention FLOPs of one micro-batch.
 void countModel(const pb::Plan &plan, PlanReport &r) {
+  double routedShare = 0, routedWhole = 0; // routed expert entries: elements x R / E, elements
   for (int p = 0; p < plan.params_size(); ++p) {
     const pb::Param &param = plan.params(p);
     const double n = elementsOf(param.type());
@@ -135,8 +150,19 @@ void countModel(const pb::Plan &plan, PlanReport &r) {
         r.tokensPerMicroBatch = tokens;
       continue;
     }
+    double rows = 0, experts = 0;
+    if (routedExperts(forward, p, rows, experts)) {
+      routedShare += n * rows / experts;
+      routedWhole += n;
+      continue;
+    }
     r.nonEmbeddingParams += n;
   }
+  // Each of T tokens uses R / (E T) of a routed expert entry (k of E experts); without an
+  // embedding (no T) the entries count whole.
+  r.nonEmbeddingParams += r.tokensPerMicroBatch > 0
+                              ? routedShare / static_cast<double>(r.tokensPerMicroBatch)
+                              : routedWhole;
   for (const pb::Layer &layer : plan.layers())
     r.modelAttentionFlops += denseAttentionFlops(plan.functions(layer.forward()));
   r.modelAttentionFlops *= static_cast<double>(r.microBatches);

@@ -22,7 +22,9 @@
 //   6 N T + 3 A,   T = M x tokens per micro-batch,
 // N the elements of every param entry except the embeddings (an entry whose only readers in
 // its layer's forward function are gathers of rows, i.e. the input token and position
-// embeddings; a tied LM head is counted, as its matmul is), trainable and frozen; A the
+// embeddings; a tied LM head is counted, as its matmul is), trainable and frozen, an entry
+// read as the weights of a grouped_matmul (routed experts [E, ...]) counted for its active
+// share R / (E x tokens per micro-batch), i.e. k of its E experts per token; A the
 // non-causal attention FLOPs of one forward pass, times M: the attention products of every
 // layer's forward function, i.e. each fused attention instruction, 2 B Hq S Sk (D + Dv), and
 // each matmul of two batched operands (rank >= 3 each: QK^T and PV of an unfused attention;

@@ -667,6 +667,70 @@ std::vector<CaseDef> allCases() {
                  "tensor<4x2xi64>) -> tensor<4x2x2x5xf32>"},
                 {{"p", {4, 2}}, {"y", {4, 2, 2, 5}}}};
   });
+  // Routed experts in grouped form: 5 tokens pick 2 of 3 experts (expert 2 serves no token
+  // in "grouped_*_empty_expert"); the sort is a constant routing, so positions and offsets
+  // are fixed and every float operand is differentiated.
+  auto routing = [](const std::vector<int64_t> &experts) {
+    return std::vector<std::string>{
+        intConstant("idx", {5, 2}, experts),
+        "%pos, %off = graph.moe_sort %idx {num_experts = 3 : i64} : (tensor<5x2xi64>) -> "
+        "(tensor<5x2xi64>, tensor<4xi64>)"};
+  };
+  const std::vector<int64_t> mixed = {2, 0, 0, 1, 1, 2, 0, 2, 1, 0};
+  const std::vector<int64_t> noTwo = {1, 0, 0, 1, 1, 0, 0, 1, 1, 0};
+  add("moe_dispatch", [=](Rng &) {
+    std::vector<std::string> body = routing(mixed);
+    body.push_back("%y = graph.moe_dispatch %x, %pos : (tensor<5x4xf32>, tensor<5x2xi64>) -> "
+                   "tensor<10x4xf32>");
+    return Case{{{"x", {5, 4}}}, body, {{"y", {10, 4}}}};
+  });
+  add("moe_combine", [=](Rng &) {
+    std::vector<std::string> body = routing(mixed);
+    body.push_back("%y = graph.moe_combine %r, %w, %pos : (tensor<10x3xf32>, tensor<5x2xf32>, "
+                   "tensor<5x2xi64>) -> tensor<5x3xf32>");
+    return Case{{{"r", {10, 3}}, {"w", {5, 2}}}, body, {{"y", {5, 3}}}};
+  });
+  for (bool tb : {false, true})
+    for (bool empty : {false, true})
+      add(std::string("grouped_matmul") + (tb ? "_transpose_b" : "") +
+              (empty ? "_empty_expert" : ""),
+          [=](Rng &) {
+            std::vector<std::string> body = routing(empty ? noTwo : mixed);
+            Shape w = tb ? Shape{3, 6, 4} : Shape{3, 4, 6};
+            body.push_back(std::string("%y = graph.grouped_matmul %r, %w, %off") +
+                           (tb ? " {transpose_b}" : "") + " : (tensor<10x4xf32>, " + T(w) +
+                           ", tensor<4xi64>) -> tensor<10x6xf32>");
+            return Case{{{"r", {10, 4}}, {"w", w}}, body, {{"y", {10, 6}}}};
+          });
+  add("grouped_matmul_wgrad_empty_expert", [=](Rng &) {
+    std::vector<std::string> body = routing(noTwo);
+    body.push_back("%y = graph.grouped_matmul_wgrad %a, %b, %off : (tensor<10x4xf32>, "
+                   "tensor<10x3xf32>, tensor<4xi64>) -> tensor<3x4x3xf32>");
+    return Case{{{"a", {10, 4}}, {"b", {10, 3}}}, body, {{"y", {3, 4, 3}}}};
+  });
+  // The whole grouped block as rp-fuse-routed-experts writes it: router top-k on the
+  // logits, softmax over the k picked logits, gate/up and down grouped matmuls, combine.
+  add("routed_experts_block", [](Rng &) {
+    return Case{
+        {{"x", {5, 4}}, {"l", {5, 3}, Dist::Spread}, {"wu", {3, 4, 6}}, {"wd", {3, 4, 6}}},
+        {"%i = graph.top_k %l {axis = 1 : i64, k = 2 : i64} : (tensor<5x3xf32>) -> "
+         "tensor<5x2xi64>",
+         "%v = graph.gather_elements %l, %i {axis = 1 : i64} : (tensor<5x3xf32>, "
+         "tensor<5x2xi64>) -> tensor<5x2xf32>",
+         "%p = graph.softmax %v {axis = 1 : i64} : tensor<5x2xf32>",
+         "%pos, %off = graph.moe_sort %i {num_experts = 3 : i64} : (tensor<5x2xi64>) -> "
+         "(tensor<5x2xi64>, tensor<4xi64>)",
+         "%r = graph.moe_dispatch %x, %pos : (tensor<5x4xf32>, tensor<5x2xi64>) -> "
+         "tensor<10x4xf32>",
+         "%h = graph.grouped_matmul %r, %wu, %off : (tensor<10x4xf32>, tensor<3x4x6xf32>, "
+         "tensor<4xi64>) -> tensor<10x6xf32>",
+         "%a = graph.tanh %h : tensor<10x6xf32>",
+         "%o = graph.grouped_matmul %a, %wd, %off {transpose_b} : (tensor<10x6xf32>, "
+         "tensor<3x4x6xf32>, tensor<4xi64>) -> tensor<10x4xf32>",
+         "%y = graph.moe_combine %o, %p, %pos : (tensor<10x4xf32>, tensor<5x2xf32>, "
+         "tensor<5x2xi64>) -> tensor<5x4xf32>"},
+        {{"y", {5, 4}}}};
+  });
   add("tile_rows", [](Rng &) {
     return Case{{{"x", {2, 3}}},
                 {"%s = graph.reshape %x : tensor<2x3xf32> to tensor<1x2x1x3xf32>",

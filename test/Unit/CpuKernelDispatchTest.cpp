@@ -752,6 +752,13 @@ pb::Instruction plausible(const kernels::KernelInfo &k) {
     ops[1].dtype = I64;
   } else if (id == "top_k") {
     res[0].dtype = I64;
+  } else if (id == "moe_sort") {
+    ops[0].dtype = I64;
+    res = {{I64, {2, 4}}, {I64, {3}}};
+  } else if (id == "moe_dispatch") {
+    ops[1].dtype = I64;
+  } else if (id == "moe_combine" || id == "grouped_matmul" || id == "grouped_matmul_wgrad") {
+    ops[2].dtype = I64;
   } else if (id == "range") {
     res[0] = {I64, {4}};
   } else if (id == "split") {

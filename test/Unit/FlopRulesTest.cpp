@@ -81,6 +81,15 @@ TEST(FlopRulesTest, LinearCrossEntropyIsTheHeadsProducts) {
   EXPECT_EQ(kernelFlops("linear_cross_entropy", {{4096}, {151936, 2048}}, {{}}, false), 0.0);
 }
 
+TEST(FlopRulesTest, GroupedMatmulCountsEveryRoutedRow) {
+  // 6 rows of K = 4 against 3 experts' [4, 5] matrices: 2 * 6 * 4 * 5.
+  EXPECT_EQ(kernelFlops("grouped_matmul", {{6, 4}, {3, 4, 5}, {4}}, {{6, 5}}, false), 240.0);
+  EXPECT_EQ(kernelFlops("grouped_matmul", {{6, 4}, {3, 5, 4}, {4}}, {{6, 5}}, false), 240.0);
+  EXPECT_EQ(kernelFlops("grouped_matmul_wgrad", {{6, 4}, {6, 5}, {4}}, {{3, 4, 5}}, false),
+            240.0);
+  EXPECT_EQ(kernelFlops("grouped_matmul", {{6, 4}, {3, 4, 5}}, {{6, 5}}, false), 0.0);
+}
+
 TEST(FlopRulesTest, OtherKernelsAndMalformedCallsCountZero) {
   EXPECT_EQ(kernelFlops("add", {{4, 8}, {4, 8}}, {{4, 8}}, false), 0.0);
   EXPECT_EQ(kernelFlops("softmax", {{4, 8}}, {{4, 8}}, false), 0.0);
@@ -91,7 +100,8 @@ TEST(FlopRulesTest, OtherKernelsAndMalformedCallsCountZero) {
   // Every registry id has a rule: the contractions count, nothing else does.
   for (const KernelInfo &k : allKernels()) {
     if (k.id != "matmul" && k.id != "attention" && k.id != "linear_cross_entropy" &&
-        k.id != "linear_cross_entropy_vjp") {
+        k.id != "linear_cross_entropy_vjp" && k.id != "grouped_matmul" &&
+        k.id != "grouped_matmul_wgrad") {
       EXPECT_EQ(kernelFlops(k.id, {{2, 2}, {2, 2}, {2, 2}}, {{2, 2}}, true), 0.0) << k.id;
     }
   }

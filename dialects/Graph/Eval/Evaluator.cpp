@@ -19,6 +19,8 @@
 #include "kernels/cpu/Shape.h"
 #include "kernels/cpu/Softmax.h"
 #include "kernels/cpu/TopK.h"
+#include "kernels/cpu/ExpertRouting.h"
+#include "kernels/cpu/GroupedMatMul.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -278,6 +280,16 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::gatherElements(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
   } else if (auto t = dyn_cast<TopKOp>(op)) {
     status = cpu::topK(operand(0), t.getK(), t.getAxisAttr().getInt(), !t.getSmallest(), out[0]);
+  } else if (isa<MoeSortOp>(op)) {
+    status = cpu::moeSort(operand(0), out[0], out[1]);
+  } else if (isa<MoeDispatchOp>(op)) {
+    status = cpu::moeDispatch(operand(0), operand(1), out[0]);
+  } else if (isa<MoeCombineOp>(op)) {
+    status = cpu::moeCombine(operand(0), operand(1), operand(2), out[0]);
+  } else if (auto g = dyn_cast<GroupedMatMulOp>(op)) {
+    status = cpu::groupedMatmul(operand(0), operand(1), operand(2), g.getTransposeB(), out[0]);
+  } else if (isa<GroupedMatMulWgradOp>(op)) {
+    status = cpu::groupedMatmulWgrad(operand(0), operand(1), operand(2), out[0]);
   } else if (auto sc = dyn_cast<ScatterAddOp>(op)) {
     status = cpu::scatterAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
   } else if (auto sc = dyn_cast<ScatterElementsAddOp>(op)) {

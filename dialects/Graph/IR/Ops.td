@@ -808,4 +808,113 @@ def Graph_LinearCrossEntropyVjpOp : Graph_Op<"linear_cross_entropy_vjp", [Pure]>
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Routed experts (mixture of experts in grouped-GEMM form)
+//===----------------------------------------------------------------------===//
+//
+// A routed-experts layer as `rp-fuse-routed-experts` writes it: graph.moe_sort orders the
+// T * k (token, choice) pairs by expert, graph.moe_dispatch copies each token's row to its k
+// sorted rows, graph.grouped_matmul multiplies each expert's row segment by that expert's
+// weights, graph.moe_combine sums each token's k rows weighted by the routing probabilities.
+// Per-expert row counts stay on the device (the offsets tensor); the row count is the static
+// worst case T * k. Every kernel writes each output element from one thread in a fixed order
+// (no atomics): results do not depend on the thread count.
+
+def Graph_MoeSortOp : Graph_Op<"moe_sort", [Pure, InferTypeOpAdaptor]> {
+  let summary = "orders the (token, choice) pairs of a top-k routing by expert";
+  let description = [{
+    `indices` is `[T, k]`: the expert (in `[0, num_experts)`) of each token's k choices. The
+    T * k pairs are sorted by expert, stably (ties by token, then by choice): pair `(t, j)`
+    goes to row `positions[t, j]` of the sorted order, and expert `e`'s rows are
+    `[offsets[e], offsets[e + 1])` (`offsets[0] = 0`, `offsets[E] = T * k`). `positions` is
+    `[T, k]` i64 (a permutation of `[0, T * k)`), `offsets` `[E + 1]` i64. A counting sort:
+    the result is unique. Not differentiable (integer results). An expert index outside
+    `[0, E)` is a run-time error.
+
+    ```mlir
+    %pos, %off = graph.moe_sort %idx {num_experts = 8 : i64} : (tensor<32x2xi64>) -> (tensor<32x2xi64>, tensor<9xi64>)
+    ```
+  }];
+  let arguments = (ins TensorOf<[I64]>:$indices, I64Attr:$num_experts);
+  let results = (outs TensorOf<[I64]>:$positions, TensorOf<[I64]>:$offsets);
+  let assemblyFormat = "$indices attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_MoeDispatchOp : Graph_Op<"moe_dispatch", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "copies each token's row to its k expert-sorted rows";
+  let description = [{
+    `result[positions[t, j]] = input[t]` for every token `t` and choice `j`: `input` is
+    `[T, H]`, `positions` `[T, k]` (graph.moe_sort's permutation), the result `[T * k, H]`.
+    VJP: `d input[t] = sum_j d result[positions[t, j]]`, summed over `j` in order (a
+    graph.moe_combine with unit weights). `positions` must be a permutation of `[0, T * k)`
+    (checked at run time).
+
+    ```mlir
+    %rows = graph.moe_dispatch %x, %pos : (tensor<32x64xf32>, tensor<32x2xi64>) -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, TensorOf<[I64]>:$positions);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $positions attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_MoeCombineOp : Graph_Op<"moe_combine", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "sums each token's k expert rows weighted by the routing probabilities";
+  let description = [{
+    `result[t] = sum_j weights[t, j] * rows[positions[t, j]]`, summed over `j = 0 .. k-1` in
+    that order: `rows` is `[T * k, N]` (expert-sorted), `weights` `[T, k]` with `rows`'
+    element type, `positions` `[T, k]` (graph.moe_sort's permutation), the result `[T, N]`.
+    VJP: `d rows[positions[t, j]] = weights[t, j] * d result[t]` (two graph.moe_dispatch),
+    `d weights[t, j] = <d result[t], rows[positions[t, j]]>` (a gather, a product and a sum).
+
+    ```mlir
+    %y = graph.moe_combine %rows, %w, %pos : (tensor<64x64xf32>, tensor<32x2xf32>, tensor<32x2xi64>) -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$rows, Graph_FloatTensor:$weights,
+                       TensorOf<[I64]>:$positions);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$rows `,` $weights `,` $positions attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_GroupedMatMulOp : Graph_Op<"grouped_matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "each expert's row segment times that expert's weight matrix";
+  let description = [{
+    `result[r] = rows[r] @ weights[e]` for `offsets[e] <= r < offsets[e + 1]`: `rows` is
+    `[R, K]`, `weights` `[E, K, N]` (`[E, N, K]` with `transpose_b`, read transposed),
+    `offsets` `[E + 1]` i64 (graph.moe_sort's), the result `[R, N]`. The segment sizes are
+    read on the device: nothing goes back to the host. `offsets` must be non-decreasing from
+    0 to R (checked at run time). VJP: `d rows` is a graph.grouped_matmul of the cotangent
+    with the weights transposed; `d weights[e] = rows_e^T d result_e` over expert e's segment
+    (graph.grouped_matmul_wgrad).
+
+    ```mlir
+    %h = graph.grouped_matmul %rows, %w, %off : (tensor<64x64xf32>, tensor<8x64x128xf32>, tensor<9xi64>) -> tensor<64x128xf32>
+    %d = graph.grouped_matmul %h, %w2, %off {transpose_b} : (tensor<64x128xf32>, tensor<8x64x128xf32>, tensor<9xi64>) -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$rows, Graph_FloatTensor:$weights,
+                       TensorOf<[I64]>:$offsets, UnitAttr:$transpose_b);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$rows `,` $weights `,` $offsets attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_GroupedMatMulWgradOp : Graph_Op<"grouped_matmul_wgrad", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "per-expert sum of outer products: lhs_e^T rhs_e over each row segment";
+  let description = [{
+    `result[e] = sum_{offsets[e] <= r < offsets[e + 1]} lhs[r]^T rhs[r]` (an empty segment
+    gives zeros): `lhs` is `[R, K]`, `rhs` `[R, N]`, `offsets` `[E + 1]` i64, the result
+    `[E, K, N]`. The weight gradient of graph.grouped_matmul; each expert's sum runs over its
+    rows in one fixed order (one GEMM per expert, no atomics). VJP: `d lhs` and `d rhs` are
+    graph.grouped_matmul of the other operand with the cotangent.
+
+    ```mlir
+    %dw = graph.grouped_matmul_wgrad %rows, %g, %off : (tensor<64x64xf32>, tensor<64x128xf32>, tensor<9xi64>) -> tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs, TensorOf<[I64]>:$offsets);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs `,` $offsets attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // RP_GRAPH_OPS_TD

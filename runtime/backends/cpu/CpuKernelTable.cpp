@@ -253,11 +253,35 @@ void addFused(Table &t) {
                }});
 }
 
+// Routed experts in grouped-GEMM form.
+void addRoutedExperts(Table &t) {
+  t.push_back({"moe_sort", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t experts = d.i64("num_experts");
+                 return Body([experts](const Operands &in, const Results &out) -> Status {
+                   if (out[1]->rank() != 1 || out[1]->dim(0) != experts + 1)
+                     return invalidArgument("moe_sort: offsets is " +
+                                            formatShape(out[1]->shape()) + ", expected [" +
+                                            std::to_string(experts + 1) + "] (num_experts + 1)");
+                   return cpu::moeSort(*in[0], *out[0], *out[1]);
+                 });
+               }});
+  t.push_back({"moe_dispatch", inOrder(cpu::moeDispatch)});
+  t.push_back({"moe_combine", inOrder(cpu::moeCombine)});
+  t.push_back({"grouped_matmul", [](const Decoder &d) -> StatusOr<Body> {
+                 bool tb = d.flag("transpose_b");
+                 return Body([tb](const Operands &in, const Results &out) {
+                   return cpu::groupedMatmul(*in[0], *in[1], *in[2], tb, *out[0]);
+                 });
+               }});
+  t.push_back({"grouped_matmul_wgrad", inOrder(cpu::groupedMatmulWgrad)});
+}
+
 } // namespace
 
 const CpuBuilder *findCpuBuilder(std::string_view id) {
   static const decode::KernelTable<CpuBuilder> table(
-      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused});
+      {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused,
+       addRoutedExperts});
   return table.find(id);
 }
 

@@ -492,12 +492,58 @@ void addLinearCrossEntropy(Table &t) {
                [](const Decoder &d) { return linearCrossEntropy(d, /*grads=*/true); }});
 }
 
+// Routed experts in grouped form (kernels/cuda/RoutedExperts.h).
+void addRoutedExperts(Table &t) {
+  t.push_back({"moe_sort", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::MoeSortPlan plan,
+                                     kc::planMoeSort(operandDType(d, 0), operandShape(d, 0),
+                                                     d.results()[0].dtype, resultShape(d, 0),
+                                                     d.results()[1].dtype, resultShape(d, 1)));
+                 if (plan.experts != d.i64("num_experts"))
+                   return d.fail("offsets " + typeText(d.results()[1]) + " do not hold " +
+                                 "num_experts + 1 = " + std::to_string(d.i64("num_experts") + 1) +
+                                 " entries");
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, kc::launchMoeSort, kc::replay::moeSort, in[0], out[0],
+                                out[1]);
+                 });
+               }});
+  t.push_back({"moe_dispatch", [](const Decoder &d) {
+                 return inOrder(kc::planMoeDispatch(operandDType(d, 0), operandShape(d, 0),
+                                                    operandDType(d, 1), operandShape(d, 1),
+                                                    d.results()[0].dtype, resultShape(d, 0)),
+                                kc::launchMoeDispatch, kc::replay::moeDispatch);
+               }});
+  t.push_back({"moe_combine", [](const Decoder &d) {
+                 return inOrder(kc::planMoeCombine(operandDType(d, 0), operandShape(d, 0),
+                                                   operandDType(d, 1), operandShape(d, 1),
+                                                   operandDType(d, 2), operandShape(d, 2),
+                                                   d.results()[0].dtype, resultShape(d, 0)),
+                                kc::launchMoeCombine, kc::replay::moeCombine);
+               }});
+  t.push_back({"grouped_matmul", [](const Decoder &d) {
+                 return inOrder(kc::planGroupedMatmul(operandDType(d, 0), operandShape(d, 0),
+                                                      operandDType(d, 1), operandShape(d, 1),
+                                                      operandDType(d, 2), operandShape(d, 2),
+                                                      d.flag("transpose_b"), d.results()[0].dtype,
+                                                      resultShape(d, 0)),
+                                kc::launchGroupedMatmul, kc::replay::groupedMatmul);
+               }});
+  t.push_back({"grouped_matmul_wgrad", [](const Decoder &d) {
+                 return inOrder(kc::planGroupedMatmulWgrad(
+                                    operandDType(d, 0), operandShape(d, 0), operandDType(d, 1),
+                                    operandShape(d, 1), operandDType(d, 2), operandShape(d, 2),
+                                    d.results()[0].dtype, resultShape(d, 0)),
+                                kc::launchGroupedMatmulWgrad, kc::replay::groupedMatmulWgrad);
+               }});
+}
+
 } // namespace
 
 const CudaBuilder *findCudaBuilder(std::string_view id) {
   static const decode::KernelTable<CudaBuilder> table(
       {addElementwise, addRowOps, addShapeOps, addGathers, addGenerators, addFused,
-       addLinearCrossEntropy});
+       addLinearCrossEntropy, addRoutedExperts});
   return table.find(id);
 }
 

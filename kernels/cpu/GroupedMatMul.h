@@ -1,0 +1,39 @@
+//===- GroupedMatMul.h - Grouped GEMMs over expert row segments -*- C++ -*-===//
+//
+// graph.grouped_matmul and graph.grouped_matmul_wgrad (docs/dialects/Graph.md): the rows of a
+// routed-experts layer sorted by expert (graph.moe_sort), expert e's segment
+// [offsets[e], offsets[e + 1]) multiplied by expert e's matrix, and the weight gradient as a
+// per-expert sum of outer products. One OpenBLAS call per task; the tasks (64-row blocks of
+// each segment forward, one expert each for the weight gradient) depend only on the offsets,
+// so the results do not depend on the thread count (no atomics, fixed summation order).
+//
+// Floats: f32 or f64 (one dtype for every float tensor); offsets: i64 [E + 1],
+// non-decreasing from 0 to R (else OutOfRange naming the first bad entry). Shape and dtype
+// errors: InvalidArgument naming the op and the expected and actual type.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RP_KERNELS_CPU_GROUPEDMATMUL_H
+#define RP_KERNELS_CPU_GROUPEDMATMUL_H
+
+#include "runtime/core/HostTensor.h"
+#include "runtime/core/Status.h"
+
+namespace rp::kernels::cpu {
+
+/// Rows per task of groupedMatmul (a segment is cut into blocks of this many rows).
+constexpr int64_t kGroupedRowBlock = 64;
+
+/// out[r] = rows[r] @ W_e for offsets[e] <= r < offsets[e + 1]: rows [R, K], weights
+/// [E, K, N] (`transposeB`: [E, N, K], W_e = weights[e]^T), out [R, N].
+runtime::Status groupedMatmul(const runtime::HostTensor &rows, const runtime::HostTensor &weights,
+                              const runtime::HostTensor &offsets, bool transposeB,
+                              runtime::HostTensor &out);
+
+/// out[e] = sum over expert e's rows r of lhs[r]^T rhs[r] (zeros for an empty segment):
+/// lhs [R, K], rhs [R, N], out [E, K, N].
+runtime::Status groupedMatmulWgrad(const runtime::HostTensor &lhs, const runtime::HostTensor &rhs,
+                                   const runtime::HostTensor &offsets, runtime::HostTensor &out);
+
+} // namespace rp::kernels::cpu
+
+#endif // RP_KERNELS_CPU_GROUPEDMATMUL_H

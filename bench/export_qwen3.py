@@ -88,6 +88,21 @@ def qwen3_config(args):
         eos_token_id=151645, use_cache=False)
 
 
+def qwen3_moe_config(args):
+    # Qwen3-MoE (Qwen3-30B-A3B's config with the sizes given): every layer routed, top-k
+    # renormalised, transformers' batched_mm experts (the form rp-fuse-routed-experts fuses).
+    config = transformers.Qwen3MoeConfig(
+        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.intermediate,
+        moe_intermediate_size=args.moe_intermediate, num_experts=args.experts,
+        num_experts_per_tok=args.top_k, norm_topk_prob=True, decoder_sparse_step=1,
+        mlp_only_layers=[], num_hidden_layers=args.layers, num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads, head_dim=args.head_dim,
+        max_position_embeddings=max(40960, args.seq), rope_theta=1000000.0, rms_norm_eps=1e-6,
+        attention_bias=False, tie_word_embeddings=args.tie, use_cache=False)
+    config._experts_implementation = "batched_mm"
+    return config
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="output directory (created)")
@@ -105,15 +120,23 @@ def main():
     p.add_argument("--rope-tables", action=argparse.BooleanOptionalAction, default=None,
                    help="export the rotary cos/sin as precomputed constant tables (default: "
                         "when seq * head_dim > 65536, the importer's fold limit)")
+    p.add_argument("--experts", type=int, default=0,
+                   help="routed experts per layer; > 0 exports Qwen3-MoE (e.g. Qwen3-30B-A3B: "
+                        "--layers 48 --experts 128 --top-k 8 --moe-intermediate 768 "
+                        "--heads 32 --kv-heads 4 --no-tie)")
+    p.add_argument("--top-k", type=int, default=8, help="experts per token (with --experts)")
+    p.add_argument("--moe-intermediate", type=int, default=768,
+                   help="an expert's intermediate size (with --experts)")
     p.add_argument("--opset", type=int, default=None, help="ONNX opset (exporter default)")
     args = p.parse_args()
 
     if args.rope_tables is None:
         args.rope_tables = args.seq * args.head_dim > 65536
     t0 = time.time()
-    config = qwen3_config(args)
+    config = qwen3_moe_config(args) if args.experts > 0 else qwen3_config(args)
     with torch.device("meta"):
-        lm = transformers.Qwen3ForCausalLM(config).float()
+        lm = (transformers.Qwen3MoeForCausalLM if args.experts > 0
+              else transformers.Qwen3ForCausalLM)(config).float()
     lm.config._attn_implementation = "sdpa"
     graph = TrainingGraph(lm).train()
 

@@ -35,6 +35,22 @@ double forwardFlops(func::FuncOp func) {
       flops += 2.0 * elements(mm.getType()) * static_cast<double>(k);
       return;
     }
+    if (isa<graph::GroupedMatMulOp, graph::GroupedMatMulWgradOp>(op)) {
+      // Routed experts: each of the R = T * k (token, choice) rows meets ONE expert's [K, N]
+      // matrix, so 2 R K N, the active FLOPs (kernels/FlopRules.h), not E times that. For
+      // grouped_matmul R, K = rows' dims and N = the result's last; for the wgrad R, K = lhs'
+      // dims and N = rhs' last (the [E, K, N] result is not a measure of the work).
+      auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto b = cast<RankedTensorType>(isa<graph::GroupedMatMulOp>(op) ? op->getResult(0).getType()
+                                                                     : op->getOperand(1).getType());
+      flops += 2.0 * elements(a) * static_cast<double>(b.getDimSize(b.getRank() - 1));
+      return;
+    }
+    if (isa<graph::MoeCombineOp>(op)) {
+      // A multiply-add per (token, choice) row element: 2 * elements(rows [T * k, N]).
+      flops += 2.0 * elements(op->getOperand(0).getType());
+      return;
+    }
     if (isa<graph::LinearCrossEntropyOp, graph::LinearCrossEntropyVjpOp>(op)) {
       // The head's products (2 N H V per pass over the logits; the VJP runs three) and the
       // softmax over [N, V], as a matmul and a cross_entropy count.

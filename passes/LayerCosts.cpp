@@ -19,6 +19,16 @@ int64_t bytesOf(Type t) {
   return rt.getNumElements() * std::max<unsigned>(bits / 8, 1);
 }
 
+/// Bytes of `t` as the plan moves it: float tensors in the compute dtype (`floatBytes` each:
+/// bf16 or f16 weights are uploaded and their gradients downloaded at 2 bytes, whatever the
+/// graph's f32), integer tensors as they are.
+uint64_t computeBytes(Type t, int64_t floatBytes) {
+  auto rt = cast<RankedTensorType>(t);
+  if (isa<FloatType>(rt.getElementType()))
+    return static_cast<uint64_t>(rt.getNumElements() * floatBytes);
+  return static_cast<uint64_t>(bytesOf(t));
+}
+
 double elements(Type t) { return static_cast<double>(cast<RankedTensorType>(t).getNumElements()); }
 
 } // namespace
@@ -73,7 +83,7 @@ double forwardFlops(func::FuncOp func) {
   return flops;
 }
 
-int64_t peakLiveBytes(func::FuncOp func) {
+int64_t peakLiveBytes(func::FuncOp func, int64_t floatBytes) {
   // A value is live from its definition to its last use (arguments from the start); param
   // loads are weights, counted by param_bytes, not here.
   Block &body = func.getBody().front();
@@ -86,8 +96,9 @@ int64_t peakLiveBytes(func::FuncOp func) {
     int64_t last = from;
     for (Operation *user : v.getUsers())
       last = std::max(last, position.lookup(user));
-    delta[from] += bytesOf(v.getType());
-    delta[last + 1] -= bytesOf(v.getType());
+    const auto bytes = static_cast<int64_t>(computeBytes(v.getType(), floatBytes));
+    delta[from] += bytes;
+    delta[last + 1] -= bytes;
   };
   for (BlockArgument a : body.getArguments())
     account(a, 0);
@@ -147,14 +158,14 @@ FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
       if (!seen.insert(load.getParam()).second)
         return;
       auto param = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(load, load.getParamAttr());
-      uint64_t bytes = bytesOf(load.getType());
+      uint64_t bytes = computeBytes(load.getType(), floatBytes);
       layer.paramBytes += bytes;
       if (param && param.getTrainable())
         layer.trainableBytes += bytes;
     });
     for (Type t : fn.getResultTypes())
-      layer.actBytes += bytesOf(t);
-    layer.workBytes = static_cast<uint64_t>(peakLiveBytes(fn));
+      layer.actBytes += computeBytes(t, floatBytes);
+    layer.workBytes = static_cast<uint64_t>(peakLiveBytes(fn, floatBytes));
     profile.layers.push_back(std::move(layer));
   }
   FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);

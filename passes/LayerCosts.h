@@ -29,8 +29,9 @@ namespace mlir::rp {
 double forwardFlops(func::FuncOp func);
 
 /// Peak bytes of the values live at once while `func` runs (params excluded), from a liveness
-/// walk over its ops in order: the layer's working memory for one micro-batch.
-int64_t peakLiveBytes(func::FuncOp func);
+/// walk over its ops in order: the layer's working memory for one micro-batch; float tensors
+/// at `floatBytes` per element (the compute dtype).
+int64_t peakLiveBytes(func::FuncOp func, int64_t floatBytes);
 
 /// The saved bytes of every layer of `graph.layers`, in order (layerResidualBytes of each with
 /// the lowering's configuration, layerGradientConfig; the last layer is the loss). Float
@@ -39,8 +40,9 @@ int64_t peakLiveBytes(func::FuncOp func);
 FailureOr<SmallVector<uint64_t>> estimateSavedBytes(ModuleOp module, int64_t floatBytes);
 
 /// Estimates a profile of the layers listed in `graph.layers`; fails (with an error at the
-/// module) when the module has not been grouped or the target has no peak TFLOP/s. Saved
-/// bytes as estimateSavedBytes with `floatBytes` (the other sizes in the IR's types).
+/// module) when the module has not been grouped or the target has no peak TFLOP/s. Every
+/// size in the compute dtype: float tensors at `floatBytes` per element (param, trainable,
+/// activation, working and saved bytes), integer tensors in the IR's types.
 FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
                                                     const ::rp::partition::TargetSpec &target,
                                                     double efficiency = 0.5,

@@ -19,9 +19,9 @@ int64_t bytesOf(Type t) {
   return rt.getNumElements() * std::max<unsigned>(bits / 8, 1);
 }
 
-/// Bytes of `t` as the plan moves it: float tensors in the compute dtype (`floatBytes` each:
-/// bf16 or f16 weights are uploaded and their gradients downloaded at 2 bytes, whatever the
-/// graph's f32), integer tensors as they are.
+/// Bytes of `t` with float tensors at `floatBytes` per element (the compute dtype: bf16 or f16
+/// weights and activations take 2 bytes, whatever the graph's f32), integer tensors as they
+/// are.
 uint64_t computeBytes(Type t, int64_t floatBytes) {
   auto rt = cast<RankedTensorType>(t);
   if (isa<FloatType>(rt.getElementType()))
@@ -158,10 +158,11 @@ FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
       if (!seen.insert(load.getParam()).second)
         return;
       auto param = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(load, load.getParamAttr());
-      uint64_t bytes = computeBytes(load.getType(), floatBytes);
-      layer.paramBytes += bytes;
+      // Weights go up in the compute dtype; gradients come down as the slot's fp32
+      // accumulators (the device arena's layout), whatever the compute dtype.
+      layer.paramBytes += computeBytes(load.getType(), floatBytes);
       if (param && param.getTrainable())
-        layer.trainableBytes += bytes;
+        layer.trainableBytes += computeBytes(load.getType(), 4);
     });
     for (Type t : fn.getResultTypes())
       layer.actBytes += computeBytes(t, floatBytes);

@@ -40,9 +40,10 @@ int64_t peakLiveBytes(func::FuncOp func, int64_t floatBytes);
 FailureOr<SmallVector<uint64_t>> estimateSavedBytes(ModuleOp module, int64_t floatBytes);
 
 /// Estimates a profile of the layers listed in `graph.layers`; fails (with an error at the
-/// module) when the module has not been grouped or the target has no peak TFLOP/s. Every
-/// size in the compute dtype: float tensors at `floatBytes` per element (param, trainable,
-/// activation, working and saved bytes), integer tensors in the IR's types.
+/// module) when the module has not been grouped or the target has no peak TFLOP/s. Sizes in
+/// the compute dtype: float tensors at `floatBytes` per element (param, activation, working
+/// and saved bytes), integer tensors in the IR's types; trainable bytes at 4 per element
+/// (gradients are downloaded from fp32 accumulators).
 FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
                                                     const ::rp::partition::TargetSpec &target,
                                                     double efficiency = 0.5,

@@ -6,6 +6,8 @@ machine by bench/make_inputs.py).
     python bench/export_qwen3.py --out DIR [--layers 28] [--seq 4096] [--batch 1]
         [--hidden 2048] [--intermediate 6144] [--heads 16] [--kv-heads 8] [--head-dim 128]
         [--vocab 151936] [--tie | --no-tie] [--rope-tables | --no-rope-tables]
+        [--arch qwen3|qwen3_moe|gpt_oss] [--experts E] [--top-k K] [--moe-intermediate I]
+        [--sliding-window W]
 
 Defaults: the Hugging Face config of Qwen/Qwen3-1.7B (28 layers, hidden 2048, intermediate
 6144, 16 heads, 8 KV heads, head_dim 128, vocabulary 151936, rope_theta 1e6, RMSNorm eps 1e-6,
@@ -39,6 +41,10 @@ Writes DIR/model.onnx (the graph: 2.4 MB at 28 layers, 6.5 MB with the seq-4096 
 and DIR/model.weights (sparse), and prints one JSON line: parameters, their count, the shape,
 the sizes, the export time (36 s at full size on a 2-core machine, 1 GB of memory).
 bench/check_export.py checks the result against transformers' loss.
+
+Mixtures of experts (--arch qwen3_moe, gpt_oss; docs/PERFORMANCE.md "Mixtures of experts at
+scale"): every layer routed, transformers' batched_mm experts (the form rpc's
+rp-fuse-routed-experts turns into grouped GEMMs), the same meta-device export.
 """
 import argparse
 import json
@@ -88,6 +94,49 @@ def qwen3_config(args):
         eos_token_id=151645, use_cache=False)
 
 
+def qwen3_moe_config(args):
+    # Qwen3-MoE (Qwen3-30B-A3B's config with the sizes given): every layer routed, top-k
+    # renormalised, transformers' batched_mm experts (the form rp-fuse-routed-experts fuses).
+    config = transformers.Qwen3MoeConfig(
+        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.intermediate,
+        moe_intermediate_size=args.moe_intermediate, num_experts=args.experts,
+        num_experts_per_tok=args.top_k, norm_topk_prob=True, decoder_sparse_step=1,
+        mlp_only_layers=[], num_hidden_layers=args.layers, num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads, head_dim=args.head_dim,
+        max_position_embeddings=max(40960, args.seq), rope_theta=1000000.0, rms_norm_eps=1e-6,
+        attention_bias=False, tie_word_embeddings=args.tie, use_cache=False)
+    config._experts_implementation = "batched_mm"
+    return config
+
+
+def gpt_oss_config(args):
+    # GPT-OSS (gpt-oss-20b's config with the sizes given): every layer routed (router bias,
+    # softmax over the chosen logits, clamped SwiGLU, expert biases), attention sinks, biased
+    # attention, sliding (window --sliding-window) and full attention alternating, YaRN rotary;
+    # transformers' batched_mm experts. The expert intermediate size is --moe-intermediate.
+    config = transformers.GptOssConfig(
+        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.moe_intermediate,
+        num_local_experts=args.experts, num_experts_per_tok=args.top_k,
+        num_hidden_layers=args.layers, num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads, head_dim=args.head_dim,
+        sliding_window=args.sliding_window,
+        layer_types=["sliding_attention", "full_attention"] * (args.layers // 2),
+        max_position_embeddings=max(131072, args.seq), rms_norm_eps=1e-5,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 150000.0, "factor": 32.0,
+                         "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                         "original_max_position_embeddings": 4096},
+        tie_word_embeddings=args.tie, use_cache=False)
+    config._experts_implementation = "batched_mm"
+    return config
+
+
+ARCHS = {
+    "qwen3": (qwen3_config, "Qwen3ForCausalLM"),
+    "qwen3_moe": (qwen3_moe_config, "Qwen3MoeForCausalLM"),
+    "gpt_oss": (gpt_oss_config, "GptOssForCausalLM"),
+}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="output directory (created)")
@@ -105,16 +154,31 @@ def main():
     p.add_argument("--rope-tables", action=argparse.BooleanOptionalAction, default=None,
                    help="export the rotary cos/sin as precomputed constant tables (default: "
                         "when seq * head_dim > 65536, the importer's fold limit)")
+    p.add_argument("--arch", choices=sorted(ARCHS), default="qwen3",
+                   help="qwen3 (dense), qwen3_moe (e.g. Qwen3-30B-A3B: --layers 48 --experts "
+                        "128 --top-k 8 --moe-intermediate 768 --heads 32 --kv-heads 4 --no-tie) "
+                        "or gpt_oss (gpt-oss-20b: --layers 24 --hidden 2880 --experts 32 "
+                        "--top-k 4 --moe-intermediate 2880 --heads 64 --kv-heads 8 --head-dim "
+                        "64 --vocab 201088 --no-tie)")
+    p.add_argument("--experts", type=int, default=128, help="routed experts per layer (MoE)")
+    p.add_argument("--top-k", type=int, default=8, help="experts per token (MoE)")
+    p.add_argument("--moe-intermediate", type=int, default=768,
+                   help="an expert's intermediate size (MoE)")
+    p.add_argument("--sliding-window", type=int, default=128,
+                   help="the sliding-attention layers' window (gpt_oss)")
     p.add_argument("--opset", type=int, default=None, help="ONNX opset (exporter default)")
     args = p.parse_args()
 
     if args.rope_tables is None:
         args.rope_tables = args.seq * args.head_dim > 65536
     t0 = time.time()
-    config = qwen3_config(args)
+    make_config, model_class = ARCHS[args.arch]
+    config = make_config(args)
     with torch.device("meta"):
-        lm = transformers.Qwen3ForCausalLM(config).float()
-    lm.config._attn_implementation = "sdpa"
+        lm = getattr(transformers, model_class)(config).float()
+    # GPT-OSS's attention sinks exist only in transformers' eager attention (its SDPA path drops
+    # them), as in examples/export/export_model.py.
+    lm.config._attn_implementation = "eager" if args.arch == "gpt_oss" else "sdpa"
     graph = TrainingGraph(lm).train()
 
     # Buffers need real values (the importer makes them constants that fold): built again on
@@ -203,7 +267,8 @@ def main():
                       "weights": weights_path, "weights_bytes": offset, "opset": opset,
                       "params": len(params), "param_count": n_params,
                       "embedding_params": 0 if args.tie else args.vocab * args.hidden,
-                      "layers": args.layers, "seq": args.seq, "batch": args.batch,
+                      "arch": args.arch, "layers": args.layers, "seq": args.seq,
+                      "batch": args.batch,
                       "hidden": args.hidden, "intermediate": args.intermediate,
                       "heads": args.heads, "kv_heads": args.kv_heads, "head_dim": args.head_dim,
                       "vocab": args.vocab,

@@ -19,6 +19,16 @@ int64_t bytesOf(Type t) {
   return rt.getNumElements() * std::max<unsigned>(bits / 8, 1);
 }
 
+/// Bytes of `t` with float tensors at `floatBytes` per element (the compute dtype: bf16 or f16
+/// weights and activations take 2 bytes, whatever the graph's f32), integer tensors as they
+/// are.
+uint64_t computeBytes(Type t, int64_t floatBytes) {
+  auto rt = cast<RankedTensorType>(t);
+  if (isa<FloatType>(rt.getElementType()))
+    return static_cast<uint64_t>(rt.getNumElements() * floatBytes);
+  return static_cast<uint64_t>(bytesOf(t));
+}
+
 double elements(Type t) { return static_cast<double>(cast<RankedTensorType>(t).getNumElements()); }
 
 } // namespace
@@ -33,6 +43,22 @@ double forwardFlops(func::FuncOp func) {
       auto lhs = mm.getLhs().getType();
       int64_t k = lhs.getShape()[lhs.getRank() - (mm.getTransposeA() ? 2 : 1)];
       flops += 2.0 * elements(mm.getType()) * static_cast<double>(k);
+      return;
+    }
+    if (isa<graph::GroupedMatMulOp, graph::GroupedMatMulWgradOp>(op)) {
+      // Routed experts: each of the R = T * k (token, choice) rows meets ONE expert's [K, N]
+      // matrix, so 2 R K N, the active FLOPs (kernels/FlopRules.h), not E times that. For
+      // grouped_matmul R, K = rows' dims and N = the result's last; for the wgrad R, K = lhs'
+      // dims and N = rhs' last (the [E, K, N] result is not a measure of the work).
+      auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto b = cast<RankedTensorType>(isa<graph::GroupedMatMulOp>(op) ? op->getResult(0).getType()
+                                                                     : op->getOperand(1).getType());
+      flops += 2.0 * elements(a) * static_cast<double>(b.getDimSize(b.getRank() - 1));
+      return;
+    }
+    if (isa<graph::MoeCombineOp>(op)) {
+      // A multiply-add per (token, choice) row element: 2 * elements(rows [T * k, N]).
+      flops += 2.0 * elements(op->getOperand(0).getType());
       return;
     }
     if (isa<graph::LinearCrossEntropyOp, graph::LinearCrossEntropyVjpOp>(op)) {
@@ -57,7 +83,7 @@ double forwardFlops(func::FuncOp func) {
   return flops;
 }
 
-int64_t peakLiveBytes(func::FuncOp func) {
+int64_t peakLiveBytes(func::FuncOp func, int64_t floatBytes) {
   // A value is live from its definition to its last use (arguments from the start); param
   // loads are weights, counted by param_bytes, not here.
   Block &body = func.getBody().front();
@@ -70,8 +96,9 @@ int64_t peakLiveBytes(func::FuncOp func) {
     int64_t last = from;
     for (Operation *user : v.getUsers())
       last = std::max(last, position.lookup(user));
-    delta[from] += bytesOf(v.getType());
-    delta[last + 1] -= bytesOf(v.getType());
+    const auto bytes = static_cast<int64_t>(computeBytes(v.getType(), floatBytes));
+    delta[from] += bytes;
+    delta[last + 1] -= bytes;
   };
   for (BlockArgument a : body.getArguments())
     account(a, 0);
@@ -131,14 +158,15 @@ FailureOr<::rp::partition::Profile> estimateProfile(ModuleOp module,
       if (!seen.insert(load.getParam()).second)
         return;
       auto param = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(load, load.getParamAttr());
-      uint64_t bytes = bytesOf(load.getType());
-      layer.paramBytes += bytes;
+      // Weights go up in the compute dtype; gradients come down as the slot's fp32
+      // accumulators (the device arena's layout), whatever the compute dtype.
+      layer.paramBytes += computeBytes(load.getType(), floatBytes);
       if (param && param.getTrainable())
-        layer.trainableBytes += bytes;
+        layer.trainableBytes += computeBytes(load.getType(), 4);
     });
     for (Type t : fn.getResultTypes())
-      layer.actBytes += bytesOf(t);
-    layer.workBytes = static_cast<uint64_t>(peakLiveBytes(fn));
+      layer.actBytes += computeBytes(t, floatBytes);
+    layer.workBytes = static_cast<uint64_t>(peakLiveBytes(fn, floatBytes));
     profile.layers.push_back(std::move(layer));
   }
   FailureOr<SmallVector<uint64_t>> saved = estimateSavedBytes(module, floatBytes);

@@ -190,6 +190,17 @@ std::string formatStageTable(const StagePlan &sp, ArrayRef<int64_t> devicePeakBy
   out += part::formatPlan(sp.plan) + "\n";
   for (const std::string &w : sp.plan.warnings)
     out += "warning: " + w + "\n";
+  // The layer profile the partition used (measured, or the FLOP estimate of LayerCosts.h).
+  std::snprintf(line, sizeof line, "%-6s %-16s %14s %14s %14s %14s %14s\n", "layer", "name",
+                "fwd ms", "bwd ms", "param bytes", "trainable", "act bytes");
+  out += line;
+  for (auto [i, l] : llvm::enumerate(sp.profile.layers)) {
+    std::snprintf(line, sizeof line, "%-6zu %-16s %14.10g %14.10g %14llu %14llu %14llu\n", i,
+                  l.name.c_str(), l.fwdMs, l.bwdMs, static_cast<unsigned long long>(l.paramBytes),
+                  static_cast<unsigned long long>(l.trainableBytes),
+                  static_cast<unsigned long long>(l.actBytes));
+    out += line;
+  }
   return out;
 }
 

@@ -40,7 +40,8 @@ void recordPlan(ModuleOp module, const StagePlan &plan);
 
 /// The human-readable table of `rpc-compile --emit=stages`: stage, kind, layers, estimated
 /// time per micro-batch, the cost model's memory, and (when given, one per stage in dispatch
-/// order) the peak device memory rp-plan-memory planned for the stage's job.
+/// order) the peak device memory rp-plan-memory planned for the stage's job; then the layer
+/// profile used (per layer: forward and backward ms, param, trainable and activation bytes).
 std::string formatStageTable(const StagePlan &plan, ArrayRef<int64_t> devicePeakBytes = {});
 
 /// Called by rp-partition-stages with the plan it recorded.

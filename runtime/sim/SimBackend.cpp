@@ -199,6 +199,16 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
       if (ins.kernel() == "attention_vjp")
         flops *= 2.5; // five products of the forward's size (kernels/FlopRules.h)
     }
+  } else if ((ins.kernel() == "grouped_matmul" || ins.kernel() == "grouped_matmul_wgrad") &&
+             ins.operands_size() == 3 && ins.results_size() == 1) {
+    // Routed experts: 2 R K N, each of the R = T * k rows against ONE expert's [K, N] matrix
+    // (kernels/FlopRules.h); R, K from the first operand, N the last dim of the result
+    // (grouped_matmul) or of rhs [R, N] (the wgrad, whose result is [E, K, N]).
+    const pb::TensorType &n = ins.kernel() == "grouped_matmul" ? ins.results(0).type()
+                                                                : ins.operands(1).type();
+    if (n.shape_size() >= 1)
+      flops = 2.0 * static_cast<double>(elementsOf(ins.operands(0).type())) *
+              static_cast<double>(n.shape(n.shape_size() - 1));
   } else if ((ins.kernel() == "linear_cross_entropy" ||
               ins.kernel() == "linear_cross_entropy_vjp") &&
              ins.operands_size() >= 2) {

@@ -34,7 +34,8 @@
 //    stage costs exactly CostModel::computeMs(kind, begin, end). Without a profile, a roofline
 //    over the function's instructions: per instruction max(flops / (peak x efficiency),
 //    bytes / HBM bandwidth), flops = 2 M N K for matmul and 2 B Hq S Sk (D + Dv) for attention
-//    (halved when causal), 0 otherwise; bytes = operand + result bytes (reshape: a view, 0).
+//    (halved when causal), 2 R K N for grouped_matmul and its wgrad (the R = T * k routed
+//    rows, each against one expert: the active FLOPs), 0 otherwise; bytes = operand + result bytes (reshape: a view, 0).
 //  - accumulate: (dtype + 8) bytes per element / HBM bandwidth (roofline); 0 with a profile
 //    (its bwd_ms includes autograd's gradient accumulation).
 //  - copies: per device one host-to-device and one device-to-host link of `linkGbps` (PCIe is

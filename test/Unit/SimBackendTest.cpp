@@ -507,5 +507,31 @@ TEST(SimRoofline, LinearCrossEntropyCountsTheHeadsProducts) {
   }
 }
 
+// Routed experts (Qwen3-30B-A3B's shape: 4096 tokens x top-8 = 32768 rows, 128 experts of
+// 2048 -> 768): compute-bound at 2 R K N, the active FLOPs; the [E, K, N] weights (and the
+// wgrad's [E, K, N] result) count only as bytes, never as E times the FLOPs.
+TEST(SimRoofline, GroupedMatMulCountsTheActiveRows) {
+  using rp::testing::ref;
+  using rp::testing::tensorType;
+  rp::partition::TargetSpec target;
+  target.peakTflops = 100;
+  target.hbmGbps = 1e9; // memory time negligible: the FLOPs decide
+  const int64_t rows = 4096 * 8, k = 2048, n = 768, experts = 128;
+  auto lhs = tensorType(pb::BF16, {rows, k}), out = tensorType(pb::BF16, {rows, n});
+  auto weights = tensorType(pb::BF16, {experts, k, n}), offsets = tensorType(pb::I64, {experts + 1});
+  const double flops = 2.0 * rows * k * n; // 1.03e11
+  for (bool wgrad : {false, true}) {
+    pb::Function f;
+    pb::Instruction *ins = f.add_body();
+    ins->set_kernel(wgrad ? "grouped_matmul_wgrad" : "grouped_matmul");
+    *ins->add_operands() = ref(pb::BufferRef::ARG, 0, lhs);
+    *ins->add_operands() = ref(pb::BufferRef::ARG, 1, wgrad ? out : weights);
+    *ins->add_operands() = ref(pb::BufferRef::ARG, 2, offsets);
+    *ins->add_results() = ref(pb::BufferRef::RESULT, 0, wgrad ? weights : out);
+    // 2.06 ms of compute against < 1e-6 ms of memory traffic; E x the FLOPs would be 264 ms.
+    EXPECT_DOUBLE_EQ(rooflineMs(f, target, 0.5), flops / (100 * 0.5 * 1e9)) << ins->kernel();
+  }
+}
+
 } // namespace
 } // namespace rp::runtime

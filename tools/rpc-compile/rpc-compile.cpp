@@ -9,7 +9,7 @@
 // (`model.rpplan` -> `model.safetensors`). `--emit` prints an intermediate level instead:
 // `graph` (the imported forward function), `train` (+ @train_step), `layers` (the layer
 // functions), `stages` (the stage partition as a table, with each stage's planned peak device
-// memory), `schedule` (the planned schedule IR), `plan-text` (the plan in protobuf text
+// memory, then the layer profile used), `schedule` (the planned schedule IR), `plan-text` (the plan in protobuf text
 // format), `report` (the plan report of runtime/plan/PlanReport.h: executed and model FLOPs,
 // bytes moved and device memory per stage and step), `report-json` (the same as JSON).
 // Without --emit, a `-o` ending in .rpplan writes the plan, anything else prints the graph.

@@ -41,11 +41,10 @@
 // to complete within the step, so the chain cannot deadlock whatever the MPI's eager limit.
 // lag is one more than the 2(R-1-q) hops from q to R-1 and back: a slack of one chunk, so a
 // rank's forward stream does not stall on sums that can only just have arrived. Every call is
-// on the
-// calling thread. Time on full-duplex links, a message of one chunk taking one chunk time:
-// k + 1 chunk times for R = 2, max(k + 2R - 3, 2k + 1) for R > 2 (a chunk's 2(R-1) hops after
-// the k-1 before it; a middle rank's NIC sends 2k chunks); the chain before this protocol
-// returned the sums only after the whole chain, 2(k + R - 2) (docs/MULTI_NODE.md).
+// on the calling thread. Time on full-duplex links, one message of a chunk taking one chunk
+// time: k + 1 chunk times for R = 2 (chunk k-1 leaves rank 0 at k-1 and takes 2 hops), max(k + 2R -
+// 3, 2k + 2R - 5) for R > 2 (a middle rank's NIC sends 2k chunks); the chain before this
+// protocol returned the sums only after the whole chain, 2(k + R - 2) (runtime/sim/NodeModel.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_DIST_WORLD_H

@@ -79,9 +79,11 @@ int main() {
     return 1;
   }
   // {count, chunk}: one short chunk, exact chunks, an odd remainder, a remainder of 1, many
-  // chunks, the default chunk; twice each, so consecutive reductions do not mix messages.
-  const int64_t cases[][2] = {{5, 7},   {21, 7},   {23, 7},  {50, 7},  {1, 4},
-                              {1001, 3}, {999, 64}, {37, 1}, {4099, rp::runtime::World::kChainChunkFloats}};
+  // chunks, the default chunk (once below it, once 2.5 chunks of 4 MiB messages, beyond MPI's
+  // eager limits); twice each, so consecutive reductions do not mix messages.
+  const int64_t full = rp::runtime::World::kChainChunkFloats;
+  const int64_t cases[][2] = {{5, 7},    {21, 7},   {23, 7},  {50, 7},      {1, 4},
+                              {1001, 3}, {999, 64}, {37, 1},  {4099, full}, {full * 5 / 2, full}};
   int64_t reordered = 0;
   bool ok = true;
   for (int round = 0; round < 2 && ok; ++round)

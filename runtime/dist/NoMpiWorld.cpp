@@ -2,6 +2,7 @@
 
 #include "runtime/dist/World.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -20,6 +21,10 @@ StatusOr<std::unique_ptr<World>> World::init() {
 World::~World() = default;
 
 Status World::sumInRankOrder(float *, int64_t) { return unimplemented("built without MPI"); }
+
+void World::setChunkFloatsForTests(int64_t floats) {
+  chunkFloats_ = std::max<int64_t>(1, std::min(floats, kChainChunkFloats));
+}
 
 Status World::allGather(const float *, int64_t, float *) {
   return unimplemented("built without MPI");

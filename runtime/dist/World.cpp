@@ -12,9 +12,12 @@ namespace rp::runtime {
 
 namespace {
 
-/// Floats per message of the reduction chain: 4 MiB, so ranks down the chain add one chunk
-/// while the next arrives, and counts stay far below INT_MAX.
-constexpr int64_t kChunk = int64_t(1) << 20;
+/// The largest message of the reductions, floats: 4 MiB, the chain's chunk (World.h), and
+/// counts stay far below INT_MAX.
+constexpr int64_t kChunk = World::kChainChunkFloats;
+/// The reduction chain's tags (World.h, "Reduction protocol").
+constexpr int kForwardTag = 0;
+constexpr int kBackwardTag = 1;
 
 Status mpiError(const char *call, int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -70,22 +73,58 @@ Status World::sumInRankOrder(float *data, int64_t count) {
   if (ranks_ == 1 || count <= 0)
     return okStatus();
   MPI_Comm comm = comms_->reduce;
-  std::vector<float> partial(static_cast<size_t>(std::min(count, kChunk)));
-  for (int64_t at = 0; at < count; at += kChunk) {
-    const int n = static_cast<int>(std::min(kChunk, count - at));
-    float *mine = data + at;
-    if (rank_ > 0) { // partial = x_0 + ... + x_{rank-1}; then + x_rank, element by element
-      RP_MPI(MPI_Recv(partial.data(), n, MPI_FLOAT, rank_ - 1, 0, comm, MPI_STATUS_IGNORE));
-      for (int i = 0; i < n; ++i)
-        mine[i] = partial[static_cast<size_t>(i)] + mine[i];
-    }
-    if (rank_ + 1 < ranks_)
-      RP_MPI(MPI_Send(mine, n, MPI_FLOAT, rank_ + 1, 0, comm));
+  const int64_t chunk = chunkFloats_;
+  const int64_t chunks = (count + chunk - 1) / chunk;
+  const bool first = rank_ == 0, last = rank_ + 1 == ranks_;
+  auto at = [&](int64_t i) { return data + i * chunk; };
+  auto len = [&](int64_t i) { return static_cast<int>(std::min(chunk, count - i * chunk)); };
+  // Steps 0 .. chunks - 1 + lag: step s forwards chunk s and takes back the sums of chunk
+  // s - lag (World.h, "Reduction protocol").
+  const int64_t lag = last ? 0 : 2 * (ranks_ - 1 - rank_) + 1;
+  std::vector<float> partial[2];
+  std::vector<MPI_Request> forwardSent(static_cast<size_t>(chunks), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> backwardSent(static_cast<size_t>(chunks), MPI_REQUEST_NULL);
+  MPI_Request forwardRecv = MPI_REQUEST_NULL;
+  if (!first) {
+    partial[0].resize(static_cast<size_t>(len(0)));
+    partial[1].resize(chunks > 1 ? static_cast<size_t>(len(1)) : 0);
+    RP_MPI(MPI_Irecv(partial[0].data(), len(0), MPI_FLOAT, rank_ - 1, kForwardTag, comm,
+                     &forwardRecv));
   }
-  for (int64_t at = 0; at < count; at += kChunk) // the last rank holds the sums
-    RP_MPI(MPI_Bcast(data + at, static_cast<int>(std::min(kChunk, count - at)), MPI_FLOAT,
-                     ranks_ - 1, comm));
+  for (int64_t s = 0; s < chunks + lag; ++s) {
+    if (s < chunks) {
+      float *mine = at(s);
+      const int n = len(s);
+      if (!first) { // partial = x_0 + ... + x_{rank-1}; then + x_rank, element by element
+        RP_MPI(MPI_Wait(&forwardRecv, MPI_STATUS_IGNORE));
+        if (s + 1 < chunks)
+          RP_MPI(MPI_Irecv(partial[(s + 1) % 2].data(), len(s + 1), MPI_FLOAT, rank_ - 1,
+                           kForwardTag, comm, &forwardRecv));
+        const float *sum = partial[s % 2].data();
+        for (int i = 0; i < n; ++i)
+          mine[i] = sum[i] + mine[i];
+      }
+      MPI_Request *sent = last ? &backwardSent[s] : &forwardSent[s];
+      if (last) // the sums of chunk s, back down the chain
+        RP_MPI(MPI_Isend(mine, n, MPI_FLOAT, rank_ - 1, kBackwardTag, comm, sent));
+      else
+        RP_MPI(MPI_Isend(mine, n, MPI_FLOAT, rank_ + 1, kForwardTag, comm, sent));
+    }
+    if (const int64_t j = s - lag; !last && j >= 0) { // the sums of chunk j, over x_rank
+      RP_MPI(MPI_Wait(&forwardSent[j], MPI_STATUS_IGNORE));
+      RP_MPI(MPI_Recv(at(j), len(j), MPI_FLOAT, rank_ + 1, kBackwardTag, comm,
+                      MPI_STATUS_IGNORE));
+      if (!first)
+        RP_MPI(MPI_Isend(at(j), len(j), MPI_FLOAT, rank_ - 1, kBackwardTag, comm,
+                         &backwardSent[j]));
+    }
+  }
+  RP_MPI(MPI_Waitall(static_cast<int>(chunks), backwardSent.data(), MPI_STATUSES_IGNORE));
   return okStatus();
+}
+
+void World::setChunkFloatsForTests(int64_t floats) {
+  chunkFloats_ = std::clamp<int64_t>(floats, 1, kChunk);
 }
 
 Status World::allGather(const float *data, int64_t count, float *out) {

@@ -69,6 +69,14 @@ double chainChunks(double bytes) {
 
 } // namespace
 
+double chainChunkTimes(int nodes, double chunks) {
+  if (nodes < 2)
+    return 0;
+  const double r = nodes, k = chunks;
+  const double hops = k + 2 * r - 3; // the last chunk's 2 (R - 1) hops after k - 1 chunk times
+  return nodes == 2 ? hops : std::max(hops, 2 * k + 2 * r - 5); // middle rank R - 2's NIC
+}
+
 int64_t reductionMessages(const NodeLink &link, double bytes) {
   if (!link.active())
     return 0;
@@ -108,7 +116,7 @@ double reductionMs(const NodeLink &link, double bytes) {
   switch (link.reduction) {
   case NodeReduction::Chain: {
     const double k = chainChunks(bytes);
-    return 2 * (k + r - 2) * (latencyMs + wire(bytes / k));
+    return chainChunkTimes(link.nodes, k) * (latencyMs + wire(bytes / k));
   }
   case NodeReduction::AllGather:
     return (r - 1) * (latencyMs + wire(bytes));

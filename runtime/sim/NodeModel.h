@@ -12,12 +12,17 @@
 //
 //   chain (default; what rp-run does under mpirun, runtime/dist: rank 0 sends its gradient to
 //   rank 1, which adds its own and sends the sum on, ... to rank R - 1, in k = ceil(B / c)
-//   chunks of c = 4 MiB (1 Mi floats) that pipeline along the chain; then rank R - 1
-//   broadcasts the sums, chunk by chunk; the sum is in rank order, bitwise the same on every
-//   rank). Both phases are modelled as pipelined chains of R - 1 hops:
-//       bytes per node per direction = B for R = 2, 2 B for R > 2 (a middle rank forwards
-//           every chunk once in each phase)
-//       time = 2 (k + R - 2) (L + 8 (B / k) / G)
+//   chunks of c = 4 MiB (1 Mi floats) that pipeline along the chain; rank R - 1 sends each
+//   chunk's sums straight back down the chain, R - 1 -> ... -> 0, while later chunks still
+//   flow forward: the links are full duplex; the sum is in rank order, bitwise the same on
+//   every rank). One chunk time is L + 8 (B / k) / G:
+//       bytes per node per direction = B for R = 2, 2 B for R > 2 (a middle rank sends every
+//           chunk once forward and once back)
+//       time = (k + 1) chunk times for R = 2 (chunk k - 1 leaves rank 0 after k - 1 chunk
+//           times and takes 2 (R - 1) hops),
+//           max(k + 2 R - 3, 2 k + 2 R - 5) chunk times for R > 2 (the second: rank R - 2's
+//           NIC sends 2 k chunks, from its first chunk's arrival at R - 2 chunk times, and the
+//           last sums then take R - 3 hops more to rank 0); chainChunkTimes
 //   allgather (every rank receives every other rank's B bytes, R - 1 messages, and sums in
 //   rank order itself; a reduce to one root followed by a broadcast moves as much through the
 //   root's link):
@@ -78,6 +83,10 @@ struct NodeLink {
 /// not a positive finite number when nodes > 1 (a negative or non-finite one in any case), a
 /// negative or non-finite latency.
 runtime::Status validateNodeLink(const NodeLink &link);
+
+/// Chunk times of the pipelined chain reduction of `chunks` chunks over `nodes` nodes (the file
+/// comment): k + 1 for R = 2, max(k + 2 R - 3, 2 k + 2 R - 5) for R > 2; 0 for R < 2.
+double chainChunkTimes(int nodes, double chunks);
 
 /// Messages a middle node sends to reduce a gradient of `bytes` bytes: chain 2 ceil(bytes / c)
 /// (1 per chunk per phase; R = 2: ceil(bytes / c)), allgather R - 1, ring 2 (R - 1); 0 for R = 1.

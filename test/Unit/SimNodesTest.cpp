@@ -104,18 +104,20 @@ TEST(SimNodesTest, BytesAndTimeFormulas) {
   EXPECT_EQ(reductionMessages(link(4, 100, 10, ring), 1e9), 6);
   EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(4, 100, 10, ring), 1e9), 1.5e9);
   EXPECT_DOUBLE_EQ(reductionMs(link(4, 100, 10, ring), 1e9), 120.06);
-  // Chain (the default): 10 MiB = 2.5 chunks of 4 MiB -> k = 3 chunks of 10 MiB / 3; two
-  // pipelined phases of k + R - 2 = 5 chunk times of 0.01 + 8 x 3495253.33 / 1e8 ms each.
+  // Chain (the default): 10 MiB = 2.5 chunks of 4 MiB -> k = 3 chunks of 10 MiB / 3; on 4
+  // nodes max(k + 2R - 3, 2k + 2R - 5) = max(8, 9) = 9 chunk times of 0.01 + 8 x 3495253.33 /
+  // 1e8 ms (rank 2's NIC sends 6 chunks from time 2, then one hop to rank 0).
   const double mib10 = 10.0 * 1024 * 1024;
   EXPECT_EQ(link(4, 100).reduction, NodeReduction::Chain);
   EXPECT_EQ(reductionMessages(link(4, 100, 10), mib10), 6);
   EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(4, 100, 10), mib10), 2 * mib10);
-  EXPECT_NEAR(reductionMs(link(4, 100, 10), mib10), 10 * (0.01 + 8 * mib10 / 3 / 1e8), 1e-12);
-  EXPECT_NEAR(reductionMs(link(4, 100, 10), mib10), 2.8962026667, 1e-9);
-  // Chain on 2 nodes: B one way, then the sums back: k messages each way, 2 k chunk times.
+  EXPECT_NEAR(reductionMs(link(4, 100, 10), mib10), 9 * (0.01 + 8 * mib10 / 3 / 1e8), 1e-12);
+  EXPECT_NEAR(reductionMs(link(4, 100, 10), mib10), 2.6065824, 1e-9);
+  // Chain on 2 nodes: B one way while the sums come back: k messages each way, k + 1 chunk
+  // times (the sums of chunk i return while chunk i + 1 goes out).
   EXPECT_EQ(reductionMessages(link(2, 100, 10), mib10), 3);
   EXPECT_DOUBLE_EQ(reductionBytesPerNode(link(2, 100, 10), mib10), mib10);
-  EXPECT_NEAR(reductionMs(link(2, 100, 10), mib10), 6 * (0.01 + 8 * mib10 / 3 / 1e8), 1e-12);
+  EXPECT_NEAR(reductionMs(link(2, 100, 10), mib10), 4 * (0.01 + 8 * mib10 / 3 / 1e8), 1e-12);
   // One chunk: 2 (R - 1) hops of the whole gradient; the chain's bytes do not grow with R.
   EXPECT_DOUBLE_EQ(reductionMs(link(2, 25), 1e6), 0.64); // 2 x 8e6 bits / 25e6 bits per ms
   EXPECT_DOUBLE_EQ(reductionMs(link(16, 25), 1e6), 2 * 15 * 0.32);
@@ -273,6 +275,30 @@ TEST(SimNodesTest, ProfileLastReductionIsExposed) {
   EXPECT_EQ(reductions.back()->endMs, r.stats.makespanMs) << describe(r.timeline);
   EXPECT_GE(r.stepMs, oneNode + last - 1e-9);
   EXPECT_NEAR(r.stats.nodeLinkBusyMs, 5 * last, 1e-9);
+}
+
+TEST(SimNodesTest, ChainChunkTimesByHand) {
+  using rp::sim::chainChunkTimes;
+  // R = 2: chunk k - 1 leaves at k - 1 and comes back 2 hops later.
+  EXPECT_EQ(chainChunkTimes(2, 1), 2);
+  EXPECT_EQ(chainChunkTimes(2, 10), 11);
+  // R = 3, k = 2: 0->1 [0,1] [1,2]; 1->2 [1,2] [2,3]; 2->1 [2,3] [3,4]; 1->0 [3,4] [4,5].
+  EXPECT_EQ(chainChunkTimes(3, 2), 5);
+  // One chunk: 2 (R - 1) hops, as the unpipelined chain.
+  EXPECT_EQ(chainChunkTimes(3, 1), 4);
+  EXPECT_EQ(chainChunkTimes(16, 1), 30);
+  // R = 4, k = 2: rank 2 sends c0, c1 forward [2,4], their sums back [4,6]; rank 1 sends the
+  // last sums to rank 0 in [6,7] (the two bounds meet: k + 2R - 3 = 2k + 2R - 5 = 7).
+  EXPECT_EQ(chainChunkTimes(4, 2), 7);
+  // Many chunks over middle ranks: the middle NIC's 2 k sends dominate.
+  EXPECT_EQ(chainChunkTimes(3, 10), 21);
+  EXPECT_EQ(chainChunkTimes(16, 10), 47);
+  // Never slower than the chain followed by a broadcast, 2 (k + R - 2); 0 without a peer.
+  for (int r = 2; r <= 16; ++r)
+    for (int k = 1; k <= 64; ++k)
+      EXPECT_LE(chainChunkTimes(r, k), 2.0 * (k + r - 2)) << r << " nodes, " << k << " chunks";
+  EXPECT_LT(chainChunkTimes(2, 64), 2.0 * 64);
+  EXPECT_EQ(chainChunkTimes(1, 5), 0);
 }
 
 TEST(SimNodesTest, ProfileAsyncStepIsAtLeastTheLinkBusyTime) {

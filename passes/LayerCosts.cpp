@@ -5,6 +5,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
+#include "kernels/FlopRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -31,6 +32,11 @@ uint64_t computeBytes(Type t, int64_t floatBytes) {
 
 double elements(Type t) { return static_cast<double>(cast<RankedTensorType>(t).getNumElements()); }
 
+::rp::kernels::Shape shapeOf(Value v) {
+  ArrayRef<int64_t> dims = cast<RankedTensorType>(v.getType()).getShape();
+  return ::rp::kernels::Shape(dims.begin(), dims.end());
+}
+
 } // namespace
 
 double forwardFlops(func::FuncOp func) {
@@ -54,6 +60,15 @@ double forwardFlops(func::FuncOp func) {
       auto b = cast<RankedTensorType>(isa<graph::GroupedMatMulOp>(op) ? op->getResult(0).getType()
                                                                      : op->getOperand(1).getType());
       flops += 2.0 * elements(a) * static_cast<double>(b.getDimSize(b.getRank() - 1));
+      return;
+    }
+    if (auto att = dyn_cast<graph::AttentionOp>(op)) {
+      // QK^T and PV over the (query, key) pairs the kernels compute (kernels/FlopRules.h):
+      // 2 B Hq P (D + Dv), P = S Sk or, causal, the pairs on or below the diagonal.
+      flops += ::rp::kernels::kernelFlops("attention", {shapeOf(att.getQuery()),
+                                                        shapeOf(att.getKey()),
+                                                        shapeOf(att.getValue())},
+                                          {shapeOf(att.getResult())}, att.getCausal());
       return;
     }
     if (isa<graph::MoeCombineOp>(op)) {

@@ -4,7 +4,9 @@
 // layer functions that rp-group-layers made, for when no measured profile is given. Per
 // layer: forward FLOPs (matmul 2*M*N*K per batch element, grouped_matmul 2*R*K*N for the R =
 // T*k routed rows, each against one expert (the active FLOPs, not E times them), moe_combine
-// 2 per element of its [T*k, N] rows, 1 per element for other elementwise ops,
+// 2 per element of its [T*k, N] rows, attention 2*B*Hq*P*(D + Dv) over the P (query, key)
+// pairs its kernels compute (kernels/FlopRules.h; causal: the lower triangle), 1 per element
+// for other elementwise ops,
 // 5 per input element for reductions, softmax and norms), backward = 2x forward (the paper's
 // rule; recomputation is counted by the partitioner), parameter and trainable bytes (each
 // param the layer reads, once), boundary activation bytes (the layer's results), peak working

@@ -21,6 +21,10 @@
 // (without its adapter name). An export (rp-run --export-hf) merges W + (alpha / r) A B or its
 // transpose accordingly.
 //
+// A param of rank 3 or more that matches `targets` (a mixture of experts' stacked [E, ...]
+// weights) is an error: the pass adapts rank-2 matmul weights only, and a broad pattern must not
+// freeze the experts silently.
+//
 // LoRA adapters are recognised by name: a param whose name contains ".lora_" is never adapted
 // and never frozen here (a second run with other targets keeps the first run's adapters).
 //
@@ -74,6 +78,28 @@ std::string adapterName(StringRef weight, bool transposed, StringRef part) {
   StringRef module = weight;
   module.consume_back(".weight");
   return (module + "." + part + ".weight").str();
+}
+
+/// Reports the params that match `regex` but are stacked expert weights (rank 3 or more, e.g.
+/// a mixture of experts' [E, in, out]), which this pass does not adapt: without the error a
+/// pattern such as `proj` would adapt the dense projections and silently freeze the experts.
+/// Returns true when it reported one. Adapters (`.lora_` names) and adapted sites are skipped.
+bool refuseStackedExperts(ModuleOp module, const std::regex &regex,
+                          const llvm::MapVector<Operation *, SmallVector<graph::MatMulOp>> &sites) {
+  bool failed = false;
+  for (graph::ParamOp param : module.getOps<graph::ParamOp>()) {
+    StringRef name = param.getSymName();
+    if (sites.contains(param) || isLoraAdapter(name) || param.getTensorType().getRank() < 3 ||
+        !std::regex_search(name.str(), regex))
+      continue;
+    param.emitError() << "rp-inject-lora: param '" << name << "' matches the targets but has type "
+                      << param.getTensorType()
+                      << "; LoRA adapts rank-2 matmul weights, not stacked [E, ...] expert "
+                         "weights (narrow the targets, e.g. to the attention projections "
+                         "'(q|k|v|o)_proj', to train with the experts frozen)";
+    failed = true;
+  }
+  return failed;
 }
 
 struct InjectLora : impl::InjectLoraBase<InjectLora> {
@@ -169,6 +195,7 @@ void InjectLora::runOnOperation() {
       }
     }
   });
+  failed |= refuseStackedExperts(module, *regex, sites);
   if (failed)
     return signalPassFailure();
   if (sites.empty()) {

@@ -26,8 +26,9 @@ double matmulFlops(const std::vector<Shape> &operands, const std::vector<Shape> 
   return 2.0 * elements(results[0]) * static_cast<double>(k);
 }
 
+/// q, k, v and optional sinks (whose extra exponential per row is not counted).
 double attentionFlops(const std::vector<Shape> &operands, bool causal) {
-  if (operands.size() != 3)
+  if (operands.size() != 3 && operands.size() != 4)
     return 0;
   const Shape &q = operands[0], &k = operands[1], &v = operands[2];
   if (q.size() < 2 || k.size() < 2 || v.empty())
@@ -59,8 +60,8 @@ double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
     return matmulFlops(operands, results, transposeA);
   if (id == "attention")
     return attentionFlops(operands, causal);
-  if (id == "attention_vjp") // q, k, v, out, dout: five products of the forward's size
-    return operands.size() == 5
+  if (id == "attention_vjp") // q, k, v, out, dout (, sinks): five products of the forward's size
+    return operands.size() == 5 || operands.size() == 6
                ? 2.5 * attentionFlops({operands[0], operands[1], operands[2]}, causal)
                : 0;
   // rows [R, K] (grouped_matmul) or lhs [R, K], rhs [R, N] (wgrad): 2 R K N either way.

@@ -12,7 +12,8 @@
 //              multiple of Hk): 2 * B * Hq * P * (D + Dv), P the (query, key) pairs computed:
 //              S * Sk, or with `causal` the pairs on or below the diagonal, sum over query i
 //              of min(i + 1, Sk), as the CPU and CUDA kernels skip the masked keys (QK^T and
-//              PV; the softmax is not counted).
+//              PV; the softmax is not counted). An optional fourth operand, attention sinks
+//              [Hq], adds one softmax term per row and no FLOPs to the count.
 //   attention_vjp  q, k, v, out, dout as attention's q, k, v: 2.5 times attention's count, the
 //              five products of the backward (S = QK^T, dP = dO V^T, dV = P^T dO, dQ = dS K,
 //              dK = dS^T Q) against the forward's two (Dao 2023). The kernels also recompute S

@@ -86,9 +86,10 @@ std::vector<KernelInfo> buildTable() {
   // Fused ops.
   t.push_back(fixed("swiglu", 2, 1, R::Float));
   t.push_back(fixed("rope", 3, 1, R::Float));
-  t.push_back(fixed("attention", 3, 1, R::Float, {req("scale", K::Float), opt("causal", K::Bool)}));
-  t.push_back(fixed("attention_vjp", 5, 3, R::Float,
-                    {req("scale", K::Float), opt("causal", K::Bool)}));
+  // Optional attention sinks: one more operand (and attention_vjp's dsinks result).
+  const std::vector<AttrSpec> attentionAttrs = {req("scale", K::Float), opt("causal", K::Bool)};
+  t.push_back(KernelInfo{"attention", 3, 4, 1, R::Float, attentionAttrs});
+  t.push_back(KernelInfo{"attention_vjp", 5, 6, 3, R::Float, attentionAttrs, 4});
   const std::vector<AttrSpec> linearLossAttrs = {
       req("reduction", K::String), req("ignore_index", K::Int), opt("chunk_rows", K::Int)};
   t.push_back(fixed("linear_cross_entropy", 3, 1, R::LinearLoss, linearLossAttrs));

@@ -82,13 +82,20 @@ struct KernelInfo {
   int numResults;  ///< kVariadic: one or more results.
   DTypeRule dtypes;
   std::vector<AttrSpec> attrs;
+  /// Above numResults: the most results (an optional result, attention_vjp's dsinks); 0 when
+  /// the count is exactly numResults.
+  int maxResults = 0;
 
   /// True when `n` operands are accepted.
   bool acceptsOperands(int n) const {
     return n >= minOperands && (maxOperands == kVariadic || n <= maxOperands);
   }
   /// True when `n` results are accepted.
-  bool acceptsResults(int n) const { return numResults == kVariadic ? n >= 1 : n == numResults; }
+  bool acceptsResults(int n) const {
+    if (numResults == kVariadic)
+      return n >= 1;
+    return n >= numResults && n <= (maxResults > numResults ? maxResults : numResults);
+  }
   /// The spec of attribute `name`, or null when the kernel takes no such attribute.
   const AttrSpec *findAttr(std::string_view name) const;
 };

@@ -94,6 +94,15 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     NaN guard `where(not(p == p), 0, p)`, the identity on the finite scores of a causal mask
     (it never hides a whole row) and dropped.
 
+    With `sinks`, transformers' eager GPT-OSS attention with attention sinks is matched as
+    well (both exporters import it alike): the sink column `expand(reshape(sinks [Hq] ->
+    [1, Hq, 1, 1]) -> [B, Hq, S, 1])` concatenated after the (masked, scaled) scores on the
+    last axis, optionally `x - reduce_max(x, last, keepdims)`, the softmax over `S + 1`, and
+    the sink column sliced off (`[0, S)`) before the product with `v`; it becomes
+    `graph.attention ... sinks %sinks`. Off by default: the CUDA backend has no sink kernel
+    yet (it declines such a plan), so rpc-compile does not form them. Sliding-window masks
+    (GPT-OSS's alternate layers) are not causal masks and stay unfused.
+
     Before:
     ```mlir
     %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
@@ -109,6 +118,10 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     %y = graph.attention %q, %k, %v {causal, scale = 0.35355338454246521 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
     ```
   }];
+  let options = [
+    Option<"sinks", "sinks", "bool", /*default=*/"false",
+           "Also fuse attention with attention sinks (GPT-OSS) into graph.attention's sinks">,
+  ];
   let dependentDialects = ["::mlir::rp::graph::GraphDialect"];
 }
 

@@ -2,7 +2,8 @@
 //
 // rp-fuse-attention (passes/BlockFusionPasses.td): matches eager scaled dot-product attention
 // as imported at its final `graph.matmul` and replaces it with `graph.attention`; the
-// intermediates become dead and the greedy driver erases them.
+// intermediates become dead and the greedy driver erases them. GPT-OSS's attention sinks (a
+// concatenated sink column, softmax, the column sliced off) become its `sinks` operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,24 +191,93 @@ std::optional<std::tuple<Value, int64_t, bool>> matchKey(Value kTValue) {
   return std::tuple(k, groups, false);
 }
 
+/// The sinks [H] of GPT-OSS's sink column, `expand(reshape(sinks [H] -> [1, H, 1, 1]) ->
+/// [B, H, S, 1])` with both single-use, or a null value.
+Value sinkColumn(Value column) {
+  auto expand = column.getDefiningOp<ExpandOp>();
+  auto reshape = expand ? expand.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!reshape || !column.hasOneUse() || !reshape.getResult().hasOneUse())
+    return Value();
+  Value sinks = reshape.getInput();
+  ArrayRef<int64_t> c = expand.getType().getShape(), r = reshape.getType().getShape();
+  auto type = cast<RankedTensorType>(sinks.getType());
+  if (type.getRank() != 1 || c.size() != 4 || c[3] != 1 ||
+      r != ArrayRef<int64_t>{1, c[1], 1, 1} || type.getDimSize(0) != c[1])
+    return Value();
+  return sinks;
+}
+
+/// Attention sinks as transformers' eager GPT-OSS attention exports them: `slice(softmax(
+/// [sub(x, reduce_max(x, last, keepdims))] of x = concat(scores [B, H, S, S], sinkColumn),
+/// last axis) -> [..., 0:S])`. On a match returns the probabilities' softmax and sets `scores`
+/// and `sinks`; the subtracted row max leaves the softmax unchanged. Null otherwise.
+SoftmaxOp matchSinkSoftmax(Value probs, Value &scores, Value &sinks) {
+  auto slice = probs.getDefiningOp<SliceOp>();
+  auto softmax = slice ? slice.getInput().getDefiningOp<SoftmaxOp>() : SoftmaxOp();
+  if (!softmax || !probs.hasOneUse() || !softmax.getResult().hasOneUse() ||
+      softmax.getType().getRank() != 4 || softmax.getAxisAttr().getInt() != 3)
+    return SoftmaxOp();
+  const int64_t keys = slice.getType().getDimSize(3);
+  if (slice.getAxes() != ArrayRef<int64_t>{3} || slice.getStarts() != ArrayRef<int64_t>{0} ||
+      slice.getEnds() != ArrayRef<int64_t>{keys} || slice.getSteps() != ArrayRef<int64_t>{1} ||
+      softmax.getType().getDimSize(3) != keys + 1)
+    return SoftmaxOp();
+  Value x = softmax.getInput();
+  if (auto shift = x.getDefiningOp<SubOp>(); shift && x.hasOneUse()) {
+    auto max = shift.getRhs().getDefiningOp<ReduceMaxOp>();
+    if (!max || !max.getResult().hasOneUse() || max.getInput() != shift.getLhs() ||
+        max.getAxes() != ArrayRef<int64_t>{3} || !max.getKeepdims() ||
+        shift.getLhs().getType() != shift.getType())
+      return SoftmaxOp();
+    x = shift.getLhs();
+    bool onlyShift = llvm::all_of(x.getUsers(), [&](Operation *user) {
+      return user == shift.getOperation() || user == max.getOperation();
+    });
+    if (!onlyShift)
+      return SoftmaxOp();
+  } else if (!x.hasOneUse()) {
+    return SoftmaxOp();
+  }
+  auto concat = x.getDefiningOp<ConcatOp>();
+  if (!concat || concat.getAxisAttr().getInt() != 3 || concat.getInputs().size() != 2)
+    return SoftmaxOp();
+  Value s = concat.getInputs()[0], column = concat.getInputs()[1];
+  if (cast<RankedTensorType>(s.getType()).getDimSize(3) != keys || !s.hasOneUse())
+    return SoftmaxOp();
+  sinks = sinkColumn(column);
+  if (!sinks)
+    return SoftmaxOp();
+  scores = s;
+  return softmax;
+}
+
 struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
-  FuseAttentionPattern(MLIRContext *context, CausalMaskRecognizer &masks)
-      : OpRewritePattern(context), masks(masks) {}
+  FuseAttentionPattern(MLIRContext *context, CausalMaskRecognizer &masks, bool sinks)
+      : OpRewritePattern(context), masks(masks), fuseSinks(sinks) {}
   CausalMaskRecognizer &masks;
+  bool fuseSinks; ///< also match the attention-sinks form (matchSinkSoftmax)
 
   LogicalResult matchAndRewrite(MatMulOp root, PatternRewriter &rewriter) const override {
     auto fail = [&](const char *why) { return rewriter.notifyMatchFailure(root, why); };
-    auto softmax = stripNanGuard(root.getLhs()).getDefiningOp<SoftmaxOp>();
-    bool guarded = softmax && softmax.getResult() != root.getLhs();
-    if (!softmax || (!guarded && !softmax.getResult().hasOneUse()) ||
-        softmax.getAxisAttr().getInt() != softmax.getType().getRank() - 1)
-      return fail("lhs is not a single-use last-axis softmax");
+    Value qk, sinks;
+    SoftmaxOp softmax = fuseSinks ? matchSinkSoftmax(root.getLhs(), qk, sinks) : SoftmaxOp();
+    if (!softmax) {
+      softmax = stripNanGuard(root.getLhs()).getDefiningOp<SoftmaxOp>();
+      bool guarded = softmax && softmax.getResult() != root.getLhs();
+      if (!softmax || (!guarded && !softmax.getResult().hasOneUse()) ||
+          softmax.getAxisAttr().getInt() != softmax.getType().getRank() - 1)
+        return fail("lhs is not a single-use last-axis softmax");
+      qk = softmax.getInput();
+    }
     RankedTensorType qType = root.getType();
     if (qType.getRank() != 4 || softmax.getType().getRank() != 4)
       return fail("not rank-4 attention");
     int64_t seq = qType.getDimSize(2);
+    if (sinks && (cast<RankedTensorType>(sinks.getType()).getDimSize(0) != qType.getDimSize(1) ||
+                  cast<RankedTensorType>(sinks.getType()).getElementType() !=
+                      qType.getElementType()))
+      return fail("the sinks are not one per query head of the query's element type");
 
-    Value qk = softmax.getInput();
     bool causal = takeCausalMask(qk, seq, masks);
     double scale = takeScale(qk);
     auto scoreMm = qk.getDefiningOp<MatMulOp>();
@@ -245,7 +315,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
       return fail("key/value shapes do not match the query");
     if (composed)
       k = TransposeOp::create(rewriter, root.getLoc(), k, rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
-    rewriter.replaceOpWithNewOp<AttentionOp>(root, qType, q, k, v, rewriter.getF64FloatAttr(scale),
+    rewriter.replaceOpWithNewOp<AttentionOp>(root, qType, q, k, v, sinks, rewriter.getF64FloatAttr(scale),
                                              causal ? rewriter.getUnitAttr() : UnitAttr());
     return success();
   }
@@ -262,13 +332,14 @@ struct ForgetChangedMasks : RewriterBase::Listener {
 };
 
 struct FuseAttention : impl::FuseAttentionBase<FuseAttention> {
+  using FuseAttentionBase::FuseAttentionBase;
   void runOnOperation() override {
     // One recogniser for the whole run: every layer's mask usually reads one boolean mask,
     // which an unfolded long-sequence mask makes worth evaluating once.
     CausalMaskRecognizer masks;
     ForgetChangedMasks listener(masks);
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAttentionPattern>(&getContext(), masks);
+    patterns.add<FuseAttentionPattern>(&getContext(), masks, sinks);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      GreedyRewriteConfig().setListener(&listener))))
       return signalPassFailure();

@@ -20,6 +20,7 @@ template <typename T> struct Problem {
   double scale;
   bool causal;
   const T *q, *k, *v, *out, *dout;
+  const T *sinks; ///< [Hq] or null
 };
 
 /// The VJP of one k/v head (b, g): for each of its query heads h (ascending) and each block of
@@ -31,9 +32,12 @@ template <typename T> struct Problem {
 ///   dq_blk = scale dS k,  dk += scale dS^T q_blk,  dv += P^T dout_blk
 /// (GEMMs on the calling thread). dk and dv start at 0 and sum heads, then blocks, in that fixed
 /// order; a task owns its head's dk, dv and its query heads' dq, so the bits do not depend on
-/// the thread count. prob and ds: scratch of kAttentionQueryBlock * seq.
+/// the thread count. prob and ds: scratch of kAttentionQueryBlock * seq. With sinks, also
+/// dsinkPart[h] = -sum_i P_sink,i D_i (double, rows ascending) for the group's query heads h
+/// (dsinkPart: this batch row's [Hq] partial sums); sinkProb: scratch of kAttentionQueryBlock.
 template <typename T>
-void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T *prob, T *ds) {
+void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T *prob, T *ds,
+               T *sinkProb, double *dsinkPart) {
   const int64_t seq = p.seq, dim = p.dim;
   const int64_t kvBase = (b * p.kvHeads + g) * seq * dim;
   const T *ks = p.k + kvBase, *vs = p.v + kvBase;
@@ -42,22 +46,27 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
     dks[e] = dvs[e] = T(0);
   const T scale = static_cast<T>(p.scale);
   for (int64_t h = g * p.groups; h < (g + 1) * p.groups; ++h) {
+    const T *sink = p.sinks ? p.sinks + h : nullptr;
+    double dsink = 0.0;
     for (int64_t i0 = 0; i0 < seq; i0 += kAttentionQueryBlock) {
       const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
       const int64_t keys = p.causal ? i0 + rows : seq;
       const int64_t rowBase = ((b * p.heads + h) * seq + i0) * dim;
       const T *qs = p.q + rowBase, *dos = p.dout + rowBase, *os = p.out + rowBase;
       gemm(false, true, rows, keys, dim, scale, qs, dim, ks, dim, T(0), prob, keys);
-      softmaxRows(prob, rows, keys, i0, p.causal);
+      softmaxRows(prob, rows, keys, i0, p.causal, sink, sinkProb);
       gemm(false, true, rows, keys, dim, T(1), dos, dim, vs, dim, T(0), ds, keys);
       for (int64_t r = 0; r < rows; ++r) {
         double delta = 0.0;
         for (int64_t c = 0; c < dim; ++c)
           delta += static_cast<double>(dos[r * dim + c]) * static_cast<double>(os[r * dim + c]);
         // A row that sees one key (P = 1, out = v_0): D = dP_i0 exactly, so dS = 0, as in exact
-        // arithmetic (the GEMM's dP and this D would differ by rounding).
-        const bool oneKey = (p.causal ? i0 + r + 1 : keys) == 1;
+        // arithmetic (the GEMM's dP and this D would differ by rounding). A sink takes a share
+        // of the row, so then P < 1 and D is computed as for any row.
+        const bool oneKey = !sink && (p.causal ? i0 + r + 1 : keys) == 1;
         const T d = oneKey ? ds[r * keys] : static_cast<T>(delta);
+        if (sink)
+          dsink -= static_cast<double>(sinkProb[r]) * static_cast<double>(d);
         T *dsr = ds + r * keys;
         const T *pr = prob + r * keys;
         for (int64_t j = 0; j < keys; ++j)
@@ -67,13 +76,22 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
       gemm(true, false, keys, dim, rows, scale, ds, keys, qs, dim, T(1), dks, dim);
       gemm(true, false, keys, dim, rows, T(1), prob, keys, dos, dim, T(1), dvs, dim);
     }
+    if (sink)
+      dsinkPart[h] = dsink;
   }
 }
 
+/// Runs kvHeadVjp per k/v head in parallel; with sinks, dsinks[h] sums the batch rows'
+/// partials in ascending order afterwards (0 when there is nothing to attend).
 template <typename T>
-void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostTensor &dv) {
+void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostTensor &dv,
+                      HostTensor *dsinks) {
+  if (dsinks)
+    for (int64_t h = 0; h < p.heads; ++h)
+      dsinks->data<T>()[h] = T(0);
   if (dq.numElements() == 0 || dk.numElements() == 0)
     return;
+  std::vector<double> dsinkParts(dsinks ? static_cast<size_t>(p.batch * p.heads) : 0, 0.0);
   const int64_t tasks = p.batch * p.kvHeads;
   const bool parallel =
       tasks > 1 && p.batch * p.heads * p.seq * p.seq * p.dim >= kParallelMinElements;
@@ -81,10 +99,22 @@ void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostT
 #pragma omp parallel if (parallel)
   {
     std::vector<T> prob(static_cast<size_t>(kAttentionQueryBlock * p.seq)),
-        ds(static_cast<size_t>(kAttentionQueryBlock * p.seq));
+        ds(static_cast<size_t>(kAttentionQueryBlock * p.seq)),
+        sinkProb(static_cast<size_t>(kAttentionQueryBlock));
 #pragma omp for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t)
-      kvHeadVjp(p, t / p.kvHeads, t % p.kvHeads, pdq, pdk, pdv, prob.data(), ds.data());
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t b = t / p.kvHeads;
+      kvHeadVjp(p, b, t % p.kvHeads, pdq, pdk, pdv, prob.data(), ds.data(), sinkProb.data(),
+                dsinks ? dsinkParts.data() + b * p.heads : nullptr);
+    }
+  }
+  if (!dsinks)
+    return;
+  for (int64_t h = 0; h < p.heads; ++h) {
+    double sum = 0.0;
+    for (int64_t b = 0; b < p.batch; ++b)
+      sum += dsinkParts[b * p.heads + h];
+    dsinks->data<T>()[h] = static_cast<T>(sum);
   }
 }
 
@@ -92,7 +122,8 @@ void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostT
 
 Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &v,
                     const HostTensor &out, const HostTensor &dout, double scale, bool causal,
-                    HostTensor &dq, HostTensor &dk, HostTensor &dv) {
+                    HostTensor &dq, HostTensor &dk, HostTensor &dv, const HostTensor *sinks,
+                    HostTensor *dsinks) {
   const char *op = "attention_vjp";
   RP_RETURN_IF_ERROR(checkDType(op, "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape(), op));
@@ -105,11 +136,18 @@ Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &
   RP_RETURN_IF_ERROR(checkType(op, "dq", dq, q.dtype(), qs));
   RP_RETURN_IF_ERROR(checkType(op, "dk", dk, q.dtype(), ks));
   RP_RETURN_IF_ERROR(checkType(op, "dv", dv, q.dtype(), ks));
+  if ((sinks == nullptr) != (dsinks == nullptr))
+    return runtime::invalidArgument(std::string(op) + ": sinks and dsinks come together");
+  if (sinks) {
+    RP_RETURN_IF_ERROR(checkType(op, "sinks", *sinks, q.dtype(), Shape{qs[1]}));
+    RP_RETURN_IF_ERROR(checkType(op, "dsinks", *dsinks, q.dtype(), Shape{qs[1]}));
+  }
   visitFloat(q.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const Problem<T> p{qs[0], qs[1], ks[1], qs[1] / ks[1], qs[2], qs[3], scale, causal,
-                       q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), dout.data<T>()};
-    attentionVjpLoop(p, dq, dk, dv);
+                       q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), dout.data<T>(),
+                       sinks ? sinks->data<T>() : nullptr};
+    attentionVjpLoop(p, dq, dk, dv, dsinks);
   });
   return okStatus();
 }

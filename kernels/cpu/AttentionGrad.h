@@ -32,14 +32,21 @@ namespace rp::kernels::cpu {
 /// dS by GEMMs over the keys the block sees, then dq_block = scale dS k, dk += scale dS^T q,
 /// dv += P^T dout. Memory: two [64, S] blocks per thread besides the tensors.
 ///
+/// With `sinks` (attention sinks, GPT-OSS, [Hq]; cpu::attention's), lse_i also sums
+/// e^(sinks[h]), the formulas above hold as written (the single-key shortcut is off), and
+/// `dsinks` [Hq] receives dsinks[h] = -sum_(b, i) P_sink,i D_i with P_sink,i =
+/// e^(sinks[h] - lse_i) (per row in double, rows ascending, then batch rows ascending).
+///
 /// Shapes: q, out, dout, dq [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D] with Hkv dividing Hq.
-/// Dtype f32 or f64, one for all ten tensors. Errors: InvalidArgument naming
-/// "attention_vjp", the operand, what was expected and what was found.
+/// Dtype f32 or f64, one for all tensors. Errors: InvalidArgument naming
+/// "attention_vjp", the operand, what was expected and what was found; sinks without dsinks
+/// or the reverse.
 runtime::Status attentionVjp(const runtime::HostTensor &q, const runtime::HostTensor &k,
                              const runtime::HostTensor &v, const runtime::HostTensor &out,
                              const runtime::HostTensor &dout, double scale, bool causal,
                              runtime::HostTensor &dq, runtime::HostTensor &dk,
-                             runtime::HostTensor &dv);
+                             runtime::HostTensor &dv, const runtime::HostTensor *sinks = nullptr,
+                             runtime::HostTensor *dsinks = nullptr);
 
 } // namespace rp::kernels::cpu
 

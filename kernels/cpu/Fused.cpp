@@ -80,7 +80,7 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
 /// independent tasks, so the bits do not depend on the thread count.
 template <typename T>
 void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
-                   bool causal, HostTensor &out) {
+                   bool causal, const HostTensor *sinks, HostTensor &out) {
   const int64_t batch = q.shape()[0], heads = q.shape()[1], seq = q.shape()[2],
                 dim = q.shape()[3], kvHeads = k.shape()[1];
   if (out.numElements() == 0 || seq == 0)
@@ -90,6 +90,7 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
   const T *pk = k.data<T>();
   const T *pv = v.data<T>();
   T *po = out.data<T>();
+  const T *psink = sinks ? sinks->data<T>() : nullptr;
   const int64_t blocks = (seq + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   const int64_t tasks = batch * heads * blocks;
 #pragma omp parallel if (tasks > 1 && batch * heads * seq * seq * dim >= kParallelMinElements)
@@ -104,7 +105,7 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
       const int64_t keys = causal ? i0 + rows : seq;
       gemm(false, true, rows, keys, dim, static_cast<T>(scale), pq + (bh * seq + i0) * dim, dim,
            pk + kvBase, dim, T(0), p.data(), keys);
-      softmaxRows(p.data(), rows, keys, i0, causal);
+      softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr);
       gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase, dim, T(0),
            po + (bh * seq + i0) * dim, dim);
     }
@@ -136,7 +137,7 @@ Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, H
 }
 
 Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
-                 bool causal, HostTensor &out) {
+                 bool causal, HostTensor &out, const HostTensor *sinks) {
   RP_RETURN_IF_ERROR(checkDType("attention", "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape()));
   RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "k", k));
@@ -144,8 +145,10 @@ Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, 
   RP_RETURN_IF_ERROR(checkAttentionKey(qs, ks));
   RP_RETURN_IF_ERROR(checkType("attention", "v", v, k.dtype(), ks));
   RP_RETURN_IF_ERROR(checkType("attention", "out", out, q.dtype(), qs));
+  if (sinks)
+    RP_RETURN_IF_ERROR(checkType("attention", "sinks", *sinks, q.dtype(), Shape{qs[1]}));
   visitFloat(q.dtype(), [&](auto tag) {
-    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, out);
+    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, sinks, out);
   });
   return okStatus();
 }

@@ -46,11 +46,13 @@ runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &co
 /// over the keys the block sees, softmax in place (exponentials by expF32 for
 /// f32, std::exp for f64; their sum in double in key order), y = P v by one
 /// GEMM. Blocks are independent tasks: the bits do not depend on the thread
-/// count.
+/// count. With `sinks` (attention sinks, GPT-OSS; q's dtype, [Hq]): head h's
+/// softmax has one more logit sinks[h] that joins the max and the denominator
+/// and has no value, p_j = e^(s_j) / (e^(sinks[h]) + sum_j' e^(s_j')).
 /// Errors: InvalidArgument for a bad dtype or shape.
 runtime::Status attention(const runtime::HostTensor &q, const runtime::HostTensor &k,
                           const runtime::HostTensor &v, double scale, bool causal,
-                          runtime::HostTensor &out);
+                          runtime::HostTensor &out, const runtime::HostTensor *sinks = nullptr);
 
 } // namespace rp::kernels::cpu
 

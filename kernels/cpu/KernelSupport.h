@@ -218,12 +218,16 @@ constexpr int64_t kAttentionQueryBlock = 64;
 /// p + r * keys: over its first `causal ? i0 + r + 1 : keys` entries (the rest become 0), as
 /// e_j = e^(s_j - max) (expOf), then e_j / sum_j e_j with the sum in double in key order. The
 /// forward and the VJP both call it, so the VJP's probabilities are the forward's bits.
+/// With `sink` (attention sinks, GPT-OSS): one more logit *sink joins the max and, after the
+/// keys, the sum, and has no value; `sinkProb` (when not null) receives each row's
+/// e^(sink - max) / sum in sinkProb[r].
 template <typename T>
-void softmaxRows(T *p, int64_t rows, int64_t keys, int64_t i0, bool causal) {
+void softmaxRows(T *p, int64_t rows, int64_t keys, int64_t i0, bool causal,
+                 const T *sink = nullptr, T *sinkProb = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
     T *pr = p + r * keys;
     const int64_t n = causal && i0 + r + 1 < keys ? i0 + r + 1 : keys;
-    T m = -INFINITY;
+    T m = sink ? *sink : T(-INFINITY);
     for (int64_t j = 0; j < n; ++j)
       m = pr[j] > m ? pr[j] : m;
     for (int64_t j = 0; j < n; ++j)
@@ -231,11 +235,15 @@ void softmaxRows(T *p, int64_t rows, int64_t keys, int64_t i0, bool causal) {
     double sum = 0.0;
     for (int64_t j = 0; j < n; ++j)
       sum += static_cast<double>(pr[j]);
+    const T sinkExp = sink ? expOf(*sink - m) : T(0);
+    sum += static_cast<double>(sinkExp);
     const T total = static_cast<T>(sum);
     for (int64_t j = 0; j < n; ++j)
       pr[j] = pr[j] / total;
     for (int64_t j = n; j < keys; ++j)
       pr[j] = T(0);
+    if (sinkProb)
+      sinkProb[r] = sinkExp / total;
   }
 }
 

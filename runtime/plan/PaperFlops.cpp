@@ -116,7 +116,7 @@ double backwardRuleFlops(const pb::Function &f, const std::vector<bool> &trainab
         withGrad += active[i] ? 1 : 0;
       flops += withGrad * flopsOf(ins, "matmul", operands);
     } else if (ins.kernel() == "attention") {
-      if (operands.size() == 3 && ins.results_size() == 1) {
+      if ((operands.size() == 3 || operands.size() == 4) && ins.results_size() == 1) {
         const kernels::Shape out = shapeOf(ins.results(0).type());
         flops += flopsOf(ins, "attention_vjp",
                          {operands[0], operands[1], operands[2], out, out});

@@ -448,7 +448,9 @@ private:
     if (!info->acceptsResults(ins.results_size()))
       return fail(what + ": has " + str(ins.results_size()) + " results, the kernel makes " +
                   countText(info->numResults == kernels::kVariadic ? 1 : info->numResults,
-                            info->numResults));
+                            info->numResults == kernels::kVariadic
+                                ? kernels::kVariadic
+                                : std::max(info->numResults, info->maxResults)));
     if (std::optional<std::string> problem = attributeProblem(*info, ins, ValueWording::Bare))
       return fail(what + ": " + *problem);
     for (int j = 0; j < ins.operands_size(); ++j)

@@ -182,8 +182,10 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
     const int kDim = ta != ins.attrs().end() && ta->second.b() ? 2 : 1; // [K, M] when flagged
     const int64_t k = a.shape_size() >= kDim ? a.shape(a.shape_size() - kDim) : 1;
     flops = 2.0 * static_cast<double>(elementsOf(ins.results(0).type())) * static_cast<double>(k);
-  } else if ((ins.kernel() == "attention" && ins.operands_size() == 3) ||
-             (ins.kernel() == "attention_vjp" && ins.operands_size() == 5)) {
+  } else if ((ins.kernel() == "attention" &&
+              (ins.operands_size() == 3 || ins.operands_size() == 4)) ||
+             (ins.kernel() == "attention_vjp" &&
+              (ins.operands_size() == 5 || ins.operands_size() == 6))) {
     const pb::TensorType &q = ins.operands(0).type();
     const pb::TensorType &k = ins.operands(1).type();
     const pb::TensorType &v = ins.operands(2).type();

@@ -389,12 +389,18 @@ Case rope(Rng &rng, bool batched) {
 
 /// graph.attention with Hkv key/value heads, each shared by `groups` query heads.
 /// graph.attention over [B, Hkv * groups, S, D]; S random in [3, 4] when `seq` is 0.
-Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal, int64_t seq = 0) {
+/// With `sinks`, also attention sinks [Hq] (GPT-OSS), differentiated too.
+Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal, int64_t seq = 0,
+               bool sinks = false) {
   int64_t b = randInt(rng, 1, 2), s = seq ? seq : randInt(rng, 3, 4), d = randInt(rng, 2, 4);
-  Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d};
+  Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d}, hs{kvHeads * groups};
+  std::string attrs = " {" + std::string(causal ? "causal, " : "") + "scale = 0.5 : f64} : ";
+  if (sinks)
+    return {{{"q", q}, {"k", kv}, {"v", kv}, {"s", hs}},
+            {"%y = graph.attention %q, %k, %v sinks %s" + attrs + sig({q, kv, kv, hs}, q)},
+            {{"y", q}}};
   return {{{"q", q}, {"k", kv}, {"v", kv}},
-          {"%y = graph.attention %q, %k, %v {" + std::string(causal ? "causal, " : "") +
-           "scale = 0.5 : f64} : " + sig({q, kv, kv}, q)},
+          {"%y = graph.attention %q, %k, %v" + attrs + sig({q, kv, kv}, q)},
           {{"y", q}}};
 }
 
@@ -776,6 +782,10 @@ std::vector<CaseDef> allCases() {
   add("attention_seq1_causal", [](Rng &r) { return attention(r, 2, 2, true, 1); });
   add("attention_seq1", [](Rng &r) { return attention(r, 1, 1, false, 1); });
   add("attention_gqa_seq9_causal", [](Rng &r) { return attention(r, 2, 3, true, 9); });
+  // Attention sinks (GPT-OSS): dsinks too; one position (no single-key shortcut with a sink).
+  add("attention_sinks", [](Rng &r) { return attention(r, 2, 1, false, 0, true); });
+  add("attention_sinks_gqa_causal", [](Rng &r) { return attention(r, 2, 2, true, 0, true); });
+  add("attention_sinks_seq1_causal", [](Rng &r) { return attention(r, 1, 2, true, 1, true); });
   return cases;
 }
 

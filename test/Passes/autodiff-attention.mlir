@@ -2,6 +2,7 @@
 // forward output, its cotangent -> dq, dk, dv), never the [B, Hq, S, S] scores.
 // RUN: rp-opt %s --rp-autodiff="wrt-args=0,1,2" | FileCheck %s
 // RUN: rp-opt %s --rp-autodiff="function=layer output=layer_vjp wrt-args=0,1,2 cotangent-args=1" | FileCheck %s --check-prefix=LAYER
+// RUN: rp-opt %s --rp-autodiff="function=sinks output=sinks_vjp wrt-args=0,1,2,3 cotangent-args=1" | FileCheck %s --check-prefix=SINKS
 
 // Grouped-query (4 query heads, 2 key/value heads), causal; the loss weighs the output.
 func.func @forward(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %w: tensor<2x4x8x16xf32>) -> tensor<f32> {
@@ -35,3 +36,15 @@ func.func @layer(%q: tensor<1x2x5x4xf32>, %k: tensor<1x1x5x4xf32>, %v: tensor<1x
 // LAYER: %[[Y:.+]] = graph.attention %[[Q]], %[[K]], %[[V]] {scale = 5.000000e-01 : f64}
 // LAYER-NEXT: %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = graph.attention_vjp %[[Q]], %[[K]], %[[V]], %[[Y]], %[[G]] {scale = 5.000000e-01 : f64}
 // LAYER-NEXT: return {{.*}}%[[DQ]], %[[DK]], %[[DV]]
+
+// Attention sinks (GPT-OSS): the VJP takes the sinks and returns their gradient as a fourth
+// result.
+func.func @sinks(%q: tensor<1x2x5x4xf32>, %k: tensor<1x1x5x4xf32>, %v: tensor<1x1x5x4xf32>, %s: tensor<2xf32>) -> tensor<1x2x5x4xf32> {
+  %y = graph.attention %q, %k, %v sinks %s {causal, scale = 0.5 : f64} : (tensor<1x2x5x4xf32>, tensor<1x1x5x4xf32>, tensor<1x1x5x4xf32>, tensor<2xf32>) -> tensor<1x2x5x4xf32>
+  return %y : tensor<1x2x5x4xf32>
+}
+// SINKS-LABEL: func.func @sinks_vjp
+// SINKS-SAME: (%[[Q:[^:]+]]: tensor<1x2x5x4xf32>, %[[K:[^:]+]]: tensor<1x1x5x4xf32>, %[[V:[^:]+]]: tensor<1x1x5x4xf32>, %[[S:[^:]+]]: tensor<2xf32>, %[[G:[^:]+]]: tensor<1x2x5x4xf32>)
+// SINKS: %[[Y:.+]] = graph.attention %[[Q]], %[[K]], %[[V]] sinks %[[S]] {causal, scale = 5.000000e-01 : f64}
+// SINKS-NEXT: %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]], %[[DS:.+]] = graph.attention_vjp %[[Q]], %[[K]], %[[V]], %[[Y]], %[[G]] sinks %[[S]] {causal, scale = 5.000000e-01 : f64} : {{.*}} -> (tensor<1x2x5x4xf32>, tensor<1x1x5x4xf32>, tensor<1x1x5x4xf32>, tensor<2xf32>)
+// SINKS-NEXT: return %[[Y]], %[[DQ]], %[[DK]], %[[DV]], %[[DS]] :

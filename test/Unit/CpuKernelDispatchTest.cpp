@@ -350,6 +350,27 @@ TEST(CpuKernelDispatch, AttentionVjp) {
   }
 }
 
+// Attention sinks: a fourth operand of attention; attention_vjp's sixth operand and fourth
+// result (dsinks).
+TEST(CpuKernelDispatch, AttentionSinks) {
+  std::mt19937 rng(19);
+  const Ty q{F32, {1, 4, 5, 8}}, kv{F32, {1, 2, 5, 8}}, sinks{F32, {4}};
+  const double scale = 1.0 / std::sqrt(8.0);
+  pb::Instruction fwd = instr("attention", {q, kv, kv, sinks}, {q});
+  setFloat(&fwd, "scale", scale);
+  setBool(&fwd, "causal", true);
+  expectMatchesDirect(fwd, randomInputs({q, kv, kv, sinks}, rng), [scale](auto &i, auto &o) {
+    return cpu::attention(*i[0], *i[1], *i[2], scale, true, *o[0], i[3]);
+  });
+  std::vector<Ty> in = {q, kv, kv, q, q, sinks};
+  pb::Instruction vjp = instr("attention_vjp", in, {q, kv, kv, sinks});
+  setFloat(&vjp, "scale", scale);
+  expectMatchesDirect(vjp, randomInputs(in, rng), [scale](auto &i, auto &o) {
+    return cpu::attentionVjp(*i[0], *i[1], *i[2], *i[3], *i[4], scale, false, *o[0], *o[1],
+                             *o[2], i[5], o[3]);
+  });
+}
+
 // swiglu and rope (cos/sin broadcast over batch and heads).
 TEST(CpuKernelDispatch, SwigluAndRope) {
   std::mt19937 rng(9);

@@ -50,6 +50,22 @@ TEST(KernelRegistryTest, Entries) {
   EXPECT_EQ(ln->findAttr("epsilon")->kind, AttrKind::Float);
   EXPECT_TRUE(ln->findAttr("axis")->required);
 
+  // Attention sinks: an optional operand, and attention_vjp's optional dsinks result.
+  const KernelInfo *att = findKernel("attention"), *attVjp = findKernel("attention_vjp");
+  ASSERT_NE(att, nullptr);
+  ASSERT_NE(attVjp, nullptr);
+  EXPECT_TRUE(att->acceptsOperands(3));
+  EXPECT_TRUE(att->acceptsOperands(4));
+  EXPECT_FALSE(att->acceptsOperands(5));
+  EXPECT_TRUE(att->acceptsResults(1));
+  EXPECT_FALSE(att->acceptsResults(2));
+  EXPECT_TRUE(attVjp->acceptsOperands(6));
+  EXPECT_FALSE(attVjp->acceptsOperands(7));
+  EXPECT_FALSE(attVjp->acceptsResults(2));
+  EXPECT_TRUE(attVjp->acceptsResults(3));
+  EXPECT_TRUE(attVjp->acceptsResults(4));
+  EXPECT_FALSE(attVjp->acceptsResults(5));
+
   const KernelInfo *concat = findKernel("concat");
   ASSERT_NE(concat, nullptr);
   EXPECT_TRUE(concat->acceptsOperands(1));

@@ -73,12 +73,26 @@ LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q, RankedT
   return success();
 }
 
+/// Attention sinks, when present, are [Hq] of the query's element type.
+LogicalResult verifySinks(Operation *op, RankedTensorType q, Value sinks) {
+  if (!sinks)
+    return success();
+  auto type = cast<RankedTensorType>(sinks.getType());
+  if (type.getRank() != 1 || type.getDimSize(0) != q.getDimSize(1) ||
+      type.getElementType() != q.getElementType())
+    return op->emitOpError("expected sinks of type ")
+           << RankedTensorType::get({q.getDimSize(1)}, q.getElementType())
+           << " (one per query head), got " << type;
+  return success();
+}
+
 } // namespace
 
 LogicalResult AttentionOp::verify() {
   RankedTensorType q = getQuery().getType();
   if (failed(verifyAttentionOperands(*this, q, getKey().getType(), getValue().getType(),
-                                     getScale().convertToDouble())))
+                                     getScale().convertToDouble())) ||
+      failed(verifySinks(*this, q, getSinks())))
     return failure();
   if (getType() != q)
     return emitOpError("expected result type ") << q << ", got " << getType();
@@ -92,8 +106,14 @@ LogicalResult AttentionOp::verify() {
 LogicalResult AttentionVjpOp::verify() {
   RankedTensorType q = getQuery().getType(), k = getKey().getType();
   if (failed(verifyAttentionOperands(*this, q, k, getValue().getType(),
-                                     getScale().convertToDouble())))
+                                     getScale().convertToDouble())) ||
+      failed(verifySinks(*this, q, getSinks())))
     return failure();
+  if (!getSinks() != !getDsinks())
+    return emitOpError("expected a dsinks result exactly when there are sinks");
+  if (getSinks() && getDsinks().getType() != getSinks().getType())
+    return emitOpError("expected dsinks of the sinks' type ")
+           << getSinks().getType() << ", got " << getDsinks().getType();
   if (getOut().getType() != q)
     return emitOpError("expected out of the query's type ") << q << ", got " << getOut().getType();
   if (getDout().getType() != q)

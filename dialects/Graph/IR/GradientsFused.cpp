@@ -86,18 +86,25 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads, SmallVectorI
 // p = softmax(q k^T * scale + mask) row by row from q, k and the forward output y, and form
 //   dv = p^T g, dp = g v^T, ds = p * (dp - sum_d(g * y)), dq = scale ds k, dk = scale ds^T q,
 // with dk and dv summed over each group of query heads; no [B, Hq, S, S] value is created.
+// With attention sinks, also dsinks = -sum_(b, i) p_sink * sum_d(g * y) (Ops.td).
 LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                     SmallVectorImpl<Value> &out) {
-  Value g = grads[0];
+  Value g = grads[0], sinks = getSinks();
   if (!g) {
     out.append({Value(), Value(), Value()});
+    if (sinks)
+      out.push_back(Value());
     return success();
   }
-  auto vjp = AttentionVjpOp::create(
-      b, getLoc(), TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
-      getQuery(), getKey(), getValue(), getResult(), g, getScaleAttr(), getCausalAttr());
+  SmallVector<Type> types{getQuery().getType(), getKey().getType(), getValue().getType()};
+  if (sinks)
+    types.push_back(sinks.getType());
+  auto vjp = AttentionVjpOp::create(b, getLoc(), types, getQuery(), getKey(), getValue(),
+                                    getResult(), g, sinks, getScaleAttr(), getCausalAttr());
   out.push_back(vjp.getDquery());
   out.push_back(vjp.getDkey());
   out.push_back(vjp.getDvalue());
+  if (sinks)
+    out.push_back(vjp.getDsinks());
   return success();
 }

@@ -715,14 +715,19 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<G
     position `i` sees keys `j <= i` (the masked scores are `-inf`). `scale` is positive and
     finite (`1/sqrt(D)` in most models). The result has `q`'s type.
 
+    The optional `sinks` (`[Hq]`, `q`'s element type) are attention sinks (GPT-OSS; Xiao et
+    al. 2024): head `h`'s softmax has one more logit `sinks[h]` that joins the denominator and
+    has no value, `p_ij = e^(s_ij) / (e^(sinks[h]) + sum_j' e^(s_ij'))`.
+
     ```mlir
     %y = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %z = graph.attention %q, %k, %v sinks %s {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xf32>) -> tensor<2x4x8x16xf32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal);
   let results = (outs Graph_FloatTensor:$result);
-  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$query `,` $key `,` $value (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
@@ -739,16 +744,21 @@ def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
     `v`, `dk` and `dv` have `k`'s type; `scale` and `causal` are the forward's. Emitted by the
     autodiff for graph.attention; not a differentiable op itself.
 
+    With the forward's `sinks` (`[Hq]`), `P` also normalises over `e^(sinks[h])`, the
+    formulas above are unchanged, and a fourth result `dsinks` (`sinks`' type) is
+    `dsinks[h] = -sum_(b, i) P_sink(b, h, i) D_i` with `P_sink = e^(sinks[h] - lse_i)`;
+    `sinks` and `dsinks` come together.
+
     ```mlir
     %dq, %dk, %dv = graph.attention_vjp %q, %k, %v, %y, %dy {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
                        Graph_FloatTensor:$out, Graph_FloatTensor:$dout,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal);
   let results = (outs Graph_FloatTensor:$dquery, Graph_FloatTensor:$dkey,
-                      Graph_FloatTensor:$dvalue);
-  let assemblyFormat = "$query `,` $key `,` $value `,` $out `,` $dout attr-dict `:` functional-type(operands, results)";
+                      Graph_FloatTensor:$dvalue, Optional<Graph_FloatTensor>:$dsinks);
+  let assemblyFormat = "$query `,` $key `,` $value `,` $out `,` $dout (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -417,6 +417,16 @@ void addGenerators(Table &t) {
                }});
 }
 
+/// The CUDA attention kernels have no attention sinks (GPT-OSS) yet: Unimplemented at plan
+/// load for an attention(_vjp) with more than `operands` operands (the CPU backend runs them).
+Status declineSinks(const Decoder &d, int operands) {
+  if (d.instruction().operands_size() <= operands)
+    return okStatus();
+  return unimplemented(d.instruction().kernel() +
+                       ": the CUDA backend has no attention-sinks kernel yet (GPT-OSS); run this "
+                       "plan on the CPU backend");
+}
+
 // Fused transformer ops.
 void addFused(Table &t) {
   t.push_back({"swiglu", [](const Decoder &d) {
@@ -430,7 +440,8 @@ void addFused(Table &t) {
                                              resultShape(d, 0)),
                                 kc::launchRope, kc::replay::rope);
                }});
-  t.push_back({"attention", [](const Decoder &d) {
+  t.push_back({"attention", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_RETURN_IF_ERROR(declineSinks(d, 3));
                  return inOrder(kc::planAttention(operandDType(d, 0), operandShape(d, 0),
                                                   operandShape(d, 1), operandShape(d, 2),
                                                   d.f64("scale"), d.flag("causal"),
@@ -438,6 +449,7 @@ void addFused(Table &t) {
                                 kc::launchAttention, kc::replay::attention);
                }});
   t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_RETURN_IF_ERROR(declineSinks(d, 5));
                  RP_ASSIGN_OR_RETURN(
                      kc::AttentionVjpPlan plan,
                      kc::planAttentionVjp(operandDType(d, 0), operandShape(d, 0),

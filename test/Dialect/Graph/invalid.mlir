@@ -896,6 +896,51 @@ func.func @attention_vjp_groups(%q: tensor<1x4x8x16xf32>, %k: tensor<1x3x8x16xf3
 
 // -----
 
+// attention's sinks are one per query head.
+func.func @attention_sinks_shape(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected sinks of type 'tensor<4xf32>' (one per query head), got 'tensor<2xf32>'}}
+  %0 = graph.attention %q, %kv, %kv sinks %s {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// attention's sinks have the query's element type.
+func.func @attention_sinks_dtype(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>, %s: tensor<4xbf16>) {
+  // expected-error @+1 {{'graph.attention' op expected sinks of type 'tensor<4xf32>' (one per query head), got 'tensor<4xbf16>'}}
+  %0 = graph.attention %q, %kv, %kv sinks %s {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xbf16>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// attention_vjp with sinks returns dsinks.
+func.func @attention_vjp_no_dsinks(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected a dsinks result exactly when there are sinks}}
+  %0:3 = graph.attention_vjp %q, %kv, %kv, %q, %q sinks %s {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<4xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention_vjp without sinks has no dsinks.
+func.func @attention_vjp_stray_dsinks(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected a dsinks result exactly when there are sinks}}
+  %0:4 = graph.attention_vjp %q, %kv, %kv, %q, %q {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// dsinks has the sinks' type.
+func.func @attention_vjp_dsinks_type(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected dsinks of the sinks' type 'tensor<4xf32>', got 'tensor<4xbf16>'}}
+  %0:4 = graph.attention_vjp %q, %kv, %kv, %q, %q sinks %s {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<4xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
 // attention_vjp's scale is the forward's: positive and finite.
 func.func @attention_vjp_scale(%q: tensor<1x2x8x16xf32>) {
   // expected-error @+1 {{'graph.attention_vjp' op expected a positive finite scale, got -1}}

@@ -2,10 +2,10 @@
 
 #include "kernels/cpu/TopK.h"
 
+#include "kernels/TopKOrder.h"
 #include "kernels/cpu/KernelSupport.h"
 
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 namespace rp::kernels::cpu {
@@ -15,20 +15,6 @@ using runtime::formatShape;
 using runtime::okStatus;
 
 namespace {
-
-/// Whether element a (at position ia) ranks before element b (at ib): the larger (smaller when
-/// !largest) first, NaN above every number, ties by the lower position.
-template <typename T> bool ranksBefore(T a, int64_t ia, T b, int64_t ib, bool largest) {
-  const bool na = std::isnan(a), nb = std::isnan(b);
-  if (na || nb) {
-    if (na && nb)
-      return ia < ib;
-    return largest ? na : nb;
-  }
-  if (a != b)
-    return largest ? a > b : a < b;
-  return ia < ib;
-}
 
 template <typename T>
 void topKLoop(const HostTensor &x, int64_t k, int64_t axis, bool largest, HostTensor &out) {
@@ -46,7 +32,7 @@ void topKLoop(const HostTensor &x, int64_t k, int64_t axis, bool largest, HostTe
     for (int64_t j = 0; j < n; ++j)
       pos[j] = j;
     std::partial_sort(pos.begin(), pos.begin() + k, pos.end(), [&](int64_t a, int64_t b) {
-      return ranksBefore(row[a * inner], a, row[b * inner], b, largest);
+      return topKRanksBefore(row[a * inner], a, row[b * inner], b, largest);
     });
     for (int64_t j = 0; j < k; ++j)
       dst[(o * k + j) * inner + i] = pos[j];

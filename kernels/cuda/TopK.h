@@ -26,6 +26,7 @@
 #ifndef RP_KERNELS_CUDA_TOPK_H
 #define RP_KERNELS_CUDA_TOPK_H
 
+#include "kernels/TopKOrder.h"
 #include "kernels/cuda/Strided.h"
 
 #include <cuda_runtime.h>
@@ -51,21 +52,6 @@ runtime::StatusOr<TopKPlan> planTopK(runtime::DType dtype, const Shape &x, int64
 
 /// Enqueues the top_k on `stream`: x (plan.dtype), out (i64).
 cudaError_t launchTopK(const TopKPlan &plan, const void *x, void *out, cudaStream_t stream);
-
-/// Whether element a (at position ia) ranks before element b (at ib): larger (smaller when
-/// !largest) first, NaN above every number, ties by the lower position. A strict total order.
-template <typename C> RP_HD inline bool topKRanksBefore(C a, int64_t ia, C b, int64_t ib,
-                                                         bool largest) {
-  const bool na = a != a, nb = b != b;
-  if (na || nb) {
-    if (na && nb)
-      return ia < ib;
-    return largest ? na : nb;
-  }
-  if (a != b)
-    return largest ? a > b : a < b;
-  return ia < ib;
-}
 
 /// Row r of top_k: k scans of the row, pick j the best element ranking after pick j - 1.
 template <runtime::DType D>

@@ -1,4 +1,4 @@
-//===- FormatBytes.cpp - Byte counts for messages -------------------------===//
+//===- FormatBytes.cpp - Byte counts and numbers for messages -------------===//
 
 #include "runtime/core/FormatBytes.h"
 
@@ -18,6 +18,12 @@ std::string formatBytes(uint64_t bytes) {
   }
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string formatNumber(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%g", v);
   return buf;
 }
 

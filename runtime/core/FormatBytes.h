@@ -1,4 +1,4 @@
-//===- FormatBytes.h - Byte counts for messages ------------------*- C++ -*-===//
+//===- FormatBytes.h - Byte counts and numbers for messages ------*- C++ -*-===//
 #ifndef RP_RUNTIME_CORE_FORMATBYTES_H
 #define RP_RUNTIME_CORE_FORMATBYTES_H
 
@@ -10,6 +10,9 @@ namespace rp::runtime {
 /// "1.5 GiB", "300.0 MiB", "12.0 KiB", "17 B" (binary units up to TiB, one decimal): for
 /// messages and summaries.
 std::string formatBytes(uint64_t bytes);
+
+/// `v` in printf's %g form ("25", "0.001", "12.5", "inf", "nan"): the value a message quotes.
+std::string formatNumber(double v);
 
 } // namespace rp::runtime
 

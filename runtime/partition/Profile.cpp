@@ -2,6 +2,8 @@
 
 #include "runtime/partition/Profile.h"
 
+#include "runtime/core/FormatBytes.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -13,16 +15,11 @@
 namespace rp::partition {
 
 using json = nlohmann::json;
+using runtime::formatNumber;
 using runtime::invalidArgument;
 using runtime::notFound;
 
 namespace {
-
-std::string formatNumber(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
 
 /// "<source>: " or "<source>: layer <i>: ".
 std::string where(std::string_view source, int layer = -1) {

@@ -2,25 +2,17 @@
 
 #include "runtime/sim/NodeModel.h"
 
+#include "runtime/core/FormatBytes.h"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace rp::sim {
 
+using runtime::formatNumber;
 using runtime::invalidArgument;
 using runtime::Status;
 using runtime::StatusOr;
-
-namespace {
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
-
-} // namespace
 
 const char *nodeReductionName(NodeReduction reduction) {
   switch (reduction) {
@@ -49,14 +41,14 @@ Status validateNodeLink(const NodeLink &link) {
     return invalidArgument("--nodes must be at least 1 (got " + std::to_string(link.nodes) + ")");
   if (!std::isfinite(link.linkGbit) || link.linkGbit < 0)
     return invalidArgument("--node-link-gbps must be a positive number of Gb/s (got " +
-                           number(link.linkGbit) + ")");
+                           formatNumber(link.linkGbit) + ")");
   if (link.active() && !(link.linkGbit > 0))
     return invalidArgument("--nodes " + std::to_string(link.nodes) +
                            " needs --node-link-gbps G, the node link's bandwidth in Gb/s per "
                            "direction (e.g. 25 or 100)");
   if (!std::isfinite(link.latencyUs) || link.latencyUs < 0)
     return invalidArgument("--node-link-latency-us must be a non-negative number of "
-                           "microseconds (got " + number(link.latencyUs) + ")");
+                           "microseconds (got " + formatNumber(link.latencyUs) + ")");
   return Status();
 }
 

@@ -2,6 +2,7 @@
 
 #include "runtime/sim/SimBackend.h"
 
+#include "runtime/core/FormatBytes.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
 
@@ -30,12 +31,6 @@ namespace {
 
 bool positiveFinite(double v) { return std::isfinite(v) && v > 0; }
 bool nonNegativeFinite(double v) { return std::isfinite(v) && v >= 0; }
-
-std::string formatNumber(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
 
 const part::TargetSpec &targetOf(const SimConfig &c, const part::TargetSpec &fallback) {
   return c.target.name.empty() ? fallback : c.target;

@@ -2,6 +2,7 @@
 
 #include "runtime/sim/Simulate.h"
 
+#include "runtime/core/FormatBytes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/partition/Profile.h"
@@ -137,13 +138,6 @@ StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
   return link;
 }
 
-/// A number in %g form ("25", "0.001", "12.5").
-std::string general(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
-
 /// A byte count in decimal units ("6.882 GB", "12.5 MB", "640 B").
 std::string byteSize(double bytes) {
   if (bytes >= 1e9)
@@ -170,7 +164,7 @@ void printNodeReport(std::FILE *out, const sim::NodeLink &link,
                "rp-run: nodes: %d in data parallelism, node link %s Gb/s per direction, %s us "
                "per message, %s reduction of %zu layer gradients (%s fp32) %s: %s sent per "
                "node per step\n",
-               link.nodes, general(link.linkGbit).c_str(), general(link.latencyUs).c_str(),
+               link.nodes, formatNumber(link.linkGbit).c_str(), formatNumber(link.latencyUs).c_str(),
                sim::nodeReductionName(link.reduction), gradientBytes.size(),
                byteSize(total).c_str(),
                link.commThread ? "on its own thread" : "on the optimizer thread",

@@ -392,6 +392,17 @@ void SimBackend::push(int queue, Op op) {
   resolve(queue);
 }
 
+void SimBackend::pushOrdering(int before, int after) {
+  Op record;
+  record.kind = Op::Record;
+  record.event = std::make_shared<SimEvent>(nextEvent_++);
+  Op wait;
+  wait.kind = Op::Wait;
+  wait.event = record.event;
+  push(before, std::move(record));
+  push(after, std::move(wait));
+}
+
 void SimBackend::issueDevice(int device, Queue queue, Op op) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int index = device * kNumQueues + static_cast<int>(queue);
@@ -582,17 +593,8 @@ void SimBackend::hostWork(HostTask task, int64_t step, int layer) {
 }
 
 void SimBackend::issueReduction(QueueOps &thread, int threadIndex, int64_t step, int layer) {
-  if (!config_.nodes.commThread) {
-    // On the optimizer thread (--node-reduce-on-optimizer): not before the thread gets here.
-    Op mark;
-    mark.kind = Op::Record;
-    mark.event = std::make_shared<SimEvent>(nextEvent_++);
-    Op wait;
-    wait.kind = Op::Wait;
-    wait.event = mark.event;
-    push(threadIndex, std::move(mark));
-    push(nodeQueue_, std::move(wait));
-  }
+  if (!config_.nodes.commThread) // on the optimizer thread (--node-reduce-on-optimizer):
+    pushOrdering(threadIndex, nodeQueue_); // not before the thread gets here
   for (std::shared_ptr<SimEvent> &grads : thread.pendingGrads) {
     Op wait;
     wait.kind = Op::Wait;
@@ -608,14 +610,7 @@ void SimBackend::issueReduction(QueueOps &thread, int threadIndex, int64_t step,
   reduce.step = step;
   reduce.label = "s" + std::to_string(step) + " reduce " + plan_->layers(layer).name();
   push(nodeQueue_, std::move(reduce));
-  Op done;
-  done.kind = Op::Record;
-  done.event = std::make_shared<SimEvent>(nextEvent_++);
-  Op wait;
-  wait.kind = Op::Wait;
-  wait.event = done.event;
-  push(nodeQueue_, std::move(done));
-  push(threadIndex, std::move(wait));
+  pushOrdering(nodeQueue_, threadIndex);
 }
 
 void SimBackend::fail(Status status) {
@@ -648,16 +643,8 @@ Status SimBackend::finish() {
     QueueOps &q = *queues_[i];
     if (q.ops.size() == q.finishedAt)
       continue;
-    Op rec;
-    rec.kind = Op::Record;
-    rec.event = std::make_shared<SimEvent>(nextEvent_++);
-    Op w;
-    w.kind = Op::Wait;
-    w.event = rec.event;
-    q.ops.push_back(std::move(rec));
+    pushOrdering(static_cast<int>(i), host);
     q.finishedAt = q.ops.size();
-    resolve(static_cast<int>(i));
-    push(host, std::move(w));
   }
   return okStatus();
 }

@@ -165,6 +165,10 @@ private:
 
   int hostQueue(); // the calling thread's host queue (created on first use); lock held
   void push(int queue, Op op);
+  /// Nothing pushed on queue `after` from now on starts before everything pushed so far on
+  /// queue `before` has finished: a fresh event recorded on `before`, waited on by `after`.
+  /// Lock held.
+  void pushOrdering(int before, int after);
   void issueDevice(int device, Queue queue, Op op);
   /// The bytes a copy labelled `label` is charged: half a hop for a boundary activation when the
   /// profile gives comm_ms, else `bytes`.

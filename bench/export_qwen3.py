@@ -156,7 +156,9 @@ def main():
                         "when seq * head_dim > 65536, the importer's fold limit)")
     p.add_argument("--arch", choices=sorted(ARCHS), default="qwen3",
                    help="qwen3 (dense), qwen3_moe (e.g. Qwen3-30B-A3B: --layers 48 --experts "
-                        "128 --top-k 8 --moe-intermediate 768 --heads 32 --kv-heads 4 --no-tie) "
+                        "128 --top-k 8 --moe-intermediate 768 --heads 32 --kv-heads 4 --no-tie; "
+                        "Qwen3-235B-A22B: --layers 94 --hidden 4096 --heads 64 --kv-heads 4 "
+                        "--experts 128 --top-k 8 --moe-intermediate 1536 --no-tie) "
                         "or gpt_oss (gpt-oss-20b: --layers 24 --hidden 2880 --experts 32 "
                         "--top-k 4 --moe-intermediate 2880 --heads 64 --kv-heads 8 --head-dim "
                         "64 --vocab 201088 --no-tie)")

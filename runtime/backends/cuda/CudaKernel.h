@@ -29,6 +29,7 @@
 
 namespace rp::kernels::cuda {
 class GemmRunner;
+class CudnnSdpaRunner;
 }
 
 namespace rp::runtime {
@@ -38,6 +39,8 @@ struct CudaContext {
   cudaStream_t stream = nullptr;
   kernels::cuda::GemmRunner *gemm = nullptr; ///< the worker's cuBLASLt runner
   void *scratch = nullptr;                   ///< device scratch of scratchBytes() (or more)
+  /// The worker's cuDNN SDPA runner; null: attention runs on rpc's kernels.
+  kernels::cuda::CudnnSdpaRunner *sdpa = nullptr;
 };
 
 /// A plan instruction decoded for the GPU. Copyable.
@@ -66,6 +69,8 @@ public:
   const std::string &location() const { return location_; }
   /// Device scratch the kernel needs while it runs (bytes; 0 for most).
   int64_t scratchBytes() const { return scratchBytes_; }
+  /// Which implementation may run it where a kernel has several (CudaBuilt::variant), or "".
+  const std::string &variant() const { return variant_; }
   const std::vector<TensorSig> &operandTypes() const { return operandTypes_; }
   const std::vector<TensorSig> &resultTypes() const { return resultTypes_; }
 
@@ -82,6 +87,7 @@ private:
   std::string id_, location_, where_;
   std::vector<TensorSig> operandTypes_, resultTypes_;
   int64_t scratchBytes_ = 0;
+  std::string variant_;
   Body body_;
   HostBody hostBody_;
 };

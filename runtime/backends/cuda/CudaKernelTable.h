@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace rp::runtime {
@@ -28,6 +29,9 @@ struct CudaBuilt {
   CudaKernel::Body body;
   CudaKernel::HostBody hostBody;
   int64_t scratchBytes = 0;
+  /// Which implementation may run it, when a kernel has several (attention: "cudnn-sdpa
+  /// candidate" or "flash (cuDNN SDPA declines: ...)"); "" otherwise. --check reports it.
+  std::string variant;
 };
 
 /// Plans one instruction from its checked Decoder. Errors: InvalidArgument from the family's

@@ -114,7 +114,8 @@ public:
 
   /// out = attention(q, k, v) on `stream` through cuDNN. `declined` is cudnnSdpaDecline's
   /// answer for the plan. Returns true when cuDNN ran it, false when the caller must run its
-  /// own kernel (Auto, and `declined` is set or cuDNN refuses the graph). Errors: Internal
+  /// own kernel (Auto, and `declined` is set, a pointer is not 16-byte aligned, or cuDNN
+  /// refuses the graph). Errors: Internal
   /// for a failed execution; Unimplemented for a decline under Cudnn ("attention: cuDNN SDPA
   /// declines forward f32 ...: dtype f32 (--attention-kernel cudnn)").
   runtime::StatusOr<bool> forward(const AttentionPlan &plan, const std::string &declined,

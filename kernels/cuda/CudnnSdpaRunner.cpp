@@ -16,7 +16,9 @@
 #include "kernels/cuda/CudnnAttention.h"
 
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +43,14 @@ namespace {
 namespace fe = cudnn_frontend;
 
 enum : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+
+/// cuDNN's SDPA engines take 16-byte aligned tensors.
+bool aligned16(std::initializer_list<const void *> pointers) {
+  for (const void *p : pointers)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
+      return false;
+  return true;
+}
 
 /// dlopens libcudnn.so.9 once per process; "" on success, else why not.
 const std::string &loadCudnn() {
@@ -259,6 +269,8 @@ StatusOr<bool> CudnnSdpaRunner::forward(const AttentionPlan &plan, const std::st
   const CudnnSdpaKey key = cudnnSdpaKey(plan, SdpaGraph::Forward);
   if (!declined.empty())
     return refuse(key.text(), declined);
+  if (!aligned16({q, k, v, out}))
+    return refuse(key.text(), "a tensor is not 16-byte aligned");
   const Impl::Entry &e = impl_->entry(key);
   if (!e.graph)
     return refuse(key.text(), e.refused);
@@ -279,6 +291,8 @@ StatusOr<bool> CudnnSdpaRunner::backward(const AttentionPlan &plan, const std::s
     return refuse(bwdKey.text(), declined);
   if (!scratch)
     return runtime::internal("cudnn-sdpa: " + bwdKey.text() + " has no scratch");
+  if (!aligned16({q, k, v, out, dout, dq, dk, dv, scratch}))
+    return refuse(bwdKey.text(), "a tensor is not 16-byte aligned");
   const Impl::Entry &fwd = impl_->entry(fwdKey);
   if (!fwd.graph)
     return refuse(fwdKey.text(), fwd.refused);

@@ -255,6 +255,17 @@ TEST_F(CudaCudnnAttention, DeclinedCasesFallBackUnderAutoAndFailUnderCudnn) {
       automatic.value()->backward(*f32, why, p, p, p, p, p, p, p, p, p, stream_);
   ASSERT_TRUE(bwd.ok());
   EXPECT_FALSE(bwd.value());
+  // A supported case at a misaligned pointer: declined (auto) or refused (cudnn), not run.
+  runtime::StatusOr<AttentionPlan> bf16 = planAttention(DType::BF16, {1, 1, 8, 16}, {1, 1, 8, 16},
+                                                        {1, 1, 8, 16}, 0.25, true, {1, 1, 8, 16});
+  ASSERT_TRUE(bf16.ok());
+  void *odd = static_cast<char *>(p) + 2;
+  runtime::StatusOr<bool> misaligned = automatic.value()->forward(*bf16, "", odd, p, p, p, stream_);
+  ASSERT_TRUE(misaligned.ok());
+  EXPECT_FALSE(misaligned.value());
+  runtime::StatusOr<bool> refused = runner_->forward(*bf16, "", p, p, p, odd, stream_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("16-byte"), std::string::npos);
   EXPECT_EQ(automatic.value()->cachedGraphs(), 0u); // declined before cuDNN was asked
 }
 

@@ -144,7 +144,7 @@ template <typename F> Built both(F f, int64_t scratchBytes = 0) {
                [f](const Operands &in, const Results &out, void *scratch) {
                  return f(HostExec(scratch), in, out);
                },
-               scratchBytes};
+               scratchBytes, std::string()};
 }
 
 /// Operand j, or null when the instruction has fewer (layer_norm without a bias, rms_norm).

@@ -27,9 +27,10 @@
 // The forward kernels are deterministic. Results differ from the flash kernels' (other sums)
 // within the dtype's rounding.
 //
-// Plans: one cuDNN graph per CudnnSdpaKey (shape, dtype, scale, causal, direction), built on a
-// runner's first call of that key and cached; the runner's workspace grows then (a
-// cudaMalloc once per new key, none on a cached call).
+// Plans: one cuDNN graph per CudnnSdpaKey (shape, dtype, scale, causal, direction), built when
+// the backend loads the plan (CudnnSdpaRunner::prepare; a key first met at a call is built
+// then) and cached; the runner's workspace grows with each new graph (one cudaMalloc per new
+// key, none on a cached call).
 //
 // Built without the frontend's headers (RP_HAVE_CUDNN_FRONTEND unset), the same interface
 // compiles: cudnnSdpaBuilt() is false and CudnnSdpaRunner::create reports why.
@@ -129,6 +130,14 @@ public:
                                    const void *q, const void *k, const void *v, const void *out,
                                    const void *dout, void *dq, void *dk, void *dv, void *scratch,
                                    cudaStream_t stream);
+
+  /// Builds (and caches) the graphs forward or backward would run for `plan`, growing the
+  /// workspace, without running anything: the backend calls it at plan load so that no graph
+  /// is built and no workspace allocated in the training loop (nor inside a CUDA-graph
+  /// capture). Returns whether cuDNN takes the case; errors as forward (a refusal under Cudnn
+  /// is reported at load).
+  runtime::StatusOr<bool> prepare(const AttentionPlan &plan, const std::string &declined,
+                                  bool backward);
 
   AttentionKernel kernel() const { return kernel_; }
   /// Built (or refused) graphs in the cache.

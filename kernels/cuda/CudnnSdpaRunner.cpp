@@ -263,6 +263,24 @@ CudnnSdpaRunner::~CudnnSdpaRunner() = default;
 size_t CudnnSdpaRunner::cachedGraphs() const { return impl_ ? impl_->cache.size() : 0; }
 size_t CudnnSdpaRunner::workspaceBytes() const { return impl_ ? impl_->workspaceBytes : 0; }
 
+StatusOr<bool> CudnnSdpaRunner::prepare(const AttentionPlan &plan, const std::string &declined,
+                                        bool backward) {
+  const CudnnSdpaKey first =
+      cudnnSdpaKey(plan, backward ? SdpaGraph::ForwardStats : SdpaGraph::Forward);
+  if (!declined.empty())
+    return refuse(first.text(), declined);
+  const Impl::Entry &e = impl_->entry(first);
+  if (!e.graph)
+    return refuse(first.text(), e.refused);
+  if (!backward)
+    return true;
+  const CudnnSdpaKey second = cudnnSdpaKey(plan, SdpaGraph::Backward);
+  const Impl::Entry &b = impl_->entry(second);
+  if (!b.graph)
+    return refuse(second.text(), b.refused);
+  return true;
+}
+
 StatusOr<bool> CudnnSdpaRunner::forward(const AttentionPlan &plan, const std::string &declined,
                                         const void *q, const void *k, const void *v, void *out,
                                         cudaStream_t stream) {
@@ -335,6 +353,10 @@ StatusOr<std::unique_ptr<CudnnSdpaRunner>> CudnnSdpaRunner::create(AttentionKern
 CudnnSdpaRunner::~CudnnSdpaRunner() = default;
 size_t CudnnSdpaRunner::cachedGraphs() const { return 0; }
 size_t CudnnSdpaRunner::workspaceBytes() const { return 0; }
+
+StatusOr<bool> CudnnSdpaRunner::prepare(const AttentionPlan &plan, const std::string &, bool) {
+  return refuse(cudnnSdpaKey(plan, SdpaGraph::Forward).text(), "built without cuDNN");
+}
 
 StatusOr<bool> CudnnSdpaRunner::forward(const AttentionPlan &plan, const std::string &,
                                         const void *, const void *, const void *, void *,

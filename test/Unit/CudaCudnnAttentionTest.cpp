@@ -199,6 +199,12 @@ TEST_F(CudaCudnnAttention, BackwardMatchesTheDefinitionAndFlashDeterministically
       DeviceBuffer scratch(std::max(plan->scratchBytes,
                                     cudnnSdpaBackwardScratchBytes(plan->forward)));
       ASSERT_CUDA_OK(scratch.status());
+      // Plan load builds both graphs (forward with statistics, backward); the runs add none.
+      const size_t graphs = runner_->cachedGraphs();
+      runtime::StatusOr<bool> prepared = runner_->prepare(plan->forward, "", /*backward=*/true);
+      ASSERT_TRUE(prepared.ok()) << prepared.status().toString();
+      ASSERT_TRUE(prepared.value());
+      EXPECT_EQ(runner_->cachedGraphs(), graphs + 2);
       HostTensor runs[3][3]; // cuDNN twice, then flash
       for (int r = 0; r < 3; ++r) {
         auto gq = poisonedOutput(q.byteSize(), kPoison, 64);
@@ -216,6 +222,7 @@ TEST_F(CudaCudnnAttention, BackwardMatchesTheDefinitionAndFlashDeterministically
                                             scratch.get(), stream_));
         }
         ASSERT_CUDA_OK(cudaStreamSynchronize(stream_));
+        EXPECT_EQ(runner_->cachedGraphs(), graphs + 2);
         runs[r][0] = download(*gq, dtype, c.q, kPoison);
         runs[r][1] = download(*gk, dtype, c.k, kPoison);
         runs[r][2] = download(*gv, dtype, c.k, kPoison);

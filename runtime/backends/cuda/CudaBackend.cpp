@@ -219,9 +219,17 @@ Status CudaBackend::createSdpaRunner(Worker &k, bool first) {
   std::string why;
   RP_ASSIGN_OR_RETURN(k.sdpa,
                       kernels::cuda::CudnnSdpaRunner::create(options_.attentionKernel, &why));
-  if (!k.sdpa && first)
-    std::fprintf(stderr, "cudnn-sdpa: not used (%s); attention runs on rpc's kernels\n",
-                 why.c_str());
+  if (!k.sdpa) {
+    if (first)
+      std::fprintf(stderr, "cudnn-sdpa: not used (%s); attention runs on rpc's kernels\n",
+                   why.c_str());
+    return okStatus();
+  }
+  // The cuDNN graphs of every attention instruction, built now rather than in the loop.
+  const CudaContext ctx{nullptr, k.gemm.get(), k.scratch, k.sdpa.get()};
+  for (const std::vector<CudaInstr> &body : functions_)
+    for (const CudaInstr &i : body)
+      RP_RETURN_IF_ERROR(i.kernel.prepare(ctx));
   return okStatus();
 }
 

@@ -156,8 +156,10 @@ private:
   /// prepare() with a trace: each GPU's time base (an event synchronized against the host
   /// clock) and the "cuda<w> <queue>" tracks.
   Status prepareTrace();
-  /// k.sdpa under options_.attentionKernel (none under Flash); under Auto, when cuDNN cannot
-  /// be used, the first worker (`first`) prints why once. Errors: the runner's (Cudnn).
+  /// k.sdpa under options_.attentionKernel (none under Flash), then every instruction's
+  /// CudaKernel::prepare with it (the cuDNN graphs, built at load); under Auto, when cuDNN
+  /// cannot be used, the first worker (`first`) prints why once. Errors: the runner's (a
+  /// refusal under Cudnn), naming the graph.
   Status createSdpaRunner(Worker &k, bool first);
   /// Appends a command to (device, queue): `label` empty: not traced (waits, records);
   /// `bytes`: copies, bytes moved (a trace argument).

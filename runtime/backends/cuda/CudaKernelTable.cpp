@@ -144,7 +144,18 @@ template <typename F> Built both(F f, int64_t scratchBytes = 0) {
                [f](const Operands &in, const Results &out, void *scratch) {
                  return f(HostExec(scratch), in, out);
                },
-               scratchBytes, std::string()};
+               scratchBytes, std::string(), nullptr};
+}
+
+/// CudaBuilt::prepare of an attention(_vjp): the worker's cuDNN graphs for the case.
+std::function<Status(const CudaContext &)> prepareSdpa(const kc::AttentionPlan &plan,
+                                                       const std::string &declined,
+                                                       bool backward) {
+  return [plan, declined, backward](const CudaContext &ctx) -> Status {
+    if (ctx.sdpa)
+      RP_RETURN_IF_ERROR(ctx.sdpa->prepare(plan, declined, backward).status());
+    return okStatus();
+  };
 }
 
 /// Operand j, or null when the instruction has fewer (layer_norm without a bias, rms_norm).
@@ -498,6 +509,7 @@ void addFused(Table &t) {
                    return e.attention(plan, declined, in[0], in[1], in[2], out[0]);
                  });
                  built.variant = attentionVariant(declined);
+                 built.prepare = prepareSdpa(plan, declined, /*backward=*/false);
                  return built;
                }});
   t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
@@ -523,6 +535,7 @@ void addFused(Table &t) {
                      },
                      scratch);
                  built.variant = attentionVariant(declined);
+                 built.prepare = prepareSdpa(plan.forward, declined, /*backward=*/true);
                  return built;
                }});
 }

@@ -32,6 +32,9 @@ struct CudaBuilt {
   /// Which implementation may run it, when a kernel has several (attention: "cudnn-sdpa
   /// candidate" or "flash (cuDNN SDPA declines: ...)"); "" otherwise. --check reports it.
   std::string variant;
+  /// Device work before the first launch, run once per worker at plan load (CudaKernel::
+  /// prepare); null for most kernels. Attention builds its cuDNN graphs here.
+  std::function<Status(const CudaContext &ctx)> prepare;
 };
 
 /// Plans one instruction from its checked Decoder. Errors: InvalidArgument from the family's

@@ -479,6 +479,8 @@ Status declineSinks(const Decoder &d, int operands) {
 
 /// CudaBuilt::variant of an attention(_vjp): which kernels --attention-kernel auto may run.
 std::string attentionVariant(const std::string &declined) {
+  if (!kc::cudnnSdpaBuilt())
+    return "flash (this build has no cuDNN frontend)";
   return declined.empty() ? "cudnn-sdpa candidate" : "flash (cuDNN SDPA declines: " + declined + ")";
 }
 

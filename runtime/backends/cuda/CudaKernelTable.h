@@ -30,7 +30,8 @@ struct CudaBuilt {
   CudaKernel::HostBody hostBody;
   int64_t scratchBytes = 0;
   /// Which implementation may run it, when a kernel has several (attention: "cudnn-sdpa
-  /// candidate" or "flash (cuDNN SDPA declines: ...)"); "" otherwise. --check reports it.
+  /// candidate", "flash (cuDNN SDPA declines: ...)" or "flash (this build has no cuDNN
+  /// frontend)"); "" otherwise. --check reports it.
   std::string variant;
   /// Device work before the first launch, run once per worker at plan load (CudaKernel::
   /// prepare); null for most kernels. Attention builds its cuDNN graphs here.

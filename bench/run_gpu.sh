@@ -16,7 +16,8 @@
 # pool's plan; 0: none), BASELINE_STEPS (8), BASELINE_WARMUP (2), BASELINE_ARGS
 # (extra torch_baseline.py flags, e.g. "--checkpointing on"), NUM_TOKENS (16777216),
 # PEAK_TFLOPS (989: H100 SXM / H200 dense bf16), PYTHON (python3), RP_LD_LIBRARY_PATH
-# (prepended to LD_LIBRARY_PATH for rp-run), BACKEND (cuda; cpu runs the harness itself on
+# (prepended to LD_LIBRARY_PATH for rp-run; PyTorch's nvidia/cudnn/lib is added to it when
+# present, for cuDNN attention), BACKEND (cuda; cpu runs the harness itself on
 # fp32 plans without a GPU: bench/README.md), OUT (where results go;
 # default WORK_DIR/out). Time limits in seconds: T_BASELINE (150), T_INPUTS (90), T_RUN (100
 # per pool), T_PROFILE (90), DEADLINE (560: no phase starts, or runs, past this many seconds
@@ -29,7 +30,7 @@
 # logs, nvidia-smi samples, the kernel profile). Exit status 0 when every phase succeeded, 1
 # otherwise.
 set -euo pipefail
-if [[ $# -lt 2 ]]; then sed -n '2,30p' "$0"; exit 2; fi
+if [[ $# -lt 2 ]]; then sed -n '2,31p' "$0"; exit 2; fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rprun="$(realpath "$1")"
 plans="$(realpath "$2")"
@@ -39,6 +40,12 @@ work="$(realpath "$work")"
 out="${OUT:-$work/out}"
 mkdir -p "$out"
 py="${PYTHON:-python3}"
+# rp-run's cuDNN attention (--attention-kernel auto, docs/CUDA.md) dlopens libcudnn.so.9:
+# PyTorch's nvidia/cudnn/lib holds one; without it attention runs on rpc's kernels.
+cudnn_lib=$("$py" -c 'import nvidia, os; print(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "cudnn", "lib"))' 2>/dev/null || true)
+if [[ -n "$cudnn_lib" && -d "$cudnn_lib" ]]; then
+  RP_LD_LIBRARY_PATH="${RP_LD_LIBRARY_PATH:+$RP_LD_LIBRARY_PATH:}$cudnn_lib"
+fi
 pools="${POOLS:-1 2 4}"
 steps="${STEPS:-6}" skip="${SKIP:-2}"
 peak="${PEAK_TFLOPS:-989}"

@@ -10,7 +10,9 @@
 #   4. 100 bf16 steps vs 100 fp32 steps on the GPU: the bf16 loss within 2% of the fp32 loss at
 #      every step;
 #   5. --cuda-graphs (every call replayed as a CUDA graph): the bf16 losses of check 4, bit for
-#      bit, and the wall time of both runs.
+#      bit, and the wall time of both runs;
+#   6. attention kernels: --attention-kernel cudnn gives check 4's bf16 losses bit for bit (auto
+#      chose cuDNN), flash within 2 % of fp32 and of cudnn, cudnn pools 1 and 4 identical.
 # The learning rate is 1e-3 (warmup 10). At 2e-3 this run is chaotic: two correct fp32 runs
 # whose GEMMs only round differently (the CPU and the GPU backend) drift apart by up to 2.3%
 # per step within 100 steps (measured on an H200 machine), so a 2% bound on bf16 would test the
@@ -25,7 +27,7 @@ mkdir -p "$out"
 work="$(mktemp -d -t rp-gpu.XXXXXX)"
 tar -C "$work" -xJf "$tarball" || exit 1
 S="$work/stage"
-cudalibs=$(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(":".join(os.path.join(p, "nvidia", d, "lib") for d in ("cublas", "cuda_runtime")))' 2>/dev/null || true)
+cudalibs=$(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(":".join(os.path.join(p, "nvidia", d, "lib") for d in ("cublas", "cuda_runtime", "cudnn")))' 2>/dev/null || true)
 export LD_LIBRARY_PATH="$S/lib:/usr/local/cuda/lib64:${cudalibs}:${LD_LIBRARY_PATH:-}"
 log="$out/gpu-check.log"
 : >"$log"
@@ -101,6 +103,25 @@ t1=$(date +%s.%N)
 if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-100-graphs.jsonl" "$work/cuda-bf16-100.jsonl" 0; rc=$?; fi
 echo "  bf16 100 steps with --cuda-graphs: $(python3 -c "print(f'{$t1 - $t0:.1f}')") s wall" | tee -a "$log"
 result "--cuda-graphs: bf16 losses identical to plain launches" "$rc"
+
+# 6. Attention kernels: checks 4 and 5 ran --attention-kernel auto (cuDNN's fused SDPA where it
+# takes the case); the same run forced onto cuDNN and onto rpc's flash kernels, and a pool of 4
+# with cuDNN (its deterministic backward: the same bits at every pool size).
+grep -E "^cudnn-sdpa: " "$log" | sort -u | head -n 8
+run cuda-bf16-100-cudnn qwen3-tiny-bf16.rpplan cuda 2 100 --attention-kernel cudnn
+rc=$?
+if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-100-cudnn.jsonl" "$work/cuda-bf16-100.jsonl" 0; rc=$?; fi
+result "--attention-kernel cudnn: bf16 losses identical to auto" "$rc"
+run cuda-bf16-100-flash qwen3-tiny-bf16.rpplan cuda 2 100 --attention-kernel flash
+rc=$?
+if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-100-flash.jsonl" "$work/cuda-fp32-100.jsonl" 0.02; rc=$?; fi
+if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-100-cudnn.jsonl" "$work/cuda-bf16-100-flash.jsonl" 0.02; rc=$?; fi
+result "--attention-kernel flash vs cudnn: bf16 losses within 2%" "$rc"
+run cuda-bf16-5-cudnn-4 qwen3-tiny-bf16.rpplan cuda 4 5 --attention-kernel cudnn
+rc=$?
+run cuda-bf16-5-cudnn-1 qwen3-tiny-bf16.rpplan cuda 1 5 --attention-kernel cudnn || rc=1
+if [[ $rc == 0 ]]; then compare "$work/cuda-bf16-5-cudnn-4.jsonl" "$work/cuda-bf16-5-cudnn-1.jsonl" 0; rc=$?; fi
+result "--attention-kernel cudnn: pools 1 and 4 give identical bf16 losses" "$rc"
 cp "$work"/*.jsonl "$out/" 2>/dev/null
 (cd "$out" && tar -czf metrics.tar.gz ./*.jsonl && rm -f ./*.jsonl)
 exit "$failed"

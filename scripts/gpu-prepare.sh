@@ -22,6 +22,9 @@ rpc="$root/build/bin/rpc-compile"
 RP_BUILD_DIR="$build" RP_BUILD_TARGET="rp-run rp-unit-tests rp-bench-attention" bash scripts/build.sh \
   -DRP_ENABLE_COMPILER=OFF -DRP_STATIC_PROTOBUF=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${RP_CUDA_ARCHS:-90}"
+# cuDNN attention is compiled in when scripts/install-deps.sh fetched the frontend's headers;
+# libcudnn itself is not packed (the GPU machine's PyTorch has one; gpu-check.sh finds it).
+echo "gpu-prepare: cuDNN attention $(grep -o 'cudnn-sdpa=[A-Z]*' "$build.configure.log" || echo 'cudnn-sdpa=?')"
 
 rm -rf "$root/gpu-stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plans"

@@ -14,9 +14,11 @@ RP_BUILD_DIR="$root/build" bash scripts/build.sh
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)"
 
 # The runtime world alone, also without MPI (RP_ENABLE_MPI=OFF): rp-run builds without data
-# parallelism and refuses to train under an MPI launch (docs/MULTI_NODE.md).
-echo "test: runtime world alone (RP_ENABLE_COMPILER=OFF), without MPI"
-RP_BUILD_DIR="$root/build-runtime" bash scripts/build.sh -DRP_ENABLE_COMPILER=OFF -DRP_ENABLE_MPI=OFF
+# parallelism and refuses to train under an MPI launch (docs/MULTI_NODE.md); and without the
+# cuDNN frontend (RP_ENABLE_CUDNN=OFF): attention on rpc's own CUDA kernels (docs/CUDA.md).
+echo "test: runtime world alone (RP_ENABLE_COMPILER=OFF), without MPI and cuDNN"
+RP_BUILD_DIR="$root/build-runtime" bash scripts/build.sh -DRP_ENABLE_COMPILER=OFF -DRP_ENABLE_MPI=OFF \
+  -DRP_ENABLE_CUDNN=OFF
 # No compile or link line of the runtime world may name LLVM/MLIR headers or libraries.
 if grep -qE "llvm-22|libMLIR|libLLVM" "$root/build-runtime/build.ninja"; then
   echo "test: the runtime-only build references LLVM/MLIR" >&2

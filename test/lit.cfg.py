@@ -27,6 +27,9 @@ config.substitutions.append(("%python", sys.executable))
 # "cuda": this build has the CUDA backend (RP_ENABLE_CUDA); "gpu": an NVIDIA device is visible.
 if config.rp_enable_cuda:
     config.available_features.add("cuda")
+# "cudnn-sdpa": the CUDA backend was built with the cuDNN frontend (cmake/RpCudnn.cmake).
+if getattr(config, "rp_have_cudnn_frontend", False):
+    config.available_features.add("cudnn-sdpa")
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")
 

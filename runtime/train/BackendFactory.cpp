@@ -12,6 +12,10 @@
 #include "runtime/backends/cuda/CudaHostKernels.h"
 #endif
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace rp::runtime {
 
 namespace pb = rp::plan;
@@ -23,6 +27,25 @@ Status BackendFactory::checkBuilt(const TrainOptions &options) {
                          "time, or -DRP_ENABLE_CUDA=OFF); use --backend cpu");
 #else
   (void)options;
+#endif
+  return okStatus();
+}
+
+/// --attention-kernel: a known name; other than auto only with --backend cuda; cudnn only in a
+/// build with the cuDNN frontend.
+static Status checkAttentionKernel(const TrainOptions &options) {
+  const std::string &a = options.attentionKernel;
+  if (a != "auto" && a != "cudnn" && a != "flash")
+    return invalidArgument("unknown --attention-kernel '" + a +
+                           "' (expected auto, cudnn or flash)");
+  if (a != "auto" && options.backend != "cuda")
+    return invalidArgument("--attention-kernel " + a +
+                           " picks the CUDA backend's attention kernels: it needs --backend cuda");
+#if RP_HAVE_CUDA
+  if (a == "cudnn" && !kernels::cuda::cudnnSdpaBuilt())
+    return unimplemented("--attention-kernel cudnn: this rp-run was built without the cuDNN "
+                         "frontend (scripts/install-deps.sh fetches its headers); use auto or "
+                         "flash");
 #endif
   return okStatus();
 }
@@ -49,6 +72,8 @@ StatusOr<BackendFactory> BackendFactory::probe(const TrainOptions &options) {
     return invalidArgument("--cuda-graphs and --profile-kernels cannot be combined: the "
                            "kernels of a graph are not timed one by one");
   factory.cudaGraphs_ = options.cudaGraphs;
+  RP_RETURN_IF_ERROR(checkAttentionKernel(options));
+  factory.attentionKernel_ = options.attentionKernel;
 #if !RP_HAVE_CUDA
   if (options.kernels == "cuda-host")
     return unimplemented("--kernels cuda-host needs the CUDA backend's kernels, which this "
@@ -65,11 +90,20 @@ StatusOr<BackendFactory> BackendFactory::probe(const TrainOptions &options) {
   return factory;
 }
 
+#if RP_HAVE_CUDA
+/// The parsed --attention-kernel (probe checked the name).
+static kernels::cuda::AttentionKernel toAttentionKernel(const std::string &name) {
+  StatusOr<kernels::cuda::AttentionKernel> k = kernels::cuda::parseAttentionKernel(name);
+  return k.ok() ? k.value() : kernels::cuda::AttentionKernel::Auto;
+}
+#endif
+
 StatusOr<std::unique_ptr<Backend>> BackendFactory::create(int devices, std::FILE *out) const {
 #if RP_HAVE_CUDA
   if (cuda_) {
     RP_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> gpu,
-                        CudaBackend::create(devices, {fp16Accumulate_, cudaGraphs_}));
+                        CudaBackend::create(devices, {fp16Accumulate_, cudaGraphs_,
+                                                      toAttentionKernel(attentionKernel_)}));
     if (progress_)
       std::fprintf(out, "cuda: %d workers on %d GPU(s), worker w on GPU w mod %d; GPU 0: %s\n",
                    devices, gpus_, gpus_, firstGpu_.c_str());
@@ -87,12 +121,16 @@ StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::strin
   if (backend == "cpu")
     RP_RETURN_IF_ERROR(checkCpuPlanDType(plan));
   int64_t instructions = 0;
+  std::map<std::string, int64_t> variants; // "<kernel id>: <variant>" -> instructions
   for (const pb::Function &f : plan.functions()) {
     if (backend == "cpu") {
       RP_RETURN_IF_ERROR(decodeFunction(f));
     } else if (backend == "cuda") {
 #if RP_HAVE_CUDA
-      RP_RETURN_IF_ERROR(decodeCudaFunction(f));
+      RP_ASSIGN_OR_RETURN(std::vector<CudaInstr> decoded, decodeCudaFunction(f));
+      for (const CudaInstr &i : decoded)
+        if (!i.kernel.variant().empty())
+          ++variants[i.kernel.id() + ": " + i.kernel.variant()];
 #else
       return unimplemented("this rp-run was built without the CUDA backend (no nvcc at build "
                            "time, or -DRP_ENABLE_CUDA=OFF)");
@@ -103,9 +141,12 @@ StatusOr<std::string> checkPlanForBackend(const pb::Plan &plan, const std::strin
     }
     instructions += f.body_size();
   }
-  return backend + ": " + std::to_string(instructions) + " instructions in " +
-         std::to_string(plan.functions_size()) + " functions decode for the " +
-         (backend == "cuda" ? "GPU" : "CPU") + " kernels";
+  std::string summary = backend + ": " + std::to_string(instructions) + " instructions in " +
+                        std::to_string(plan.functions_size()) + " functions decode for the " +
+                        (backend == "cuda" ? "GPU" : "CPU") + " kernels";
+  for (const auto &[what, count] : variants)
+    summary += "\n  " + std::to_string(count) + " x " + what;
+  return summary;
 }
 
 } // namespace rp::runtime

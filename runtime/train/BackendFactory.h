@@ -29,7 +29,9 @@ public:
   static Status checkBuilt(const TrainOptions &options);
 
   /// Checks --kernels (InvalidArgument for an unknown name, or cuda-host on another backend
-  /// than cpu; --cuda-graphs without --backend cuda or with --profile-kernels; Unimplemented for cuda-host in a build without CUDA) and, for --backend cuda,
+  /// than cpu; --cuda-graphs without --backend cuda or with --profile-kernels; Unimplemented for cuda-host in a build without CUDA),
+  /// --attention-kernel (InvalidArgument for an unknown name or a non-auto choice without
+  /// --backend cuda; Unimplemented for cudnn in a build without the cuDNN frontend) and, for --backend cuda,
   /// queries the GPUs (Unavailable without one), so that a missing GPU is reported before
   /// anything is loaded. `options.backend` is cpu or cuda.
   static StatusOr<BackendFactory> probe(const TrainOptions &options);
@@ -46,6 +48,7 @@ private:
   bool progress_ = true;
   bool fp16Accumulate_ = false; ///< --gemm-accumulate fp16 (CUDA only).
   bool cudaGraphs_ = false;     ///< --cuda-graphs (CUDA only).
+  std::string attentionKernel_ = "auto"; ///< --attention-kernel (CUDA only).
   bool cuda_ = false;    ///< --backend cuda (the GPUs below were queried).
   int gpus_ = 0;         ///< Visible GPUs.
   std::string firstGpu_; ///< The name of GPU 0.
@@ -53,8 +56,9 @@ private:
 
 /// rp-run --check --backend B: decodes every instruction of `plan` for backend `backend`
 /// ("cpu" or "cuda") as prepare() would, without running anything (the CUDA decoder needs no
-/// GPU), and returns a one-line summary ("cuda: 812 instructions in 9 functions decode for
-/// the GPU kernels"). Errors: the first instruction the backend cannot run (InvalidArgument,
+/// GPU), and returns a summary ("cuda: 812 instructions in 9 functions decode for
+/// the GPU kernels"), for cuda followed by one line per kernel with several implementations
+/// and the one --attention-kernel auto may pick ("  28 x attention: cudnn-sdpa candidate"). Errors: the first instruction the backend cannot run (InvalidArgument,
 /// naming the function, instruction, kernel and location); Unimplemented for "cuda" in a
 /// build without CUDA.
 StatusOr<std::string> checkPlanForBackend(const rp::plan::Plan &plan, const std::string &backend);

@@ -144,6 +144,11 @@ void addTrainFlags(CLI::App &app, RunFlags &f) {
                "--backend cuda: capture each plan function's call into a CUDA graph at its "
                "first call and replay it afterwards (saves the per-kernel launch cost; same "
                "results; not with --profile-kernels)");
+  app.add_option("--attention-kernel", o.attentionKernel,
+                 "--backend cuda, f16/bf16 attention: auto (default: cuDNN's fused SDPA where it "
+                 "takes the case, else rpc's flash kernels), cudnn (cuDNN only: a case it "
+                 "declines is an error) or flash (rpc's kernels only)")
+      ->check(CLI::IsMember({"auto", "cudnn", "flash"}));
   app.add_option("--gpus", o.devices, "Pool size: workers (default: the plan's)")
       ->check(CLI::Range(1, kMaxWorkers));
   f.seedOption = app.add_option("--seed", f.seed, "Data sampling seed, 0 to 2^64 - 1 (default 0)")

@@ -457,12 +457,12 @@ Status Trainer::checkLaunch() {
   char flags[512];
   std::snprintf(flags, sizeof flags,
                 "steps=%lld first=%lld lr=%.17g warmup=%lld seed=%llu backend=%s kernels=%s "
-                "gemm=%s eval=%lld save=%lld scale=%d/%.17g/%.17g/%lld/%lld nonfinite=%lld",
+                "gemm=%s attn=%s eval=%lld save=%lld scale=%d/%.17g/%.17g/%lld/%lld nonfinite=%lld",
                 static_cast<long long>(options_.steps), static_cast<long long>(firstStep_),
                 options_.lr.value_or(-1.0), static_cast<long long>(options_.warmup),
                 static_cast<unsigned long long>(seed_), options_.backend.c_str(),
                 options_.kernels.c_str(), options_.gemmAccumulate.c_str(),
-                static_cast<long long>(options_.evalEvery),
+                options_.attentionKernel.c_str(), static_cast<long long>(options_.evalEvery),
                 static_cast<long long>(options_.saveEvery), lossScale_.enabled ? 1 : 0,
                 lossScaleStart_.scale, lossScale_.initScale,
                 static_cast<long long>(lossScaleStart_.goodSteps),

@@ -70,6 +70,10 @@ struct TrainOptions {
   /// --backend cuda: replay each function call as a CUDA graph captured at its first call
   /// (runtime/backends/cuda/CallGraphs.h); not with profileKernelsPath.
   bool cudaGraphs = false;
+  /// --backend cuda's attention kernels: "auto" (cuDNN's fused SDPA where it takes the case,
+  /// else rpc's), "cudnn" (a decline is an error) or "flash" (rpc's kernels only);
+  /// kernels/cuda/CudnnAttention.h.
+  std::string attentionKernel = "auto";
   int devices = 0;                   ///< Pool size N; 0: the plan's `gpus`.
   std::optional<uint64_t> seed;      ///< Data sampling seed; default 0 (or the checkpoint's).
   std::string saveDir;               ///< Checkpoint directory ("" : none).

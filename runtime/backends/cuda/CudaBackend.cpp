@@ -10,6 +10,7 @@
 #include "runtime/trace/Trace.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace rp::runtime {
 
@@ -96,6 +97,7 @@ CudaBackend::~CudaBackend() {
       cudaEventDestroy(e);
     w.graphs.reset();
     w.gemm.reset();
+    w.sdpa.reset();
     if (w.arena)
       cudaFree(w.arena);
     if (w.scratch)
@@ -180,6 +182,7 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                        who + ": uploading the constant at offset " + std::to_string(c.offset())));
     RP_ASSIGN_OR_RETURN(k.gemm, kernels::cuda::GemmRunner::create());
     k.gemm->setFp16Accumulate(options_.fp16Accumulate);
+    RP_RETURN_IF_ERROR(createSdpaRunner(k, w == 0));
     if (options_.graphs)
       k.graphs = std::make_unique<CallGraphCache>(graphDriver_, kMinGraphInstructions);
     // Priorities: activation uploads (the critical path) first, weight uploads last.
@@ -207,6 +210,26 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
                   return cudaStatus(cudaSetDevice(gpu),
                                     "cudaSetDevice(" + std::to_string(gpu) + ")");
                 });
+  return okStatus();
+}
+
+Status CudaBackend::createSdpaRunner(Worker &k, bool first) {
+  if (options_.attentionKernel == kernels::cuda::AttentionKernel::Flash)
+    return okStatus();
+  std::string why;
+  RP_ASSIGN_OR_RETURN(k.sdpa,
+                      kernels::cuda::CudnnSdpaRunner::create(options_.attentionKernel, &why));
+  if (!k.sdpa) {
+    if (first)
+      std::fprintf(stderr, "cudnn-sdpa: not used (%s); attention runs on rpc's kernels\n",
+                   why.c_str());
+    return okStatus();
+  }
+  // The cuDNN graphs of every attention instruction, built now rather than in the loop.
+  const CudaContext ctx{nullptr, k.gemm.get(), k.scratch, k.sdpa.get()};
+  for (const std::vector<CudaInstr> &body : functions_)
+    for (const CudaInstr &i : body)
+      RP_RETURN_IF_ERROR(i.kernel.prepare(ctx));
   return okStatus();
 }
 
@@ -326,7 +349,7 @@ Status CudaBackend::runCall(int device, const CallFrame &frame, cudaStream_t str
     const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
     return offset < 0 ? nullptr : base + offset;
   };
-  const CudaContext ctx{stream, k.gemm.get(), k.scratch};
+  const CudaContext ctx{stream, k.gemm.get(), k.scratch, k.sdpa.get()};
   const std::vector<CudaInstr> &body = functions_[static_cast<size_t>(frame.function)];
   auto launchAll = [&] {
     return forEachInstruction(
@@ -356,7 +379,7 @@ Status CudaBackend::runProfiledCall(int device, const CallFrame &frame, cudaStre
     const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
     return offset < 0 ? nullptr : base + offset;
   };
-  const CudaContext ctx{stream, k.gemm.get(), k.scratch};
+  const CudaContext ctx{stream, k.gemm.get(), k.scratch, k.sdpa.get()};
   RP_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(ev[0], stream), "cudaEventRecord"));
   size_t launched = 0;
   Status s = forEachInstruction(

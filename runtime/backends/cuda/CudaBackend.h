@@ -49,6 +49,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/CudnnAttention.h"
+
 namespace rp::kernels::cuda {
 class GemmRunner;
 }
@@ -71,6 +73,9 @@ struct CudaBackendOptions {
   /// Each call of a function of two or more instructions replays a CUDA graph captured at its
   /// first call with the same frame (CallGraphs.h); off: every kernel is launched.
   bool graphs = false;
+  /// graph.attention(_vjp): cuDNN's fused SDPA where it takes the case (Auto), always (Cudnn:
+  /// a decline is an error), or never (Flash: rpc's kernels); kernels/cuda/CudnnAttention.h.
+  kernels::cuda::AttentionKernel attentionKernel = kernels::cuda::AttentionKernel::Auto;
 };
 
 class CudaBackend final : public Backend {
@@ -134,6 +139,8 @@ private:
     uint8_t *scratch = nullptr;
     int64_t arenaBytes = 0, scratchBytes = 0;
     std::unique_ptr<kernels::cuda::GemmRunner> gemm;
+    /// cuDNN SDPA (null under AttentionKernel::Flash or when cuDNN is not loadable).
+    std::unique_ptr<kernels::cuda::CudnnSdpaRunner> sdpa;
     std::vector<cudaEvent_t> profileEvents; ///< --profile-kernels: one per launch boundary
     std::unique_ptr<CallGraphCache> graphs; ///< --cuda-graphs: this worker's captured calls
   };
@@ -149,6 +156,11 @@ private:
   /// prepare() with a trace: each GPU's time base (an event synchronized against the host
   /// clock) and the "cuda<w> <queue>" tracks.
   Status prepareTrace();
+  /// k.sdpa under options_.attentionKernel (none under Flash), then every instruction's
+  /// CudaKernel::prepare with it (the cuDNN graphs, built at load); under Auto, when cuDNN
+  /// cannot be used, the first worker (`first`) prints why once. Errors: the runner's (a
+  /// refusal under Cudnn), naming the graph.
+  Status createSdpaRunner(Worker &k, bool first);
   /// Appends a command to (device, queue): `label` empty: not traced (waits, records);
   /// `bytes`: copies, bytes moved (a trace argument).
   void enqueue(int device, Queue queue, Submit submit, std::string label, int64_t bytes = -1);

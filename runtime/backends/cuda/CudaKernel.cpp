@@ -55,6 +55,8 @@ StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {
   k.body_ = std::move(built.value().body);
   k.hostBody_ = std::move(built.value().hostBody);
   k.scratchBytes_ = built.value().scratchBytes;
+  k.variant_ = std::move(built.value().variant);
+  k.prepare_ = std::move(built.value().prepare);
   k.operandTypes_ = std::move(d.operands());
   k.resultTypes_ = std::move(d.results());
   return k;

@@ -29,6 +29,7 @@
 
 namespace rp::kernels::cuda {
 class GemmRunner;
+class CudnnSdpaRunner;
 }
 
 namespace rp::runtime {
@@ -38,6 +39,8 @@ struct CudaContext {
   cudaStream_t stream = nullptr;
   kernels::cuda::GemmRunner *gemm = nullptr; ///< the worker's cuBLASLt runner
   void *scratch = nullptr;                   ///< device scratch of scratchBytes() (or more)
+  /// The worker's cuDNN SDPA runner; null: attention runs on rpc's kernels.
+  kernels::cuda::CudnnSdpaRunner *sdpa = nullptr;
 };
 
 /// A plan instruction decoded for the GPU. Copyable.
@@ -66,6 +69,12 @@ public:
   const std::string &location() const { return location_; }
   /// Device scratch the kernel needs while it runs (bytes; 0 for most).
   int64_t scratchBytes() const { return scratchBytes_; }
+  /// Per-worker device preparation at plan load, before any launch (CudaBuilt::prepare; cuDNN
+  /// graphs of attention): ctx carries the worker's runners, not a stream. OK when the kernel
+  /// has none. Errors: the kernel's (e.g. a case cuDNN refuses under --attention-kernel cudnn).
+  Status prepare(const CudaContext &ctx) const { return prepare_ ? prepare_(ctx) : okStatus(); }
+  /// Which implementation may run it where a kernel has several (CudaBuilt::variant), or "".
+  const std::string &variant() const { return variant_; }
   const std::vector<TensorSig> &operandTypes() const { return operandTypes_; }
   const std::vector<TensorSig> &resultTypes() const { return resultTypes_; }
 
@@ -82,6 +91,8 @@ private:
   std::string id_, location_, where_;
   std::vector<TensorSig> operandTypes_, resultTypes_;
   int64_t scratchBytes_ = 0;
+  std::string variant_;
+  std::function<Status(const CudaContext &ctx)> prepare_;
   Body body_;
   HostBody hostBody_;
 };

@@ -11,9 +11,12 @@
 #include "runtime/backends/cuda/CudaKernelTable.h"
 
 #include "kernels/cpu/KernelSupport.h"
+#include "kernels/cuda/AttentionGrad.h"
+#include "kernels/cuda/CudnnAttention.h"
 #include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/LinearCrossEntropy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -53,6 +56,30 @@ public:
   }
   /// The device scratch (CudaKernel::launch checked that there is enough).
   void *scratch() const { return ctx_.scratch; }
+  /// graph.attention: cuDNN SDPA when the worker has a runner and it takes the case
+  /// (`declined` empty), else rpc's kernels (FlashAttention.h, Fused.h).
+  Status attention(const kc::AttentionPlan &p, const std::string &declined, const void *q,
+                   const void *k, const void *v, void *o) const {
+    if (ctx_.sdpa) {
+      RP_ASSIGN_OR_RETURN(bool ran, ctx_.sdpa->forward(p, declined, q, k, v, o, ctx_.stream));
+      if (ran)
+        return okStatus();
+    }
+    return launched(kc::launchAttention(p, q, k, v, o, ctx_.stream));
+  }
+  /// graph.attention_vjp, as attention.
+  Status attentionVjp(const kc::AttentionVjpPlan &p, const std::string &declined,
+                      const void *q, const void *k, const void *v, const void *o,
+                      const void *dout, void *dq, void *dk, void *dv) const {
+    if (ctx_.sdpa) {
+      RP_ASSIGN_OR_RETURN(bool ran, ctx_.sdpa->backward(p.forward, declined, q, k, v, o, dout,
+                                                        dq, dk, dv, ctx_.scratch, ctx_.stream));
+      if (ran)
+        return okStatus();
+    }
+    return launched(kc::launchAttentionVjp(p, q, k, v, o, dout, dq, dk, dv, ctx_.scratch,
+                                           ctx_.stream));
+  }
   /// Copies `bytes` bytes (device to device).
   Status copyBytes(void *dst, const void *src, int64_t bytes) const {
     return launched(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
@@ -83,6 +110,18 @@ public:
     return okStatus();
   }
   void *scratch() const { return scratch_; }
+  /// The host replay runs rpc's row kernels (cuDNN has no host replay).
+  Status attention(const kc::AttentionPlan &p, const std::string &, const void *q,
+                   const void *k, const void *v, void *o) const {
+    kc::replay::attention(p, q, k, v, o);
+    return okStatus();
+  }
+  Status attentionVjp(const kc::AttentionVjpPlan &p, const std::string &, const void *q,
+                      const void *k, const void *v, const void *o, const void *dout, void *dq,
+                      void *dk, void *dv) const {
+    kc::replay::attentionVjp(p, q, k, v, o, dout, dq, dk, dv, scratch_);
+    return okStatus();
+  }
   Status copyBytes(void *dst, const void *src, int64_t bytes) const {
     std::memmove(dst, src, static_cast<size_t>(bytes));
     return okStatus();
@@ -105,7 +144,18 @@ template <typename F> Built both(F f, int64_t scratchBytes = 0) {
                [f](const Operands &in, const Results &out, void *scratch) {
                  return f(HostExec(scratch), in, out);
                },
-               scratchBytes};
+               scratchBytes, std::string(), nullptr};
+}
+
+/// CudaBuilt::prepare of an attention(_vjp): the worker's cuDNN graphs for the case.
+std::function<Status(const CudaContext &)> prepareSdpa(const kc::AttentionPlan &plan,
+                                                       const std::string &declined,
+                                                       bool backward) {
+  return [plan, declined, backward](const CudaContext &ctx) -> Status {
+    if (ctx.sdpa)
+      RP_RETURN_IF_ERROR(ctx.sdpa->prepare(plan, declined, backward).status());
+    return okStatus();
+  };
 }
 
 /// Operand j, or null when the instruction has fewer (layer_norm without a bias, rms_norm).
@@ -427,6 +477,13 @@ Status declineSinks(const Decoder &d, int operands) {
                        "plan on the CPU backend");
 }
 
+/// CudaBuilt::variant of an attention(_vjp): which kernels --attention-kernel auto may run.
+std::string attentionVariant(const std::string &declined) {
+  if (!kc::cudnnSdpaBuilt())
+    return "flash (this build has no cuDNN frontend)";
+  return declined.empty() ? "cudnn-sdpa candidate" : "flash (cuDNN SDPA declines: " + declined + ")";
+}
+
 // Fused transformer ops.
 void addFused(Table &t) {
   t.push_back({"swiglu", [](const Decoder &d) {
@@ -442,11 +499,20 @@ void addFused(Table &t) {
                }});
   t.push_back({"attention", [](const Decoder &d) -> StatusOr<Built> {
                  RP_RETURN_IF_ERROR(declineSinks(d, 3));
-                 return inOrder(kc::planAttention(operandDType(d, 0), operandShape(d, 0),
-                                                  operandShape(d, 1), operandShape(d, 2),
-                                                  d.f64("scale"), d.flag("causal"),
-                                                  resultShape(d, 0)),
-                                kc::launchAttention, kc::replay::attention);
+                 RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
+                                     kc::planAttention(operandDType(d, 0), operandShape(d, 0),
+                                                       operandShape(d, 1), operandShape(d, 2),
+                                                       d.f64("scale"), d.flag("causal"),
+                                                       resultShape(d, 0)));
+                 // Hook: sinks / window attributes go into SdpaExtras once the op has them.
+                 const std::string declined = kc::cudnnSdpaDecline(plan, kc::SdpaExtras{});
+                 Built built = both([plan, declined](const auto &e, const Operands &in,
+                                                     const Results &out) {
+                   return e.attention(plan, declined, in[0], in[1], in[2], out[0]);
+                 });
+                 built.variant = attentionVariant(declined);
+                 built.prepare = prepareSdpa(plan, declined, /*backward=*/false);
+                 return built;
                }});
   t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
                  RP_RETURN_IF_ERROR(declineSinks(d, 5));
@@ -457,14 +523,22 @@ void addFused(Table &t) {
                                           operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
                                           d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
                                           resultShape(d, 2)));
-                 const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
-                 return both(
-                     [plan](const auto &e, const Operands &in, const Results &out) {
-                       return e.run(plan, kc::launchAttentionVjp, kc::replay::attentionVjp, in[0],
-                                    in[1], in[2], in[3], in[4], out[0], out[1], out[2],
-                                    e.scratch());
+                 const std::string declined =
+                     kc::cudnnSdpaDecline(plan.forward, kc::SdpaExtras{});
+                 // The cuDNN path keeps its recomputed O' and log-sum-exp in the scratch.
+                 const int64_t scratch = static_cast<int64_t>(
+                     declined.empty() ? std::max(plan.scratchBytes,
+                                                 kc::cudnnSdpaBackwardScratchBytes(plan.forward))
+                                      : plan.scratchBytes);
+                 Built built = both(
+                     [plan, declined](const auto &e, const Operands &in, const Results &out) {
+                       return e.attentionVjp(plan, declined, in[0], in[1], in[2], in[3], in[4],
+                                             out[0], out[1], out[2]);
                      },
                      scratch);
+                 built.variant = attentionVariant(declined);
+                 built.prepare = prepareSdpa(plan.forward, declined, /*backward=*/true);
+                 return built;
                }});
 }
 

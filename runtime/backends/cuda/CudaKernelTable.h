@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace rp::runtime {
@@ -28,6 +29,13 @@ struct CudaBuilt {
   CudaKernel::Body body;
   CudaKernel::HostBody hostBody;
   int64_t scratchBytes = 0;
+  /// Which implementation may run it, when a kernel has several (attention: "cudnn-sdpa
+  /// candidate", "flash (cuDNN SDPA declines: ...)" or "flash (this build has no cuDNN
+  /// frontend)"); "" otherwise. --check reports it.
+  std::string variant;
+  /// Device work before the first launch, run once per worker at plan load (CudaKernel::
+  /// prepare); null for most kernels. Attention builds its cuDNN graphs here.
+  std::function<Status(const CudaContext &ctx)> prepare;
 };
 
 /// Plans one instruction from its checked Decoder. Errors: InvalidArgument from the family's

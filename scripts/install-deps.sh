@@ -44,7 +44,7 @@ PY
 
 PACKAGES=(
   # build tools
-  cmake ninja-build ccache g++ pkg-config python3
+  cmake ninja-build ccache g++ pkg-config python3 python3-pip
   # Debian packages (cpack: dpkg-shlibdeps computes their Depends; cmake/Packaging.cmake)
   dpkg-dev file
   # MLIR / LLVM 22.1 (tools: /usr/lib/llvm-22/bin: mlir-tblgen, FileCheck, lit, not)

@@ -218,6 +218,7 @@ struct Problem {
   int64_t ldb;
   float *c;
   int64_t ldc;
+  bool accumulate = false; // chains start from C (sgemmAccumulate)
 };
 
 /// The blocked loops around `kernel` (tile MR x NR).
@@ -246,7 +247,7 @@ void blocked(const Problem &q, MicroKernel kernel, int mr, int nr) {
         for (int64_t jr = 0; jr < nc; jr += nr)
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t row = ic + ir, col = jc + jr;
-            const Epilogue e{q.alpha, q.beta,         pc == 0, pc + kc == q.k,
+            const Epilogue e{q.alpha, q.beta, pc == 0 && !q.accumulate, pc + kc == q.k,
                              orig + row * ldo + col, ldo};
             float *c = q.c + row * q.ldc + col;
             const int64_t h = std::min<int64_t>(mr, mc - ir), w = std::min<int64_t>(nr, nc - jr);
@@ -290,6 +291,13 @@ const char *sgemmIsaName(SgemmIsa isa) {
 
 bool sgemmAvailable() { return sgemmBestIsa() != SgemmIsa::None; }
 
+static void runProblem(SgemmIsa isa, const Problem &q) {
+  if (isa == SgemmIsa::Avx512)
+    blocked(q, kernelAvx512<8>, 8, 32);
+  else
+    blocked(q, kernelAvx2, 6, 16);
+}
+
 void sgemm(SgemmIsa isa, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
            const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
            int64_t ldc) {
@@ -297,11 +305,15 @@ void sgemm(SgemmIsa isa, bool transA, bool transB, int64_t m, int64_t n, int64_t
     return;
   if (k <= 0)
     return emptyProduct(m, n, alpha, beta, c, ldc);
-  const Problem q{transA, transB, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
-  if (isa == SgemmIsa::Avx512)
-    blocked(q, kernelAvx512<8>, 8, 32);
-  else
-    blocked(q, kernelAvx2, 6, 16);
+  runProblem(isa, Problem{transA, transB, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc});
+}
+
+void sgemmAccumulate(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float *a,
+                     int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0)
+    return;
+  runProblem(sgemmBestIsa(),
+      Problem{transA, transB, m, n, k, 1.0f, 0.0f, a, lda, b, ldb, c, ldc, /*accumulate=*/true});
 }
 
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,

@@ -47,6 +47,13 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alph
            const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
            int64_t ldc);
 
+/// C = op(A) op(B) continuing C's chains: each element's FMA chain starts from its value in C
+/// instead of 0 (no alpha, no beta). A product over k split into consecutive pieces and
+/// accumulated piece by piece gives the bits of one call over all of k. Precondition:
+/// sgemmAvailable().
+void sgemmAccumulate(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float *a,
+                     int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+
 /// As sgemm with the micro-kernel of `isa` (tests compare the ISAs; precondition: the CPU
 /// runs `isa`, which is not None).
 void sgemm(SgemmIsa isa, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,

@@ -6,8 +6,8 @@
 // tolerance): shapes with partial micro-tiles, every transpose combination, K over the K block
 // (256, partial sums stored in C between blocks), N over the N block (512), M over the A block
 // (96), alpha and beta. Also: AVX2 and AVX-512 give the same bits (on a CPU with AVX-512), a
-// product computed in pieces equals the whole, beta = 0 never reads C (NaN there stays out),
-// and K = 0. A plain (non-FMA) f32 sum of the same products differs in some elements, so the
+// product computed in pieces (rows, columns, or k with sgemmAccumulate) equals the whole,
+// beta = 0 never reads C (NaN there stays out), and K = 0. A plain (non-FMA) f32 sum of the same products differs in some elements, so the
 // bit-for-bit check has teeth.
 //
 //===----------------------------------------------------------------------===//
@@ -150,6 +150,31 @@ TEST(CpuSgemm, PiecesEqualTheWhole) {
   sgemm(false, false, m - 72, n - 41, k, 1.0f, a.data() + 72 * k, k, b.data() + 41, n, 0.0f,
         pieces.data() + 72 * n + 41, n);
   EXPECT_EQ(countDifferent(whole, pieces), 0);
+}
+
+TEST(CpuSgemm, AccumulateContinuesTheChains) {
+  if (!sgemmAvailable())
+    return;
+  // op(A) [40, 300] (A stored transposed, [300, 40]) x [300, 70], k in pieces 0..99, 100..262,
+  // 263..299 accumulated into C = the whole product from C = 0.
+  const int64_t m = 40, n = 70, k = 300;
+  const auto a = randomFloats(k * m, 41), b = randomFloats(k * n, 42);
+  std::vector<float> whole(m * n, 0.0f), pieces(m * n, 0.0f);
+  sgemm(true, false, m, n, k, 1.0f, a.data(), m, b.data(), n, 0.0f, whole.data(), n);
+  const int64_t cuts[] = {0, 100, 263, 300};
+  for (int piece = 0; piece < 3; ++piece)
+    sgemmAccumulate(true, false, m, n, cuts[piece + 1] - cuts[piece], a.data() + cuts[piece] * m,
+                    m, b.data() + cuts[piece] * n, n, pieces.data(), n);
+  EXPECT_EQ(countDifferent(whole, pieces), 0);
+  // From a non-zero C: the chain starts at C's value (the reference with C as its start).
+  const auto start = randomFloats(m * n, 43);
+  std::vector<float> got = start, want = start;
+  sgemmAccumulate(true, false, m, n, 5, a.data(), m, b.data(), n, got.data(), n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < 5; ++p)
+        want[i * n + j] = std::fma(a[p * m + i], b[p * n + j], want[i * n + j]);
+  EXPECT_EQ(countDifferent(got, want), 0);
 }
 
 TEST(CpuSgemm, BetaZeroIgnoresC) {

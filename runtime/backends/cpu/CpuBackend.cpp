@@ -34,8 +34,6 @@ CpuBackend::CpuBackend(int devices, std::unique_ptr<HostKernelSet> kernels)
       queues_(numDevices_ * kNumQueues) {
   memory_.resize(static_cast<size_t>(numDevices_));
   totalThreads_ = std::max(1, kernels::cpu::kernelThreads());
-  const char *lend = std::getenv("RP_CPU_LEND_THREADS");
-  lendThreads_ = !(lend && std::strcmp(lend, "0") == 0);
   queues_.start([this](int index, QueueThreads::Task &task) { return runTask(index, task); });
 }
 
@@ -139,8 +137,7 @@ private:
 } // namespace
 
 int CpuBackend::lentThreads() const {
-  const int busy =
-      lendThreads_ ? std::max(1, busyWorkers_.load(std::memory_order_relaxed)) : numDevices_;
+  const int busy = std::max(1, busyWorkers_.load(std::memory_order_relaxed));
   return std::max(1, totalThreads_ / busy);
 }
 

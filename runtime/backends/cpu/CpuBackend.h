@@ -97,8 +97,7 @@ private:
   uint8_t *memory(int device) { return memory_[static_cast<size_t>(device)].bytes.get(); }
 
   /// OpenMP threads for the next kernel of a worker: the process's threads split among the
-  /// workers running a function now (busyWorkers_, this one included), at least 1; without
-  /// lending, among all N workers.
+  /// workers running a function now (busyWorkers_, this one included), at least 1.
   int lentThreads() const;
 
   int numDevices_;
@@ -108,10 +107,6 @@ private:
   int totalThreads_ = 1;
   /// Workers inside runCall or a gradient accumulation now.
   std::atomic<int> busyWorkers_{0};
-  /// False with RP_CPU_LEND_THREADS=0 in the environment: each worker keeps
-  /// max(1, totalThreads_ / N) threads (the way before lending; for machines where other
-  /// processes compete for the cores, docs/PERFORMANCE.md "CPU backend").
-  bool lendThreads_ = true;
   std::unique_ptr<HostKernelSet> kernels_;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;

@@ -33,7 +33,7 @@ CpuBackend::CpuBackend(int devices, std::unique_ptr<HostKernelSet> kernels)
       tracks_(static_cast<size_t>(numDevices_ * kNumQueues), -1),
       queues_(numDevices_ * kNumQueues) {
   memory_.resize(static_cast<size_t>(numDevices_));
-  totalThreads_ = std::max(1, kernels::cpu::kernelThreads());
+  threadsPerDevice_ = std::max(1, kernels::cpu::kernelThreads() / numDevices_);
   queues_.start([this](int index, QueueThreads::Task &task) { return runTask(index, task); });
 }
 
@@ -110,38 +110,13 @@ void CpuBackend::enqueue(int device, Queue queue, QueueThreads::Task task) {
   queues_.enqueue(device * kNumQueues + static_cast<int>(queue), std::move(task));
 }
 
-namespace {
-
-/// Sets the calling thread's kernel threads to `threads` when they differ (a thread-local
-/// OpenMP setting; the call costs little, but skipping it costs less).
-void useKernelThreads(int threads) {
-  thread_local int current = 0;
-  if (current != threads) {
-    current = threads;
+Status CpuBackend::runTask(int index, QueueThreads::Task &task) {
+  // Each queue thread's kernels get their share of the cores (set once per thread).
+  thread_local int threads = 0;
+  if (threads != threadsPerDevice_) {
+    threads = threadsPerDevice_;
     kernels::cpu::setKernelThreads(threads);
   }
-}
-
-/// Counts a worker as computing for its lifetime.
-class BusyWorker {
-public:
-  explicit BusyWorker(std::atomic<int> &busy) : busy_(busy) { busy_.fetch_add(1); }
-  ~BusyWorker() { busy_.fetch_sub(1); }
-  BusyWorker(const BusyWorker &) = delete;
-  BusyWorker &operator=(const BusyWorker &) = delete;
-
-private:
-  std::atomic<int> &busy_;
-};
-
-} // namespace
-
-int CpuBackend::lentThreads() const {
-  const int busy = std::max(1, busyWorkers_.load(std::memory_order_relaxed));
-  return std::max(1, totalThreads_ / busy);
-}
-
-Status CpuBackend::runTask(int index, QueueThreads::Task &task) {
   const bool traced = trace_ && !task.label.empty();
   const double start = traced ? trace_->nowUs() : 0;
   Status status = task.run();
@@ -177,14 +152,12 @@ void CpuBackend::call(int device, CallFrame frame, std::string label) {
 }
 
 Status CpuBackend::runCall(int device, const CallFrame &frame) {
-  const BusyWorker busy(busyWorkers_);
   uint8_t *base = memory(device);
   auto address = [&](const pb::BufferRef &ref) -> uint8_t * {
     const int64_t offset = bufferOffset(*plan_, frame, workspaceOffset_, ref);
     return offset < 0 ? nullptr : base + offset;
   };
   if (kernels_) {
-    useKernelThreads(lentThreads());
     Status s = kernels_->run(frame.function, address,
                              memory_[static_cast<size_t>(device)].scratch.data());
     if (!s.ok())
@@ -213,9 +186,6 @@ Status CpuBackend::runCall(int device, const CallFrame &frame) {
       in.push_back(&t);
     for (HostTensor &t : results)
       out.push_back(&t);
-    // The threads of the workers that wait now are lent to this kernel (re-read per kernel:
-    // the others start and stop computing meanwhile).
-    useKernelThreads(lentThreads());
     const auto t0 =
         profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Status s = body[i].kernel.run(in, out);
@@ -233,8 +203,6 @@ void CpuBackend::accumulate(int device, int64_t dst, int64_t src, int64_t elemen
                             bool first, std::string label) {
   enqueue(device, Queue::Compute,
           {[this, device, dst, src, elements, dtype, first]() -> Status {
-             const BusyWorker busy(busyWorkers_);
-             useKernelThreads(lentThreads());
              auto *acc = reinterpret_cast<float *>(memory(device) + dst);
              const uint8_t *g = memory(device) + src;
              if (kernels_)

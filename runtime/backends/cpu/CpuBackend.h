@@ -17,7 +17,6 @@
 #include "runtime/exec/InstructionProfile.h"
 #include "runtime/exec/QueueThreads.h"
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -96,17 +95,10 @@ private:
   Status runCall(int device, const CallFrame &frame);
   uint8_t *memory(int device) { return memory_[static_cast<size_t>(device)].bytes.get(); }
 
-  /// OpenMP threads for the next kernel of a worker: the process's threads split among the
-  /// workers running a function now (busyWorkers_, this one included), at least 1.
-  int lentThreads() const;
-
   int numDevices_;
-  /// OpenMP threads the process started with (OMP_NUM_THREADS, else the cores): the kernels
-  /// of the workers that are computing share them. A worker waiting for an event lends its
-  /// share to the others (docs/DECISIONS.md, "CPU threads"); results do not depend on it.
-  int totalThreads_ = 1;
-  /// Workers inside runCall or a gradient accumulation now.
-  std::atomic<int> busyWorkers_{0};
+  /// OpenMP threads of each worker's kernels: the threads the process started with
+  /// (OMP_NUM_THREADS, else the cores) split evenly among the workers, at least 1.
+  int threadsPerDevice_ = 1;
   std::unique_ptr<HostKernelSet> kernels_;
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;

@@ -3,6 +3,7 @@
 #include "kernels/cpu/Elementwise.h"
 
 #include "kernels/cpu/KernelSupport.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <cmath>
 #include <type_traits>
@@ -99,15 +100,26 @@ template <typename T>
 void floatUnary(UnaryKind kind, const HostTensor &x, HostTensor &out) {
   auto run = [&](auto f) { mapUnary<T, T>(x, out, [f](T v) { return f(double(v)); }); };
   if constexpr (std::is_same_v<T, float>) { // f32 arithmetic with expF32: these vectorise
+    void (*array)(const float *, float *, int64_t) = nullptr;
     switch (kind) {
     case UnaryKind::Exp:
-      return mapUnary<float, float>(x, out, [](float v) { return expF32(v); });
+      array = expF32Array;
+      break;
     case UnaryKind::Sigmoid:
-      return mapUnary<float, float>(x, out, [](float v) { return sigmoidF32(v); });
+      array = sigmoidF32Array;
+      break;
     case UnaryKind::Silu:
-      return mapUnary<float, float>(x, out, [](float v) { return v * sigmoidF32(v); });
+      array = siluF32Array;
+      break;
     default:
       break;
+    }
+    if (array) { // VectorMath.h: AVX-512 / AVX2 clones, the same bits
+      const float *in = x.data<float>();
+      float *o = out.data<float>();
+      const int64_t n = x.numElements();
+      return forChunks(n, n >= kParallelMinElements,
+                       [&](int64_t b, int64_t c) { array(in + b, o + b, c); });
     }
   }
   switch (kind) {

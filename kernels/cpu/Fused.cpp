@@ -3,6 +3,7 @@
 #include "kernels/cpu/Fused.h"
 
 #include "kernels/cpu/KernelSupport.h"
+#include "kernels/cpu/VectorMath.h"
 
 #include <cmath>
 #include <string>
@@ -30,10 +31,9 @@ void swigluLoop(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
   const T *u = up.data<T>();
   T *y = out.data<T>();
   const int64_t n = gate.numElements();
-  if constexpr (std::is_same_v<T, float>) { // f32 arithmetic with expF32: vectorises
-#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = a[i] * sigmoidF32(a[i]) * u[i];
+  if constexpr (std::is_same_v<T, float>) { // f32 with expF32, AVX-512 / AVX2 clones
+    forChunks(n, n >= kParallelMinElements,
+              [&](int64_t b, int64_t c) { swigluF32Array(a + b, u + b, y + b, c); });
   } else {
 #pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
     for (int64_t i = 0; i < n; ++i) {

@@ -3,6 +3,7 @@
 #include "kernels/cpu/KernelSupport.h"
 
 #include "kernels/cpu/Kernels.h"
+#include "kernels/cpu/Sgemm.h"
 
 #include <algorithm>
 #include <cstring>
@@ -61,6 +62,8 @@ void singleThreadedBlas() {
 
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (sgemmAvailable())
+    return sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   singleThreadedBlas();
   cblas_sgemm(CblasRowMajor, blasOp(transA), blasOp(transB), static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,

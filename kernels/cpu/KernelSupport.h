@@ -200,10 +200,11 @@ inline float sigmoidF32(float x) {
 inline float expOf(float x) { return expF32(x); }
 inline double expOf(double x) { return std::exp(x); }
 
-/// C = alpha op(A) op(B) + beta C, row-major, one OpenBLAS call on the calling thread (the
-/// kernels parallelise over calls; OpenBLAS's own threads are switched off, as in matmul):
-/// op(A) is [m, k], op(B) [k, n]; transA / transB read A as [k, m] / B as [n, k]; lda, ldb, ldc
-/// are the stored row lengths.
+/// C = alpha op(A) op(B) + beta C, row-major, on the calling thread (the kernels parallelise
+/// over calls): op(A) is [m, k], op(B) [k, n]; transA / transB read A as [k, m] / B as [n, k];
+/// lda, ldb, ldc are the stored row lengths. f32: the kernels' own sgemm (kernels/cpu/Sgemm.h:
+/// one FMA chain per element, in k order), or OpenBLAS on a CPU without FMA; f64: OpenBLAS
+/// (its own threads switched off, as in matmul).
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,

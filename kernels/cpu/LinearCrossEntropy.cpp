@@ -3,10 +3,14 @@
 #include "kernels/cpu/LinearCrossEntropy.h"
 
 #include "kernels/cpu/KernelSupport.h"
+#include "kernels/cpu/Sgemm.h"
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
+
+#include <omp.h>
 
 namespace rp::kernels::cpu {
 
@@ -97,18 +101,23 @@ void chunkLogits(const Problem &p, const T *h, const T *w, int64_t r0, int64_t c
 
 /// Row r's loss from its logits x (double); with `scale`, overwrites x by the gradient row
 /// (softmax - onehot) * scale, rounded to T per element.
+/// (Each e^(x - max) is computed once and kept for the gradient row.)
 template <typename T>
 double rowLoss(const Problem &p, T *x, int64_t label, const T *scale) {
+  thread_local std::vector<double> e;
+  e.resize(static_cast<size_t>(p.vocab));
   double m = -INFINITY;
   for (int64_t v = 0; v < p.vocab; ++v)
     m = std::fmax(m, static_cast<double>(x[v]));
   double sum = 0.0;
-  for (int64_t v = 0; v < p.vocab; ++v)
-    sum += std::exp(static_cast<double>(x[v]) - m);
+  for (int64_t v = 0; v < p.vocab; ++v) {
+    e[v] = std::exp(static_cast<double>(x[v]) - m);
+    sum += e[v];
+  }
   const double loss = m + std::log(sum) - static_cast<double>(x[label]);
   if (scale)
     for (int64_t v = 0; v < p.vocab; ++v) {
-      const T prob = static_cast<T>(std::exp(static_cast<double>(x[v]) - m) / sum);
+      const T prob = static_cast<T>(e[v] / sum);
       x[v] = (prob - static_cast<T>(v == label ? 1 : 0)) * *scale;
     }
   return loss;
@@ -178,6 +187,82 @@ void run(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh
                              : total / static_cast<double>(p.kept)); // 0/0: NaN
 }
 
+/// Runs fn(begin, end) over [0, rows) in bands (multiples of 8 rows), one per OpenMP thread
+/// when the work (multiply-adds) is large enough. Each output row is computed by one sgemm
+/// chain whatever the bands, so they change no bit.
+template <typename Fn>
+void inBands(int64_t rows, int64_t work, Fn fn) {
+  const int threads = work >= kParallelMinElements * 8 ? std::max(1, omp_get_max_threads()) : 1;
+  const int64_t band = ((rows + threads - 1) / threads + 7) / 8 * 8;
+  const int64_t bands = band > 0 ? (rows + band - 1) / band : 0;
+#pragma omp parallel for schedule(static) if (threads > 1 && bands > 1)
+  for (int64_t b = 0; b < bands; ++b)
+    fn(b * band, std::min(rows, (b + 1) * band));
+}
+
+/// f32 on the kernels' own sgemm (Sgemm.h): per chunk, the kept rows are packed together
+/// (hk), logits = hk W^T, and with `seed` dh rows = G W and dW += G^T hk, dW's chains
+/// continuing over the chunks (sgemmAccumulate), so chunking changes no bit.
+void runSgemm(const Problem &p, const float *h, const float *w, const float *seed, float *loss,
+              float *dh, float *dw) {
+  const int64_t H = p.width, V = p.vocab;
+  std::vector<float> hk(static_cast<size_t>(p.chunk * H)), logits(static_cast<size_t>(p.chunk * V));
+  std::vector<float> dhk(seed ? static_cast<size_t>(p.chunk * H) : 0);
+  std::vector<double> losses(static_cast<size_t>(p.rows), 0.0);
+  std::vector<int64_t> kept;
+  float scale = seed ? *seed : 0.0f;
+  if (seed && p.reduction == LossReduction::Mean)
+    scale = *seed / static_cast<float>(p.kept + (p.kept == 0));
+  if (dw)
+    std::fill(dw, dw + V * H, 0.0f);
+  if (dh)
+    std::fill(dh, dh + p.rows * H, 0.0f); // ignored rows keep 0
+  for (int64_t r0 = 0; r0 < p.rows; r0 += p.chunk) {
+    kept.clear();
+    for (int64_t r = r0; r < std::min(p.rows, r0 + p.chunk); ++r)
+      if (p.keep(r))
+        kept.push_back(r);
+    const int64_t ck = static_cast<int64_t>(kept.size());
+    for (int64_t i = 0; i < ck; ++i)
+      std::copy(h + kept[i] * H, h + (kept[i] + 1) * H, hk.begin() + i * H);
+    inBands(ck, ck * V * H, [&](int64_t i0, int64_t i1) {
+      sgemm(false, true, i1 - i0, V, H, 1.0f, hk.data() + i0 * H, H, w, H, 0.0f,
+            logits.data() + i0 * V, V);
+    });
+#pragma omp parallel for schedule(static) if (ck * V >= kParallelMinElements)
+    for (int64_t i = 0; i < ck; ++i)
+      losses[kept[i]] = rowLoss(p, logits.data() + i * V, p.labels[kept[i]], seed ? &scale : nullptr);
+    if (!seed || ck == 0)
+      continue;
+    inBands(ck, ck * V * H, [&](int64_t i0, int64_t i1) {
+      sgemm(false, false, i1 - i0, H, V, 1.0f, logits.data() + i0 * V, V, w, H, 0.0f,
+            dhk.data() + i0 * H, H);
+      for (int64_t i = i0; i < i1; ++i)
+        std::copy(dhk.begin() + i * H, dhk.begin() + (i + 1) * H, dh + kept[i] * H);
+    });
+    inBands(V, ck * V * H, [&](int64_t v0, int64_t v1) {
+      sgemmAccumulate(true, false, v1 - v0, H, ck, logits.data() + v0, V, hk.data(), H,
+                      dw + v0 * H, H);
+    });
+  }
+  double total = 0.0;
+  for (int64_t r = 0; r < p.rows; ++r)
+    if (p.keep(r))
+      total += losses[r];
+  *loss = static_cast<float>(p.reduction == LossReduction::Sum
+                                 ? total
+                                 : total / static_cast<double>(p.kept)); // 0/0: NaN
+}
+
+/// The f32 kernels take runSgemm on a CPU with FMA, the loops of run otherwise (and for f64).
+template <typename T>
+void dispatch(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh, T *dw) {
+  if constexpr (std::is_same_v<T, float>)
+    if (sgemmAvailable())
+      return runSgemm(p, h, w, seed, loss, dh, dw);
+  run<T>(p, h, w, seed, loss, dh, dw);
+}
+
 } // namespace
 
 Status linearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
@@ -188,7 +273,8 @@ Status linearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
                              reduction, chunkRows, loss, p));
   visitFloat(hidden.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run<T>(p, hidden.data<T>(), weight.data<T>(), nullptr, loss.data<T>(), nullptr, nullptr);
+    dispatch<T>(p, hidden.data<T>(), weight.data<T>(), nullptr, loss.data<T>(), nullptr,
+                nullptr);
   });
   return okStatus();
 }
@@ -206,8 +292,8 @@ Status linearCrossEntropyVjp(const HostTensor &hidden, const HostTensor &weight,
   RP_RETURN_IF_ERROR(checkType(op, "dweight", dweight, weight.dtype(), weight.shape()));
   visitFloat(hidden.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run<T>(p, hidden.data<T>(), weight.data<T>(), seed.data<T>(), loss.data<T>(),
-           dhidden.data<T>(), dweight.data<T>());
+    dispatch<T>(p, hidden.data<T>(), weight.data<T>(), seed.data<T>(), loss.data<T>(),
+                dhidden.data<T>(), dweight.data<T>());
   });
   return okStatus();
 }

@@ -5,16 +5,20 @@
 // [N, V] tensor exists (fused linear cross-entropy: Liger-Kernel, Hsu et al. 2024; Apple's
 // cut-cross-entropy, Wijmans et al. 2024).
 //
-// Numerics (T = f32 or f64, the tensors' dtype): each logit is a dot product over H in T with
-// eight partial sums (lane j takes the indices = j mod 8, summed lane 0..7 at the end); the
-// row's max, log-sum-exp, softmax and loss in double, as kernels/cpu/CrossEntropy.h; the
-// per-row losses summed sequentially in row order in double and rounded once to T. The
-// gradient G = (softmax - onehot) * scale is rounded to T per element (scale = seed /
-// (count + (count == 0)) in T for `mean`, seed for `sum`; 0 on ignored rows); dhidden[n] =
-// sum over v in order of G[n, v] weight[v] and dweight[v] = sum over n in order of
-// G[n, v] hidden[n], accumulated in T. Every output element is computed by one thread in a
-// fixed order, so the results do not depend on the thread count, and the chunking only
-// bounds memory: the results do not depend on chunkRows either (bit for bit).
+// Numerics (T = f32 or f64, the tensors' dtype): the row's max, log-sum-exp, softmax and loss
+// in double, as kernels/cpu/CrossEntropy.h; the per-row losses summed sequentially in row
+// order in double and rounded once to T. The gradient G = (softmax - onehot) * scale is
+// rounded to T per element (scale = seed / (count + (count == 0)) in T for `mean`, seed for
+// `sum`; 0 on ignored rows, whose dhidden rows are 0 and which add nothing to dweight).
+// f32 (on a CPU with FMA): the logits, dhidden = G weight and dweight = G^T hidden are the
+// kernels' own sgemm over each chunk's kept rows (kernels/cpu/Sgemm.h: each element one FMA
+// chain in order over H, V or the rows; dweight's chains continue from chunk to chunk).
+// f64, and f32 without FMA: each logit is a dot product over H in T with eight partial sums
+// (lane j takes the indices = j mod 8, summed lane 0..7 at the end); dhidden[n] = sum over v
+// in order of G[n, v] weight[v] and dweight[v] = sum over n in order of G[n, v] hidden[n],
+// accumulated in T. Every output element is computed by one thread in a fixed order, so the
+// results do not depend on the thread count, and the chunking only bounds memory: the results
+// do not depend on chunkRows either (bit for bit).
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CPU_LINEARCROSSENTROPY_H

@@ -3,12 +3,15 @@
 #include "kernels/cpu/MatMul.h"
 
 #include "kernels/cpu/KernelSupport.h"
+#include "kernels/cpu/Sgemm.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <type_traits>
 
 namespace rp::kernels::cpu {
 
@@ -110,16 +113,56 @@ void gemm(const TileLayout &l, const double *a, const double *b, double *c, int 
   cblas_dgemm(CblasRowMajor, l.ta, l.tb, m, n, k, 1.0, a, l.lda, b, l.ldb, 0.0, c, l.ldc);
 }
 
+/// The GEMMs of a product: M after folding a's batch into it where possible.
+struct GemmShape {
+  int64_t m, n, k, batches;
+  bool fold; // the batch of (contiguous, untransposed) a folded into M (b has no batch)
+};
+
+GemmShape gemmShape(const MatMulPlan &p) {
+  const bool fold = !p.bHasBatch && !p.transA;
+  return {fold ? p.m * p.batchCount() : p.m, p.n, p.k, fold ? 1 : p.batchCount(), fold};
+}
+
+/// f32 on the kernels' own sgemm (Sgemm.h): each output element is one FMA chain whatever the
+/// tiling, so the GEMMs are split into one row band per thread (bands of a multiple of 24 rows).
+Status sgemmMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b,
+                   HostTensor &out) {
+  const float *pa = a.data<float>();
+  const float *pb = b.data<float>();
+  float *pc = out.data<float>();
+  const GemmShape g = gemmShape(p);
+  const int threads =
+      g.batches * g.m * g.n * g.k >= kParallelMinFlops ? std::max(1, omp_get_max_threads()) : 1;
+  const int64_t bandsPerBatch =
+      std::min<int64_t>((threads + g.batches - 1) / g.batches, (g.m + 23) / 24);
+  const int64_t band = ((g.m + bandsPerBatch - 1) / bandsPerBatch + 23) / 24 * 24;
+  const int64_t bands = (g.m + band - 1) / band;
+  const int64_t tasks = g.batches * bands;
+#pragma omp parallel for schedule(dynamic) if (threads > 1 && tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t batch = t / bands, row = t % bands * band;
+    int64_t offA = 0, offB = 0;
+    if (!g.fold)
+      batchOffsets(p, batch, offA, offB);
+    sgemm(p.transA, p.transB, std::min(band, g.m - row), g.n, g.k, 1.0f,
+          pa + offA + (p.transA ? row : row * g.k), p.transA ? g.m : g.k, pb + offB,
+          p.transB ? g.k : g.n, 0.0f, pc + batch * g.m * g.n + row * g.n, g.n);
+  }
+  return okStatus();
+}
+
 template <typename T>
 Status floatMatMul(const MatMulPlan &p, const HostTensor &a, const HostTensor &b, HostTensor &out) {
+  if constexpr (std::is_same_v<T, float>)
+    if (sgemmAvailable())
+      return sgemmMatMul(p, a, b, out);
   const T *pa = a.data<T>();
   const T *pb = b.data<T>();
   T *pc = out.data<T>();
-  // Without a batch in b, the batch of (contiguous, untransposed) a folds into M.
-  const bool fold = !p.bHasBatch && !p.transA;
-  const int64_t m = fold ? p.m * p.batchCount() : p.m;
-  const int64_t n = p.n, k = p.k;
-  const int64_t batches = fold ? 1 : p.batchCount();
+  const GemmShape g = gemmShape(p);
+  const bool fold = g.fold;
+  const int64_t m = g.m, n = g.n, k = g.k, batches = g.batches;
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     return invalidArgument("matmul: GEMM dimensions M = " + std::to_string(m) +
                            ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +

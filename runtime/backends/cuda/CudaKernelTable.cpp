@@ -417,14 +417,66 @@ void addGenerators(Table &t) {
                }});
 }
 
-/// The CUDA attention kernels have no attention sinks (GPT-OSS) yet: Unimplemented at plan
-/// load for an attention(_vjp) with more than `operands` operands (the CPU backend runs them).
-Status declineSinks(const Decoder &d, int operands) {
-  if (d.instruction().operands_size() <= operands)
-    return okStatus();
-  return unimplemented(d.instruction().kernel() +
-                       ": the CUDA backend has no attention-sinks kernel yet (GPT-OSS); run this "
-                       "plan on the CPU backend");
+/// graph.attention: q, k, v and, with attention sinks (GPT-OSS), a fourth operand sinks [Hq].
+StatusOr<Built> attention(const Decoder &d) {
+  RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
+                      kc::planAttention(operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
+                                        operandShape(d, 2), d.f64("scale"), d.flag("causal"),
+                                        resultShape(d, 0)));
+  if (d.operands().size() > 3)
+    RP_RETURN_IF_ERROR(
+        kc::planAttentionSinks("attention", plan, operandDType(d, 3), operandShape(d, 3)));
+  return both([plan](const auto &e, const Operands &in, const Results &out) {
+    const void *sinks = operandOrNull(in, 3);
+    return e.run(
+        plan,
+        [sinks](const kc::AttentionPlan &p, const void *q, const void *k, const void *v,
+                void *o, cudaStream_t s) { return kc::launchAttention(p, q, k, v, o, s, sinks); },
+        [sinks](const kc::AttentionPlan &p, const void *q, const void *k, const void *v,
+                void *o) { kc::replay::attention(p, q, k, v, o, sinks); },
+        in[0], in[1], in[2], out[0]);
+  });
+}
+
+/// graph.attention_vjp: q, k, v, out, dout (then sinks [Hq]) to dq, dk, dv (then dsinks [Hq]).
+StatusOr<Built> attentionVjp(const Decoder &d) {
+  RP_ASSIGN_OR_RETURN(kc::AttentionVjpPlan plan,
+                      kc::planAttentionVjp(operandDType(d, 0), operandShape(d, 0),
+                                           operandShape(d, 1), operandShape(d, 2),
+                                           operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
+                                           d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
+                                           resultShape(d, 2)));
+  const bool sinks = d.operands().size() > 5;
+  if (sinks != (d.results().size() > 3))
+    return invalidArgument("attention_vjp: sinks and dsinks come together");
+  if (sinks) {
+    RP_RETURN_IF_ERROR(kc::planAttentionSinks("attention_vjp", plan.forward, operandDType(d, 5),
+                                              operandShape(d, 5)));
+    RP_RETURN_IF_ERROR(kernels::checkType("attention_vjp", "dsinks", d.results()[3].dtype,
+                                          resultShape(d, 3), plan.forward.dtype,
+                                          {plan.forward.heads}));
+  }
+  const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
+  return both(
+      [plan](const auto &e, const Operands &in, const Results &out) {
+        const void *sinks = operandOrNull(in, 5);
+        void *dsinks = out.size() > 3 ? out[3] : nullptr;
+        return e.run(
+            plan,
+            [sinks, dsinks](const kc::AttentionVjpPlan &p, const void *q, const void *k,
+                            const void *v, const void *o, const void *dout, void *dq, void *dk,
+                            void *dv, void *scr, cudaStream_t s) {
+              return kc::launchAttentionVjp(p, q, k, v, o, dout, dq, dk, dv, scr, s, sinks,
+                                            dsinks);
+            },
+            [sinks, dsinks](const kc::AttentionVjpPlan &p, const void *q, const void *k,
+                            const void *v, const void *o, const void *dout, void *dq, void *dk,
+                            void *dv, void *scr) {
+              kc::replay::attentionVjp(p, q, k, v, o, dout, dq, dk, dv, scr, sinks, dsinks);
+            },
+            in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2], e.scratch());
+      },
+      scratch);
 }
 
 // Fused transformer ops.
@@ -440,32 +492,8 @@ void addFused(Table &t) {
                                              resultShape(d, 0)),
                                 kc::launchRope, kc::replay::rope);
                }});
-  t.push_back({"attention", [](const Decoder &d) -> StatusOr<Built> {
-                 RP_RETURN_IF_ERROR(declineSinks(d, 3));
-                 return inOrder(kc::planAttention(operandDType(d, 0), operandShape(d, 0),
-                                                  operandShape(d, 1), operandShape(d, 2),
-                                                  d.f64("scale"), d.flag("causal"),
-                                                  resultShape(d, 0)),
-                                kc::launchAttention, kc::replay::attention);
-               }});
-  t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
-                 RP_RETURN_IF_ERROR(declineSinks(d, 5));
-                 RP_ASSIGN_OR_RETURN(
-                     kc::AttentionVjpPlan plan,
-                     kc::planAttentionVjp(operandDType(d, 0), operandShape(d, 0),
-                                          operandShape(d, 1), operandShape(d, 2),
-                                          operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
-                                          d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
-                                          resultShape(d, 2)));
-                 const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
-                 return both(
-                     [plan](const auto &e, const Operands &in, const Results &out) {
-                       return e.run(plan, kc::launchAttentionVjp, kc::replay::attentionVjp, in[0],
-                                    in[1], in[2], in[3], in[4], out[0], out[1], out[2],
-                                    e.scratch());
-                     },
-                     scratch);
-               }});
+  t.push_back({"attention", attention});
+  t.push_back({"attention_vjp", attentionVjp});
 }
 
 /// graph.linear_cross_entropy(_vjp): per chunk cuBLASLt GEMMs and row kernels

@@ -514,13 +514,24 @@ StatusOr<Built> linearCrossEntropy(const Decoder &d, bool grads) {
     RP_RETURN_IF_ERROR(
         kernels::checkShapeIs(op, "dweight", plan.dtype, resultShape(d, 2), operandShape(d, 1)));
   }
+  // A head bias: operand 3 of the forward, 4 of the VJP (whose result 3 is dbias).
+  const size_t biasAt = grads ? 4 : 3;
+  const bool bias = d.operands().size() > biasAt;
+  if (grads && bias != (d.results().size() > 3))
+    return invalidArgument(op + ": bias and dbias come together");
+  if (bias)
+    RP_RETURN_IF_ERROR(kc::planLinearCrossEntropyBias(
+        plan, operandDType(d, biasAt), operandShape(d, biasAt),
+        grads ? d.results()[3].dtype : DType{}, grads ? resultShape(d, 3) : kc::Shape{}));
   const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
   auto shared = std::make_shared<const kc::LinearCrossEntropyPlan>(std::move(plan));
   return both(
-      [shared, grads](const auto &e, const Operands &in, const Results &out) {
+      [shared, grads, biasAt](const auto &e, const Operands &in, const Results &out) {
         return kc::runLinearCrossEntropy(e, *shared, in[0], in[1], in[2],
                                          grads ? in[3] : nullptr, out[0],
-                                         grads ? out[1] : nullptr, grads ? out[2] : nullptr);
+                                         grads ? out[1] : nullptr, grads ? out[2] : nullptr,
+                                         operandOrNull(in, biasAt),
+                                         grads && out.size() > 3 ? out[3] : nullptr);
       },
       scratch);
 }

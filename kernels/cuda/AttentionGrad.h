@@ -290,7 +290,7 @@ RP_HD inline void attentionVjpSinkHead(const AttentionPlan &f, const void *sinks
     S sum = S(0);
     for (int64_t t = 0; t < kAttentionSinkLanes; ++t)
       sum += shared[t];
-    storeAs<D>(dsinks, h, -sum);
+    storeAs<D>(dsinks, h, S(0) - sum); // +0 when nothing attends, as the CPU kernel
   });
 }
 

@@ -163,6 +163,27 @@ TEST(CudaAttentionSinksHost, SinkChangesTheRows) {
     EXPECT_LT(std::fabs(valueAt(with, i)), std::fabs(valueAt(without, i))) << "element " << i;
 }
 
+// No query row (B = 0): dsinks is +0 for every head, as the CPU kernel's (the device
+// launcher zeroes it the same way).
+TEST(CudaAttentionSinksHost, EmptyBatchGivesZeroDsinks) {
+  const Shape q{0, 3, 4, 8};
+  runtime::StatusOr<AttentionVjpPlan> plan =
+      planAttentionVjp(DType::F32, q, q, q, q, q, 0.5, true, q, q, q);
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  ASSERT_OK(planAttentionSinks("attention_vjp", plan->forward, DType::F32, {3}));
+  HostTensor sinks(DType::F32, {3}), dsinks = poisoned(DType::F32, {3});
+  for (int64_t h = 0; h < 3; ++h)
+    setValue(sinks, h, 1.0 + static_cast<double>(h));
+  std::vector<double> scratch(plan->scratchBytes / sizeof(double) + 1);
+  float none = 0;
+  replay::attentionVjp(*plan, &none, &none, &none, &none, &none, &none, &none, &none,
+                       scratch.data(), sinks.raw(), dsinks.raw());
+  for (int64_t h = 0; h < 3; ++h) {
+    EXPECT_EQ(valueAt(dsinks, h), 0.0) << "dsinks " << h;
+    EXPECT_FALSE(std::signbit(valueAt(dsinks, h))) << "dsinks " << h << " is -0";
+  }
+}
+
 TEST(CudaAttentionSinksHost, PlanErrors) {
   const DType f = DType::F32;
   const Shape q{2, 4, 3, 8}, k{2, 2, 3, 8};

@@ -77,8 +77,12 @@ double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
     if (operands.size() < 2 || operands[0].size() != 2 || operands[1].size() != 2)
       return 0;
     const double products = id == "linear_cross_entropy" ? 1 : 3; // logits (+ dhidden, dweight)
-    return products * 2.0 * static_cast<double>(operands[0][0]) *
-           static_cast<double>(operands[0][1]) * static_cast<double>(operands[1][0]);
+    const double logits = static_cast<double>(operands[0][0]) * static_cast<double>(operands[1][0]);
+    // A head bias (operand 3 of the forward, 4 of the VJP): one add per logit, and the VJP's
+    // dbias one more per logit.
+    const bool bias = operands.size() == (id == "linear_cross_entropy" ? 4u : 5u);
+    const double biasFlops = bias ? (id == "linear_cross_entropy" ? 1 : 2) * logits : 0;
+    return products * 2.0 * logits * static_cast<double>(operands[0][1]) + biasFlops;
   }
   return 0;
 }

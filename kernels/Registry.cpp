@@ -92,8 +92,9 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(KernelInfo{"attention_vjp", 5, 6, 3, R::Float, attentionAttrs, 4});
   const std::vector<AttrSpec> linearLossAttrs = {
       req("reduction", K::String), req("ignore_index", K::Int), opt("chunk_rows", K::Int)};
-  t.push_back(fixed("linear_cross_entropy", 3, 1, R::LinearLoss, linearLossAttrs));
-  t.push_back(fixed("linear_cross_entropy_vjp", 4, 3, R::LinearLoss, linearLossAttrs));
+  // Optional head bias: one more operand (and the VJP's dbias result).
+  t.push_back(KernelInfo{"linear_cross_entropy", 3, 4, 1, R::LinearLoss, linearLossAttrs});
+  t.push_back(KernelInfo{"linear_cross_entropy_vjp", 4, 5, 3, R::LinearLoss, linearLossAttrs, 4});
   // Not a graph op: copies its operand into its result (same type).
   t.push_back(fixed("copy", 1, 1, R::Same));
   return t;

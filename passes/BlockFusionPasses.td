@@ -99,9 +99,9 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     [1, Hq, 1, 1]) -> [B, Hq, S, 1])` concatenated after the (masked, scaled) scores on the
     last axis, optionally `x - reduce_max(x, last, keepdims)`, the softmax over `S + 1`, and
     the sink column sliced off (`[0, S)`) before the product with `v`; it becomes
-    `graph.attention ... sinks %sinks`. Off by default: the CUDA backend has no sink kernel
-    yet (it declines such a plan), so rpc-compile does not form them. Sliding-window masks
-    (GPT-OSS's alternate layers) are not causal masks and stay unfused.
+    `graph.attention ... sinks %sinks`. On by default (rpc-compile forms them; both backends
+    run them); `sinks=false` leaves sink softmaxes unfused. Sliding-window masks (GPT-OSS's
+    alternate layers) are not causal masks and stay unfused.
 
     Before:
     ```mlir
@@ -119,7 +119,7 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"sinks", "sinks", "bool", /*default=*/"false",
+    Option<"sinks", "sinks", "bool", /*default=*/"true",
            "Also fuse attention with attention sinks (GPT-OSS) into graph.attention's sinks">,
   ];
   let dependentDialects = ["::mlir::rp::graph::GraphDialect"];

@@ -3,7 +3,8 @@
 // rp-fuse-linear-cross-entropy: graph.cross_entropy of the logits of a linear head,
 // `reshape(matmul(h, transpose(W)))` as both exporters write `lm_head(h)` followed by the
 // loss (untied heads read `lm_head.weight`, tied ones the embedding), becomes one
-// graph.linear_cross_entropy, whose kernels never hold the [N, V] logits.
+// graph.linear_cross_entropy, whose kernels never hold the [N, V] logits. A biased head
+// (Phi: `add(matmul(...), bias [V])`, either operand order) becomes its `bias` operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@ namespace mlir::rp {
 
 namespace {
 
+using graph::AddOp;
 using graph::CrossEntropyOp;
 using graph::LinearCrossEntropyOp;
 using graph::MatMulOp;
@@ -41,6 +43,25 @@ Value headWeight(MatMulOp mm) {
   return t.getInput();
 }
 
+/// `add(z, bias)` or `add(bias, z)` with a bias of shape [vocab] (broadcast over the rows):
+/// sets `bias` and returns z; otherwise returns `value` and leaves `bias` null.
+Value stripBias(Value value, int64_t vocab, Value &bias, SmallVectorImpl<Operation *> &inner) {
+  auto add = value.getDefiningOp<AddOp>();
+  if (!add)
+    return value;
+  for (int side = 0; side < 2; ++side) {
+    Value b = add->getOperand(side), z = add->getOperand(1 - side);
+    auto bt = cast<RankedTensorType>(b.getType());
+    if (bt.getRank() == 1 && bt.getDimSize(0) == vocab && z.getType() == add.getType() &&
+        z.getDefiningOp<MatMulOp>()) {
+      bias = b;
+      inner.push_back(add);
+      return z;
+    }
+  }
+  return value;
+}
+
 struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -54,6 +75,8 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
       inner.push_back(reshape);
       z = reshape.getInput();
     }
+    Value bias;
+    z = stripBias(z, logits.getDimSize(1), bias, inner);
     auto mm = z.getDefiningOp<MatMulOp>();
     if (!mm)
       return failure();
@@ -66,6 +89,8 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
     auto wt = cast<RankedTensorType>(w.getType());
     const int64_t width = ht.getShape().back(), vocab = logits.getDimSize(1);
     if (wt.getShape() != ArrayRef<int64_t>{vocab, width} ||
+        (bias && cast<RankedTensorType>(bias.getType()).getElementType() !=
+                     logits.getElementType()) ||
         cast<RankedTensorType>(z.getType()).getShape().back() != vocab ||
         ht.getNumElements() != logits.getDimSize(0) * width)
       return failure();
@@ -78,7 +103,7 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
                              h);
     auto fused = LinearCrossEntropyOp::create(rewriter, ce.getLoc(), ce.getType(),
                                               ce.getReductionAttr(), h2, w, ce.getLabels(),
-                                              ce.getIgnoreIndexAttr(), IntegerAttr());
+                                              bias, ce.getIgnoreIndexAttr(), IntegerAttr());
     Operation *transpose = mm.getRhs().getDefiningOp<TransposeOp>();
     fusion::replaceChain(rewriter, ce, fused, inner);
     if (transpose && transpose->use_empty())

@@ -83,8 +83,12 @@ double forwardFlops(func::FuncOp func) {
       auto w = cast<RankedTensorType>(op->getOperand(1).getType());
       const double logits = static_cast<double>(h.getDimSize(0)) *
                             static_cast<double>(w.getDimSize(0));
-      const double products = isa<graph::LinearCrossEntropyOp>(op) ? 1 : 3;
-      flops += products * 2.0 * logits * static_cast<double>(h.getDimSize(1)) + 5.0 * logits;
+      const bool forward = isa<graph::LinearCrossEntropyOp>(op);
+      const double products = forward ? 1 : 3;
+      // A head bias: one add per logit, and the VJP's dbias one more (FlopRules).
+      const bool bias = op->getNumOperands() == (forward ? 4u : 5u);
+      flops += products * 2.0 * logits * static_cast<double>(h.getDimSize(1)) + 5.0 * logits +
+               (bias ? (forward ? 1.0 : 2.0) * logits : 0.0);
       return;
     }
     if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::ReduceMaxOp, graph::SoftmaxOp,

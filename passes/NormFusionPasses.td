@@ -140,8 +140,10 @@ def FuseLinearCrossEntropy : Pass<"rp-fuse-linear-cross-entropy", "::mlir::Modul
     `[N, V]` (`N` = the product of `h`'s leading dimensions) and `labels` `[N]`, into
     `graph.linear_cross_entropy %h2, %W, %labels` with `%h2 = graph.reshape %h` to `[N, H]`
     (none when `h` is 2-D). Reduction and `ignore_index` are kept. The matmul's and the
-    reshape's results have no other user. A bias, scaled or soft-capped logits (any op between
-    the matmul and the loss other than the reshape), a weight in `[H, V]` layout, a batched
+    reshape's results have no other user. A head bias, `add(matmul, b)` or `add(b, matmul)`
+    with `b` `[V]` (Phi's head; before the reshape), becomes the fused op's `bias` operand.
+    Any other addend, scaled or soft-capped logits (any other op between the matmul and
+    the loss), a weight in `[H, V]` layout, a batched
     weight, a `transpose_a`, logits of a rank other than 2 (`[N, C, d...]`), or logits used
     elsewhere leave the graph unfused.
 

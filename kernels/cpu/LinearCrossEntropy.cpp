@@ -89,14 +89,18 @@ Status prepare(const char *op, const HostTensor &hidden, const HostTensor &weigh
   return loadLabels<int32_t>(op, labels, p);
 }
 
-/// logits[r - r0, v] = hidden[r] . weight[v] for the rows [r0, r0 + c).
+/// logits[r - r0, v] = hidden[r] . weight[v] (+ bias[v], added in T to the rounded dot
+/// product, as matmul then add) for the rows [r0, r0 + c).
 template <typename T>
-void chunkLogits(const Problem &p, const T *h, const T *w, int64_t r0, int64_t c, T *logits) {
+void chunkLogits(const Problem &p, const T *h, const T *w, const T *bias, int64_t r0, int64_t c,
+                 T *logits) {
   const int64_t H = p.width, V = p.vocab;
 #pragma omp parallel for schedule(static) if (c * V * H >= kParallelMinElements)
   for (int64_t v = 0; v < V; ++v)
-    for (int64_t r = 0; r < c; ++r)
-      logits[r * V + v] = dot8(h + (r0 + r) * H, w + v * H, H);
+    for (int64_t r = 0; r < c; ++r) {
+      const T x = dot8(h + (r0 + r) * H, w + v * H, H);
+      logits[r * V + v] = bias ? x + bias[v] : x;
+    }
 }
 
 /// Row r's loss from its logits x (double); with `scale`, overwrites x by the gradient row
@@ -123,11 +127,12 @@ double rowLoss(const Problem &p, T *x, int64_t label, const T *scale) {
   return loss;
 }
 
-/// The gradients of one chunk from its gradient rows g: dhidden rows (overwritten) and
-/// dweight (accumulated; the ignored rows, whose g is 0, are skipped).
+/// The gradients of one chunk from its gradient rows g: dhidden rows (overwritten), dweight
+/// and (when not null) dbias (accumulated in row order; the ignored rows, whose g is 0, are
+/// skipped).
 template <typename T>
 void chunkGrads(const Problem &p, const T *h, const T *w, int64_t r0, int64_t c, const T *g,
-                T *dh, T *dw) {
+                T *dh, T *dw, T *db) {
   const int64_t H = p.width, V = p.vocab;
 #pragma omp parallel for schedule(static) if (c * V * H >= kParallelMinElements)
   for (int64_t r = 0; r < c; ++r) {
@@ -153,13 +158,17 @@ void chunkGrads(const Problem &p, const T *h, const T *w, int64_t r0, int64_t c,
       const T *hr = h + (r0 + r) * H;
       for (int64_t k = 0; k < H; ++k)
         out[k] += a * hr[k];
+      if (db)
+        db[v] += a;
     }
   }
 }
 
-/// The chunks in order: the loss, and with `seed` the gradients into dh and dw.
+/// The chunks in order: the loss, and with `seed` the gradients into dh and dw (and db when
+/// there is a bias).
 template <typename T>
-void run(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh, T *dw) {
+void run(const Problem &p, const T *h, const T *w, const T *bias, const T *seed, T *loss, T *dh,
+         T *dw, T *db) {
   std::vector<T> logits(static_cast<size_t>(p.chunk * p.vocab));
   std::vector<double> losses(static_cast<size_t>(p.rows), 0.0);
   T scale = seed ? *seed : T(0);
@@ -167,16 +176,18 @@ void run(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh
     scale = *seed / static_cast<T>(p.kept + (p.kept == 0));
   if (dw)
     std::fill(dw, dw + p.vocab * p.width, T(0));
+  if (db)
+    std::fill(db, db + p.vocab, T(0));
   for (int64_t r0 = 0; r0 < p.rows; r0 += p.chunk) {
     const int64_t c = std::min(p.chunk, p.rows - r0);
-    chunkLogits(p, h, w, r0, c, logits.data());
+    chunkLogits(p, h, w, bias, r0, c, logits.data());
 #pragma omp parallel for schedule(static) if (c * p.vocab >= kParallelMinElements)
     for (int64_t r = 0; r < c; ++r)
       if (p.keep(r0 + r))
         losses[r0 + r] = rowLoss(p, logits.data() + r * p.vocab, p.labels[r0 + r],
                                  seed ? &scale : nullptr);
     if (seed)
-      chunkGrads(p, h, w, r0, c, logits.data(), dh, dw);
+      chunkGrads(p, h, w, r0, c, logits.data(), dh, dw, db);
   }
   double total = 0.0;
   for (int64_t r = 0; r < p.rows; ++r)
@@ -201,10 +212,11 @@ void inBands(int64_t rows, int64_t work, Fn fn) {
 }
 
 /// f32 on the kernels' own sgemm (Sgemm.h): per chunk, the kept rows are packed together
-/// (hk), logits = hk W^T, and with `seed` dh rows = G W and dW += G^T hk, dW's chains
-/// continuing over the chunks (sgemmAccumulate), so chunking changes no bit.
-void runSgemm(const Problem &p, const float *h, const float *w, const float *seed, float *loss,
-              float *dh, float *dw) {
+/// (hk), logits = hk W^T (+ bias, added to the rounded product), and with `seed` dh rows =
+/// G W and dW += G^T hk, dW's chains continuing over the chunks (sgemmAccumulate), and dbias
+/// += the column sums of G in row order, so chunking changes no bit.
+void runSgemm(const Problem &p, const float *h, const float *w, const float *bias,
+              const float *seed, float *loss, float *dh, float *dw, float *db) {
   const int64_t H = p.width, V = p.vocab;
   std::vector<float> hk(static_cast<size_t>(p.chunk * H)), logits(static_cast<size_t>(p.chunk * V));
   std::vector<float> dhk(seed ? static_cast<size_t>(p.chunk * H) : 0);
@@ -215,6 +227,8 @@ void runSgemm(const Problem &p, const float *h, const float *w, const float *see
     scale = *seed / static_cast<float>(p.kept + (p.kept == 0));
   if (dw)
     std::fill(dw, dw + V * H, 0.0f);
+  if (db)
+    std::fill(db, db + V, 0.0f);
   if (dh)
     std::fill(dh, dh + p.rows * H, 0.0f); // ignored rows keep 0
   for (int64_t r0 = 0; r0 < p.rows; r0 += p.chunk) {
@@ -228,6 +242,10 @@ void runSgemm(const Problem &p, const float *h, const float *w, const float *see
     inBands(ck, ck * V * H, [&](int64_t i0, int64_t i1) {
       sgemm(false, true, i1 - i0, V, H, 1.0f, hk.data() + i0 * H, H, w, H, 0.0f,
             logits.data() + i0 * V, V);
+      if (bias)
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t v = 0; v < V; ++v)
+            logits[i * V + v] += bias[v];
     });
 #pragma omp parallel for schedule(static) if (ck * V >= kParallelMinElements)
     for (int64_t i = 0; i < ck; ++i)
@@ -243,6 +261,10 @@ void runSgemm(const Problem &p, const float *h, const float *w, const float *see
     inBands(V, ck * V * H, [&](int64_t v0, int64_t v1) {
       sgemmAccumulate(true, false, v1 - v0, H, ck, logits.data() + v0, V, hk.data(), H,
                       dw + v0 * H, H);
+      if (db)
+        for (int64_t i = 0; i < ck; ++i)
+          for (int64_t v = v0; v < v1; ++v)
+            db[v] += logits[i * V + v];
     });
   }
   double total = 0.0;
@@ -256,25 +278,38 @@ void runSgemm(const Problem &p, const float *h, const float *w, const float *see
 
 /// The f32 kernels take runSgemm on a CPU with FMA, the loops of run otherwise (and for f64).
 template <typename T>
-void dispatch(const Problem &p, const T *h, const T *w, const T *seed, T *loss, T *dh, T *dw) {
+void dispatch(const Problem &p, const T *h, const T *w, const T *bias, const T *seed, T *loss,
+              T *dh, T *dw, T *db) {
   if constexpr (std::is_same_v<T, float>)
     if (sgemmAvailable())
-      return runSgemm(p, h, w, seed, loss, dh, dw);
-  run<T>(p, h, w, seed, loss, dh, dw);
+      return runSgemm(p, h, w, bias, seed, loss, dh, dw, db);
+  run<T>(p, h, w, bias, seed, loss, dh, dw, db);
+}
+
+/// bias (when given) of hidden's dtype and shape [V].
+Status checkBias(const char *op, const HostTensor &hidden, const Problem &p,
+                 const HostTensor *bias) {
+  return bias ? checkType(op, "bias", *bias, hidden.dtype(), {p.vocab}) : okStatus();
+}
+
+template <typename T> const T *dataOrNull(const HostTensor *t) {
+  return t ? t->data<T>() : nullptr;
 }
 
 } // namespace
 
 Status linearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
                           const HostTensor &labels, int64_t ignoreIndex, LossReduction reduction,
-                          int64_t chunkRows, HostTensor &loss) {
+                          int64_t chunkRows, HostTensor &loss, const HostTensor *bias) {
+  const char *op = "linear_cross_entropy";
   Problem p;
-  RP_RETURN_IF_ERROR(prepare("linear_cross_entropy", hidden, weight, labels, ignoreIndex,
-                             reduction, chunkRows, loss, p));
+  RP_RETURN_IF_ERROR(
+      prepare(op, hidden, weight, labels, ignoreIndex, reduction, chunkRows, loss, p));
+  RP_RETURN_IF_ERROR(checkBias(op, hidden, p, bias));
   visitFloat(hidden.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dispatch<T>(p, hidden.data<T>(), weight.data<T>(), nullptr, loss.data<T>(), nullptr,
-                nullptr);
+    dispatch<T>(p, hidden.data<T>(), weight.data<T>(), dataOrNull<T>(bias), nullptr,
+                loss.data<T>(), nullptr, nullptr, nullptr);
   });
   return okStatus();
 }
@@ -282,7 +317,8 @@ Status linearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
 Status linearCrossEntropyVjp(const HostTensor &hidden, const HostTensor &weight,
                              const HostTensor &labels, const HostTensor &seed,
                              int64_t ignoreIndex, LossReduction reduction, int64_t chunkRows,
-                             HostTensor &loss, HostTensor &dhidden, HostTensor &dweight) {
+                             HostTensor &loss, HostTensor &dhidden, HostTensor &dweight,
+                             const HostTensor *bias, HostTensor *dbias) {
   const char *op = "linear_cross_entropy_vjp";
   Problem p;
   RP_RETURN_IF_ERROR(
@@ -290,10 +326,16 @@ Status linearCrossEntropyVjp(const HostTensor &hidden, const HostTensor &weight,
   RP_RETURN_IF_ERROR(checkType(op, "seed", seed, hidden.dtype(), {}));
   RP_RETURN_IF_ERROR(checkType(op, "dhidden", dhidden, hidden.dtype(), hidden.shape()));
   RP_RETURN_IF_ERROR(checkType(op, "dweight", dweight, weight.dtype(), weight.shape()));
+  if ((bias == nullptr) != (dbias == nullptr))
+    return invalidArgument(std::string(op) + ": bias and dbias come together");
+  RP_RETURN_IF_ERROR(checkBias(op, hidden, p, bias));
+  if (dbias)
+    RP_RETURN_IF_ERROR(checkType(op, "dbias", *dbias, hidden.dtype(), {p.vocab}));
   visitFloat(hidden.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dispatch<T>(p, hidden.data<T>(), weight.data<T>(), seed.data<T>(), loss.data<T>(),
-                dhidden.data<T>(), dweight.data<T>());
+    dispatch<T>(p, hidden.data<T>(), weight.data<T>(), dataOrNull<T>(bias), seed.data<T>(),
+                loss.data<T>(), dhidden.data<T>(), dweight.data<T>(),
+                dbias ? dbias->data<T>() : nullptr);
   });
   return okStatus();
 }

@@ -20,6 +20,10 @@
 // results do not depend on the thread count, and the chunking only bounds memory: the results
 // do not depend on chunkRows either (bit for bit).
 //
+// Bias (optional, [V], hidden's dtype; a biased head such as Phi's): each logit is the dot
+// product rounded to T plus bias[v] in T (matmul then add), and the VJP's dbias[v] = sum over
+// the kept rows n in order of G[n, v], accumulated in T.
+//
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CPU_LINEARCROSSENTROPY_H
 #define RP_KERNELS_CPU_LINEARCROSSENTROPY_H
@@ -43,23 +47,28 @@ inline int64_t defaultChunkRows(int64_t rows, int64_t vocab) {
 /// dtype, f32 or f64; labels [N] i64 or i32; loss 0-D of hidden's dtype. chunkRows: rows per
 /// chunk (0: defaultChunkRows). Errors: InvalidArgument for a bad dtype or shape or a negative
 /// chunkRows; OutOfRange for a label outside [0, V) that is not ignoreIndex (the first one).
+/// `bias`: [V] or null (then InvalidArgument also for a bias of another dtype or shape).
 runtime::Status linearCrossEntropy(const runtime::HostTensor &hidden,
                                    const runtime::HostTensor &weight,
                                    const runtime::HostTensor &labels, int64_t ignoreIndex,
                                    LossReduction reduction, int64_t chunkRows,
-                                   runtime::HostTensor &loss);
+                                   runtime::HostTensor &loss,
+                                   const runtime::HostTensor *bias = nullptr);
 
 /// The loss as linearCrossEntropy and, for the 0-D cotangent `seed` (hidden's dtype),
 /// dhidden [N, H] and dweight [V, H] (the file comment's G weight and G^T hidden), in one pass
-/// over the chunks. Errors: as linearCrossEntropy, and InvalidArgument for a seed, dhidden or
-/// dweight of another type.
+/// over the chunks; with `bias` [V], also dbias [V] (both or neither). Errors: as
+/// linearCrossEntropy, and InvalidArgument for a seed, dhidden, dweight or dbias of another
+/// type, or a bias without dbias or the reverse.
 runtime::Status linearCrossEntropyVjp(const runtime::HostTensor &hidden,
                                       const runtime::HostTensor &weight,
                                       const runtime::HostTensor &labels,
                                       const runtime::HostTensor &seed, int64_t ignoreIndex,
                                       LossReduction reduction, int64_t chunkRows,
                                       runtime::HostTensor &loss, runtime::HostTensor &dhidden,
-                                      runtime::HostTensor &dweight);
+                                      runtime::HostTensor &dweight,
+                                      const runtime::HostTensor *bias = nullptr,
+                                      runtime::HostTensor *dbias = nullptr);
 
 } // namespace rp::kernels::cpu
 

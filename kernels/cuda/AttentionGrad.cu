@@ -28,14 +28,15 @@ constexpr int64_t kMaxBlocks = int64_t(1) << 20;
 template <DType D>
 __global__ void __launch_bounds__(kAttentionTile)
     queryPassKernel(AttentionVjpPlan plan, const void *q, const void *k, const void *v,
-                    const void *out, const void *dout, void *dq, void *scratch) {
+                    const void *out, const void *dout, void *dq, void *scratch,
+                    const void *sinks) {
   using C = typename DTypeTraits<D>::Compute;
   extern __shared__ __align__(16) unsigned char attentionVjpShared[];
   C *shared = reinterpret_cast<C *>(attentionVjpShared);
   C *lse = static_cast<C *>(scratch), *delta = lse + plan.forward.rows;
   const ThreadBlock block;
   for (int64_t row = blockIdx.x; row < plan.forward.rows; row += gridDim.x)
-    attentionVjpQueryRow<D>(plan, q, k, v, out, dout, dq, lse, delta, row, block, shared);
+    attentionVjpQueryRow<D>(plan, q, k, v, out, dout, dq, lse, delta, row, block, shared, sinks);
 }
 
 template <DType D>
@@ -49,6 +50,18 @@ __global__ void __launch_bounds__(kAttentionTile)
   const ThreadBlock block;
   for (int64_t krow = blockIdx.x; krow < plan.keyRows; krow += gridDim.x)
     attentionVjpKeyRow<D>(plan, q, k, v, dout, dk, dv, lse, delta, krow, block, shared);
+}
+
+/// Pass 3: one block of kAttentionSinkLanes threads per query head (dsinks).
+template <DType D>
+__global__ void __launch_bounds__(kAttentionSinkLanes)
+    sinkPassKernel(AttentionPlan forward, const void *sinks, void *dsinks, const void *scratch) {
+  using C = typename DTypeTraits<D>::Compute;
+  __shared__ C lanes[kAttentionSinkLanes];
+  const C *lse = static_cast<const C *>(scratch), *delta = lse + forward.rows;
+  const ThreadBlock block;
+  for (int64_t h = blockIdx.x; h < forward.heads; h += gridDim.x)
+    attentionVjpSinkHead<D>(forward, sinks, dsinks, lse, delta, h, block, lanes);
 }
 
 unsigned blocksFor(int64_t rows) {
@@ -83,7 +96,19 @@ StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const S
 
 cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k,
                                const void *v, const void *out, const void *dout, void *dq,
-                               void *dk, void *dv, void *scratch, cudaStream_t stream) {
+                               void *dk, void *dv, void *scratch, cudaStream_t stream,
+                               const void *sinks, void *dsinks) {
+  const bool withSinks = sinks != nullptr;
+  if (plan.forward.sinks != withSinks || withSinks != (dsinks != nullptr))
+    return cudaErrorInvalidValue; // sinks and dsinks come with plan.forward.sinks
+  if (withSinks && !usablePointers(runtime::dtypeSize(plan.forward.dtype), sinks,
+                                   static_cast<const void *>(dsinks)))
+    return cudaErrorInvalidValue;
+  if (withSinks && plan.forward.heads > 0 && (plan.forward.rows == 0 || plan.forward.dim == 0))
+    return cudaMemsetAsync(dsinks, 0, // nothing attends: no sink gradient
+                           static_cast<size_t>(plan.forward.heads) *
+                               runtime::dtypeSize(plan.forward.dtype),
+                           stream);
   if (plan.forward.rows == 0 || plan.forward.dim == 0)
     return cudaSuccess; // dq, dk, dv are empty
   if (plan.tile != kAttentionTile || plan.forward.dim > kMaxAttentionVjpHeadDim)
@@ -93,18 +118,25 @@ cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, cons
                       static_cast<const void *>(dv)) ||
       !usablePointers(8, static_cast<const void *>(scratch)))
     return cudaErrorInvalidValue;
+  bool flashDone = false;
   if (plan.tensorCores) {
     const cudaError_t e = launchFlashAttentionBackward(plan.forward, q, k, v, out, dout, dq, dk,
-                                                       dv, scratch, stream);
-    if (e != cudaErrorNotSupported)
+                                                       dv, scratch, stream, sinks);
+    if (e != cudaErrorNotSupported && e != cudaSuccess)
       return e;
+    flashDone = e == cudaSuccess;
   }
   if (!visitFloatDType(plan.forward.dtype, [&](auto tag) {
         constexpr DType D = decltype(tag)::value;
-        queryPassKernel<D><<<blocksFor(plan.forward.rows), kAttentionTile, plan.sharedBytes,
-                             stream>>>(plan, q, k, v, out, dout, dq, scratch);
-        keyPassKernel<D><<<blocksFor(plan.keyRows), kAttentionTile, plan.sharedBytes, stream>>>(
-            plan, q, k, v, dout, dk, dv, scratch);
+        if (!flashDone) {
+          queryPassKernel<D><<<blocksFor(plan.forward.rows), kAttentionTile, plan.sharedBytes,
+                               stream>>>(plan, q, k, v, out, dout, dq, scratch, sinks);
+          keyPassKernel<D><<<blocksFor(plan.keyRows), kAttentionTile, plan.sharedBytes,
+                             stream>>>(plan, q, k, v, dout, dk, dv, scratch);
+        }
+        if (withSinks) // either path left lse and D in the scratch, in the compute type
+          sinkPassKernel<D><<<blocksFor(plan.forward.heads), kAttentionSinkLanes, 0, stream>>>(
+              plan.forward, sinks, dsinks, scratch);
       }))
     return cudaErrorInvalidValue;
   return cudaGetLastError();

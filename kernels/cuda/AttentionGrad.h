@@ -8,6 +8,9 @@
 //   dq_i = scale sum_j dS_ij k_j, dk_j = scale sum_(h, i) dS_ij q_i, dv_j = sum_(h, i) P_ij dout_i,
 // the (h, i) sums over the query heads of k/v head j's group and their rows. q, out, dout, dq
 // [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D], Hkv dividing Hq. Nothing of size S x S is stored.
+// With attention sinks (GPT-OSS, sinks [Hq]): lse_i also sums e^(sinks[h]), the formulas
+// above hold as written, and dsinks [Hq] receives dsinks[h] = -sum_(b, i) P_sink,i D_i with
+// P_sink,i = e^(sinks[h] - lse_i) (cpu::attentionVjp's).
 //
 // Algorithm: the FlashAttention-2 backward (Dao 2023, Algorithm 2) split into two launches so
 // that no value is summed by two blocks (no atomics; docs/DECISIONS.md "Numerics"):
@@ -19,6 +22,10 @@
 //  2. key pass, one block per key row (b, g, j): for each query head of group g in order and
 //     each tile of query rows i (i >= j when causal) in order, thread t forms P and dS of row
 //     i0 + t from the scratch's lse and D, and thread c owns dk_j,c and dv_j,c.
+//  3. with sinks, one block per query head h: lane t (of kAttentionSinkLanes) sums
+//     P_sink,i D_i over the batch rows b ascending and, in each, rows i = t, t + lanes, ...
+//     ascending, from the scratch's lse and D; then one thread sums the lanes in order and
+//     stores dsinks[h] = -sum. No atomics; the order depends on nothing but the shapes.
 // Every sum has a fixed order, so results are deterministic (run to run, grid to grid). Cost:
 // seven products of the forward's size (S and dP are recomputed in each pass) against the
 // algorithm's five; K/V (pass 1) and Q/dO (pass 2) rows are streamed once per row from L2.
@@ -91,11 +98,18 @@ planAttentionVjp(runtime::DType dtype, const Shape &q, const Shape &k, const Sha
 /// FlashAttentionBackward.h where it applies (f16/bf16, D in 16..128 by 16, 16-byte aligned
 /// pointers, enough shared memory; it rounds P and dS to the storage type, so its results are
 /// not the row kernels'), otherwise the two row passes of this file. `scratch` is device
-/// memory of plan.scratchBytes, aligned to 8 bytes. Returns as launchAttention
-/// (cudaErrorInvalidValue also for a null scratch). Never synchronizes.
+/// memory of plan.scratchBytes, aligned to 8 bytes. With plan.forward.sinks (set by
+/// planAttentionSinks), `sinks` [Hq] and `dsinks` [Hq] of the plan's dtype are given and pass 3
+/// (the sink gradient, attentionVjpSinkHead) follows either path; otherwise both are null.
+/// Returns as launchAttention (cudaErrorInvalidValue also for a null scratch, or sinks/dsinks
+/// not matching plan.forward.sinks). Never synchronizes.
 cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k,
                                const void *v, const void *out, const void *dout, void *dq,
-                               void *dk, void *dv, void *scratch, cudaStream_t stream);
+                               void *dk, void *dv, void *scratch, cudaStream_t stream,
+                               const void *sinks = nullptr, void *dsinks = nullptr);
+
+/// Lanes (threads) of the sink-gradient pass; the partial sums of its fixed order.
+inline constexpr int64_t kAttentionSinkLanes = kAttentionTile;
 
 /// log(x) in the compute type (host: libm; device: the CUDA math library).
 RP_HD inline double attentionLog(double x) { return ::log(x); }
@@ -113,14 +127,15 @@ attentionDot(const typename DTypeTraits<D>::Compute *a, const void *p, int64_t b
 }
 
 /// Pass 1 for query row `row` (see the file comment): dq row, lse[row], delta[row]. `block`
-/// and the block-shared `shared` ((3 dim + 2 tile) compute values) as attentionRow's.
+/// and the block-shared `shared` ((3 dim + 2 tile) compute values) as attentionRow's; `sinks`
+/// [Hq] when plan.forward.sinks (lse then includes the sink), otherwise null.
 template <runtime::DType D, typename Block>
 RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void *q, const void *k,
                                        const void *v, const void *out, const void *dout, void *dq,
                                        typename DTypeTraits<D>::Compute *lse,
                                        typename DTypeTraits<D>::Compute *delta, int64_t row,
-                                       const Block &block,
-                                       typename DTypeTraits<D>::Compute *shared) {
+                                       const Block &block, typename DTypeTraits<D>::Compute *shared,
+                                       const void *sinks = nullptr) {
   using C = typename DTypeTraits<D>::Compute;
   const AttentionPlan &f = plan.forward;
   const int64_t dim = f.dim, tile = plan.tile;
@@ -143,8 +158,9 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
     dsum += sdo[c] * acc[c];
   block.sync();
   block.forEach(dim, [&](int64_t c) { acc[c] = C(0); });
-  // Sweep 1: lse_i by the online softmax (attentionRow's running max and sum).
-  C m = -static_cast<C>(INFINITY), l = C(0);
+  // Sweep 1: lse_i by the online softmax (attentionRow's running max and sum, from the sink).
+  C m = sinks ? static_cast<C>(loadAs<D>(sinks, h)) : -static_cast<C>(INFINITY);
+  C l = sinks ? C(1) : C(0);
   for (int64_t j0 = 0; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
@@ -250,11 +266,41 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
   });
 }
 
+/// Pass 3 for query head `h` (see the file comment): dsinks[h] = -sum_(b, i)
+/// e^(sinks[h] - lse[b, h, i]) delta[b, h, i] from pass 1's lse and delta (either path's: the
+/// tensor-core pass 1 stores them in the same layout, as float). `f`: the forward plan;
+/// `shared`: kAttentionSinkLanes values of the compute type S.
+template <runtime::DType D, typename S, typename Block>
+RP_HD inline void attentionVjpSinkHead(const AttentionPlan &f, const void *sinks, void *dsinks,
+                                       const S *lse, const S *delta, int64_t h,
+                                       const Block &block, S *shared) {
+  const S sink = static_cast<S>(loadAs<D>(sinks, h));
+  block.sync(); // the previous head of this block is done with the shared lanes
+  block.forEach(kAttentionSinkLanes, [&](int64_t t) {
+    S acc = S(0);
+    for (int64_t b = 0; b < f.batch; ++b) {
+      const int64_t base = (b * f.heads + h) * f.seq;
+      for (int64_t i = t; i < f.seq; i += kAttentionSinkLanes)
+        acc += fusedExp(sink - lse[base + i]) * delta[base + i];
+    }
+    shared[t] = acc;
+  });
+  block.sync();
+  block.forEach(1, [&](int64_t) {
+    S sum = S(0);
+    for (int64_t t = 0; t < kAttentionSinkLanes; ++t)
+      sum += shared[t];
+    storeAs<D>(dsinks, h, S(0) - sum); // +0 when nothing attends, as the CPU kernel
+  });
+}
+
 namespace replay {
 /// launchAttentionVjp's work on the host: pass 1 over every query row, then pass 2 over every
-/// key row, with SerialBlock; `scratch` holds plan.scratchBytes.
+/// key row, then (with sinks) pass 3 over every head, with SerialBlock; `scratch` holds
+/// plan.scratchBytes.
 void attentionVjp(const AttentionVjpPlan &plan, const void *q, const void *k, const void *v,
-                  const void *out, const void *dout, void *dq, void *dk, void *dv, void *scratch);
+                  const void *out, const void *dout, void *dq, void *dk, void *dv, void *scratch,
+                  const void *sinks = nullptr, void *dsinks = nullptr);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

@@ -58,7 +58,8 @@ __device__ void warpSoftmax(const FlashParams &p, float *sS, T *sP, float *sO, f
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    flashAttentionKernel(FlashParams p, const T *q, const T *k, const T *v, T *out) {
+    flashAttentionKernel(FlashParams p, const T *q, const T *k, const T *v, T *out,
+                         const T *sinks) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t dim = p.dim, ld = tileStride(dim), ldO = accStride(dim);
   T *sQ = reinterpret_cast<T *>(smem);
@@ -78,11 +79,13 @@ __global__ void __launch_bounds__(kThreads)
     loadTile(sQ, qb, m0, p.seq, dim);
     for (int64_t i = threadIdx.x; i < kFlashRows * ldO; i += kThreads)
       sO[i] = 0.0f;
+    // The sink (when there is one) is each row's first logit: m = sink, l = e^(sink - m) = 1.
+    const float sink = sinks ? toFloat<T>(sinks[h]) : -INFINITY;
     float m[kWarpRows], l[kWarpRows];
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r) {
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
+      m[r] = sink;
+      l[r] = sinks ? 1.0f : 0.0f;
     }
     const int64_t keyEnd = p.causal ? (m0 + kFlashRows < p.seq ? m0 + kFlashRows : p.seq) : p.seq;
     for (int64_t n0 = 0; n0 < keyEnd; n0 += kFlashKeys) {
@@ -111,7 +114,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 cudaError_t launchTyped(const FlashParams &params, const void *q, const void *k, const void *v,
-                        void *out, size_t shared, cudaStream_t stream) {
+                        void *out, const void *sinks, size_t shared, cudaStream_t stream) {
   const auto kernel = flashAttentionKernel<T>;
   if (const cudaError_t e = allowSharedBytes(kernel, shared); e != cudaSuccess)
     return e;
@@ -119,7 +122,8 @@ cudaError_t launchTyped(const FlashParams &params, const void *q, const void *k,
   const auto blocks = static_cast<unsigned>(params.blocks < kMaxBlocks ? params.blocks : kMaxBlocks);
   kernel<<<blocks, kThreads, shared, stream>>>(params, static_cast<const T *>(q),
                                               static_cast<const T *>(k),
-                                              static_cast<const T *>(v), static_cast<T *>(out));
+                                              static_cast<const T *>(v), static_cast<T *>(out),
+                                              static_cast<const T *>(sinks));
   return cudaGetLastError();
 }
 
@@ -138,7 +142,8 @@ size_t flashAttentionSharedBytes(int64_t dim) {
 }
 
 cudaError_t launchFlashAttention(const AttentionPlan &plan, const void *q, const void *k,
-                                 const void *v, void *out, cudaStream_t stream) {
+                                 const void *v, void *out, cudaStream_t stream,
+                                 const void *sinks) {
   if (!flashAttentionFits(plan) || !usablePointers(16, q, k, v, static_cast<const void *>(out)))
     return cudaErrorNotSupported;
   const size_t shared = flashAttentionSharedBytes(plan.dim);
@@ -151,8 +156,8 @@ cudaError_t launchFlashAttention(const AttentionPlan &plan, const void *q, const
     return cudaSuccess;
   const FlashParams params = paramsOf(plan);
   return plan.dtype == DType::BF16
-             ? launchTyped<__nv_bfloat16>(params, q, k, v, out, shared, stream)
-             : launchTyped<__half>(params, q, k, v, out, shared, stream);
+             ? launchTyped<__nv_bfloat16>(params, q, k, v, out, sinks, shared, stream)
+             : launchTyped<__half>(params, q, k, v, out, sinks, shared, stream);
 }
 
 } // namespace rp::kernels::cuda

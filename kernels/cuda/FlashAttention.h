@@ -6,7 +6,9 @@
 //   S = Q_w K^T                      16 x 64, WMMA 16x16x16, fp32 accumulation
 //   m' = max(m, rowmax(S)),  P = exp(S - m')  (masked keys: 0), rounded to the storage type
 //   l = l e^(m - m') + rowsum(P),    O = O e^(m - m') + P V   (O in fp32, shared memory)
-// and writes O / l, rounded once. The [S, S] scores are never materialised.
+// and writes O / l, rounded once. The [S, S] scores are never materialised. With attention
+// sinks (GPT-OSS, [Hq]) each row starts at m = sinks[h], l = 1 (the sink's e^(sinks[h] - m)),
+// so the sink joins the max and the denominator and adds nothing to O.
 //
 // Numerics differ from the row kernel of kernels/cuda/Fused.h (f16/bf16 scores and sums in
 // float there, the probabilities never rounded): P is rounded to the storage type before the
@@ -46,9 +48,11 @@ size_t flashAttentionSharedBytes(int64_t dim);
 /// Enqueues out = attention(q, k, v) on the tensor cores. Returns cudaErrorNotSupported
 /// (enqueuing nothing) when the plan does not fit (flashAttentionFits), a pointer is not
 /// 16-byte aligned, or the current device has too little shared memory per block; the caller
-/// then runs the row kernel. Otherwise as launchAttention.
+/// then runs the row kernel. Otherwise as launchAttention. `sinks`: [Hq] of the plan's dtype
+/// when plan.sinks, otherwise null (launchAttention checks that).
 cudaError_t launchFlashAttention(const AttentionPlan &plan, const void *q, const void *k,
-                                 const void *v, void *out, cudaStream_t stream);
+                                 const void *v, void *out, cudaStream_t stream,
+                                 const void *sinks = nullptr);
 
 } // namespace rp::kernels::cuda
 

@@ -85,7 +85,7 @@ __device__ void warpQueryGradScores(const Params &p, const float *sS, const floa
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     queryPassKernel(Params p, const T *q, const T *k, const T *v, const T *out, const T *dout,
-                    T *dq, float *scratchL, float *scratchD) {
+                    T *dq, float *scratchL, float *scratchD, const T *sinks) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t dim = p.dim, ld = tileStride(dim), ldA = accStride(dim);
   const int64_t tile = kTile * ld;
@@ -111,10 +111,12 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     float d[kWarpRows], m[kWarpRows], l[kWarpRows];
     warpRowDots(p, sdO, out + rows, d, w, lane, m0);
+    // The sink (when there is one) is each row's first logit: m = sink, l = e^(sink - m) = 1.
+    const float sink = sinks ? toFloat<T>(sinks[h]) : -INFINITY;
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r) {
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
+      m[r] = sink;
+      l[r] = sinks ? 1.0f : 0.0f;
     }
     for (int64_t n0 = 0; n0 < keyEnd; n0 += kTile) { // walk 1: the log-sum-exp
       __syncthreads();
@@ -254,7 +256,7 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 cudaError_t launchTyped(const AttentionPlan &plan, const void *q, const void *k, const void *v,
                         const void *out, const void *dout, void *dq, void *dk, void *dv,
-                        void *scratch, cudaStream_t stream) {
+                        void *scratch, const void *sinks, cudaStream_t stream) {
   const Params p = paramsOf(plan);
   float *scratchL = static_cast<float *>(scratch);
   float *scratchD = scratchL + plan.batch * plan.heads * plan.seq;
@@ -266,7 +268,8 @@ cudaError_t launchTyped(const AttentionPlan &plan, const void *q, const void *k,
   pass1<<<static_cast<unsigned>(p.blocks < kMaxBlocks ? p.blocks : kMaxBlocks), kThreads, shared1,
           stream>>>(p, static_cast<const T *>(q), static_cast<const T *>(k),
                     static_cast<const T *>(v), static_cast<const T *>(out),
-                    static_cast<const T *>(dout), static_cast<T *>(dq), scratchL, scratchD);
+                    static_cast<const T *>(dout), static_cast<T *>(dq), scratchL, scratchD,
+                    static_cast<const T *>(sinks));
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
     return e;
   const size_t shared2 = flashBackwardKeySharedBytes(plan.dim);
@@ -305,7 +308,7 @@ size_t flashBackwardKeySharedBytes(int64_t dim) {
 cudaError_t launchFlashAttentionBackward(const AttentionPlan &plan, const void *q, const void *k,
                                          const void *v, const void *out, const void *dout,
                                          void *dq, void *dk, void *dv, void *scratch,
-                                         cudaStream_t stream) {
+                                         cudaStream_t stream, const void *sinks) {
   if (!flashAttentionFits(plan) ||
       !usablePointers(16, q, k, v, out, dout, static_cast<const void *>(dq),
                       static_cast<const void *>(dk), static_cast<const void *>(dv)))
@@ -322,8 +325,9 @@ cudaError_t launchFlashAttentionBackward(const AttentionPlan &plan, const void *
   if (!usablePointer(scratch, sizeof(float)))
     return cudaErrorInvalidValue;
   return plan.dtype == DType::BF16
-             ? launchTyped<__nv_bfloat16>(plan, q, k, v, out, dout, dq, dk, dv, scratch, stream)
-             : launchTyped<__half>(plan, q, k, v, out, dout, dq, dk, dv, scratch, stream);
+             ? launchTyped<__nv_bfloat16>(plan, q, k, v, out, dout, dq, dk, dv, scratch, sinks,
+                                          stream)
+             : launchTyped<__half>(plan, q, k, v, out, dout, dq, dk, dv, scratch, sinks, stream);
 }
 
 } // namespace rp::kernels::cuda

@@ -17,6 +17,9 @@
 // Operands: q, out, dout [B, Hq, S, D]; k, v [B, Hkv, S, D] (Hkv dividing Hq); results dq
 // [B, Hq, S, D], dk, dv [B, Hkv, S, D]; all of the plan's dtype, contiguous, 16-byte aligned.
 // Scratch: flashAttentionBackwardScratchBytes(plan) device bytes (L and D, fp32).
+// With attention sinks (GPT-OSS, [Hq]) pass 1's walk starts at m = sinks[h], l = 1, so L
+// includes the sink and P, dS and the gradients follow; dsinks is left to the caller
+// (launchAttentionVjp's pass 3, from L and D in the scratch).
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CUDA_FLASHATTENTIONBACKWARD_H
@@ -47,7 +50,7 @@ size_t flashBackwardKeySharedBytes(int64_t dim);
 cudaError_t launchFlashAttentionBackward(const AttentionPlan &plan, const void *q, const void *k,
                                          const void *v, const void *out, const void *dout,
                                          void *dq, void *dk, void *dv, void *scratch,
-                                         cudaStream_t stream);
+                                         cudaStream_t stream, const void *sinks = nullptr);
 
 } // namespace rp::kernels::cuda
 

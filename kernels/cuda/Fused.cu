@@ -42,13 +42,14 @@ constexpr int64_t kAttentionMaxBlocks = int64_t(1) << 20;
 
 template <DType D>
 __global__ void __launch_bounds__(kAttentionTile)
-    attentionKernel(AttentionPlan plan, const void *q, const void *k, const void *v, void *out) {
+    attentionKernel(AttentionPlan plan, const void *q, const void *k, const void *v, void *out,
+                    const void *sinks) {
   using C = typename DTypeTraits<D>::Compute;
   extern __shared__ __align__(16) unsigned char attentionScratch[];
   C *scratch = reinterpret_cast<C *>(attentionScratch);
   const ThreadBlock block;
   for (int64_t row = blockIdx.x; row < plan.rows; row += gridDim.x)
-    attentionRow<D>(plan, q, k, v, out, row, block, scratch);
+    attentionRow<D>(plan, q, k, v, out, row, block, scratch, sinks);
 }
 
 } // namespace
@@ -154,16 +155,25 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
                           kMaxAttentionHeadDim);
 }
 
+Status planAttentionSinks(const char *op, AttentionPlan &plan, DType dtype, const Shape &sinks) {
+  RP_RETURN_IF_ERROR(checkType(op, "sinks", dtype, sinks, plan.dtype, {plan.heads}));
+  plan.sinks = true;
+  return runtime::okStatus();
+}
+
 cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,
-                            void *out, cudaStream_t stream) {
+                            void *out, cudaStream_t stream, const void *sinks) {
+  if (plan.sinks != (sinks != nullptr))
+    return cudaErrorInvalidValue; // sinks without plan.sinks or the reverse
   if (plan.rows == 0 || plan.dim == 0)
     return cudaSuccess; // out is empty
   if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttention
-  if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)))
+  if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)) ||
+      (sinks && !usablePointers(runtime::dtypeSize(plan.dtype), sinks)))
     return cudaErrorInvalidValue;
   if (plan.tensorCores) {
-    const cudaError_t e = launchFlashAttention(plan, q, k, v, out, stream);
+    const cudaError_t e = launchFlashAttention(plan, q, k, v, out, stream, sinks);
     if (e != cudaErrorNotSupported)
       return e;
   }
@@ -171,7 +181,7 @@ cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void
       static_cast<unsigned>(plan.rows < kAttentionMaxBlocks ? plan.rows : kAttentionMaxBlocks);
   if (!visitFloatDType(plan.dtype, [&](auto tag) {
         attentionKernel<decltype(tag)::value>
-            <<<blocks, kAttentionTile, plan.scratchBytes, stream>>>(plan, q, k, v, out);
+            <<<blocks, kAttentionTile, plan.scratchBytes, stream>>>(plan, q, k, v, out, sinks);
       }))
     return cudaErrorInvalidValue;
   return cudaGetLastError();

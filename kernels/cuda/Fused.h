@@ -13,6 +13,9 @@
 //              p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale), j <= i when `causal`
 //              (Vaswani et al. 2017; torch scaled_dot_product_attention with enable_gqa).
 //              q, out [B, Hq, S, D]; k, v [B, Hkv, S, D] with Hkv dividing Hq, G = Hq / Hkv.
+//              With attention sinks (GPT-OSS; [Hq], q's dtype): head h's softmax has one more
+//              logit sinks[h] in its max and denominator, attached to no value,
+//              p_j = e^(s_j) / (e^(sinks[h]) + sum_j' e^(s_j')) (cpu::attention's).
 //
 // Dtypes: f32, f64, f16 or bf16, one dtype for every operand of an op (the caller checks that
 // its buffers have the plan's dtype). Numerics (kernels/cuda/Strided.h): f32 and f64 compute
@@ -31,7 +34,9 @@
 //    scores to form the running max m' = max(m, max_t s_t), rescales by e^(m - m'), adds
 //    p_t = e^(s_t - m') to the running sum l in key order, and thread c owns output column
 //    c (c = tid, tid + 128, ...) with acc_c = acc_c * e^(m - m') + sum_t p_t v[j0 + t, c] in
-//    key order. y_c = acc_c / l. Every sum has a fixed order, so results are deterministic
+//    key order. y_c = acc_c / l. With sinks the running max starts at m = sinks[h] and the
+//    running sum at l = 1 (= e^(sinks[h] - m)), so the sink joins the max and the
+//    denominator before the first key. Every sum has a fixed order, so results are deterministic
 //    (run to run, grid to grid); they differ from the CPU's two-pass softmax only by
 //    rounding (the rescaling products), far below the 1e-5 the tests allow.
 //    Cost: O(B Hq S^2 D) multiply-adds (about half when causal); each block streams the
@@ -180,6 +185,8 @@ struct AttentionPlan {
   /// launchAttention runs that kernel when the device and the pointers allow it. Tests clear
   /// it to run the row kernel below.
   bool tensorCores = false;
+  /// Attention sinks (GPT-OSS): the launchers take a sinks [Hq] pointer (planAttentionSinks).
+  bool sinks = false;
 };
 
 /// Checks attention's operands as cpu::attention does: dtype f32, f64, f16 or bf16; q of rank
@@ -201,12 +208,20 @@ runtime::StatusOr<AttentionPlan> planAttentionFor(const char *op, runtime::DType
                                                   double scale, bool causal, const Shape &out,
                                                   int64_t maxHeadDim);
 
+/// Checks an attention(_vjp)'s sinks operand against `plan` (from planAttention(For)) as
+/// cpu::attention does: plan.dtype and shape [Hq]; then sets plan.sinks. Errors:
+/// InvalidArgument "attention: sinks is f32[3], expected f32[4]" (`op` names the op).
+runtime::Status planAttentionSinks(const char *op, AttentionPlan &plan, runtime::DType dtype,
+                                   const Shape &sinks);
+
 /// Enqueues out = attention(q, k, v) on `stream`: with plan.tensorCores the tensor-core kernel
 /// of FlashAttention.h where it applies, otherwise one block of kAttentionTile threads per
 /// query row (a grid-stride loop over rows past 2^20 blocks) with plan.scratchBytes of
-/// dynamic shared memory. Returns as launchSwiglu.
+/// dynamic shared memory. `sinks` ([Hq], plan's dtype): given exactly when plan.sinks.
+/// Returns as launchSwiglu (cudaErrorInvalidValue also for sinks given without plan.sinks or
+/// the reverse).
 cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,
-                            void *out, cudaStream_t stream);
+                            void *out, cudaStream_t stream, const void *sinks = nullptr);
 
 /// The host's stand-in for a thread block in attentionRow: forEach runs every index of a
 /// phase, in order, before the next phase starts; sync() has nothing to wait for.
@@ -224,11 +239,12 @@ struct SerialBlock {
 /// barrier. `scratch` holds 2 * dim + 2 * tile compute values shared by the block (the
 /// device's dynamic shared memory). Code outside forEach runs on every thread of the block
 /// with the same values (the running max and sum are computed redundantly by each thread, in
-/// key order, from the shared scores).
+/// key order, from the shared scores). `sinks`: [Hq] when plan.sinks, otherwise null.
 template <runtime::DType D, typename Block>
 RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const void *k,
                                const void *v, void *out, int64_t row, const Block &block,
-                               typename DTypeTraits<D>::Compute *scratch) {
+                               typename DTypeTraits<D>::Compute *scratch,
+                               const void *sinks = nullptr) {
   using C = typename DTypeTraits<D>::Compute;
   const int64_t dim = plan.dim, tile = plan.tile;
   C *sq = scratch;        // q row, [dim]
@@ -248,7 +264,9 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
     acc[c] = C(0);
   });
   block.sync();
-  C m = -static_cast<C>(INFINITY), l = C(0);
+  // The sink (when there is one) is the softmax's first logit: m = sink, l = e^(sink - m) = 1.
+  C m = sinks ? static_cast<C>(loadAs<D>(sinks, h)) : -static_cast<C>(INFINITY);
+  C l = sinks ? C(1) : C(0);
   for (int64_t j0 = 0; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
@@ -262,7 +280,7 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
     C mNew = m;
     for (int64_t t = 0; t < n; ++t)
       mNew = score[t] > mNew ? score[t] : mNew;
-    const C corr = fusedExp(m - mNew); // 0 on the first tile (m = -inf)
+    const C corr = fusedExp(m - mNew); // 0 on the first tile without a sink (m = -inf)
     block.forEach(n, [&](int64_t t) { prob[t] = fusedExp(score[t] - mNew); });
     block.sync();
     l *= corr;
@@ -288,7 +306,8 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
 namespace replay {
 void swiglu(const SwigluPlan &plan, const void *gate, const void *up, void *out);
 void rope(const RopePlan &plan, const void *x, const void *cos, const void *sin, void *out);
-void attention(const AttentionPlan &plan, const void *q, const void *k, const void *v, void *out);
+void attention(const AttentionPlan &plan, const void *q, const void *k, const void *v, void *out,
+               const void *sinks = nullptr);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

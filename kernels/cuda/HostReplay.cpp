@@ -10,6 +10,8 @@
 
 #include "kernels/cuda/ElementwiseOps.h"
 
+#include <algorithm>
+
 namespace rp::kernels::cuda::replay {
 
 using runtime::DType;
@@ -238,29 +240,36 @@ void rope(const RopePlan &p, const void *x, const void *cos, const void *sin, vo
   });
 }
 
-void attention(const AttentionPlan &p, const void *q, const void *k, const void *v, void *out) {
+void attention(const AttentionPlan &p, const void *q, const void *k, const void *v, void *out,
+               const void *sinks) {
   visitFloatDType(p.dtype, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     using C = typename DTypeTraits<D>::Compute;
     std::vector<C> scratch(static_cast<size_t>(2 * p.dim + 2 * p.tile));
     for (int64_t row = 0; row < p.rows; ++row)
-      attentionRow<D>(p, q, k, v, out, row, SerialBlock{}, scratch.data());
+      attentionRow<D>(p, q, k, v, out, row, SerialBlock{}, scratch.data(), sinks);
   });
 }
 
 void attentionVjp(const AttentionVjpPlan &p, const void *q, const void *k, const void *v,
-                  const void *out, const void *dout, void *dq, void *dk, void *dv, void *scratch) {
+                  const void *out, const void *dout, void *dq, void *dk, void *dv, void *scratch,
+                  const void *sinks, void *dsinks) {
   visitFloatDType(p.forward.dtype, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     using C = typename DTypeTraits<D>::Compute;
-    std::vector<C> shared(static_cast<size_t>(4 * p.forward.dim + 2 * p.tile));
+    std::vector<C> shared(static_cast<size_t>(
+        std::max<int64_t>(4 * p.forward.dim + 2 * p.tile, kAttentionSinkLanes)));
     C *lse = static_cast<C *>(scratch), *delta = lse + p.forward.rows;
     for (int64_t row = 0; row < p.forward.rows; ++row)
       attentionVjpQueryRow<D>(p, q, k, v, out, dout, dq, lse, delta, row, SerialBlock{},
-                              shared.data());
+                              shared.data(), sinks);
     for (int64_t krow = 0; krow < p.keyRows; ++krow)
       attentionVjpKeyRow<D>(p, q, k, v, dout, dk, dv, lse, delta, krow, SerialBlock{},
                             shared.data());
+    if (sinks)
+      for (int64_t h = 0; h < p.forward.heads; ++h)
+        attentionVjpSinkHead<D>(p.forward, sinks, dsinks, lse, delta, h, SerialBlock{},
+                                shared.data());
   });
 }
 

@@ -97,7 +97,35 @@ planLinearCrossEntropy(DType dtype, const Shape &hidden, const Shape &weight, DT
   return p;
 }
 
+runtime::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, DType biasDType,
+                                           const Shape &bias, DType dbiasDType,
+                                           const Shape &dbias) {
+  const std::string op = p.grads ? "linear_cross_entropy_vjp" : "linear_cross_entropy";
+  RP_RETURN_IF_ERROR(checkType(op, "bias", biasDType, bias, p.dtype, {p.vocab}));
+  if (p.grads) {
+    RP_RETURN_IF_ERROR(checkType(op, "dbias", dbiasDType, dbias, p.dtype, {p.vocab}));
+    p.biasAccOffset = p.scratchBytes;
+    p.scratchBytes += align256(static_cast<size_t>(p.vocab) * sizeof(float));
+  }
+  p.bias = true;
+  return runtime::okStatus();
+}
+
 namespace replay {
+
+void lceBiasAdd(const LceStep &s, void *logits, const void *bias) {
+  visitGemmDType(s.rows.dtype, [&](auto d) {
+    for (int64_t i = 0; i < s.elements; ++i)
+      lceBiasAddAt<decltype(d)::value>(s, logits, bias, i);
+  });
+}
+
+void lceBiasGrad(const LceStep &s, const void *grads, void *acc) {
+  visitGemmDType(s.rows.dtype, [&](auto d) {
+    for (int64_t v = 0; v < s.elements; ++v)
+      lceBiasGradAt<decltype(d)::value>(s, grads, static_cast<float *>(acc), v);
+  });
+}
 
 void lceScale(const LceStep &s, const void *labels, const void *seed, void *scale) {
   std::vector<int64_t> counts(kFinishThreads);

@@ -1,7 +1,7 @@
 //===- LinearCrossEntropy.cu - The fused LM head's row kernels on the GPU -===//
 //
-// lceScaleKernel, lceRowKernel, lceFinishKernel, lceAccumulateKernel, lceStoreKernel of
-// LinearCrossEntropy.h (the GEMMs between them are cuBLASLt's); the row math and the
+// lceScaleKernel, lceRowKernel, lceFinishKernel, lceAccumulateKernel, lceStoreKernel,
+// lceBiasAddKernel, lceBiasGradKernel of LinearCrossEntropy.h (the GEMMs between them are cuBLASLt's); the row math and the
 // reductions are CrossEntropy.h's and RowReduce.h's.
 //
 //===----------------------------------------------------------------------===//
@@ -90,6 +90,20 @@ __global__ void lceStoreKernel(const LceStep s, const float *__restrict__ acc,
     storeAs<D>(out, i, s.first ? 0.0f : acc[i]);
 }
 
+template <DType D>
+__global__ void lceBiasAddKernel(const LceStep s, void *__restrict__ logits,
+                                 const void *__restrict__ bias) {
+  for (int64_t i = gridThread(); i < s.elements; i += gridStride())
+    lceBiasAddAt<D>(s, logits, bias, i);
+}
+
+template <DType D>
+__global__ void lceBiasGradKernel(const LceStep s, const void *__restrict__ grads,
+                                  float *__restrict__ acc) {
+  for (int64_t v = gridThread(); v < s.elements; v += gridStride())
+    lceBiasGradAt<D>(s, grads, acc, v);
+}
+
 /// A step of the plan's GEMM dtypes with sane sizes.
 bool validStep(const LceStep &s) {
   return (s.rows.dtype == DType::F32 || s.rows.dtype == DType::F16 ||
@@ -174,6 +188,38 @@ cudaError_t launchLceStore(const LceStep &s, const void *acc, void *out, cudaStr
   visitFloatDType(s.rows.dtype, [&](auto d) {
     lceStoreKernel<decltype(d)::value><<<gridFor(s.elements), kBlockSize, 0, stream>>>(
         s, static_cast<const float *>(acc), out);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t launchLceBiasAdd(const LceStep &s, void *logits, const void *bias,
+                             cudaStream_t stream) {
+  if (!validStep(s) || s.rows.classes <= 0)
+    return cudaErrorInvalidValue;
+  if (s.elements == 0)
+    return cudaSuccess;
+  const size_t elem = runtime::dtypeSize(s.rows.dtype);
+  if (!usablePointer(logits, elem) || !usablePointer(bias, elem))
+    return cudaErrorInvalidValue;
+  visitFloatDType(s.rows.dtype, [&](auto d) {
+    lceBiasAddKernel<decltype(d)::value><<<gridFor(s.elements), kBlockSize, 0, stream>>>(
+        s, logits, bias);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t launchLceBiasGrad(const LceStep &s, const void *grads, void *acc,
+                              cudaStream_t stream) {
+  if (!validStep(s) || s.elements != s.rows.classes)
+    return cudaErrorInvalidValue;
+  if (s.elements == 0)
+    return cudaSuccess;
+  if ((s.rows.rows > 0 && !usablePointer(grads, runtime::dtypeSize(s.rows.dtype))) ||
+      !usablePointer(acc, sizeof(float)))
+    return cudaErrorInvalidValue;
+  visitFloatDType(s.rows.dtype, [&](auto d) {
+    lceBiasGradKernel<decltype(d)::value><<<gridFor(s.elements), kBlockSize, 0, stream>>>(
+        s, grads, static_cast<float *>(acc));
   });
   return cudaGetLastError();
 }

@@ -27,12 +27,18 @@
 //   end: lceFinish (one block) sums rowLosses in row order per thread and combines with the
 //   fixed-order tree (CrossEntropy.h's finishing kernel), divides by the count for `mean`;
 //   (VJP) lceStore rounds dwAcc into dweight.
+// With a head bias (optional, [V], the dtype; planLinearCrossEntropyBias): after step 1,
+// lceBiasAdd adds bias[v] to every logit in the compute type and rounds once (matmul then
+// add, as the CPU kernel); after step 4, lceBiasGrad adds each chunk's G column sums to the
+// f32 accumulator dbAcc [V] (one thread per v, rows in order, so for f32 the CPU kernel's
+// order and bits), and lceStore rounds dbAcc into dbias at the end.
 // Bit-reproducible run to run (fixed chunk order, fixed trees, deterministic GEMM
 // algorithms per shape). The chunking changes the rounding of dweight for f16/bf16 (each
 // chunk's partial is rounded to the dtype before the f32 accumulation) and nothing else.
 //
 // Scratch (bytes, each part 256-aligned): scale (one compute value) | rowLosses (N compute
-// values) | logits (c V dtype) | VJP: dwPartial (V H dtype) | dwAcc (V H f32).
+// values) | logits (c V dtype) | VJP: dwPartial (V H dtype) | dwAcc (V H f32) | VJP with a
+// bias: dbAcc (V f32).
 //
 // Errors: planLinearCrossEntropy returns InvalidArgument naming the op for bad dtypes or
 // shapes (the CPU kernel's checks) and the GEMM planner's errors. The run returns the
@@ -77,6 +83,9 @@ struct LinearCrossEntropyPlan {
          accOffset = 0, scratchBytes = 0;
   /// The row math over all N rows (lceScale, lceFinish).
   CrossEntropyPlan all;
+  /// A head bias [V] (planLinearCrossEntropyBias); dbAcc's scratch offset for the VJP.
+  bool bias = false;
+  size_t biasAccOffset = 0;
 };
 
 /// Checks as the CPU kernel does and plans the GEMMs and the scratch. chunkRows: rows per
@@ -87,6 +96,13 @@ runtime::StatusOr<LinearCrossEntropyPlan>
 planLinearCrossEntropy(runtime::DType dtype, const Shape &hidden, const Shape &weight,
                        runtime::DType labelDType, const Shape &labels, int64_t ignoreIndex,
                        LossReduction reduction, int64_t chunkRows, bool grads);
+
+/// Checks a head bias as the CPU kernel does (the plan's dtype, shape [V]; for the VJP also
+/// dbias, of the same type) and adds it to `p` (p.bias, the dbAcc scratch). Errors:
+/// InvalidArgument "linear_cross_entropy: bias is f32[5], expected f32[8]" (or "dbias").
+runtime::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, runtime::DType biasDType,
+                                           const Shape &bias, runtime::DType dbiasDType = {},
+                                           const Shape &dbias = {});
 
 // The launchers of the small kernels (file comment; pointers are device pointers, the
 // compute values of scale, rowLosses in the plan dtype's compute type). Each returns
@@ -100,6 +116,10 @@ cudaError_t launchLceFinish(const LceStep &s, const void *labels, const void *ro
 cudaError_t launchLceAccumulate(const LceStep &s, const void *partial, void *acc,
                                 cudaStream_t stream);
 cudaError_t launchLceStore(const LceStep &s, const void *acc, void *out, cudaStream_t stream);
+cudaError_t launchLceBiasAdd(const LceStep &s, void *logits, const void *bias,
+                             cudaStream_t stream);
+cudaError_t launchLceBiasGrad(const LceStep &s, const void *grads, void *acc,
+                              cudaStream_t stream);
 
 //===--- the per-element math (host and device) ---------------------------===//
 
@@ -140,7 +160,29 @@ RP_HD inline void lceAccumulateAt(const LceStep &s, const void *partial, float *
   acc[i] = s.first ? v : acc[i] + v;
 }
 
+/// Logit i of a chunk (s.elements = c V, s.rows.classes = V) plus bias[i mod V], in the
+/// compute type, rounded once.
+template <runtime::DType D>
+RP_HD inline void lceBiasAddAt(const LceStep &s, void *logits, const void *bias, int64_t i) {
+  using C = LossCompute<D>;
+  storeAs<D>(logits, i,
+             static_cast<C>(loadAs<D>(logits, i)) +
+                 static_cast<C>(loadAs<D>(bias, i % s.rows.classes)));
+}
+
+/// acc[v] = (first ? 0 : acc[v]) + sum over the chunk's rows r in order of G[r, v], in f32
+/// (s.rows.rows = c rows of s.rows.classes = V).
+template <runtime::DType D>
+RP_HD inline void lceBiasGradAt(const LceStep &s, const void *grads, float *acc, int64_t v) {
+  float a = s.first ? 0.0f : acc[v];
+  for (int64_t r = 0; r < s.rows.rows; ++r)
+    a += static_cast<float>(loadAs<D>(grads, r * s.rows.classes + v));
+  acc[v] = a;
+}
+
 namespace replay {
+void lceBiasAdd(const LceStep &s, void *logits, const void *bias);
+void lceBiasGrad(const LceStep &s, const void *grads, void *acc);
 void lceScale(const LceStep &s, const void *labels, const void *seed, void *scale);
 void lceRows(const LceStep &s, void *logits, const void *labels, void *rowLosses,
              const void *scale);
@@ -151,12 +193,16 @@ void lceStore(const LceStep &s, const void *acc, void *out);
 
 /// Runs the plan through `e` (the CUDA kernel table's DeviceExec or HostExec: run(plan,
 /// launch, replay, ptrs...), gemm(plan, a, b, out), scratch()). `seed`, `dhidden`,
-/// `dweight` are null for the forward op.
+/// `dweight` are null for the forward op; `bias` [V] is given exactly when p.bias, `dbias`
+/// [V] when p.bias and p.grads.
 template <typename Exec>
 runtime::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPlan &p,
                                       const void *hidden, const void *weight, const void *labels,
                                       const void *seed, void *loss, void *dhidden,
-                                      void *dweight) {
+                                      void *dweight, const void *bias = nullptr,
+                                      void *dbias = nullptr) {
+  if (p.bias != (bias != nullptr) || (p.bias && p.grads) != (dbias != nullptr))
+    return runtime::invalidArgument("linear_cross_entropy: bias/dbias do not match the plan");
   char *scratch = static_cast<char *>(e.scratch());
   void *scale = scratch + p.scaleOffset, *rowLosses = scratch + p.rowLossesOffset;
   void *logits = scratch + p.logitsOffset;
@@ -169,8 +215,13 @@ runtime::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPla
     const bool last = r0 + p.chunk >= p.rows;
     const char *h = static_cast<const char *>(hidden) + r0 * p.width * elem;
     RP_RETURN_IF_ERROR(e.gemm(last ? p.lastLogits : p.logits, h, weight, logits));
+    const int64_t c = (last ? p.rows : r0 + p.chunk) - r0;
+    if (p.bias) {
+      LceStep add{p.all, false, false, c * p.vocab};
+      RP_RETURN_IF_ERROR(e.run(add, launchLceBiasAdd, replay::lceBiasAdd, logits, bias));
+    }
     LceStep rows{p.all, p.grads, false, 0};
-    rows.rows.rows = (last ? p.rows : r0 + p.chunk) - r0;
+    rows.rows.rows = c;
     rows.rows.threadsPerRow = threadsPerRowFor(rows.rows.rows, p.vocab, true);
     RP_RETURN_IF_ERROR(e.run(rows, launchLceRows, replay::lceRows, logits,
                              static_cast<const char *>(labels) + r0 * label,
@@ -184,6 +235,12 @@ runtime::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPla
     LceStep acc{p.all, false, r0 == 0, p.vocab * p.width};
     RP_RETURN_IF_ERROR(e.run(acc, launchLceAccumulate, replay::lceAccumulate,
                              static_cast<const void *>(partial), scratch + p.accOffset));
+    if (p.bias) {
+      LceStep db{p.all, false, r0 == 0, p.vocab};
+      db.rows.rows = c;
+      RP_RETURN_IF_ERROR(e.run(db, launchLceBiasGrad, replay::lceBiasGrad,
+                               static_cast<const void *>(logits), scratch + p.biasAccOffset));
+    }
   }
   RP_RETURN_IF_ERROR(e.run(all, launchLceFinish, replay::lceFinish, labels,
                            static_cast<const void *>(rowLosses), loss));
@@ -191,6 +248,11 @@ runtime::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPla
     LceStep store{p.all, false, p.rows == 0, p.vocab * p.width};
     RP_RETURN_IF_ERROR(e.run(store, launchLceStore, replay::lceStore,
                              static_cast<const void *>(scratch + p.accOffset), dweight));
+    if (p.bias) {
+      LceStep storeBias{p.all, false, p.rows == 0, p.vocab};
+      RP_RETURN_IF_ERROR(e.run(storeBias, launchLceStore, replay::lceStore,
+                               static_cast<const void *>(scratch + p.biasAccOffset), dbias));
+    }
   }
   return runtime::okStatus();
 }

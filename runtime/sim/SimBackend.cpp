@@ -210,9 +210,12 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
               ins.kernel() == "linear_cross_entropy_vjp") &&
              ins.operands_size() >= 2) {
     const pb::TensorType &h = ins.operands(0).type(), &w = ins.operands(1).type();
+    const bool forward = ins.kernel() == "linear_cross_entropy";
+    const bool bias = ins.operands_size() == (forward ? 4 : 5); // a head bias: + N V (2 N V)
     if (h.shape_size() == 2 && w.shape_size() == 2)
-      flops = (ins.kernel() == "linear_cross_entropy" ? 2.0 : 6.0) *
-              static_cast<double>(elementsOf(h)) * static_cast<double>(w.shape(0));
+      flops = ((forward ? 2.0 : 6.0) * static_cast<double>(h.shape(1)) +
+               (bias ? (forward ? 1.0 : 2.0) : 0.0)) *
+              static_cast<double>(h.shape(0)) * static_cast<double>(w.shape(0));
   }
   const double computeMs = flops / (target.peakTflops * efficiency * 1e9);
   const double memoryMs = bytes / (target.hbmGbps * 1e6);

@@ -305,6 +305,27 @@ Case crossEntropy(Rng &rng, const std::string &reduction, const Shape &spatial,
           {{"y", {}}}};
 }
 
+/// The fused LM-head loss: hidden [N, H], weight [V, H] (and with `bias`, a head bias [V]),
+/// labels [N] with about a quarter ignored (never all); chunks of 2 rows.
+Case linearCrossEntropy(Rng &rng, const std::string &reduction, bool bias) {
+  int64_t n = randInt(rng, 3, 5), width = randInt(rng, 2, 4), vocab = randInt(rng, 3, 6);
+  Shape h{n, width}, w{vocab, width}, b{vocab}, labels{n};
+  std::vector<int64_t> values(static_cast<size_t>(n));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = i % 4 == 1 ? -100 : randInt(rng, 0, vocab - 1);
+  std::vector<Input> args{{"h", h}, {"w", w}};
+  if (bias)
+    args.push_back({"b", b});
+  std::string types = "(" + T(h) + ", " + T(w) + ", " + T(labels, "i64") +
+                      (bias ? ", " + T(b) : std::string()) + ") -> tensor<f32>";
+  return {args,
+          {intConstant("labels", labels, values),
+           "%y = graph.linear_cross_entropy " + reduction + " %h, %w, %labels" +
+               (bias ? " bias %b" : "") + " {chunk_rows = 2 : i64, ignore_index = -100 : i64} : " +
+               types},
+          {{"y", {}}}};
+}
+
 int64_t sliceCount(int64_t start, int64_t end, int64_t step) {
   if (step > 0)
     return std::max<int64_t>(0, (end - start + step - 1) / step);
@@ -543,6 +564,10 @@ std::vector<CaseDef> allCases() {
   add("cross_entropy_mean_spatial", [](Rng &r) { return crossEntropy(r, "mean", {3}, -100); });
   add("cross_entropy_sum_spatial", [](Rng &r) { return crossEntropy(r, "sum", {2}, -1); });
   add("cross_entropy_mean_ignore_class", [](Rng &r) { return crossEntropy(r, "mean", {}, 1); });
+  // The fused LM head (bias-free and Phi's biased head: dbias too).
+  add("linear_cross_entropy_mean", [](Rng &r) { return linearCrossEntropy(r, "mean", false); });
+  add("linear_cross_entropy_bias_mean", [](Rng &r) { return linearCrossEntropy(r, "mean", true); });
+  add("linear_cross_entropy_bias_sum", [](Rng &r) { return linearCrossEntropy(r, "sum", true); });
 
   // Shape ops.
   add("reshape_merge", [](Rng &r) {

@@ -6,6 +6,12 @@
 // rp-split-gradient folds the forward loss into the one-pass VJP before it splits, so the
 // saving forward computes no loss and the backward returns the VJP's (the logits once).
 // RUN: rp-opt %s --rp-split-gradient="function=forward wrt-args=0 seed-arg=1" | FileCheck %s --check-prefix=SPLIT
+// With a head bias (Phi), the VJP takes it and returns dbias, the bias's gradient.
+// RUN: rp-opt %S/Inputs/linear-cross-entropy-bias.mlir --rp-autodiff="seed-arg=1" --canonicalize | FileCheck %s --check-prefix=BIAS
+// BIAS-LABEL: func.func @train_step
+// BIAS-NOT: graph.linear_cross_entropy mean
+// BIAS: %[[L:.+]], %{{.+}}, %[[DW:.+]], %[[DB:.+]] = graph.linear_cross_entropy_vjp mean %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} {ignore_index = -100 : i64}
+// BIAS: return %[[L]], %[[DW]], %[[DB]]
 
 graph.param @w trainable : tensor<10x8xf32>
 func.func @forward(%x: tensor<2x2x8xf32>, %y: tensor<4xi64> {graph.name = "labels"}) -> tensor<f32> {

@@ -1,9 +1,10 @@
 // rp-fuse-attention with sinks: transformers' eager GPT-OSS attention (the sink column
 // concatenated after the masked, scaled scores, the row max subtracted, softmax over S + 1,
 // the sink column sliced off) becomes graph.attention with a sinks operand; near misses stay,
-// and without the option nothing with a sink column is fused.
+// and with the option off (it is on by default) nothing with a sink column is fused.
+// RUN: rp-opt %s --rp-fuse-attention | FileCheck %s
 // RUN: rp-opt %s --rp-fuse-attention=sinks=true | FileCheck %s
-// RUN: rp-opt %s --rp-fuse-attention | FileCheck %s --check-prefix=OFF
+// RUN: rp-opt %s --rp-fuse-attention=sinks=false | FileCheck %s --check-prefix=OFF
 
 // The form both exporters import to (GPT-OSS's full-attention layers; grouped-query, 4 query
 // heads on 2 key/value heads), with an additive causal mask.

@@ -1,7 +1,8 @@
 // rp-fuse-linear-cross-entropy: an LM head's matmul and its cross-entropy become one
 // graph.linear_cross_entropy (positive: both exporters' untied and tied heads, the
-// transpose_b form, a 2-D hidden state, sum and i32 labels; negative: a bias, scaled and
-// soft-capped logits, a weight in [H, V] layout, logits used elsewhere, transpose_a, a
+// transpose_b form, a 2-D hidden state, sum and i32 labels, a [V] head bias either side of
+// the add; negative: a non-[V] addend, biased logits used elsewhere, scaled and soft-capped
+// logits, a weight in [H, V] layout, logits used elsewhere, transpose_a, a
 // batched weight, rank-3 logits).
 // RUN: rp-opt %s --rp-fuse-linear-cross-entropy --split-input-file | FileCheck %s
 
@@ -75,18 +76,67 @@ func.func @transpose_shared(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %y: te
 
 // -----
 
-// Negative: a head with a bias (Phi's lm_head).
+// A head with a bias (Phi's lm_head), as the dynamo exporter adds it (logits + bias) and as
+// TorchScript does (bias + logits), 3-D with the reshape after the add: the bias becomes the
+// fused op's bias operand.
 // CHECK-LABEL: func.func @bias
-// CHECK: graph.matmul
-// CHECK: graph.add
-// CHECK: graph.cross_entropy
-// CHECK-NOT: graph.linear_cross_entropy
+// CHECK-SAME: (%[[H:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<100x16xf32>, %[[B:.+]]: tensor<100xf32>, %[[Y:.+]]: tensor<8xi64>)
+// CHECK-NEXT: %[[L:.+]] = graph.linear_cross_entropy mean %[[H]], %[[W]], %[[Y]] bias %[[B]] {ignore_index = -100 : i64} : (tensor<8x16xf32>, tensor<100x16xf32>, tensor<8xi64>, tensor<100xf32>) -> tensor<f32>
+// CHECK-NEXT: return %[[L]]
 func.func @bias(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %b: tensor<100xf32>, %y: tensor<8xi64>) -> tensor<f32> {
   %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<100x16xf32>) -> tensor<16x100xf32>
   %z = graph.matmul %h, %wt : (tensor<8x16xf32>, tensor<16x100xf32>) -> tensor<8x100xf32>
   %zb = graph.add %z, %b : (tensor<8x100xf32>, tensor<100xf32>) -> tensor<8x100xf32>
   %l = graph.cross_entropy mean %zb, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
   return %l : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bias_first
+// CHECK-SAME: (%[[H:.+]]: tensor<2x4x16xf32>, %[[W:.+]]: tensor<100x16xf32>, %[[B:.+]]: tensor<100xf32>, %[[Y:.+]]: tensor<8xi64>)
+// CHECK: %[[H2:.+]] = graph.reshape %[[H]] : tensor<2x4x16xf32> to tensor<8x16xf32>
+// CHECK-NEXT: %[[L:.+]] = graph.linear_cross_entropy mean %[[H2]], %[[W]], %[[Y]] bias %[[B]]
+// CHECK-NOT: graph.add
+// CHECK-NOT: graph.matmul
+func.func @bias_first(%h: tensor<2x4x16xf32>, %w: tensor<100x16xf32>, %b: tensor<100xf32>, %y: tensor<8xi64>) -> tensor<f32> {
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<100x16xf32>) -> tensor<16x100xf32>
+  %z = graph.matmul %h, %wt : (tensor<2x4x16xf32>, tensor<16x100xf32>) -> tensor<2x4x100xf32>
+  %zb = graph.add %b, %z : (tensor<100xf32>, tensor<2x4x100xf32>) -> tensor<2x4x100xf32>
+  %z2 = graph.reshape %zb : tensor<2x4x100xf32> to tensor<8x100xf32>
+  %l = graph.cross_entropy mean %z2, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Negative: an addend that is not a [V] bias (a per-row [8, 100] term) stays unfused.
+// CHECK-LABEL: func.func @full_addend
+// CHECK: graph.matmul
+// CHECK: graph.add
+// CHECK: graph.cross_entropy
+// CHECK-NOT: graph.linear_cross_entropy
+func.func @full_addend(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %b: tensor<8x100xf32>, %y: tensor<8xi64>) -> tensor<f32> {
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<100x16xf32>) -> tensor<16x100xf32>
+  %z = graph.matmul %h, %wt : (tensor<8x16xf32>, tensor<16x100xf32>) -> tensor<8x100xf32>
+  %zb = graph.add %z, %b : (tensor<8x100xf32>, tensor<8x100xf32>) -> tensor<8x100xf32>
+  %l = graph.cross_entropy mean %zb, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Negative: the biased logits are also used elsewhere.
+// CHECK-LABEL: func.func @bias_logits_used
+// CHECK: graph.add
+// CHECK: graph.cross_entropy
+// CHECK-NOT: graph.linear_cross_entropy
+func.func @bias_logits_used(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %b: tensor<100xf32>, %y: tensor<8xi64>) -> (tensor<f32>, tensor<8x100xf32>) {
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<100x16xf32>) -> tensor<16x100xf32>
+  %z = graph.matmul %h, %wt : (tensor<8x16xf32>, tensor<16x100xf32>) -> tensor<8x100xf32>
+  %zb = graph.add %z, %b : (tensor<8x100xf32>, tensor<100xf32>) -> tensor<8x100xf32>
+  %l = graph.cross_entropy mean %zb, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l, %zb : tensor<f32>, tensor<8x100xf32>
 }
 
 // -----

@@ -240,12 +240,15 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::linearCrossEntropy(operand(0), operand(1), operand(2),
                                      lce.getIgnoreIndexAttr().getInt(),
                                      lossReduction(lce.getReduction()),
-                                     lce.getChunkRows().value_or(0), out[0]);
+                                     lce.getChunkRows().value_or(0), out[0],
+                                     lce.getBias() ? &operand(3) : nullptr);
   } else if (auto lce = dyn_cast<LinearCrossEntropyVjpOp>(op)) {
+    const bool bias = static_cast<bool>(lce.getBias());
     status = cpu::linearCrossEntropyVjp(operand(0), operand(1), operand(2), operand(3),
                                         lce.getIgnoreIndexAttr().getInt(),
                                         lossReduction(lce.getReduction()),
-                                        lce.getChunkRows().value_or(0), out[0], out[1], out[2]);
+                                        lce.getChunkRows().value_or(0), out[0], out[1], out[2],
+                                        bias ? &operand(4) : nullptr, bias ? &out[3] : nullptr);
   } else if (isa<SwigluOp>(op)) {
     status = cpu::swiglu(operand(0), operand(1), out[0]);
   } else if (isa<RopeOp>(op)) {

@@ -19,10 +19,10 @@ using namespace mlir::rp::graph;
 namespace {
 
 /// hidden [N, H], weight [V, H] of hidden's element type, labels [N], a 0-D `loss` of the
-/// element type, a non-negative chunk_rows.
+/// element type, a non-negative chunk_rows, and (when present) a bias [V] of the element type.
 LogicalResult verifyLinearLoss(Operation *op, RankedTensorType hidden, RankedTensorType weight,
                                RankedTensorType labels, RankedTensorType loss,
-                               std::optional<int64_t> chunkRows) {
+                               std::optional<int64_t> chunkRows, Value bias) {
   if (hidden.getRank() != 2)
     return op->emitOpError("expected hidden of rank 2 [N, H], got ") << hidden;
   if (weight.getRank() != 2 || weight.getDimSize(1) != hidden.getDimSize(1))
@@ -39,6 +39,14 @@ LogicalResult verifyLinearLoss(Operation *op, RankedTensorType hidden, RankedTen
            << hidden.getElementType() << ", got " << loss;
   if (chunkRows && *chunkRows < 0)
     return op->emitOpError("expected chunk_rows >= 0, got ") << *chunkRows;
+  if (bias) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != weight.getDimSize(0) ||
+        b.getElementType() != hidden.getElementType())
+      return op->emitOpError("expected bias of shape [")
+             << weight.getDimSize(0) << "] and element type " << hidden.getElementType()
+             << ", got " << b;
+  }
   return success();
 }
 
@@ -73,6 +81,7 @@ LinearCrossEntropyVjpOp mlir::rp::graph::findOnePassVjp(LinearCrossEntropyOp op)
     auto vjp = dyn_cast<LinearCrossEntropyVjpOp>(user);
     if (vjp && vjp->getBlock() == op->getBlock() && vjp.getHidden() == op.getHidden() &&
         vjp.getWeight() == op.getWeight() && vjp.getLabels() == op.getLabels() &&
+        vjp.getBias() == op.getBias() &&
         vjp.getReduction() == op.getReduction() && vjp.getIgnoreIndex() == op.getIgnoreIndex() &&
         vjp.getLoss().getType() == op.getType() && usesFollow(op, vjp))
       return vjp;
@@ -82,7 +91,7 @@ LinearCrossEntropyVjpOp mlir::rp::graph::findOnePassVjp(LinearCrossEntropyOp op)
 
 LogicalResult LinearCrossEntropyOp::verify() {
   return verifyLinearLoss(*this, getHidden().getType(), getWeight().getType(),
-                          getLabels().getType(), getType(), getChunkRows());
+                          getLabels().getType(), getType(), getChunkRows(), getBias());
 }
 
 void LinearCrossEntropyOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -93,8 +102,13 @@ void LinearCrossEntropyOp::getCanonicalizationPatterns(RewritePatternSet &result
 LogicalResult LinearCrossEntropyVjpOp::verify() {
   RankedTensorType hidden = getHidden().getType(), weight = getWeight().getType();
   if (failed(verifyLinearLoss(*this, hidden, weight, getLabels().getType(), getLoss().getType(),
-                              getChunkRows())))
+                              getChunkRows(), getBias())))
     return failure();
+  if (static_cast<bool>(getBias()) != static_cast<bool>(getDbias()))
+    return emitOpError("expected a dbias result exactly when there is a bias");
+  if (getBias() && getDbias().getType() != getBias().getType())
+    return emitOpError("expected dbias of type ")
+           << getBias().getType() << ", got " << getDbias().getType();
   if (getSeed().getType() != getLoss().getType())
     return emitOpError("expected a seed of the loss's type ")
            << getLoss().getType() << ", got " << getSeed().getType();
@@ -105,18 +119,25 @@ LogicalResult LinearCrossEntropyVjpOp::verify() {
   return success();
 }
 
-// loss = cross_entropy(h W^T, y): one graph.linear_cross_entropy_vjp gives dh and dW.
+// loss = cross_entropy(h W^T [+ bias], y): one graph.linear_cross_entropy_vjp gives dh, dW
+// (and dbias).
 LogicalResult LinearCrossEntropyOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                              SmallVectorImpl<Value> &out) {
-  Value g = grads[0];
+  Value g = grads[0], bias = getBias();
   if (!g) {
     out.append({Value(), Value(), Value()});
+    if (bias)
+      out.push_back(Value());
     return success();
   }
-  auto vjp = LinearCrossEntropyVjpOp::create(
-      b, getLoc(), TypeRange{getType(), getHidden().getType(), getWeight().getType()},
-      getReductionAttr(), getHidden(), getWeight(), getLabels(), g, getIgnoreIndexAttr(),
-      getChunkRowsAttr());
+  SmallVector<Type> types{getType(), getHidden().getType(), getWeight().getType()};
+  if (bias)
+    types.push_back(bias.getType());
+  auto vjp = LinearCrossEntropyVjpOp::create(b, getLoc(), types, getReductionAttr(), getHidden(),
+                                             getWeight(), getLabels(), g, bias,
+                                             getIgnoreIndexAttr(), getChunkRowsAttr());
   out.append({vjp.getDhidden(), vjp.getDweight(), Value()});
+  if (bias)
+    out.push_back(vjp.getDbias());
   return success();
 }

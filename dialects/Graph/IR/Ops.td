@@ -770,21 +770,25 @@ def Graph_LinearCrossEntropyOp : Graph_Op<"linear_cross_entropy", [Pure, Declare
     `hidden` is `[N, H]`, `weight` `[V, H]` (the head's or the tied embedding's layout),
     `labels` `[N]` of `i64` or `i32`; the result is a 0-D tensor of `hidden`'s element type.
     `reduction` and `ignore_index` are graph.cross_entropy's (a `mean` over the labels that are
-    not `ignore_index`, NaN when all are). The kernels compute the logits `chunk_rows` rows
-    at a time (absent or 0: the kernel's default), so no `[N, V]` tensor exists; the result
-    does not depend on the chunk size. `rp-fuse-linear-cross-entropy` forms it from
-    `cross_entropy(reshape(matmul(h, transpose(W))), labels)`.
+    not `ignore_index`, NaN when all are). The optional `bias` (`[V]`, `hidden`'s element
+    type; a biased head such as Phi's) is added to every row of logits: the loss of
+    `hidden @ weight^T + bias`. The kernels compute the logits `chunk_rows` rows at a time
+    (absent or 0: the kernel's default), so no `[N, V]` tensor exists; the result does not
+    depend on the chunk size. `rp-fuse-linear-cross-entropy` forms it from
+    `cross_entropy(reshape(matmul(h, transpose(W)) [+ bias]), labels)`.
 
     ```mlir
     %loss = graph.linear_cross_entropy mean %h, %w, %labels {ignore_index = -100 : i64} : (tensor<32x64xf32>, tensor<1000x64xf32>, tensor<32xi64>) -> tensor<f32>
+    %biased = graph.linear_cross_entropy mean %h, %w, %labels bias %b {ignore_index = -100 : i64} : (tensor<32x64xf32>, tensor<1000x64xf32>, tensor<32xi64>, tensor<1000xf32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Graph_LossReductionAttr:$reduction, Graph_FloatTensor:$hidden,
                        Graph_FloatTensor:$weight, Graph_IndexTensor:$labels,
+                       Optional<Graph_FloatTensor>:$bias,
                        I64Attr:$ignore_index, OptionalAttr<I64Attr>:$chunk_rows);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
-    $reduction $hidden `,` $weight `,` $labels attr-dict `:` functional-type(operands, results)
+    $reduction $hidden `,` $weight `,` $labels (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
@@ -797,10 +801,12 @@ def Graph_LinearCrossEntropyVjpOp : Graph_Op<"linear_cross_entropy_vjp", [Pure]>
     `seed` (0-D), the loss and `dhidden = G weight`, `dweight = G^T hidden` with
     `G = (softmax(hidden weight^T) - onehot(labels)) * keep * scale`, `keep` 0 on ignored
     labels, `scale = seed / (count + (count == 0))` for `mean` (count = kept labels) and
-    `seed` for `sum` (graph.cross_entropy's VJP). The logits of each chunk of `chunk_rows`
-    rows are computed once and used for the loss and both gradients (6 N H V FLOPs, the head's
-    forward and backward). Emitted by the autodiff for graph.linear_cross_entropy; the
-    canonicalizer replaces a forward op on the same operands by this op's `loss`.
+    `seed` for `sum` (graph.cross_entropy's VJP). With the optional `bias` [V] (the logits
+    `hidden weight^T + bias`), a fourth result `dbias = sum over the rows of G` ([V], rows in
+    order). The logits of each chunk of `chunk_rows` rows are computed once and used for the
+    loss and the gradients (6 N H V FLOPs, the head's forward and backward). Emitted by the
+    autodiff for graph.linear_cross_entropy; the canonicalizer replaces a forward op on the
+    same operands by this op's `loss`.
 
     ```mlir
     %loss, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %labels, %seed {ignore_index = -100 : i64} : (tensor<32x64xf32>, tensor<1000x64xf32>, tensor<32xi64>, tensor<f32>) -> (tensor<f32>, tensor<32x64xf32>, tensor<1000x64xf32>)
@@ -808,12 +814,12 @@ def Graph_LinearCrossEntropyVjpOp : Graph_Op<"linear_cross_entropy_vjp", [Pure]>
   }];
   let arguments = (ins Graph_LossReductionAttr:$reduction, Graph_FloatTensor:$hidden,
                        Graph_FloatTensor:$weight, Graph_IndexTensor:$labels,
-                       Graph_FloatTensor:$seed, I64Attr:$ignore_index,
-                       OptionalAttr<I64Attr>:$chunk_rows);
+                       Graph_FloatTensor:$seed, Optional<Graph_FloatTensor>:$bias,
+                       I64Attr:$ignore_index, OptionalAttr<I64Attr>:$chunk_rows);
   let results = (outs Graph_FloatTensor:$loss, Graph_FloatTensor:$dhidden,
-                      Graph_FloatTensor:$dweight);
+                      Graph_FloatTensor:$dweight, Optional<Graph_FloatTensor>:$dbias);
   let assemblyFormat = [{
-    $reduction $hidden `,` $weight `,` $labels `,` $seed attr-dict `:` functional-type(operands, results)
+    $reduction $hidden `,` $weight `,` $labels `,` $seed (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

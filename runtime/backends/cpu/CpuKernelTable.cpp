@@ -129,15 +129,17 @@ void addRowOps(Table &t) {
                  int64_t ignoreIndex = d.i64("ignore_index"), chunk = d.i64Or("chunk_rows", 0);
                  return Body([=](const Operands &in, const Results &out) {
                    return cpu::linearCrossEntropy(*in[0], *in[1], *in[2], ignoreIndex, reduction,
-                                                  chunk, *out[0]);
+                                                  chunk, *out[0], in.size() > 3 ? in[3] : nullptr);
                  });
                }});
   t.push_back({"linear_cross_entropy_vjp", [](const Decoder &d) -> StatusOr<Body> {
                  RP_ASSIGN_OR_RETURN(cpu::LossReduction reduction, decode::lossReduction(d));
                  int64_t ignoreIndex = d.i64("ignore_index"), chunk = d.i64Or("chunk_rows", 0);
                  return Body([=](const Operands &in, const Results &out) {
-                   return cpu::linearCrossEntropyVjp(*in[0], *in[1], *in[2], *in[3], ignoreIndex,
-                                                     reduction, chunk, *out[0], *out[1], *out[2]);
+                   return cpu::linearCrossEntropyVjp(
+                       *in[0], *in[1], *in[2], *in[3], ignoreIndex, reduction, chunk, *out[0],
+                       *out[1], *out[2], in.size() > 4 ? in[4] : nullptr,
+                       out.size() > 3 ? out[3] : nullptr);
                  });
                }});
 }

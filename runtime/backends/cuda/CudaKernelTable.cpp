@@ -58,19 +58,21 @@ public:
   void *scratch() const { return ctx_.scratch; }
   /// graph.attention: cuDNN SDPA when the worker has a runner and it takes the case
   /// (`declined` empty), else rpc's kernels (FlashAttention.h, Fused.h).
+  /// `sinks` [Hq] or null (cuDNN declines sinks: `declined` is then non-empty).
   Status attention(const kc::AttentionPlan &p, const std::string &declined, const void *q,
-                   const void *k, const void *v, void *o) const {
+                   const void *k, const void *v, void *o, const void *sinks) const {
     if (ctx_.sdpa) {
       RP_ASSIGN_OR_RETURN(bool ran, ctx_.sdpa->forward(p, declined, q, k, v, o, ctx_.stream));
       if (ran)
         return okStatus();
     }
-    return launched(kc::launchAttention(p, q, k, v, o, ctx_.stream));
+    return launched(kc::launchAttention(p, q, k, v, o, ctx_.stream, sinks));
   }
-  /// graph.attention_vjp, as attention.
+  /// graph.attention_vjp, as attention; `dsinks` [Hq] with `sinks`, else null.
   Status attentionVjp(const kc::AttentionVjpPlan &p, const std::string &declined,
                       const void *q, const void *k, const void *v, const void *o,
-                      const void *dout, void *dq, void *dk, void *dv) const {
+                      const void *dout, void *dq, void *dk, void *dv, const void *sinks,
+                      void *dsinks) const {
     if (ctx_.sdpa) {
       RP_ASSIGN_OR_RETURN(bool ran, ctx_.sdpa->backward(p.forward, declined, q, k, v, o, dout,
                                                         dq, dk, dv, ctx_.scratch, ctx_.stream));
@@ -78,7 +80,7 @@ public:
         return okStatus();
     }
     return launched(kc::launchAttentionVjp(p, q, k, v, o, dout, dq, dk, dv, ctx_.scratch,
-                                           ctx_.stream));
+                                           ctx_.stream, sinks, dsinks));
   }
   /// Copies `bytes` bytes (device to device).
   Status copyBytes(void *dst, const void *src, int64_t bytes) const {
@@ -112,14 +114,14 @@ public:
   void *scratch() const { return scratch_; }
   /// The host replay runs rpc's row kernels (cuDNN has no host replay).
   Status attention(const kc::AttentionPlan &p, const std::string &, const void *q,
-                   const void *k, const void *v, void *o) const {
-    kc::replay::attention(p, q, k, v, o);
+                   const void *k, const void *v, void *o, const void *sinks) const {
+    kc::replay::attention(p, q, k, v, o, sinks);
     return okStatus();
   }
   Status attentionVjp(const kc::AttentionVjpPlan &p, const std::string &, const void *q,
                       const void *k, const void *v, const void *o, const void *dout, void *dq,
-                      void *dk, void *dv) const {
-    kc::replay::attentionVjp(p, q, k, v, o, dout, dq, dk, dv, scratch_);
+                      void *dk, void *dv, const void *sinks, void *dsinks) const {
+    kc::replay::attentionVjp(p, q, k, v, o, dout, dq, dk, dv, scratch_, sinks, dsinks);
     return okStatus();
   }
   Status copyBytes(void *dst, const void *src, int64_t bytes) const {
@@ -467,21 +469,65 @@ void addGenerators(Table &t) {
                }});
 }
 
-/// The CUDA attention kernels have no attention sinks (GPT-OSS) yet: Unimplemented at plan
-/// load for an attention(_vjp) with more than `operands` operands (the CPU backend runs them).
-Status declineSinks(const Decoder &d, int operands) {
-  if (d.instruction().operands_size() <= operands)
-    return okStatus();
-  return unimplemented(d.instruction().kernel() +
-                       ": the CUDA backend has no attention-sinks kernel yet (GPT-OSS); run this "
-                       "plan on the CPU backend");
-}
-
 /// CudaBuilt::variant of an attention(_vjp): which kernels --attention-kernel auto may run.
 std::string attentionVariant(const std::string &declined) {
   if (!kc::cudnnSdpaBuilt())
     return "flash (this build has no cuDNN frontend)";
   return declined.empty() ? "cudnn-sdpa candidate" : "flash (cuDNN SDPA declines: " + declined + ")";
+}
+
+/// graph.attention: q, k, v and, with attention sinks (GPT-OSS), a fourth operand sinks [Hq].
+/// cuDNN SDPA where it takes the case (it declines sinks), else rpc's kernels.
+StatusOr<Built> attention(const Decoder &d) {
+  RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
+                      kc::planAttention(operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
+                                        operandShape(d, 2), d.f64("scale"), d.flag("causal"),
+                                        resultShape(d, 0)));
+  const bool sinks = d.operands().size() > 3;
+  if (sinks)
+    RP_RETURN_IF_ERROR(
+        kc::planAttentionSinks("attention", plan, operandDType(d, 3), operandShape(d, 3)));
+  const std::string declined = kc::cudnnSdpaDecline(plan, kc::SdpaExtras{sinks, 0});
+  Built built = both([plan, declined](const auto &e, const Operands &in, const Results &out) {
+    return e.attention(plan, declined, in[0], in[1], in[2], out[0], operandOrNull(in, 3));
+  });
+  built.variant = attentionVariant(declined);
+  built.prepare = prepareSdpa(plan, declined, /*backward=*/false);
+  return built;
+}
+
+/// graph.attention_vjp: q, k, v, out, dout (then sinks [Hq]) to dq, dk, dv (then dsinks [Hq]).
+StatusOr<Built> attentionVjp(const Decoder &d) {
+  RP_ASSIGN_OR_RETURN(kc::AttentionVjpPlan plan,
+                      kc::planAttentionVjp(operandDType(d, 0), operandShape(d, 0),
+                                           operandShape(d, 1), operandShape(d, 2),
+                                           operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
+                                           d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
+                                           resultShape(d, 2)));
+  const bool sinks = d.operands().size() > 5;
+  if (sinks != (d.results().size() > 3))
+    return invalidArgument("attention_vjp: sinks and dsinks come together");
+  if (sinks) {
+    RP_RETURN_IF_ERROR(kc::planAttentionSinks("attention_vjp", plan.forward, operandDType(d, 5),
+                                              operandShape(d, 5)));
+    RP_RETURN_IF_ERROR(kernels::checkType("attention_vjp", "dsinks", d.results()[3].dtype,
+                                          resultShape(d, 3), plan.forward.dtype,
+                                          {plan.forward.heads}));
+  }
+  const std::string declined = kc::cudnnSdpaDecline(plan.forward, kc::SdpaExtras{sinks, 0});
+  // The cuDNN path keeps its recomputed O' and log-sum-exp in the scratch.
+  const int64_t scratch = static_cast<int64_t>(
+      declined.empty() ? std::max(plan.scratchBytes, kc::cudnnSdpaBackwardScratchBytes(plan.forward))
+                       : plan.scratchBytes);
+  Built built = both(
+      [plan, declined](const auto &e, const Operands &in, const Results &out) {
+        return e.attentionVjp(plan, declined, in[0], in[1], in[2], in[3], in[4], out[0], out[1],
+                              out[2], operandOrNull(in, 5), out.size() > 3 ? out[3] : nullptr);
+      },
+      scratch);
+  built.variant = attentionVariant(declined);
+  built.prepare = prepareSdpa(plan.forward, declined, /*backward=*/true);
+  return built;
 }
 
 // Fused transformer ops.
@@ -497,49 +543,8 @@ void addFused(Table &t) {
                                              resultShape(d, 0)),
                                 kc::launchRope, kc::replay::rope);
                }});
-  t.push_back({"attention", [](const Decoder &d) -> StatusOr<Built> {
-                 RP_RETURN_IF_ERROR(declineSinks(d, 3));
-                 RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
-                                     kc::planAttention(operandDType(d, 0), operandShape(d, 0),
-                                                       operandShape(d, 1), operandShape(d, 2),
-                                                       d.f64("scale"), d.flag("causal"),
-                                                       resultShape(d, 0)));
-                 // Hook: sinks / window attributes go into SdpaExtras once the op has them.
-                 const std::string declined = kc::cudnnSdpaDecline(plan, kc::SdpaExtras{});
-                 Built built = both([plan, declined](const auto &e, const Operands &in,
-                                                     const Results &out) {
-                   return e.attention(plan, declined, in[0], in[1], in[2], out[0]);
-                 });
-                 built.variant = attentionVariant(declined);
-                 built.prepare = prepareSdpa(plan, declined, /*backward=*/false);
-                 return built;
-               }});
-  t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
-                 RP_RETURN_IF_ERROR(declineSinks(d, 5));
-                 RP_ASSIGN_OR_RETURN(
-                     kc::AttentionVjpPlan plan,
-                     kc::planAttentionVjp(operandDType(d, 0), operandShape(d, 0),
-                                          operandShape(d, 1), operandShape(d, 2),
-                                          operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
-                                          d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
-                                          resultShape(d, 2)));
-                 const std::string declined =
-                     kc::cudnnSdpaDecline(plan.forward, kc::SdpaExtras{});
-                 // The cuDNN path keeps its recomputed O' and log-sum-exp in the scratch.
-                 const int64_t scratch = static_cast<int64_t>(
-                     declined.empty() ? std::max(plan.scratchBytes,
-                                                 kc::cudnnSdpaBackwardScratchBytes(plan.forward))
-                                      : plan.scratchBytes);
-                 Built built = both(
-                     [plan, declined](const auto &e, const Operands &in, const Results &out) {
-                       return e.attentionVjp(plan, declined, in[0], in[1], in[2], in[3], in[4],
-                                             out[0], out[1], out[2]);
-                     },
-                     scratch);
-                 built.variant = attentionVariant(declined);
-                 built.prepare = prepareSdpa(plan.forward, declined, /*backward=*/true);
-                 return built;
-               }});
+  t.push_back({"attention", attention});
+  t.push_back({"attention_vjp", attentionVjp});
 }
 
 /// graph.linear_cross_entropy(_vjp): per chunk cuBLASLt GEMMs and row kernels
@@ -560,13 +565,24 @@ StatusOr<Built> linearCrossEntropy(const Decoder &d, bool grads) {
     RP_RETURN_IF_ERROR(
         kernels::checkShapeIs(op, "dweight", plan.dtype, resultShape(d, 2), operandShape(d, 1)));
   }
+  // A head bias: operand 3 of the forward, 4 of the VJP (whose result 3 is dbias).
+  const size_t biasAt = grads ? 4 : 3;
+  const bool bias = d.operands().size() > biasAt;
+  if (grads && bias != (d.results().size() > 3))
+    return invalidArgument(op + ": bias and dbias come together");
+  if (bias)
+    RP_RETURN_IF_ERROR(kc::planLinearCrossEntropyBias(
+        plan, operandDType(d, biasAt), operandShape(d, biasAt),
+        grads ? d.results()[3].dtype : DType{}, grads ? resultShape(d, 3) : kc::Shape{}));
   const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
   auto shared = std::make_shared<const kc::LinearCrossEntropyPlan>(std::move(plan));
   return both(
-      [shared, grads](const auto &e, const Operands &in, const Results &out) {
+      [shared, grads, biasAt](const auto &e, const Operands &in, const Results &out) {
         return kc::runLinearCrossEntropy(e, *shared, in[0], in[1], in[2],
                                          grads ? in[3] : nullptr, out[0],
-                                         grads ? out[1] : nullptr, grads ? out[2] : nullptr);
+                                         grads ? out[1] : nullptr, grads ? out[2] : nullptr,
+                                         operandOrNull(in, biasAt),
+                                         grads && out.size() > 3 ? out[3] : nullptr);
       },
       scratch);
 }

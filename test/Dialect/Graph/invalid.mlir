@@ -1047,3 +1047,35 @@ func.func @linear_cross_entropy_vjp_grads(%h: tensor<4x8xf32>, %w: tensor<10x8xf
   %l, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<8x10xf32>)
   return
 }
+
+// -----
+
+func.func @linear_cross_entropy_bias_shape(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %b: tensor<9xf32>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected bias of shape [10] and element type 'f32', got 'tensor<9xf32>'}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<9xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_bias_type(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %b: tensor<10xbf16>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy' op expected bias of shape [10] and element type 'f32', got 'tensor<10xbf16>'}}
+  %l = graph.linear_cross_entropy mean %h, %w, %y bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<10xbf16>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_vjp_no_dbias(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %s: tensor<f32>, %b: tensor<10xf32>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy_vjp' op expected a dbias result exactly when there is a bias}}
+  %l, %dh, %dw = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_cross_entropy_vjp_dbias_type(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %s: tensor<f32>, %b: tensor<10xf32>) {
+  // expected-error @+1 {{'graph.linear_cross_entropy_vjp' op expected dbias of type 'tensor<10xf32>', got 'tensor<1x10xf32>'}}
+  %l, %dh, %dw, %db = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<1x10xf32>)
+  return
+}

@@ -293,3 +293,13 @@ func.func @linear_cross_entropy(%h: tensor<4x8xbf16>, %w: tensor<10x8xbf16>, %y:
   %l2, %dh, %dw = graph.linear_cross_entropy_vjp sum %h, %w, %y, %s {ignore_index = 0 : i64} : (tensor<4x8xbf16>, tensor<10x8xbf16>, tensor<4xi32>, tensor<bf16>) -> (tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>)
   return %l, %l2, %dh, %dw : tensor<bf16>, tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>
 }
+
+// A biased head (Phi): the bias operand and the VJP's dbias result.
+// CHECK-LABEL: func.func @linear_cross_entropy_bias
+func.func @linear_cross_entropy_bias(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %y: tensor<4xi64>, %b: tensor<10xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<10xf32>) {
+  // CHECK: graph.linear_cross_entropy mean %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<10xf32>) -> tensor<f32>
+  %l = graph.linear_cross_entropy mean %h, %w, %y bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<10xf32>) -> tensor<f32>
+  // CHECK: graph.linear_cross_entropy_vjp mean %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<10xf32>)
+  %l2, %dh, %dw, %db = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<10xf32>)
+  return %l, %db : tensor<f32>, tensor<10xf32>
+}

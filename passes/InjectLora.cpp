@@ -27,7 +27,9 @@
 // as `matmul(gather [R, out, in], x [R, in, 1])` (W [E, out, in], Qwen3-MoE: W_e x) or
 // `matmul(x [R, 1, in], gather [R, in, out])` (W [E, in, out], GPT-OSS: x W_e). The adapters
 // are stacked per expert in PEFT's per-expert layout, A `[E, r, in]` (init kaiming_uniform,
-// fan-in `in`) and B `[E, out, r]` (init zeros), named `<W>.lora_A` / `<W>.lora_B`, and each
+// fan-in `in`) and B `[E, out, r]` (init zeros), named as for a dense W: `<W>.lora_A.weight` /
+// `<W>.lora_B.weight` for W_e x (W [E, out, in], the analogue of x @ W^T), `<W>.lora_A` /
+// `<W>.lora_B` for x W_e (W [E, in, out]), so that an export knows W's layout; and each
 // pair's update `(alpha / r) B_e (A_e x)` is two more batched matmuls of adapters gathered by
 // the same ids, in the weights-left form for both layouts (x as a column; for x W_e the
 // product is the transposed update, x A_e^T B_e^T). rp-fuse-routed-experts turns them into
@@ -185,13 +187,14 @@ bool findStackedExperts(ModuleOp module, const std::regex &regex,
       continue;
     }
     if (sites && !sites->empty()) {
-      for (StringRef part : {"lora_A", "lora_B"})
-        if (Operation *existing = symbols.lookup((name + "." + part).str())) {
-          param.emitError() << "rp-inject-lora: cannot add '" << name << "." << part
+      for (StringRef part : {"lora_A", "lora_B"}) {
+        std::string adapter = adapterName(name, sites->front().weightsLeft, part);
+        if (symbols.lookup(adapter)) {
+          param.emitError() << "rp-inject-lora: cannot add '" << adapter
                             << "': the symbol exists (was LoRA injected already?)";
-          (void)existing;
           failed = true;
         }
+      }
       experts[param] = std::move(*sites);
       continue;
     }
@@ -221,7 +224,8 @@ private:
                                                            bool transposed);
   /// Rewrites the uses of `matmul` (x @ W) to x @ W + ((x @ A) @ B) * scale.
   void adaptMatMul(graph::MatMulOp matmul, graph::ParamOp a, graph::ParamOp b);
-  /// Adds a stacked expert weight's A [E, r, in] and B [E, out, r] right after it.
+  /// Adds a stacked expert weight's A [E, r, in] and B [E, out, r] right after it (named by
+  /// adapterName, `weightsLeft` as `transposed`).
   std::pair<graph::ParamOp, graph::ParamOp> createExpertAdapters(graph::ParamOp weight,
                                                                  bool weightsLeft);
   /// Rewrites the uses of an expert site's product y to y + scale * the per-pair update.
@@ -406,11 +410,11 @@ InjectLora::createExpertAdapters(graph::ParamOp weight, bool weightsLeft) {
   StringRef name = weight.getSymName();
   OpBuilder builder(ctx);
   builder.setInsertionPointAfter(weight);
-  auto a = graph::ParamOp::create(builder, weight.getLoc(), (name + ".lora_A").str(),
+  auto a = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, weightsLeft, "lora_A"),
                                   RankedTensorType::get({experts, rank, in}, element),
                                   /*trainable=*/true, /*initializer=*/StringAttr(),
                                   graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform));
-  auto b = graph::ParamOp::create(builder, weight.getLoc(), (name + ".lora_B").str(),
+  auto b = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, weightsLeft, "lora_B"),
                                   RankedTensorType::get({experts, out, rank}, element),
                                   /*trainable=*/true, /*initializer=*/StringAttr(),
                                   graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros));

@@ -49,10 +49,11 @@ func.func @experts(%x: tensor<3x8xf32>, %ids: tensor<3xi64>, %h: tensor<3x1x8xf3
 // -----
 
 // W_e x (Qwen3-MoE: W [E, out, in] = [4, 6, 8], read through the import's identity
-// transposes, x [R, in, 1]): the same adapter layout, no reshape of x or of the update.
+// transposes, x [R, in, 1]): the same adapter layout, named `<W>.lora_X.weight` (as for a
+// dense x @ W^T), no reshape of x or of the update.
 // CHECK: graph.param @experts.down_proj : tensor<4x6x8xf32>
-// CHECK-NEXT: graph.param @experts.down_proj.lora_A trainable : tensor<4x4x8xf32> init kaiming_uniform
-// CHECK-NEXT: graph.param @experts.down_proj.lora_B trainable : tensor<4x6x4xf32> init zeros
+// CHECK-NEXT: graph.param @experts.down_proj.lora_A.weight trainable : tensor<4x4x8xf32> init kaiming_uniform
+// CHECK-NEXT: graph.param @experts.down_proj.lora_B.weight trainable : tensor<4x6x4xf32> init zeros
 // CHECK-LABEL: func.func @left(
 // CHECK: %[[Z2:.+]] = graph.matmul %{{.+}}, %[[XC:[^ ]+]] : (tensor<3x6x8xf32>, tensor<3x8x1xf32>) -> tensor<3x6x1xf32>
 // CHECK: %[[GA2:.+]] = graph.gather

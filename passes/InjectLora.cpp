@@ -212,6 +212,16 @@ bool findStackedExperts(ModuleOp module, const std::regex &regex,
   return failed;
 }
 
+/// The error for targets that match no weight, listing the matmul weights there are.
+void reportNoMatch(Location loc, StringRef targets, ArrayRef<StringRef> matmulWeights) {
+  InFlightDiagnostic diag = emitError(loc) << "rp-inject-lora: targets '" << targets
+                                           << "' match no matmul weight; ";
+  if (matmulWeights.empty())
+    diag << "the module has no graph.matmul whose rhs is a graph.load_param";
+  else
+    diag << "matmul weights: " << detail::joinNamesForMessage(matmulWeights);
+}
+
 struct InjectLora : impl::InjectLoraBase<InjectLora> {
   using InjectLoraBase::InjectLoraBase;
 
@@ -318,12 +328,7 @@ void InjectLora::runOnOperation() {
   if (failed)
     return signalPassFailure();
   if (sites.empty() && experts.empty()) {
-    InFlightDiagnostic diag = emitError(moduleLoc) << "rp-inject-lora: targets '" << targets
-                                                   << "' match no matmul weight; ";
-    if (matmulWeights.empty())
-      diag << "the module has no graph.matmul whose rhs is a graph.load_param";
-    else
-      diag << "matmul weights: " << detail::joinNamesForMessage(matmulWeights.getArrayRef());
+    reportNoMatch(moduleLoc, targets, matmulWeights.getArrayRef());
     return signalPassFailure();
   }
 

@@ -277,7 +277,7 @@ StatusOr<std::string> exportHf(HostArena &host, const HfExportOptions &options) 
     const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
     if (pair.experts == 0) {
       list.push_back(LoraAdapter{pair.module, sa[0], sb[1], sa[1], values.data.at(pair.a),
-                                 values.data.at(pair.b)});
+                                 values.data.at(pair.b), 0, ""});
       continue;
     }
     // peft nests a module's adapted parameters in the order of its parameters (the plan's).

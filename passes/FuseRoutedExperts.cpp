@@ -23,8 +23,10 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "passes/FusionUtils.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::rp {
 
@@ -349,13 +351,98 @@ struct KeepRowsSorted : OpRewritePattern<MoeDispatchOp> {
   }
 };
 
+/// f(unsorted(Y1, p), ..., unsorted(Yn, p), c...) -> unsorted(f(Y1, ..., Yn, c...), p) for a
+/// row-wise op f with float results whose operands with rows are all rows permuted back by the
+/// same positions and whose other operands broadcast one row to all: two grouped products
+/// summed (LoRA's x W_e + s B_e A_e x on the experts) are summed in expert order and permuted
+/// back once, so that CombineRoutedRows and KeepRowsSorted see one permutation.
+struct SortRowwiseOp : RewritePattern {
+  SortRowwiseOp(MLIRContext *ctx) : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (!isRowwise(op) || op->getNumResults() == 0)
+      return rewriter.notifyMatchFailure(op, "not a row-wise op");
+    Value first = op->getResult(0);
+    if (!hasRows(first, typeOf(first).getRank() >= 1 ? typeOf(first).getDimSize(0) : -1))
+      return failure();
+    const int64_t rows = typeOf(first).getDimSize(0);
+    for (Value r : op->getResults())
+      if (!hasRows(r, rows) || !isa<FloatType>(typeOf(r).getElementType()))
+        return rewriter.notifyMatchFailure(op, "a result without the rows or not float");
+    Value positions;
+    IRMapping map;
+    for (Value x : op->getOperands()) {
+      if (rowInvariant(x, typeOf(first).getRank()))
+        continue;
+      auto [sorted, pos] = unsorted(x);
+      if (!sorted || !hasRows(x, rows) || typeOf(sorted).getDimSize(0) != rows ||
+          typeOf(sorted).getNumElements() != typeOf(x).getNumElements() ||
+          (positions && (sortOfPositions(pos) != sortOfPositions(positions) ||
+                         typeOf(pos) != typeOf(positions))))
+        return rewriter.notifyMatchFailure(op, "an operand that is not rows permuted back");
+      positions = pos;
+      map.map(x, reshapeTo(rewriter, op->getLoc(), sorted, typeOf(x).getShape()));
+    }
+    if (!positions)
+      return rewriter.notifyMatchFailure(op, "no operand with rows permuted back");
+    Operation *copy = rewriter.clone(*op, map);
+    SmallVector<Value> results;
+    for (Value r : copy->getResults()) {
+      Location loc = op->getLoc();
+      int64_t width = typeOf(r).getNumElements() / rows;
+      Value flat = reshapeTo(rewriter, loc, r, {rows, width});
+      Value back = MoeCombineOp::create(
+          rewriter, loc, flat, onesOf(rewriter, loc, {rows, 1}, typeOf(r).getElementType()),
+          positions);
+      results.push_back(reshapeTo(rewriter, loc, back, typeOf(r).getShape()));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Merges identical pure ops of the routed rows in `func`: dispatches, their input reshapes and
+/// the ops that (transitively) read a dispatch's results, in program order (the first one
+/// stays). Nothing else is touched, so the router's and other readers' ops keep their form.
+void mergeRoutedDuplicates(func::FuncOp func) {
+  DenseSet<Value> routed;
+  DenseMap<OperationName, SmallVector<Operation *>> seen;
+  SmallVector<Operation *> dead;
+  func.walk([&](Operation *op) {
+    // A dispatch's input reshape (each GroupExpertMatmul reshapes the tokens anew) counts too.
+    bool dispatchInput = isa<ReshapeOp>(op) && !op->use_empty() &&
+                         llvm::all_of(op->getUsers(), [](Operation *u) {
+                           return isa<MoeDispatchOp>(u);
+                         });
+    bool onRows = isa<MoeDispatchOp>(op) || dispatchInput ||
+                  llvm::any_of(op->getOperands(), [&](Value v) { return routed.contains(v); });
+    if (!onRows || op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+      return;
+    for (Operation *earlier : seen[op->getName()])
+      if (OperationEquivalence::isEquivalentTo(earlier, op,
+                                               OperationEquivalence::IgnoreLocations)) {
+        op->replaceAllUsesWith(earlier);
+        dead.push_back(op);
+        return;
+      }
+    seen[op->getName()].push_back(op);
+    for (Value r : op->getResults())
+      routed.insert(r);
+  });
+  for (Operation *op : llvm::reverse(dead))
+    op->erase();
+}
+
 struct FuseRoutedExperts : impl::FuseRoutedExpertsBase<FuseRoutedExperts> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<GroupExpertMatmul, SortExpertBias, CombineRoutedRows, KeepRowsSorted>(
-        &getContext());
+    patterns.add<GroupExpertMatmul, SortExpertBias, CombineRoutedRows, KeepRowsSorted,
+                 SortRowwiseOp>(&getContext());
     if (failed(fusion::applyFusionPatterns(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // Routed products that read the same rows (the experts' product and their LoRA update)
+    // get one dispatch each, and KeepRowsSorted one copy of the activation per dispatch.
+    getOperation()->walk([](func::FuncOp func) { mergeRoutedDuplicates(func); });
   }
 };
 

@@ -21,9 +21,20 @@
 // (without its adapter name). An export (rp-run --export-hf) merges W + (alpha / r) A B or its
 // transpose accordingly.
 //
-// A param of rank 3 or more that matches `targets` (a mixture of experts' stacked [E, ...]
-// weights) is an error: the pass adapts rank-2 matmul weights only, and a broad pattern must not
-// freeze the experts silently.
+// A mixture of experts' stacked expert weight W [E, ...] (rank 3) that matches `targets` is
+// adapted per expert when every read of it is the literal batched_mm import's: `graph.gather
+// (load_param @W, ids) {axis = 0}` of rank-1 routing ids, multiplied per (token, choice) pair
+// as `matmul(gather [R, out, in], x [R, in, 1])` (W [E, out, in], Qwen3-MoE: W_e x) or
+// `matmul(x [R, 1, in], gather [R, in, out])` (W [E, in, out], GPT-OSS: x W_e). The adapters
+// are stacked per expert in PEFT's per-expert layout, A `[E, r, in]` (init kaiming_uniform,
+// fan-in `in`) and B `[E, out, r]` (init zeros), named as for a dense W: `<W>.lora_A.weight` /
+// `<W>.lora_B.weight` for W_e x (W [E, out, in], the analogue of x @ W^T), `<W>.lora_A` /
+// `<W>.lora_B` for x W_e (W [E, in, out]), so that an export knows W's layout; and each
+// pair's update `(alpha / r) B_e (A_e x)` is two more batched matmuls of adapters gathered by
+// the same ids, in the weights-left form for both layouts (x as a column; for x W_e the
+// product is the transposed update, x A_e^T B_e^T). rp-fuse-routed-experts turns them into
+// grouped matmuls over the tokens sorted by expert, like the experts themselves. Any other
+// read of a matching rank-3 param is an error: a broad pattern must not freeze it silently.
 //
 // LoRA adapters are recognised by name: a param whose name contains ".lora_" is never adapted
 // and never frozen here (a second run with other targets keeps the first run's adapters).
@@ -80,26 +91,135 @@ std::string adapterName(StringRef weight, bool transposed, StringRef part) {
   return (module + "." + part + ".weight").str();
 }
 
-/// Reports the params that match `regex` but are stacked expert weights (rank 3 or more, e.g.
-/// a mixture of experts' [E, in, out]), which this pass does not adapt: without the error a
-/// pattern such as `proj` would adapt the dense projections and silently freeze the experts.
-/// Returns true when it reported one. Adapters (`.lora_` names) and adapted sites are skipped.
-bool refuseStackedExperts(ModuleOp module, const std::regex &regex,
-                          const llvm::MapVector<Operation *, SmallVector<graph::MatMulOp>> &sites) {
+/// One per-pair product of a stacked expert weight: `matmul` reads `gather(load_param @W, ids)
+/// {axis = 0}` (identity transposes around the gather allowed); `weightsLeft`: the gather is the lhs (W [E, out, in], W_e x with x [R, in, 1]),
+/// otherwise the rhs (W [E, in, out], x W_e with x [R, 1, in]).
+struct ExpertSite {
+  graph::MatMulOp matmul;
+  graph::GatherOp gather;
+  bool weightsLeft = false;
+};
+
+/// The single use of `v`, past identity transposes (the literal import's `transpose` with
+/// permutation [0, 1, 2]) that have `v` as their only use; null when `v` has not one use.
+OpOperand *soleUseThroughIdentities(Value v) {
+  while (v.hasOneUse()) {
+    OpOperand &use = *v.getUses().begin();
+    auto transpose = dyn_cast<graph::TransposeOp>(use.getOwner());
+    if (!transpose || !llvm::equal(transpose.getPermutation(),
+                                   llvm::seq<int64_t>(0, transpose.getPermutation().size())))
+      return &use;
+    v = transpose.getResult();
+  }
+  return nullptr;
+}
+
+/// The expert site that starts at `loaded`, a load_param of the stacked weight, when it is the
+/// literal batched_mm form described in the file header; nullopt otherwise.
+std::optional<ExpertSite> expertSite(Value loaded) {
+  OpOperand *use = soleUseThroughIdentities(loaded);
+  auto gather = use ? dyn_cast<graph::GatherOp>(use->getOwner()) : graph::GatherOp();
+  if (!gather || gather.getAxisAttr().getInt() != 0 || use->getOperandNumber() != 0 ||
+      cast<RankedTensorType>(gather.getIndices().getType()).getRank() != 1)
+    return std::nullopt;
+  OpOperand *product = soleUseThroughIdentities(gather.getResult());
+  auto matmul = product ? dyn_cast<graph::MatMulOp>(product->getOwner()) : graph::MatMulOp();
+  if (!matmul || matmul.getTransposeA() || matmul.getTransposeB())
+    return std::nullopt;
+  bool left = product->getOperandNumber() == 0;
+  ArrayRef<int64_t> w = cast<RankedTensorType>(product->get().getType()).getShape();
+  ArrayRef<int64_t> x = cast<RankedTensorType>((left ? matmul.getRhs() : matmul.getLhs())
+                                                   .getType()).getShape();
+  bool rows = x.size() == 3 && x[0] == w[0] &&
+              (left ? x[1] == w[2] && x[2] == 1 : x[1] == 1 && x[2] == w[1]);
+  if (!rows || matmul.getLhs() == matmul.getRhs())
+    return std::nullopt;
+  return ExpertSite{matmul, gather, left};
+}
+
+/// The expert sites of every read of a rank-3 float param `weight`, or nullopt when one read
+/// is not an expert site (then `where` is that read).
+std::optional<SmallVector<ExpertSite>> expertSitesOf(graph::ParamOp weight, ModuleOp module,
+                                                     Operation *&where) {
+  SmallVector<ExpertSite> sites;
+  bool ok = true;
+  module.walk([&](graph::LoadParamOp load) {
+    if (!ok || load.getParam() != weight.getSymName())
+      return;
+    std::optional<ExpertSite> site = expertSite(load.getResult());
+    if (!site) {
+      ok = false;
+      where = load;
+      return;
+    }
+    sites.push_back(*site);
+  });
+  if (!ok)
+    return std::nullopt;
+  return sites;
+}
+
+/// Finds the stacked expert weights (rank 3) that match `regex` and their sites; reports those
+/// read otherwise (without the error a pattern such as `proj` would adapt the dense
+/// projections and silently freeze the experts). Returns true when it reported one. Adapters
+/// (`.lora_` names) and the dense `sites` (reported with their matmuls) are skipped.
+bool findStackedExperts(ModuleOp module, const std::regex &regex,
+                        const llvm::MapVector<Operation *, SmallVector<graph::MatMulOp>> &sites,
+                        llvm::MapVector<Operation *, SmallVector<ExpertSite>> &experts) {
   bool failed = false;
+  SymbolTable symbols(module);
   for (graph::ParamOp param : module.getOps<graph::ParamOp>()) {
     StringRef name = param.getSymName();
-    if (sites.contains(param) || isLoraAdapter(name) || param.getTensorType().getRank() < 3 ||
+    RankedTensorType type = param.getTensorType();
+    if (sites.contains(param) || isLoraAdapter(name) || type.getRank() < 3 ||
         !std::regex_search(name.str(), regex))
+      continue; // (a matmul weight of another rank is reported with its matmul)
+    Operation *where = nullptr;
+    std::optional<SmallVector<ExpertSite>> sites;
+    if (type.getRank() == 3 && isa<FloatType>(type.getElementType()))
+      sites = expertSitesOf(param, module, where);
+    if (sites && llvm::any_of(*sites, [&](const ExpertSite &e) {
+          return e.weightsLeft != sites->front().weightsLeft;
+        })) {
+      param.emitError() << "rp-inject-lora: stacked expert weight '" << name
+                        << "' is read both as W_e x and as x W_e; LoRA adapts one of the two";
+      failed = true;
       continue;
-    param.emitError() << "rp-inject-lora: param '" << name << "' matches the targets but has type "
-                      << param.getTensorType()
-                      << "; LoRA adapts rank-2 matmul weights, not stacked [E, ...] expert "
-                         "weights (narrow the targets, e.g. to the attention projections "
-                         "'(q|k|v|o)_proj', to train with the experts frozen)";
+    }
+    if (sites && !sites->empty()) {
+      for (StringRef part : {"lora_A", "lora_B"}) {
+        std::string adapter = adapterName(name, sites->front().weightsLeft, part);
+        if (symbols.lookup(adapter)) {
+          param.emitError() << "rp-inject-lora: cannot add '" << adapter
+                            << "': the symbol exists (was LoRA injected already?)";
+          failed = true;
+        }
+      }
+      experts[param] = std::move(*sites);
+      continue;
+    }
+    InFlightDiagnostic diag =
+        param.emitError() << "rp-inject-lora: param '" << name << "' matches the targets but has type "
+                          << type << "; LoRA adapts rank-2 matmul weights and stacked [E, ...] "
+                          << "expert weights read as a mixture of experts' batched_mm "
+                          << "(matmul of graph.gather(W, routing ids) by one row per pair), "
+                          << "not this (narrow the targets, e.g. to the attention projections "
+                          << "'(q|k|v|o)_proj', to train with it frozen)";
+    if (where)
+      diag.attachNote(where->getLoc()) << "read here";
     failed = true;
   }
   return failed;
+}
+
+/// The error for targets that match no weight, listing the matmul weights there are.
+void reportNoMatch(Location loc, StringRef targets, ArrayRef<StringRef> matmulWeights) {
+  InFlightDiagnostic diag = emitError(loc) << "rp-inject-lora: targets '" << targets
+                                           << "' match no matmul weight; ";
+  if (matmulWeights.empty())
+    diag << "the module has no graph.matmul whose rhs is a graph.load_param";
+  else
+    diag << "matmul weights: " << detail::joinNamesForMessage(matmulWeights);
 }
 
 struct InjectLora : impl::InjectLoraBase<InjectLora> {
@@ -114,6 +234,14 @@ private:
                                                            bool transposed);
   /// Rewrites the uses of `matmul` (x @ W) to x @ W + ((x @ A) @ B) * scale.
   void adaptMatMul(graph::MatMulOp matmul, graph::ParamOp a, graph::ParamOp b);
+  /// Adds a stacked expert weight's A [E, r, in] and B [E, out, r] right after it (named by
+  /// adapterName, `weightsLeft` as `transposed`).
+  std::pair<graph::ParamOp, graph::ParamOp> createExpertAdapters(graph::ParamOp weight,
+                                                                 bool weightsLeft);
+  /// Rewrites the uses of an expert site's product y to y + scale * the per-pair update.
+  void adaptExpertSite(ExpertSite site, graph::ParamOp a, graph::ParamOp b);
+  /// The constant alpha / rank of `element` type (PEFT's scaling, rounded once).
+  Value scaleConstant(OpBuilder &builder, Location loc, Type element);
 };
 
 void InjectLora::runOnOperation() {
@@ -195,16 +323,12 @@ void InjectLora::runOnOperation() {
       }
     }
   });
-  failed |= refuseStackedExperts(module, *regex, sites);
+  llvm::MapVector<Operation *, SmallVector<ExpertSite>> experts;
+  failed |= findStackedExperts(module, *regex, sites, experts);
   if (failed)
     return signalPassFailure();
-  if (sites.empty()) {
-    InFlightDiagnostic diag = emitError(moduleLoc) << "rp-inject-lora: targets '" << targets
-                                                   << "' match no matmul weight; ";
-    if (matmulWeights.empty())
-      diag << "the module has no graph.matmul whose rhs is a graph.load_param";
-    else
-      diag << "matmul weights: " << detail::joinNamesForMessage(matmulWeights.getArrayRef());
+  if (sites.empty() && experts.empty()) {
+    reportNoMatch(moduleLoc, targets, matmulWeights.getArrayRef());
     return signalPassFailure();
   }
 
@@ -213,6 +337,11 @@ void InjectLora::runOnOperation() {
     auto [a, b] = createAdapters(cast<graph::ParamOp>(op), transposedUse[op]);
     for (graph::MatMulOp matmul : matmuls)
       adaptMatMul(matmul, a, b);
+  }
+  for (auto &[op, expertSites] : experts) {
+    auto [a, b] = createExpertAdapters(cast<graph::ParamOp>(op), expertSites.front().weightsLeft);
+    for (const ExpertSite &site : expertSites)
+      adaptExpertSite(site, a, b);
   }
 
   // Phase 3: LoRA trains the adapters only.
@@ -263,6 +392,67 @@ void InjectLora::adaptMatMul(graph::MatMulOp matmul, graph::ParamOp a, graph::Pa
       DenseElementsAttr::get(scalarType,
                              ArrayRef<Attribute>{builder.getFloatAttr(element, scale)}));
   Value delta = graph::MulOp::create(builder, loc, xab, s);
+  auto sum = graph::AddOp::create(builder, loc, y, delta);
+  y.replaceAllUsesExcept(sum.getResult(), sum);
+}
+
+Value InjectLora::scaleConstant(OpBuilder &builder, Location loc, Type element) {
+  double scale = alpha / static_cast<double>(rank);
+  auto scalarType = RankedTensorType::get({}, element);
+  return graph::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(scalarType,
+                             ArrayRef<Attribute>{builder.getFloatAttr(element, scale)}));
+}
+
+std::pair<graph::ParamOp, graph::ParamOp>
+InjectLora::createExpertAdapters(graph::ParamOp weight, bool weightsLeft) {
+  MLIRContext *ctx = weight.getContext();
+  RankedTensorType type = weight.getTensorType();
+  Type element = type.getElementType();
+  int64_t experts = type.getDimSize(0);
+  int64_t in = type.getDimSize(weightsLeft ? 2 : 1), out = type.getDimSize(weightsLeft ? 1 : 2);
+  StringRef name = weight.getSymName();
+  OpBuilder builder(ctx);
+  builder.setInsertionPointAfter(weight);
+  auto a = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, weightsLeft, "lora_A"),
+                                  RankedTensorType::get({experts, rank, in}, element),
+                                  /*trainable=*/true, /*initializer=*/StringAttr(),
+                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform));
+  auto b = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, weightsLeft, "lora_B"),
+                                  RankedTensorType::get({experts, out, rank}, element),
+                                  /*trainable=*/true, /*initializer=*/StringAttr(),
+                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros));
+  return {a, b};
+}
+
+void InjectLora::adaptExpertSite(ExpertSite site, graph::ParamOp a, graph::ParamOp b) {
+  graph::MatMulOp matmul = site.matmul;
+  Location loc = matmul.getLoc();
+  Value y = matmul.getResult();
+  Value x = site.weightsLeft ? matmul.getRhs() : matmul.getLhs();
+  Value ids = site.gather.getIndices();
+  RankedTensorType xType = cast<RankedTensorType>(x.getType());
+  Type element = xType.getElementType();
+  int64_t pairs = xType.getDimSize(0), in = xType.getNumElements() / pairs;
+
+  OpBuilder builder(matmul.getContext());
+  builder.setInsertionPointAfter(matmul);
+  auto axis0 = builder.getI64IntegerAttr(0);
+  // x as a column per pair [R, in, 1] (x [R, 1, in] holds the same elements).
+  Value column = x;
+  if (!site.weightsLeft)
+    column = graph::ReshapeOp::create(builder, loc, RankedTensorType::get({pairs, in, 1}, element),
+                                      x);
+  Value aVal = graph::LoadParamOp::create(builder, loc, a.getTensorType(), a.getSymName());
+  Value bVal = graph::LoadParamOp::create(builder, loc, b.getTensorType(), b.getSymName());
+  Value ga = graph::GatherOp::create(builder, loc, aVal, ids, axis0);
+  Value ax = graph::MatMulOp::create(builder, loc, ga, column);   // [R, r, 1]
+  Value gb = graph::GatherOp::create(builder, loc, bVal, ids, axis0);
+  Value bax = graph::MatMulOp::create(builder, loc, gb, ax);      // [R, out, 1]
+  if (bax.getType() != y.getType())
+    bax = graph::ReshapeOp::create(builder, loc, y.getType(), bax); // [R, 1, out]
+  Value delta = graph::MulOp::create(builder, loc, bax, scaleConstant(builder, loc, element));
   auto sum = graph::AddOp::create(builder, loc, y, delta);
   y.replaceAllUsesExcept(sum.getResult(), sum);
 }

@@ -120,7 +120,13 @@ def InjectLora : Pass<"rp-inject-lora", "::mlir::ModuleOp"> {
     (x @ W^T: nn.Linear's [out, in] weight, as the Hugging Face exports compute projections) is
     adapted the same way, with A [in, rank] and B [rank, out] named `@<M>.lora_A.weight` and
     `@<M>.lora_B.weight` (M: W's name without `.weight`, PEFT's names); a weight read both as
-    W and as W^T is an error.
+    W and as W^T is an error. A mixture of experts' stacked weight W [E, ...] read as the
+    batched_mm import does (`graph.matmul` of `graph.gather(W, ids) {axis = 0}` by one row per
+    (token, choice) pair: W_e x or x W_e) gets stacked adapters A [E, rank, in]
+    (`kaiming_uniform`, fan-in `in`) and B [E, out, rank] (`zeros`), and each product y gets
+    `y + B_e (A_e x) * (alpha / rank)` through two batched matmuls of adapters gathered by the
+    same ids (rp-fuse-routed-experts makes them grouped matmuls); a matching rank-3 param read
+    any other way is an error.
 
     Before:
     ```mlir

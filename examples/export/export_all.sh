@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
 # Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon and the mixtures of experts Qwen3-MoE and
-# GPT-OSS by the dynamo and the TorchScript exporter,
+# GPT-OSS by the dynamo and the TorchScript exporter, those two again with the router
+# load-balancing loss (--router-aux-loss),
 # Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with symbolic dims) under
 # test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
 #   PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
@@ -21,6 +22,15 @@ for arch in qwen3_moe gpt_oss; do
   for exporter in dynamo torchscript; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
       --out "$tests/$arch-$exporter"
+  done
+done
+# The same with the router load-balancing loss in the exported loss (coefficient 0.5, so that
+# its gradients weigh in the comparisons; seed 2: GPT-OSS's seed-0 routing is balanced over the
+# layers, which leaves the aux loss constant and its gradient zero).
+for arch in qwen3_moe gpt_oss; do
+  for exporter in dynamo torchscript; do
+    export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 --seed 2 \
+      --router-aux-loss --router-aux-loss-coef 0.5 --out "$tests/$arch-aux-$exporter"
   done
 done
 for arch in qwen3 llama gpt2; do

@@ -3,6 +3,7 @@
 
     python examples/export/export_model.py --arch qwen3 --exporter dynamo --out DIR
         [--size test|tiny|small] [--batch 4] [--seq 64] [--dynamic] [--seed 0] [--opset N] [--tied]
+        [--router-aux-loss [--router-aux-loss-coef C]]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
 Mixtures of experts (--arch qwen3_moe, gpt_oss) use transformers' batched_mm experts
@@ -20,7 +21,12 @@ weights are not read or copied, since the graph does not depend on them: train f
              labels     int64 [batch, seq]   the next token of each position (pre-shifted:
                                              labels[b, t] = token t + 1 of the window), the
                                              contract of rp-run's data loader
-    output   loss       float32 []           mean cross-entropy over batch * seq positions
+    output   loss       float32 []           mean cross-entropy over batch * seq positions;
+                                             with --router-aux-loss (mixtures of experts) plus
+                                             router_aux_loss_coef x the family's
+                                             load_balancing_loss_func of the router logits
+                                             (what <Family>ForCausalLM adds to its loss with
+                                             output_router_logits=True)
 
 Hugging Face's own loss (`labels=` argument) shifts inside the model and ignores index -100;
 we compute the same mean cross-entropy on the base model's logits from pre-shifted labels, so
@@ -40,7 +46,8 @@ Writes into DIR:
                                   input.input_ids, input.labels  (int64, the batch)
                                   loss                           (float32, shape [])
                                   grad.<param>                   (float32, every parameter)
-                                metadata: arch, exporter, torch, transformers, onnx opset
+                                metadata: arch, exporter, torch, transformers, onnx opset,
+                                router_aux_loss_coef ("0" without the aux loss)
 """
 import argparse
 import json
@@ -193,13 +200,25 @@ def build_from_dir(model_dir):
 
 
 class TrainingGraph(torch.nn.Module):
-    """forward(input_ids, labels) -> mean cross-entropy; the causal LM's children are adopted
-    so that parameter names stay Hugging Face's."""
+    """forward(input_ids, labels) -> mean cross-entropy (+ router_aux_loss_coef x the router
+    load-balancing loss with router_aux_loss); the causal LM's children are adopted so that
+    parameter names stay Hugging Face's."""
 
-    def __init__(self, lm, explicit_mask=False):
+    def __init__(self, lm, explicit_mask=False, router_aux_loss=False):
         super().__init__()
         self.base_name = lm.base_model_prefix  # "model", "transformer" (GPT-2), "gpt_neox"
         self.explicit_mask = explicit_mask
+        self.aux = None
+        if router_aux_loss:
+            # The mixture's own load_balancing_loss_func (transformers' Switch-Transformer
+            # form, as <Family>ForCausalLM.forward adds it when output_router_logits is set),
+            # with the family's expert count, top-k and coefficient.
+            module = sys.modules[type(lm).__module__]
+            if not hasattr(module, "load_balancing_loss_func") or not hasattr(lm, "num_experts"):
+                raise SystemExit(f"export: --router-aux-loss: {type(lm).__name__} is not a "
+                                 "mixture of experts with a router load-balancing loss")
+            self.aux = (module.load_balancing_loss_func, lm.num_experts,
+                        lm.num_experts_per_tok, float(lm.config.router_aux_loss_coef))
         head = lm.get_output_embeddings()
         # "lm_head", or "embed_out" (GPT-NeoX); a tied head shares the embedding's weight.
         self.head_name = next(name for name, child in lm.named_children() if child is head)
@@ -210,10 +229,15 @@ class TrainingGraph(torch.nn.Module):
         # The TorchScript exporter cannot trace transformers' packed-sequence detection
         # (aten::diff), which runs when no attention mask is given: give it all ones.
         mask = torch.ones_like(input_ids) if self.explicit_mask else None
+        extra = {"output_router_logits": True} if self.aux else {}
         hidden = getattr(self, self.base_name)(input_ids=input_ids, attention_mask=mask,
-                                               use_cache=False)
+                                               use_cache=False, **extra)
         logits = getattr(self, self.head_name)(hidden.last_hidden_state)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
+        if self.aux:
+            balance, experts, top_k, coef = self.aux
+            loss = loss + coef * balance(hidden.router_logits, experts, top_k, mask)
+        return loss
 
 
 def initializer_names(graph):
@@ -245,11 +269,23 @@ def main():
     p.add_argument("--tied", action="store_true",
                    help="tie the LM head to the input embedding (tie_word_embeddings=True), as "
                         "the small Qwen3 and Llama 3.2 models are; default: the config's own")
+    p.add_argument("--router-aux-loss", action="store_true",
+                   help="mixtures of experts: add router_aux_loss_coef x the router "
+                        "load-balancing loss to the exported loss (output_router_logits=True)")
+    p.add_argument("--router-aux-loss-coef", type=float, default=None,
+                   help="with --router-aux-loss: the coefficient (default: the config's "
+                        "router_aux_loss_coef, 0.001 for Qwen3-MoE and GPT-OSS)")
     args = p.parse_args()
+    if args.router_aux_loss_coef is not None and not args.router_aux_loss:
+        raise SystemExit("export: --router-aux-loss-coef needs --router-aux-loss")
 
     torch.manual_seed(args.seed)
     lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size)
     lm = lm.float()
+    if args.router_aux_loss:
+        lm.config.output_router_logits = True
+        if args.router_aux_loss_coef is not None:
+            lm.config.router_aux_loss_coef = args.router_aux_loss_coef
     if args.tied:
         lm.config.get_text_config().tie_word_embeddings = True
         lm.tie_weights()
@@ -258,7 +294,8 @@ def main():
     # GPT-OSS's attention sinks exist only in its eager attention (no SDPA support: transformers'
     # SDPA path would drop the sinks).
     lm.config._attn_implementation = "eager" if lm.config.model_type == "gpt_oss" else "sdpa"
-    graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript").train()
+    graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript",
+                          router_aux_loss=args.router_aux_loss).train()
 
     gen = torch.Generator().manual_seed(args.seed + 1)
     vocab = min(BYTE_VOCAB, lm.config.get_text_config().vocab_size)
@@ -325,7 +362,8 @@ def main():
                 "size": "config.json" if args.model_dir else args.size,
                 "batch": str(args.batch), "seq": str(args.seq),
                 "dynamic": str(args.dynamic).lower(), "seed": str(args.seed),
-                "buffers": ",".join(buffer_inits)}
+                "buffers": ",".join(buffer_inits),
+                "router_aux_loss_coef": (str(graph.aux[3]) if graph.aux else "0")}
     save_file(sidecar, os.path.join(args.out, "reference.safetensors"), metadata=metadata)
     size = os.path.getsize(onnx_path)
     print(json.dumps({"onnx": onnx_path, "bytes": size, "opset": opset, "loss": loss.item(),

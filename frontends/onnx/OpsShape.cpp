@@ -1,7 +1,7 @@
 //===- OpsShape.cpp - ONNX shape and data-movement ops -> graph -----------===//
 //
 // Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Slice, Split, Gather,
-// GatherElements, Shape and Size. Operands that define shapes (Reshape's shape, Slice's
+// GatherElements, ScatterElements (reduction add), Shape and Size. Operands that define shapes (Reshape's shape, Slice's
 // bounds, ...) must be constants known at import time; Shape and Size fold to constants.
 //
 //===----------------------------------------------------------------------===//
@@ -438,6 +438,51 @@ LogicalResult gatherElements(NodeContext &c) {
   return success();
 }
 
+/// A type as MLIR prints it (`tensor<4xf32>`), for messages.
+std::string formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// ScatterElements with reduction "add" (a mixture of experts' load-balancing loss counts each
+/// expert's routed tokens with `zeros(E).scatter_add_(0, expert_ids, mask)`): `data +
+/// graph.scatter_elements_add(updates, indices, axis)`, or the scatter alone when data is a
+/// constant of zeros. Repeated indices accumulate in the row-major order of updates. The
+/// overwriting reductions ("none", "mul", "max", "min") are not supported: with repeated
+/// indices ONNX leaves "none" undefined, and no exported model needs them.
+LogicalResult scatterElements(NodeContext &c) {
+  FailureOr<Value> data = c.input(0), idx = c.input(1), updates = c.input(2);
+  if (failed(data) || failed(idx) || failed(updates))
+    return failure();
+  std::string reduction = c.attrString("reduction", "none");
+  if (reduction != "add")
+    return c.fail("ScatterElements: only reduction 'add' is supported, got '" + reduction + "'");
+  RankedTensorType dataType = c.inputType(0);
+  if (!isa<FloatType>(dataType.getElementType()))
+    return c.fail("ScatterElements: only float data is supported, got " +
+                  formatType(dataType));
+  FailureOr<int64_t> ax = c.axis(c.attrInt("axis", 0), dataType.getRank());
+  if (failed(ax))
+    return failure();
+  ArrayRef<int64_t> indexShape = c.inputType(1).getShape();
+  if (indexShape != c.inputType(2).getShape())
+    return c.fail("ScatterElements: indices " + formatType(c.inputType(1)) +
+                  " and updates " + formatType(c.inputType(2)) + " must have the same shape");
+  if (auto shape = graph::gatherElementsShape(dataType.getShape(), indexShape, *ax); !shape)
+    return c.fail("ScatterElements: " + llvm::toString(shape.takeError()));
+  FailureOr<Value> indices = normalisedIndices(c, *idx, dataType.getDimSize(*ax));
+  if (failed(indices))
+    return failure();
+  Value sum = graph::ScatterElementsAddOp::create(c.b, c.loc, dataType, *updates, *indices,
+                                                   c.b.getI64IntegerAttr(*ax));
+  std::optional<DenseElementsAttr> k = NodeContext::constantOf(*data);
+  bool zeros = k && k->isSplat() && k->getSplatValue<APFloat>().isZero();
+  c.setOutput(0, zeros ? sum : graph::AddOp::create(c.b, c.loc, *data, sum).getResult());
+  return success();
+}
+
 LogicalResult shape(NodeContext &c) {
   FailureOr<Value> x = c.input(0);
   if (failed(x))
@@ -535,6 +580,8 @@ const OpEntry kOps[] = {
     {"Transpose", 21, transpose}, {"Transpose", 23, transpose}, {"Expand", 13, expand},
     {"Tile", 13, tile},           {"Concat", 13, concat},       {"Slice", 13, slice},         {"Split", 13, split},
     {"Split", 18, split},         {"Gather", 13, gather},       {"GatherElements", 13, gatherElements},
+    {"ScatterElements", 13, scatterElements}, {"ScatterElements", 16, scatterElements},
+    {"ScatterElements", 18, scatterElements},
     {"Shape", 13, shape},         {"Shape", 15, shape},         {"Shape", 19, shape},
     {"Shape", 21, shape},         {"Shape", 23, shape},         {"Size", 13, size},
     {"Size", 19, size},           {"Size", 21, size},           {"Size", 23, size},

@@ -113,13 +113,15 @@ Status initParam(ParamInit kind, const std::string &name, HostTensor &out) {
       std::memset(out.raw(), 0, out.byteSize()); // +0.0 in every float format.
     return okStatus();
   case ParamInit::KaimingUniform: {
-    if (out.rank() < 1)
+    if (out.rank() < 1 || out.rank() > 3)
       return invalidArgument("cannot initialise param '" + name +
-                             "' (kaiming_uniform): expected rank >= 1 (fan_in = shape[0]), got " +
+                             "' (kaiming_uniform): expected rank 1 or 2 (fan_in = shape[0]) or 3 "
+                             "(stacked [E, r, in]: fan_in = shape[2]), got " +
                              out.typeString());
     if (out.numElements() == 0)
       return okStatus();
-    const double bound = 1.0 / std::sqrt(static_cast<double>(out.dim(0)));
+    const int64_t fanIn = out.rank() == 3 ? out.dim(2) : out.dim(0);
+    const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
     ParamInitRng rng(fnv1a64(name));
     fill(out.dtype(), out.raw(), out.numElements(),
          [&] { return bound * (2.0 * rng.nextUnit() - 1.0); });

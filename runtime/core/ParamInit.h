@@ -15,6 +15,8 @@
 // gain = sqrt(2 / (1 + a^2)) = sqrt(1/3), bound = gain * sqrt(3 / fan_in) = 1 / sqrt(fan_in)
 // with fan_in = in = w.shape[1]. Our A is that weight transposed, so shape[0] is the same fan_in
 // and the distribution is PEFT's exactly; the values themselves differ (another generator).
+// A rank-3 tensor is a mixture of experts' stacked A [E, r, in] (one [r, in] per expert, as
+// PEFT's expert adapters reshape their nn.Linear(in, r E) weight): fan_in = in = shape[2].
 //
 // Generator: the state of xoshiro256** (Blackman and Vigna, 2018) is filled by splitmix64
 // (Steele, Lea and Flood, 2014) from the 64-bit FNV-1a hash of the name's bytes. Element i (in
@@ -38,7 +40,8 @@ namespace rp::runtime {
 /// How a param without a stored value starts (the `init` of `graph.param`).
 enum class ParamInit {
   Zeros,          ///< All elements 0.
-  KaimingUniform, ///< Uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)], fan_in = shape[0].
+  KaimingUniform, ///< Uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)], fan_in = shape[0]
+                  ///< (shape[2] for a rank-3 [E, r, in]).
 };
 
 /// The IR spelling: "zeros", "kaiming_uniform".
@@ -66,10 +69,10 @@ private:
 
 /// Fills `out` (every element, whatever it held) as `kind` says, seeded by `name` (the param's
 /// symbol name, e.g. "model.layers.0.self_attn.q_proj.weight.lora_A").
-/// Dtypes: F32, F64, BF16, F16. KaimingUniform needs rank >= 1 (fan_in = shape[0]); an empty
-/// tensor is left empty.
+/// Dtypes: F32, F64, BF16, F16. KaimingUniform needs rank 1 or 2 (fan_in = shape[0]) or 3
+/// (fan_in = shape[2]); an empty tensor is left empty.
 /// Errors: InvalidArgument naming the param and the tensor's type for another dtype, or for
-/// KaimingUniform on a 0-D tensor; `out` is unchanged then.
+/// KaimingUniform on a tensor of rank 0 or above 3; `out` is unchanged then.
 Status initParam(ParamInit kind, const std::string &name, HostTensor &out);
 
 } // namespace rp::runtime

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -347,9 +348,12 @@ std::string lastComponent(const std::string &module) {
 /// adapter_config.json as peft 0.21's LoraConfig.save_pretrained writes it (the fields a
 /// plain LoRA uses; peft fills the others with their defaults on load).
 json peftConfig(const std::vector<LoraAdapter> &adapters, const PeftWriteOptions &options) {
-  std::set<std::string> targets;
+  std::set<std::string> targets, parameters;
   for (const LoraAdapter &a : adapters)
-    targets.insert(lastComponent(a.module));
+    if (a.experts > 0)
+      parameters.insert(lastComponent(a.module) + "." + a.parameter);
+    else
+      targets.insert(lastComponent(a.module));
   json config = json::object();
   config["base_model_name_or_path"] =
       options.baseModel.empty() ? json(nullptr) : json(options.baseModel);
@@ -366,6 +370,9 @@ json peftConfig(const std::vector<LoraAdapter> &adapters, const PeftWriteOptions
   config["peft_type"] = "LORA";
   config["r"] = adapters.front().rank;
   config["target_modules"] = json(std::vector<std::string>(targets.begin(), targets.end()));
+  if (!parameters.empty())
+    config["target_parameters"] =
+        json(std::vector<std::string>(parameters.begin(), parameters.end()));
   config["task_type"] = "CAUSAL_LM";
   config["use_dora"] = false;
   config["use_rslora"] = false;
@@ -392,8 +399,27 @@ StatusOr<HfWriteResult> writePeftAdapter(const std::string &dir,
   std::vector<std::vector<float>> values;
   std::vector<HfTensor> tensors;
   values.reserve(2 * adapters.size());
+  std::map<std::string, int> nested; // expert adapters still to come per module
+  for (const LoraAdapter &a : adapters)
+    if (a.experts > 0)
+      ++nested[a.module];
   for (const LoraAdapter &a : adapters) {
-    const std::string key = "base_model.model." + a.module;
+    std::string key = "base_model.model." + a.module;
+    if (a.experts > 0) {
+      for (int k = --nested[a.module]; k > 0; --k)
+        key += ".base_layer";
+      const int64_t e = a.experts, r = a.rank;
+      values.emplace_back(a.a, a.a + e * r * a.in); // [E, r, in] is [E r, in] row for row
+      tensors.push_back(HfTensor{key + ".lora_A.weight", {e * r, a.in}, values.back().data()});
+      std::vector<float> b(static_cast<size_t>(a.out * r * e));
+      for (int64_t x = 0; x < e; ++x)
+        for (int64_t o = 0; o < a.out; ++o)
+          for (int64_t j = 0; j < r; ++j)
+            b[(o * r + j) * e + x] = a.b[(x * a.out + o) * r + j];
+      values.push_back(std::move(b));
+      tensors.push_back(HfTensor{key + ".lora_B.weight", {a.out, r * e}, values.back().data()});
+      continue;
+    }
     values.push_back(transposed(a.a, a.in, a.rank));
     tensors.push_back(HfTensor{key + ".lora_A.weight", {a.rank, a.in}, values.back().data()});
     values.push_back(transposed(a.b, a.rank, a.out));

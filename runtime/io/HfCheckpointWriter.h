@@ -12,6 +12,7 @@
 //   LoRA adapters (writePeftAdapter, peft 0.21's save_pretrained layout):
 //     DIR/adapter_model.safetensors   "base_model.model.<module>.lora_A.weight" [r, in] and
 //                                     "base_model.model.<module>.lora_B.weight" [out, r]
+//                                     (mixture-of-experts adapters: see writePeftAdapter)
 //     DIR/adapter_config.json         r, lora_alpha, target_modules, peft_type "LORA",
 //                                     task_type "CAUSAL_LM", base_model_name_or_path, ...
 //
@@ -100,11 +101,17 @@ StatusOr<HfWriteResult> writeHfCheckpoint(const std::string &dir,
 
 /// One LoRA adapter of a weight W, in rp-inject-lora's layout: the adapted product is
 /// x @ A @ B * (alpha / rank) with A [in, rank] and B [rank, out] (runtime order, row-major).
+/// Stacked expert adapters (`experts` > 0; a mixture of experts' W [E, ...], rp-inject-lora's
+/// per-expert layout): the update of expert e is B_e A_e x * (alpha / rank) with A
+/// [experts, rank, in] and B [experts, out, rank]; `module` is then the experts module
+/// (W's name without its last component) and `parameter` W's last component.
 struct LoraAdapter {
   std::string module; ///< The adapted module's name: W's name without ".weight".
   int64_t in = 0, out = 0, rank = 0;
-  const float *a = nullptr; ///< [in, rank]
-  const float *b = nullptr; ///< [rank, out]
+  const float *a = nullptr; ///< [in, rank]; experts: [experts, rank, in]
+  const float *b = nullptr; ///< [rank, out]; experts: [experts, out, rank]
+  int64_t experts = 0;      ///< > 0: stacked expert adapters (PEFT's target_parameters)
+  std::string parameter;    ///< experts: the adapted parameter of `module` ("gate_up_proj")
 };
 
 struct PeftWriteOptions {
@@ -117,6 +124,12 @@ struct PeftWriteOptions {
 /// Writes `adapters` to `dir` in PEFT's layout (see the file comment): lora_A.weight is A
 /// transposed ([rank, in], PEFT's nn.Linear layout), lora_B.weight is B transposed ([out,
 /// rank]); target_modules are the modules' last name components, sorted and distinct.
+/// Stacked expert adapters go out as peft 0.21's `target_parameters` adapters (ParamWrapper):
+/// lora_A.weight [experts * rank, in] (row e * rank + j = A[e, j, :]) and lora_B.weight
+/// [out, rank * experts] (column j * experts + e = B[e, :, j]) under the experts module, the
+/// k-th of n adapted parameters of one module (in `adapters` order, which must be the
+/// module's parameter order) nested n - 1 - k times under ".base_layer", as peft wraps them;
+/// target_parameters lists "<module's last component>.<parameter>".
 /// Errors (nothing written): InvalidArgument for no adapters, adapters of different ranks,
 /// a non-positive rank, alpha not finite or not positive, a non-empty `dir` without `force`
 /// or a missing parent; Unavailable when a file cannot be written.

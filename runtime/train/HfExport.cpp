@@ -9,6 +9,7 @@
 #include "runtime/train/ArenaCheckpoint.h"
 #include "runtime/train/Checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -95,12 +96,34 @@ StatusOr<ParamValues> paramValues(HostArena &host) {
   return out;
 }
 
-/// The LoRA adapters of one weight W: its A [in, r] and B [r, out] params and how W is read.
+/// The LoRA adapters of one weight W: its A [in, r] and B [r, out] params and how W is read;
+/// or, for a mixture of experts' stacked W (`experts` > 0), A [E, r, in] and B [E, out, r]
+/// with W [E, out, in] read as W_e x (`transposed`, like x @ W^T) or W [E, in, out] read as
+/// x W_e.
 struct AdapterPair {
   std::string a, b;
   std::string module;       ///< PEFT's module name: W without ".weight".
   bool transposed = false;  ///< x @ W^T (W [out, in]) rather than x @ W (W [in, out]).
+  int64_t experts = 0;      ///< E for stacked expert adapters, 0 for a dense W.
 };
+
+/// Checks a stacked expert pair's shapes (A [E, r, in], B [E, out, r], W [E, out, in] or
+/// [E, in, out] as `transposed` says) and sets `experts`.
+Status checkExpertPair(const std::string &w, AdapterPair &pair, const ParamValues &values) {
+  const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
+  if (sa.size() != 3 || sb.size() != 3 || sa[0] != sb[0] || sa[1] != sb[2])
+    return invalidArgument("LoRA params of '" + w + "' are " + formatShape(sa) + " and " +
+                           formatShape(sb) + "; expected A [E, r, in] and B [E, out, r]");
+  pair.experts = sa[0];
+  const std::vector<int64_t> want = pair.transposed ? std::vector<int64_t>{sa[0], sb[1], sa[2]}
+                                                    : std::vector<int64_t>{sa[0], sa[2], sb[1]};
+  auto sw = values.shapes.find(w);
+  if (sw != values.shapes.end() && sw->second != want)
+    return invalidArgument("LoRA weight '" + w + "' is " + formatShape(sw->second) +
+                           "; its adapters make " + formatShape(want) +
+                           (pair.transposed ? " (W_e x: W [E, out, in])" : " (x W_e: W [E, in, out])"));
+  return okStatus();
+}
 
 /// The adapters of `values`, by W's name, with their shapes checked.
 StatusOr<std::map<std::string, AdapterPair>> adaptersOf(const ParamValues &values) {
@@ -117,11 +140,15 @@ StatusOr<std::map<std::string, AdapterPair>> adaptersOf(const ParamValues &value
     pair.transposed = n->transposed;
     pair.module = endsWith(w, ".weight") ? w.substr(0, w.size() - 7) : w;
   }
-  for (const auto &[w, pair] : out) {
+  for (auto &[w, pair] : out) {
     if (pair.a.empty() || pair.b.empty())
       return invalidArgument("LoRA weight '" + w + "' has " +
                              (pair.a.empty() ? "no lora_A" : "no lora_B") + " param");
     const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
+    if (sa.size() == 3) {
+      RP_RETURN_IF_ERROR(checkExpertPair(w, pair, values));
+      continue;
+    }
     if (sa.size() != 2 || sb.size() != 2 || sa[1] != sb[0])
       return invalidArgument("LoRA params of '" + w + "' are " + formatShape(sa) + " and " +
                              formatShape(sb) + "; expected A [in, r] and B [r, out]");
@@ -161,6 +188,22 @@ void mergeInto(std::vector<float> &w, const float *a, const float *b, int64_t in
     }
 }
 
+/// Stacked experts: W_e += scale * B_e A_e (`transposed`: W [E, out, in]) or its transpose
+/// (W [E, in, out]), with A [E, r, in] and B [E, out, r], accumulated in double.
+void mergeExperts(std::vector<float> &w, const float *a, const float *b, int64_t experts,
+                  int64_t r, int64_t in, int64_t out, double scale, bool transposed) {
+  for (int64_t e = 0; e < experts; ++e)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) {
+        double sum = 0;
+        for (int64_t k = 0; k < r; ++k)
+          sum += static_cast<double>(b[(e * out + o) * r + k]) *
+                 static_cast<double>(a[(e * r + k) * in + i]);
+        float &x = transposed ? w[(e * out + o) * in + i] : w[(e * in + i) * out + o];
+        x = static_cast<float>(static_cast<double>(x) + scale * sum);
+      }
+}
+
 StatusOr<std::string> exportFull(ParamValues &values,
                                  const std::map<std::string, AdapterPair> &adapters,
                                  const HfExportOptions &options) {
@@ -168,6 +211,12 @@ StatusOr<std::string> exportFull(ParamValues &values,
     const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
     if (!values.data.count(w))
       return invalidArgument("LoRA weight '" + w + "' is no param of the plan; cannot merge");
+    if (pair.experts > 0) {
+      mergeExperts(values.own(w), values.data.at(pair.a), values.data.at(pair.b), pair.experts,
+                   sa[1], sa[2], sb[1], *options.loraAlpha / static_cast<double>(sa[1]),
+                   pair.transposed);
+      continue;
+    }
     mergeInto(values.own(w), values.data.at(pair.a), values.data.at(pair.b), sa[0], sa[1],
               sb[1], *options.loraAlpha / static_cast<double>(sa[1]), pair.transposed);
   }
@@ -226,8 +275,22 @@ StatusOr<std::string> exportHf(HostArena &host, const HfExportOptions &options) 
   std::vector<LoraAdapter> list;
   for (const auto &[w, pair] : adapters) {
     const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
-    list.push_back(LoraAdapter{pair.module, sa[0], sb[1], sa[1], values.data.at(pair.a),
-                               values.data.at(pair.b)});
+    if (pair.experts == 0) {
+      list.push_back(LoraAdapter{pair.module, sa[0], sb[1], sa[1], values.data.at(pair.a),
+                                 values.data.at(pair.b), 0, ""});
+      continue;
+    }
+    // peft nests a module's adapted parameters in the order of its parameters (the plan's).
+    size_t dot = w.rfind('.');
+    LoraAdapter e{w.substr(0, dot), sa[2], sb[1], sa[1], values.data.at(pair.a),
+                  values.data.at(pair.b), pair.experts, w.substr(dot + 1)};
+    auto pos = std::find(values.order.begin(), values.order.end(), w);
+    auto before = std::find_if(list.begin(), list.end(), [&](const LoraAdapter &x) {
+      return x.experts > 0 && x.module == e.module &&
+             std::find(values.order.begin(), values.order.end(), x.module + "." + x.parameter) >
+                 pos;
+    });
+    list.insert(before, e);
   }
   PeftWriteOptions p{*options.loraAlpha, options.baseModel, options.dtype, options.force};
   RP_ASSIGN_OR_RETURN(HfWriteResult r, writePeftAdapter(options.dir, list, p));

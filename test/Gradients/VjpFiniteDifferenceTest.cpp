@@ -374,6 +374,23 @@ Case gatherElements(Rng &rng, const Shape &data, int64_t axis, const Shape &indi
           {{"y", indices}}};
 }
 
+// The updates of a scatter-add into zeros (ONNX ScatterElements, reduction add), with a
+// repeated index so that two updates land in one element.
+Case scatterElementsAdd(Rng &rng, const Shape &result, int64_t axis, const Shape &updates) {
+  std::vector<int64_t> idx(count(updates));
+  for (int64_t &i : idx)
+    i = randInt(rng, 0, result[axis] - 1);
+  int64_t next = 1; // the next position along the axis: same element, when the index repeats
+  for (size_t d = axis + 1; d < updates.size(); ++d)
+    next *= updates[d];
+  idx[next] = idx[0];
+  return {{{"u", updates}},
+          {intConstant("idx", updates, idx),
+           "%y = graph.scatter_elements_add %u, %idx {axis = " + std::to_string(axis) +
+               " : i64} : (" + T(updates) + ", " + T(updates, "i64") + ") -> " + T(result)},
+          {{"y", result}}};
+}
+
 Case trilu(Rng &rng, int rank, int64_t k, bool upper) {
   Shape s = randShape(rng, rank, 2, 5);
   return {{{"x", s}},
@@ -666,6 +683,9 @@ std::vector<CaseDef> allCases() {
   add("gather_elements_axis0", [](Rng &r) { return gatherElements(r, {4, 3}, 0, {5, 3}); });
   add("gather_elements_axis1", [](Rng &r) { return gatherElements(r, {3, 5}, 1, {3, 4}); });
   add("gather_elements_smaller", [](Rng &r) { return gatherElements(r, {3, 4, 5}, 2, {2, 3, 2}); });
+  add("scatter_elements_add_axis0", [](Rng &r) { return scatterElementsAdd(r, {4}, 0, {6}); });
+  add("scatter_elements_add_axis1",
+      [](Rng &r) { return scatterElementsAdd(r, {3, 4, 5}, 1, {2, 6, 3}); });
   // A mixture of experts' routing as the ONNX importer writes it: TopK's values are a
   // gather_elements by graph.top_k's indices (not differentiable; the inputs are Spread, so no
   // finite-difference step changes the choice), GatherND of expert weights by those indices a

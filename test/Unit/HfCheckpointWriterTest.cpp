@@ -194,8 +194,8 @@ TEST_F(HfCheckpointWriterTest, PeftLayoutTransposesAdaptersAndWritesTheConfig) {
   // A [in 3, r 2], B [r 2, out 4].
   std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<LoraAdapter> adapters = {
-      {"model.layers.0.self_attn.v_proj", 3, 4, 2, a.data(), b.data()},
-      {"model.layers.0.self_attn.q_proj", 3, 4, 2, a.data(), b.data()}};
+      {"model.layers.0.self_attn.v_proj", 3, 4, 2, a.data(), b.data(), 0, ""},
+      {"model.layers.0.self_attn.q_proj", 3, 4, 2, a.data(), b.data(), 0, ""}};
   PeftWriteOptions o;
   o.alpha = 16;
   o.baseModel = "org/base";
@@ -225,6 +225,42 @@ TEST_F(HfCheckpointWriterTest, PeftLayoutTransposesAdaptersAndWritesTheConfig) {
   EXPECT_FALSE(writePeftAdapter(path("alpha"), {adapters[0]}, o).ok());
   EXPECT_FALSE(writePeftAdapter(path("none"), {}, PeftWriteOptions{8, "", {}, false}).ok());
   EXPECT_EQ(listDir(), std::vector<std::string>{"out"});
+}
+
+TEST_F(HfCheckpointWriterTest, PeftLayoutOfStackedExpertAdaptersIsPeftsTargetParameters) {
+  // Two experts, r 2, in 3, out 2: A [E, r, in] = 0..11, B [E, out, r] = 100..107. peft's
+  // lora_A [E r, in] holds A's rows in order; lora_B [out, r E] has column j E + e = B[e, :, j].
+  std::vector<float> a(12), b(8);
+  for (int i = 0; i < 12; ++i)
+    a[i] = static_cast<float>(i);
+  for (int i = 0; i < 8; ++i)
+    b[i] = static_cast<float>(100 + i);
+  const std::string experts = "model.layers.1.mlp.experts";
+  // gate_up_proj first (the module's parameter order): peft nests it under down_proj.
+  std::vector<LoraAdapter> adapters = {
+      {experts, 3, 2, 2, a.data(), b.data(), 2, "gate_up_proj"},
+      {experts, 3, 2, 2, a.data(), b.data(), 2, "down_proj"},
+      {"model.layers.1.self_attn.q_proj", 3, 4, 2, a.data(), b.data(), 0, ""}};
+  PeftWriteOptions o;
+  o.alpha = 4;
+  StatusOr<HfWriteResult> r = writePeftAdapter(path("out"), adapters, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto back = readBack(path("out/adapter_model.safetensors"));
+  const std::string inner = "base_model.model." + experts + ".base_layer";
+  const std::string outer = "base_model.model." + experts;
+  EXPECT_EQ(back[inner + ".lora_A.weight"], a);
+  // [o, j, e] = B[e, o, j]: o 0: (j 0: 100, 104), (j 1: 101, 105); o 1: 102, 106, 103, 107.
+  const std::vector<float> wantB = {100, 104, 101, 105, 102, 106, 103, 107};
+  EXPECT_EQ(back[inner + ".lora_B.weight"], wantB);
+  EXPECT_EQ(back[outer + ".lora_B.weight"], wantB);
+  EXPECT_EQ(back.size(), 6u);
+  StatusOr<SafetensorsFile> f = readSafetensors(path("out/adapter_model.safetensors"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f.value().find(outer + ".lora_A.weight")->shape, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(f.value().find(outer + ".lora_B.weight")->shape, (std::vector<int64_t>{2, 4}));
+  json config = json::parse(readBytes(path("out/adapter_config.json")));
+  EXPECT_EQ(config["target_modules"], json({"q_proj"}));
+  EXPECT_EQ(config["target_parameters"], json({"experts.down_proj", "experts.gate_up_proj"}));
 }
 
 TEST(HfExportFlagsTest, ParsesDTypesAndSizes) {

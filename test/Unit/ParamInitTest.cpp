@@ -207,9 +207,29 @@ TEST(ParamInitTest, KaimingUniformOnScalarIsAnError) {
   t.data<float>()[0] = 3.0f;
   Status s = initParam(ParamInit::KaimingUniform, "scale", t);
   EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
-  EXPECT_EQ(s.message(), "cannot initialise param 'scale' (kaiming_uniform): expected rank >= 1 "
-                         "(fan_in = shape[0]), got f32[]");
+  EXPECT_EQ(s.message(), "cannot initialise param 'scale' (kaiming_uniform): expected rank 1 or "
+                         "2 (fan_in = shape[0]) or 3 (stacked [E, r, in]: fan_in = shape[2]), got "
+                         "f32[]");
   EXPECT_EQ(t.data<float>()[0], 3.0f) << "the tensor must be unchanged on error";
+  HostTensor four(DType::F32, {2, 2, 2, 2});
+  EXPECT_EQ(initParam(ParamInit::KaimingUniform, "w", four).code(), StatusCode::InvalidArgument);
+}
+
+TEST(ParamInitTest, KaimingUniformOfStackedExpertAdaptersUsesTheLastDimAsFanIn) {
+  // A mixture of experts' A [E, r, in] = [4, 8, 50]: every expert's [r, in] is PEFT's
+  // nn.Linear(in, r) weight, bound 1/sqrt(in) = 1/sqrt(50), not 1/sqrt(E) = 0.5.
+  HostTensor t(DType::F64, {4, 8, 50});
+  ASSERT_TRUE(initParam(ParamInit::KaimingUniform, "experts.down_proj.lora_A", t).ok());
+  const double b = 1.0 / std::sqrt(50.0);
+  double lo = 1.0, hi = -1.0;
+  for (double v : values(t)) {
+    ASSERT_LE(std::fabs(v), b);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  // 1600 draws: the extremes come within 2% of the bound (fails with probability ~1e-14).
+  EXPECT_LT(lo, -0.98 * b);
+  EXPECT_GT(hi, 0.98 * b);
 }
 
 TEST(ParamInitTest, NonFloatDTypeIsAnError) {

@@ -104,6 +104,18 @@ LogicalResult GatherElementsOp::buildVJP(OpBuilder &b, ArrayRef<Value> g,
   return success();
 }
 
+// scatter_elements_add is gather_elements' transpose, and the reverse: each update's cotangent
+// is the result cotangent at the element it was added into.
+LogicalResult ScatterElementsAddOp::buildVJP(OpBuilder &b, ArrayRef<Value> g,
+                                             SmallVectorImpl<Value> &out) {
+  if (wants(g[0], getUpdates()))
+    out.push_back(GatherElementsOp::create(b, getLoc(), g[0], getIndices(), getAxisAttr()));
+  else
+    out.push_back(Value());
+  out.push_back(Value());
+  return success();
+}
+
 // Trilu is a fixed mask: its VJP applies the same mask.
 LogicalResult TriluOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<Value> &out) {
   if (!wants(g[0], getInput())) {

@@ -581,13 +581,16 @@ def Graph_ScatterAddOp : Graph_Op<"scatter_add", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_ScatterElementsAddOp : Graph_Op<"scatter_elements_add", [Pure]> {
+def Graph_ScatterElementsAddOp : Graph_Op<"scatter_elements_add", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "adds elements into zeros at gathered positions (the VJP of gather_elements)";
   let description = [{
     The transpose of `graph.gather_elements` along `axis`: starts from zeros of the result type
     and adds `updates[p]` into the element `indices[p]` selects along `axis` (for `axis = 1`:
     `result[i][indices[i][j]] += updates[i][j]`). `updates` and `indices` have the same shape,
-    of the result's rank, each non-axis dimension at most the result's. Deterministic.
+    of the result's rank, each non-axis dimension at most the result's. Deterministic. Also
+    ONNX ScatterElements with reduction `add` (into zeros; the importer adds a non-zero
+    `data`): a mixture of experts' load-balancing loss counts routed tokens with it. VJP:
+    `d updates = graph.gather_elements(d result, indices, axis)`; the indices get none.
 
     ```mlir
     %dlogp = graph.scatter_elements_add %dp, %labels {axis = 1 : i64} : (tensor<16x1xf32>, tensor<16x1xi64>) -> tensor<16x256xf32>

@@ -445,7 +445,7 @@ void addFused(Table &t) {
                  return inOrder(kc::planAttention(operandDType(d, 0), operandShape(d, 0),
                                                   operandShape(d, 1), operandShape(d, 2),
                                                   d.f64("scale"), d.flag("causal"),
-                                                  resultShape(d, 0)),
+                                                  resultShape(d, 0), d.i64Or("window", 0)),
                                 kc::launchAttention, kc::replay::attention);
                }});
   t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Built> {
@@ -456,7 +456,7 @@ void addFused(Table &t) {
                                           operandShape(d, 1), operandShape(d, 2),
                                           operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
                                           d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
-                                          resultShape(d, 2)));
+                                          resultShape(d, 2), d.i64Or("window", 0)));
                  const int64_t scratch = static_cast<int64_t>(plan.scratchBytes);
                  return both(
                      [plan](const auto &e, const Operands &in, const Results &out) {

@@ -49,9 +49,9 @@ using Shape = std::vector<int64_t>;
 /// The FLOPs of one call of kernel `id` with these operand and result shapes; `causal` and
 /// `window` (0: none) are the attention kernels' attributes, `transposeA` the matmul's
 /// `transpose_a` (its first operand read with the last two dims swapped: K is then its
-/// second-to-last dim); each is ignored by the other kernels. 0 for kernels that do no contraction and for a call whose shapes do not
-/// fit the rule (too few operands or dims). Returned as a double: exact up to 2^53 (9.0e15)
-/// FLOPs per call.
+/// second-to-last dim); each is ignored by the other kernels. 0 for kernels that do no
+/// contraction and for a call whose shapes do not fit the rule (too few operands or dims).
+/// Returned as a double: exact up to 2^53 (9.0e15) FLOPs per call.
 double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
                    const std::vector<Shape> &results, bool causal, bool transposeA = false,
                    int64_t window = 0);

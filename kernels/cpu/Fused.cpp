@@ -107,8 +107,8 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
       const int64_t keys = (causal ? i0 + rows : seq) - k0;
       gemm(false, true, rows, keys, dim, static_cast<T>(scale), pq + (bh * seq + i0) * dim, dim,
            pk + kvBase + k0 * dim, dim, T(0), p.data(), keys);
-      softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr, static_cast<T *>(nullptr), k0,
-                  window);
+      softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr,
+                  static_cast<T *>(nullptr), k0, window);
       gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase + k0 * dim, dim,
            T(0), po + (bh * seq + i0) * dim, dim);
     }

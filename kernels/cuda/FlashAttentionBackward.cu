@@ -52,9 +52,10 @@ __device__ void warpRowLogSumExp(const Params &p, const float *sS, int w, int la
   for (int r = 0; r < kWarpRows; ++r) {
     const int64_t qi = m0 + w + r;
     const float *srow = sS + (w + r) * kScoreStride;
-    const float s0 = keyVisible(qi, n0 + lane, p.seq, p.causal, p.window) ? srow[lane] * p.scale : -INFINITY;
-    const float s1 =
-        keyVisible(qi, n0 + lane + 32, p.seq, p.causal, p.window) ? srow[lane + 32] * p.scale : -INFINITY;
+    const bool keep0 = keyVisible(qi, n0 + lane, p.seq, p.causal, p.window);
+    const bool keep1 = keyVisible(qi, n0 + lane + 32, p.seq, p.causal, p.window);
+    const float s0 = keep0 ? srow[lane] * p.scale : -INFINITY;
+    const float s1 = keep1 ? srow[lane + 32] * p.scale : -INFINITY;
     const float mNew = fmaxf(m[r], warpMax(fmaxf(s0, s1)));
     if (mNew == -INFINITY)
       continue; // nothing visible yet: l stays 0
@@ -116,7 +117,8 @@ __global__ void __launch_bounds__(kThreads)
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    for (int64_t n0 = firstKeyTile(p, m0, kTile); n0 < keyEnd; n0 += kTile) { // walk 1: the log-sum-exp
+    // walk 1: the log-sum-exp
+    for (int64_t n0 = firstKeyTile(p, m0, kTile); n0 < keyEnd; n0 += kTile) {
       __syncthreads();
       loadTile(sK, k + kv, n0, p.seq, dim);
       __syncthreads();

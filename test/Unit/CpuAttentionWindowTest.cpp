@@ -6,11 +6,11 @@
 // outside the band, an optional sink logit, P = softmax, y_i = sum_j P_j v_j; dP_j = dout_i .
 // v_j, D_i = sum_j P_j dP_j, dS_j = P_j (dP_j - D_i), dsink_h = -sum_(b, i) P_sink D_i.
 // Windows 3, 63, 64, 65 and S - 1 over S = 130 (three query blocks of 64, so a block's keys
-// start inside the sequence) and 1, 2, 3, 6 over short sequences, grouped-query heads, with and without
-// sinks. Tolerances as the sink tests: f64 kF64 (rtol 1e-12, atol 1e-12); f32 forward kF32
-// (rtol 1e-5, atol 1e-6); f32 VJP rtol 1e-5, atol 5e-6 (the reference takes D_i from the
-// kernel's rounded out), dsinks atol 2e-5. A window of at least S is causal attention bit for
-// bit; bad windows are errors.
+// start inside the sequence) and 1, 2, 3, 6 over short sequences, grouped-query heads, with
+// and without sinks. Tolerances as the sink tests: f64 kF64 (rtol 1e-12, atol 1e-12); f32
+// forward kF32 (rtol 1e-5, atol 1e-6); f32 VJP rtol 1e-5, atol 5e-6 (the reference takes D_i
+// from the kernel's rounded out), dsinks atol 2e-5. A window of at least S is causal attention
+// bit for bit; bad windows are errors.
 //
 //===----------------------------------------------------------------------===//
 

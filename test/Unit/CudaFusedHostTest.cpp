@@ -119,8 +119,8 @@ HostTensor hostRope(const HostTensor &x, const HostTensor &cos, const HostTensor
 HostTensor hostAttention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
                          double scale, bool causal, int64_t tile = kAttentionTile,
                          int64_t window = 0) {
-  runtime::StatusOr<AttentionPlan> plan = planAttention(q.dtype(), q.shape(), k.shape(),
-                                                        v.shape(), scale, causal, q.shape(), window);
+  runtime::StatusOr<AttentionPlan> plan =
+      planAttention(q.dtype(), q.shape(), k.shape(), v.shape(), scale, causal, q.shape(), window);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   plan->tile = tile;
   HostTensor out = poisoned(q.dtype(), q.shape());

@@ -66,7 +66,7 @@ SIZES = {
 }
 
 
-def build(arch, size):
+def build(arch, size, sliding_window=None):
     hidden, layers, heads, kv_heads, inter = SIZES[size]
     common = dict(vocab_size=VOCAB, tie_word_embeddings=False, bos_token_id=BYTE_VOCAB,
                   eos_token_id=BYTE_VOCAB, pad_token_id=BYTE_VOCAB + 1)
@@ -88,12 +88,13 @@ def build(arch, size):
             resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **common)
         model = transformers.GPT2LMHeadModel(config)
     elif arch == "mistral":
-        # Sliding window stays the family default (4096): wider than any test sequence, so the
-        # mask is the causal one.
+        # Sliding window: the family default (4096, wider than any test sequence, so the mask is
+        # the causal one) unless --sliding-window narrows it below the sequence (a band mask).
+        window = dict(sliding_window=sliding_window) if sliding_window else {}
         config = transformers.MistralConfig(
             hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
             num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
-            max_position_embeddings=1024, **common)
+            max_position_embeddings=1024, **window, **common)
         model = transformers.MistralForCausalLM(config)
     elif arch == "phi3":
         # Fused projections: self_attn.qkv_proj and mlp.gate_up_proj, sliced in the graph.
@@ -245,10 +246,15 @@ def main():
     p.add_argument("--tied", action="store_true",
                    help="tie the LM head to the input embedding (tie_word_embeddings=True), as "
                         "the small Qwen3 and Llama 3.2 models are; default: the config's own")
+    p.add_argument("--sliding-window", type=int, default=None,
+                   help="Mistral: the config's sliding_window (default: the family's 4096); "
+                        "below --seq the attention mask is a sliding-window band")
     args = p.parse_args()
+    if args.sliding_window is not None and args.arch != "mistral":
+        raise SystemExit("export: --sliding-window applies to --arch mistral")
 
     torch.manual_seed(args.seed)
-    lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size)
+    lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size, args.sliding_window)
     lm = lm.float()
     if args.tied:
         lm.config.get_text_config().tie_word_embeddings = True

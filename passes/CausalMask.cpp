@@ -72,6 +72,8 @@ bool allInBand(Range values, int64_t seq, int64_t window, Verdict verdict) {
 /// from the first matrix's last row, then checked on every element.
 template <typename Range, typename Verdict>
 std::optional<int64_t> bandOf(Range values, int64_t seq, Verdict verdict) {
+  if (seq <= 0)
+    return std::nullopt;
   auto last = values.begin() + (seq - 1) * seq;
   std::optional<int64_t> window =
       lastRowWindow(llvm::make_range(last, last + seq), seq, verdict);
@@ -104,6 +106,8 @@ std::optional<std::optional<int64_t>> constantBand(Value v, int64_t seq, Verdict
 /// of the leading dims the mask varies along are checked. Nullopt when not a band.
 template <typename Verdict>
 std::optional<int64_t> lazyBand(Value v, int64_t seq, Verdict verdict) {
+  if (seq <= 0)
+    return std::nullopt;
   std::optional<LazyElements> lazy = LazyElements::build(v);
   if (!lazy)
     return std::nullopt;

@@ -27,7 +27,7 @@ double matmulFlops(const std::vector<Shape> &operands, const std::vector<Shape> 
 }
 
 /// q, k, v and optional sinks (whose extra exponential per row is not counted).
-double attentionFlops(const std::vector<Shape> &operands, bool causal) {
+double attentionFlops(const std::vector<Shape> &operands, bool causal, int64_t window) {
   if (operands.size() != 3 && operands.size() != 4)
     return 0;
   const Shape &q = operands[0], &k = operands[1], &v = operands[2];
@@ -39,8 +39,8 @@ double attentionFlops(const std::vector<Shape> &operands, bool causal) {
   double heads = 1;
   for (size_t i = 0; i + 2 < q.size(); ++i)
     heads *= static_cast<double>(q[i]);
-  const double pairs =
-      causal ? causalPairs(queries, keys) : static_cast<double>(queries) * static_cast<double>(keys);
+  const double pairs = causal ? windowPairs(queries, keys, window)
+                              : static_cast<double>(queries) * static_cast<double>(keys);
   return 2.0 * heads * pairs * static_cast<double>(d + dv);
 }
 
@@ -54,15 +54,36 @@ double causalPairs(int64_t queries, int64_t keys) {
   return full * (full + 1) / 2 + rest * static_cast<double>(keys);
 }
 
+double windowPairs(int64_t queries, int64_t keys, int64_t window) {
+  if (window <= 0 || window >= queries)
+    return causalPairs(queries, keys);
+  if (keys <= 0)
+    return 0;
+  // Rows i < window see keys 0..i (causalPairs of the first `window` rows); each later row i
+  // sees keys i - window + 1 .. min(i, keys - 1), none once i - window + 1 >= keys.
+  const double w = static_cast<double>(window);
+  if (keys >= queries) // every row's keys exist
+    return w * (w + 1) / 2 + static_cast<double>(queries - window) * w;
+  double pairs = causalPairs(window, keys);
+  for (int64_t i = window; i < queries; ++i) {
+    const int64_t lo = i - window + 1, hi = std::min(i, keys - 1);
+    if (lo > hi)
+      break;
+    pairs += static_cast<double>(hi - lo + 1);
+  }
+  return pairs;
+}
+
 double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
-                   const std::vector<Shape> &results, bool causal, bool transposeA) {
+                   const std::vector<Shape> &results, bool causal, bool transposeA,
+                   int64_t window) {
   if (id == "matmul")
     return matmulFlops(operands, results, transposeA);
   if (id == "attention")
-    return attentionFlops(operands, causal);
+    return attentionFlops(operands, causal, window);
   if (id == "attention_vjp") // q, k, v, out, dout (, sinks): five products of the forward's size
     return operands.size() == 5 || operands.size() == 6
-               ? 2.5 * attentionFlops({operands[0], operands[1], operands[2]}, causal)
+               ? 2.5 * attentionFlops({operands[0], operands[1], operands[2]}, causal, window)
                : 0;
   // rows [R, K] (grouped_matmul) or lhs [R, K], rhs [R, N] (wgrad): 2 R K N either way.
   if (id == "grouped_matmul" || id == "grouped_matmul_wgrad") {

@@ -13,7 +13,9 @@
 //              S * Sk, or with `causal` the pairs on or below the diagonal, sum over query i
 //              of min(i + 1, Sk), as the CPU and CUDA kernels skip the masked keys (QK^T and
 //              PV; the softmax is not counted). An optional fourth operand, attention sinks
-//              [Hq], adds one softmax term per row and no FLOPs to the count.
+//              [Hq], adds one softmax term per row and no FLOPs to the count. With a sliding
+//              `window` w (causal), P counts only the pairs in the band, i - w < j <= i
+//              (windowPairs), as the kernels skip the keys outside it.
 //   attention_vjp  q, k, v, out, dout as attention's q, k, v: 2.5 times attention's count, the
 //              five products of the backward (S = QK^T, dP = dO V^T, dV = P^T dO, dQ = dS K,
 //              dK = dS^T Q) against the forward's two (Dao 2023). The kernels also recompute S
@@ -44,18 +46,25 @@ namespace rp::kernels {
 /// A tensor shape (dims, outermost first).
 using Shape = std::vector<int64_t>;
 
-/// The FLOPs of one call of kernel `id` with these operand and result shapes; `causal` is the
-/// attention kernel's attribute, `transposeA` the matmul's `transpose_a` (its first operand
-/// read with the last two dims swapped: K is then its second-to-last dim); each is ignored by
-/// the other kernels. 0 for kernels that do no contraction and for a call whose shapes do not
-/// fit the rule (too few operands or dims). Returned as a double: exact up to 2^53 (9.0e15)
-/// FLOPs per call.
+/// The FLOPs of one call of kernel `id` with these operand and result shapes; `causal` and
+/// `window` (0: none) are the attention kernels' attributes, `transposeA` the matmul's
+/// `transpose_a` (its first operand read with the last two dims swapped: K is then its
+/// second-to-last dim); each is ignored by the other kernels. 0 for kernels that do no
+/// contraction and for a call whose shapes do not fit the rule (too few operands or dims).
+/// Returned as a double: exact up to 2^53 (9.0e15) FLOPs per call.
 double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
-                   const std::vector<Shape> &results, bool causal, bool transposeA = false);
+                   const std::vector<Shape> &results, bool causal, bool transposeA = false,
+                   int64_t window = 0);
 
 /// The (query, key) pairs a causal attention over `queries` queries and `keys` keys computes:
 /// sum over i < queries of min(i + 1, keys); queries * (queries + 1) / 2 when keys >= queries.
 double causalPairs(int64_t queries, int64_t keys);
+
+/// The (query, key) pairs a causal attention with sliding window `window` computes: sum over
+/// i < queries of the keys j < keys with i - window < j <= i; causalPairs when window is 0 or
+/// at least `queries` (every row's window then reaches key 0). For queries = keys = S and
+/// w < S: w (w + 1) / 2 + (S - w) w.
+double windowPairs(int64_t queries, int64_t keys, int64_t window);
 
 } // namespace rp::kernels
 

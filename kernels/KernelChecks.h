@@ -314,6 +314,18 @@ inline runtime::Status checkAttentionKey(const std::vector<int64_t> &q,
                                   std::to_string(q[1]));
 }
 
+/// graph.attention's sliding window: 0 (none) or >= 1 with `causal`. Errors: InvalidArgument
+/// "<op>: window <w> is negative" or "<op>: a sliding window (<w>) needs causal attention".
+inline runtime::Status checkAttentionWindow(std::string_view op, bool causal, int64_t window) {
+  if (window < 0)
+    return runtime::invalidArgument(std::string(op) + ": window " + std::to_string(window) +
+                                    " is negative");
+  if (window > 0 && !causal)
+    return runtime::invalidArgument(std::string(op) + ": a sliding window (" +
+                                    std::to_string(window) + ") needs causal attention");
+  return runtime::okStatus();
+}
+
 } // namespace rp::kernels
 
 #endif // RP_KERNELS_KERNELCHECKS_H

@@ -100,8 +100,15 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     last axis, optionally `x - reduce_max(x, last, keepdims)`, the softmax over `S + 1`, and
     the sink column sliced off (`[0, S)`) before the product with `v`; it becomes
     `graph.attention ... sinks %sinks`. On by default (rpc-compile forms them; both backends
-    run them); `sinks=false` leaves sink softmaxes unfused. Sliding-window masks (GPT-OSS's
-    alternate layers) are not causal masks and stay unfused.
+    run them); `sinks=false` leaves sink softmaxes unfused.
+
+    A sliding-window causal mask (transformers' `sliding_window` masks: Mistral, Qwen2,
+    Gemma-2/3 and GPT-OSS's alternate layers; query `i` keeps key `j` iff `j <= i` and
+    `i - j < w`), additive or boolean, folded or unfolded, with or without sinks, sets the
+    attention's `window = w`: `w` is the count of kept keys in the last row of the first
+    `[S, S]` slice, and every element of the mask must then match that band, so a band that
+    does not end at the diagonal, a window off by one in any row, or slices with different
+    windows stay unfused. A `w` of at least `S` is the plain causal mask (no `window`).
 
     Before:
     ```mlir

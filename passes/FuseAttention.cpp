@@ -3,7 +3,8 @@
 // rp-fuse-attention (passes/BlockFusionPasses.td): matches eager scaled dot-product attention
 // as imported at its final `graph.matmul` and replaces it with `graph.attention`; the
 // intermediates become dead and the greedy driver erases them. GPT-OSS's attention sinks (a
-// concatenated sink column, softmax, the column sliced off) become its `sinks` operand.
+// concatenated sink column, softmax, the column sliced off) become its `sinks` operand; a
+// sliding-window causal mask (passes/CausalMask.h) becomes its `window`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,22 +142,25 @@ std::optional<std::pair<Value, int64_t>> flatKeyTranspose(Value kT) {
 }
 
 /// Strips an optional causal mask (passes/CausalMask.h: folded or computed by ops from
-/// constants) off the softmax's input `scores`; returns whether it was one.
-bool takeCausalMask(Value &scores, int64_t seq, CausalMaskRecognizer &masks) {
+/// constants) off the softmax's input `scores`; returns its window (0: plain causal), or
+/// nullopt when there was none.
+std::optional<int64_t> takeCausalMask(Value &scores, int64_t seq, CausalMaskRecognizer &masks) {
   if (auto add = scores.getDefiningOp<AddOp>(); add && scores.hasOneUse()) {
     for (auto [s, m] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())})
-      if (s.getType() == add.getType() && masks.isAdditive(m, seq)) {
-        scores = s;
-        return true;
-      }
+      if (s.getType() == add.getType())
+        if (std::optional<int64_t> window = masks.additiveBand(m, seq)) {
+          scores = s;
+          return window;
+        }
   } else if (auto where = scores.getDefiningOp<WhereOp>(); where && scores.hasOneUse()) {
-    if (where.getOnTrue().getType() == where.getType() &&
-        masks.isKeepWhere(where.getCondition(), where.getOnFalse(), seq)) {
-      scores = where.getOnTrue();
-      return true;
-    }
+    if (where.getOnTrue().getType() == where.getType())
+      if (std::optional<int64_t> window =
+              masks.keepWhereBand(where.getCondition(), where.getOnFalse(), seq)) {
+        scores = where.getOnTrue();
+        return window;
+      }
   }
-  return false;
+  return std::nullopt;
 }
 
 /// Strips an optional scale (mul by or div by a constant scalar) off `scores`; returns it.
@@ -278,7 +282,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
                       qType.getElementType()))
       return fail("the sinks are not one per query head of the query's element type");
 
-    bool causal = takeCausalMask(qk, seq, masks);
+    std::optional<int64_t> window = takeCausalMask(qk, seq, masks);
     double scale = takeScale(qk);
     auto scoreMm = qk.getDefiningOp<MatMulOp>();
     if (!scoreMm || !qk.hasOneUse())
@@ -315,8 +319,10 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
       return fail("key/value shapes do not match the query");
     if (composed)
       k = TransposeOp::create(rewriter, root.getLoc(), k, rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
-    rewriter.replaceOpWithNewOp<AttentionOp>(root, qType, q, k, v, sinks, rewriter.getF64FloatAttr(scale),
-                                             causal ? rewriter.getUnitAttr() : UnitAttr());
+    rewriter.replaceOpWithNewOp<AttentionOp>(
+        root, qType, q, k, v, sinks, rewriter.getF64FloatAttr(scale),
+        window ? rewriter.getUnitAttr() : UnitAttr(),
+        window && *window > 0 ? rewriter.getI64IntegerAttr(*window) : IntegerAttr());
     return success();
   }
 };

@@ -64,11 +64,13 @@ double forwardFlops(func::FuncOp func) {
     }
     if (auto att = dyn_cast<graph::AttentionOp>(op)) {
       // QK^T and PV over the (query, key) pairs the kernels compute (kernels/FlopRules.h):
-      // 2 B Hq P (D + Dv), P = S Sk or, causal, the pairs on or below the diagonal.
+      // 2 B Hq P (D + Dv), P = S Sk or, causal, the pairs on or below the diagonal (in the
+      // sliding window's band when there is one).
       flops += ::rp::kernels::kernelFlops("attention", {shapeOf(att.getQuery()),
                                                         shapeOf(att.getKey()),
                                                         shapeOf(att.getValue())},
-                                          {shapeOf(att.getResult())}, att.getCausal());
+                                          {shapeOf(att.getResult())}, att.getCausal(),
+                                          /*transposeA=*/false, att.getWindow().value_or(0));
       return;
     }
     if (isa<graph::MoeCombineOp>(op)) {

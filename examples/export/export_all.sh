@@ -2,8 +2,9 @@
 # Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
 # Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon and the mixtures of experts Qwen3-MoE and
 # GPT-OSS by the dynamo and the TorchScript exporter, those two again with the router
-# load-balancing loss (--router-aux-loss),
-# Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with symbolic dims) under
+# load-balancing loss (--router-aux-loss), Mistral again with a sliding window of 6 positions
+# (mistral-window-*), Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with
+# symbolic dims) under
 # test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
 #   PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
 set -euo pipefail
@@ -38,6 +39,11 @@ for arch in qwen3 llama gpt2; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 --tied \
       --out "$tests/$arch-tied-$exporter"
   done
+done
+# Mistral with a sliding window of 6 positions over 16: a band mask (graph.attention's window).
+for exporter in dynamo torchscript; do
+  export_model --arch mistral --exporter "$exporter" --size test --batch 2 --seq 16 \
+    --sliding-window 6 --out "$tests/mistral-window-$exporter"
 done
 export_model --arch qwen3 --exporter dynamo --size test --batch 2 --seq 16 --dynamic \
   --out "$tests/qwen3-dynamo-dynamic"

@@ -73,7 +73,7 @@ SIZES = {
 }
 
 
-def build(arch, size):
+def build(arch, size, sliding_window=None):
     hidden, layers, heads, kv_heads, inter = SIZES[size]
     common = dict(vocab_size=VOCAB, tie_word_embeddings=False, bos_token_id=BYTE_VOCAB,
                   eos_token_id=BYTE_VOCAB, pad_token_id=BYTE_VOCAB + 1)
@@ -95,12 +95,13 @@ def build(arch, size):
             resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **common)
         model = transformers.GPT2LMHeadModel(config)
     elif arch == "mistral":
-        # Sliding window stays the family default (4096): wider than any test sequence, so the
-        # mask is the causal one.
+        # Sliding window: the family default (4096, wider than any test sequence, so the mask is
+        # the causal one) unless --sliding-window narrows it below the sequence (a band mask).
+        window = dict(sliding_window=sliding_window) if sliding_window else {}
         config = transformers.MistralConfig(
             hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
             num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
-            max_position_embeddings=1024, **common)
+            max_position_embeddings=1024, **window, **common)
         model = transformers.MistralForCausalLM(config)
     elif arch == "phi3":
         # Fused projections: self_attn.qkv_proj and mlp.gate_up_proj, sliced in the graph.
@@ -275,12 +276,17 @@ def main():
     p.add_argument("--router-aux-loss-coef", type=float, default=None,
                    help="with --router-aux-loss: the coefficient (default: the config's "
                         "router_aux_loss_coef, 0.001 for Qwen3-MoE and GPT-OSS)")
+    p.add_argument("--sliding-window", type=int, default=None,
+                   help="Mistral: the config's sliding_window (default: the family's 4096); "
+                        "below --seq the attention mask is a sliding-window band")
     args = p.parse_args()
     if args.router_aux_loss_coef is not None and not args.router_aux_loss:
         raise SystemExit("export: --router-aux-loss-coef needs --router-aux-loss")
+    if args.sliding_window is not None and args.arch != "mistral":
+        raise SystemExit("export: --sliding-window applies to --arch mistral")
 
     torch.manual_seed(args.seed)
-    lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size)
+    lm = build_from_dir(args.model_dir) if args.model_dir else build(args.arch, args.size, args.sliding_window)
     lm = lm.float()
     if args.router_aux_loss:
         lm.config.output_router_logits = True

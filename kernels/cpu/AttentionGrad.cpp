@@ -21,10 +21,12 @@ template <typename T> struct Problem {
   bool causal;
   const T *q, *k, *v, *out, *dout;
   const T *sinks; ///< [Hq] or null
+  int64_t window; ///< sliding window (>= 1, causal) or 0
 };
 
 /// The VJP of one k/v head (b, g): for each of its query heads h (ascending) and each block of
-/// kAttentionQueryBlock query rows (ascending), with the keys the block sees:
+/// kAttentionQueryBlock query rows (ascending), with the keys the block sees (with a sliding
+/// window, from the first key of its first row's window):
 ///   P = softmaxRows(scale q k^T)        (the forward's probabilities, bit for bit)
 ///   D_i = dout_i . out_i (double, c ascending, rounded to T; dP_i0 for a row that sees one
 ///         key, so that its dS is exactly 0)
@@ -50,12 +52,14 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
     double dsink = 0.0;
     for (int64_t i0 = 0; i0 < seq; i0 += kAttentionQueryBlock) {
       const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
-      const int64_t keys = p.causal ? i0 + rows : seq;
+      const int64_t k0 = attentionFirstKey(i0, p.causal, p.window);
+      const int64_t keys = (p.causal ? i0 + rows : seq) - k0;
       const int64_t rowBase = ((b * p.heads + h) * seq + i0) * dim;
       const T *qs = p.q + rowBase, *dos = p.dout + rowBase, *os = p.out + rowBase;
-      gemm(false, true, rows, keys, dim, scale, qs, dim, ks, dim, T(0), prob, keys);
-      softmaxRows(prob, rows, keys, i0, p.causal, sink, sinkProb);
-      gemm(false, true, rows, keys, dim, T(1), dos, dim, vs, dim, T(0), ds, keys);
+      const T *kb = ks + k0 * dim, *vb = vs + k0 * dim;
+      gemm(false, true, rows, keys, dim, scale, qs, dim, kb, dim, T(0), prob, keys);
+      softmaxRows(prob, rows, keys, i0, p.causal, sink, sinkProb, k0, p.window);
+      gemm(false, true, rows, keys, dim, T(1), dos, dim, vb, dim, T(0), ds, keys);
       for (int64_t r = 0; r < rows; ++r) {
         double delta = 0.0;
         for (int64_t c = 0; c < dim; ++c)
@@ -63,8 +67,9 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
         // A row that sees one key (P = 1, out = v_0): D = dP_i0 exactly, so dS = 0, as in exact
         // arithmetic (the GEMM's dP and this D would differ by rounding). A sink takes a share
         // of the row, so then P < 1 and D is computed as for any row.
-        const bool oneKey = !sink && (p.causal ? i0 + r + 1 : keys) == 1;
-        const T d = oneKey ? ds[r * keys] : static_cast<T>(delta);
+        const int64_t first = attentionFirstKey(i0 + r, p.causal, p.window) - k0;
+        const bool oneKey = !sink && (p.causal ? i0 + r + 1 - k0 : keys) - first == 1;
+        const T d = oneKey ? ds[r * keys + first] : static_cast<T>(delta);
         if (sink)
           dsink -= static_cast<double>(sinkProb[r]) * static_cast<double>(d);
         T *dsr = ds + r * keys;
@@ -72,9 +77,9 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
         for (int64_t j = 0; j < keys; ++j)
           dsr[j] = pr[j] * (dsr[j] - d);
       }
-      gemm(false, false, rows, dim, keys, scale, ds, keys, ks, dim, T(0), dq + rowBase, dim);
-      gemm(true, false, keys, dim, rows, scale, ds, keys, qs, dim, T(1), dks, dim);
-      gemm(true, false, keys, dim, rows, T(1), prob, keys, dos, dim, T(1), dvs, dim);
+      gemm(false, false, rows, dim, keys, scale, ds, keys, kb, dim, T(0), dq + rowBase, dim);
+      gemm(true, false, keys, dim, rows, scale, ds, keys, qs, dim, T(1), dks + k0 * dim, dim);
+      gemm(true, false, keys, dim, rows, T(1), prob, keys, dos, dim, T(1), dvs + k0 * dim, dim);
     }
     if (sink)
       dsinkPart[h] = dsink;
@@ -123,7 +128,7 @@ void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostT
 Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &v,
                     const HostTensor &out, const HostTensor &dout, double scale, bool causal,
                     HostTensor &dq, HostTensor &dk, HostTensor &dv, const HostTensor *sinks,
-                    HostTensor *dsinks) {
+                    HostTensor *dsinks, int64_t window) {
   const char *op = "attention_vjp";
   RP_RETURN_IF_ERROR(checkDType(op, "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape(), op));
@@ -142,11 +147,12 @@ Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &
     RP_RETURN_IF_ERROR(checkType(op, "sinks", *sinks, q.dtype(), Shape{qs[1]}));
     RP_RETURN_IF_ERROR(checkType(op, "dsinks", *dsinks, q.dtype(), Shape{qs[1]}));
   }
+  RP_RETURN_IF_ERROR(checkAttentionWindow(op, causal, window));
   visitFloat(q.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const Problem<T> p{qs[0], qs[1], ks[1], qs[1] / ks[1], qs[2], qs[3], scale, causal,
                        q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), dout.data<T>(),
-                       sinks ? sinks->data<T>() : nullptr};
+                       sinks ? sinks->data<T>() : nullptr, window};
     attentionVjpLoop(p, dq, dk, dv, dsinks);
   });
   return okStatus();

@@ -40,13 +40,17 @@ namespace rp::kernels::cpu {
 /// Shapes: q, out, dout, dq [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D] with Hkv dividing Hq.
 /// Dtype f32 or f64, one for all tensors. Errors: InvalidArgument naming
 /// "attention_vjp", the operand, what was expected and what was found; sinks without dsinks
-/// or the reverse.
+/// or the reverse; a negative window or a window without `causal`.
+///
+/// With a sliding `window` (>= 1, with `causal`; cpu::attention's; 0 is none), the sums run
+/// over i - window < j <= i only, and each block's GEMMs start at the first key its first
+/// row sees (the single-key shortcut holds for every row when window is 1).
 runtime::Status attentionVjp(const runtime::HostTensor &q, const runtime::HostTensor &k,
                              const runtime::HostTensor &v, const runtime::HostTensor &out,
                              const runtime::HostTensor &dout, double scale, bool causal,
                              runtime::HostTensor &dq, runtime::HostTensor &dk,
                              runtime::HostTensor &dv, const runtime::HostTensor *sinks = nullptr,
-                             runtime::HostTensor *dsinks = nullptr);
+                             runtime::HostTensor *dsinks = nullptr, int64_t window = 0);
 
 } // namespace rp::kernels::cpu
 

@@ -76,11 +76,12 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
 }
 
 /// Per block of kAttentionQueryBlock query rows of one head (b, h): scores = scale q k^T over
-/// the keys the block sees (one GEMM), softmaxRows, out = P v (one GEMM). Blocks are
-/// independent tasks, so the bits do not depend on the thread count.
+/// the keys the block sees (one GEMM; with a sliding `window`, from the first key in its first
+/// row's window), softmaxRows, out = P v (one GEMM). Blocks are independent tasks, so the
+/// bits do not depend on the thread count.
 template <typename T>
 void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
-                   bool causal, const HostTensor *sinks, HostTensor &out) {
+                   bool causal, const HostTensor *sinks, HostTensor &out, int64_t window) {
   const int64_t batch = q.shape()[0], heads = q.shape()[1], seq = q.shape()[2],
                 dim = q.shape()[3], kvHeads = k.shape()[1];
   if (out.numElements() == 0 || seq == 0)
@@ -102,12 +103,14 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
       const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
       const int64_t b = bh / heads, h = bh % heads;
       const int64_t kvBase = (b * kvHeads + h / groups) * seq * dim;
-      const int64_t keys = causal ? i0 + rows : seq;
+      const int64_t k0 = attentionFirstKey(i0, causal, window);
+      const int64_t keys = (causal ? i0 + rows : seq) - k0;
       gemm(false, true, rows, keys, dim, static_cast<T>(scale), pq + (bh * seq + i0) * dim, dim,
-           pk + kvBase, dim, T(0), p.data(), keys);
-      softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr);
-      gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase, dim, T(0),
-           po + (bh * seq + i0) * dim, dim);
+           pk + kvBase + k0 * dim, dim, T(0), p.data(), keys);
+      softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr,
+                  static_cast<T *>(nullptr), k0, window);
+      gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase + k0 * dim, dim,
+           T(0), po + (bh * seq + i0) * dim, dim);
     }
   }
 }
@@ -137,7 +140,7 @@ Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, H
 }
 
 Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
-                 bool causal, HostTensor &out, const HostTensor *sinks) {
+                 bool causal, HostTensor &out, const HostTensor *sinks, int64_t window) {
   RP_RETURN_IF_ERROR(checkDType("attention", "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape()));
   RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "k", k));
@@ -147,8 +150,9 @@ Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, 
   RP_RETURN_IF_ERROR(checkType("attention", "out", out, q.dtype(), qs));
   if (sinks)
     RP_RETURN_IF_ERROR(checkType("attention", "sinks", *sinks, q.dtype(), Shape{qs[1]}));
+  RP_RETURN_IF_ERROR(checkAttentionWindow("attention", causal, window));
   visitFloat(q.dtype(), [&](auto tag) {
-    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, sinks, out);
+    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, sinks, out, window);
   });
   return okStatus();
 }

@@ -49,10 +49,14 @@ runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &co
 /// count. With `sinks` (attention sinks, GPT-OSS; q's dtype, [Hq]): head h's
 /// softmax has one more logit sinks[h] that joins the max and the denominator
 /// and has no value, p_j = e^(s_j) / (e^(sinks[h]) + sum_j' e^(s_j')).
-/// Errors: InvalidArgument for a bad dtype or shape.
+/// With a sliding `window` (>= 1, with `causal`; 0 is none): only keys j with
+/// i - window < j <= i; a block's GEMMs start at the first key its first row sees.
+/// Errors: InvalidArgument for a bad dtype or shape, a negative window or a window without
+/// `causal`.
 runtime::Status attention(const runtime::HostTensor &q, const runtime::HostTensor &k,
                           const runtime::HostTensor &v, double scale, bool causal,
-                          runtime::HostTensor &out, const runtime::HostTensor *sinks = nullptr);
+                          runtime::HostTensor &out, const runtime::HostTensor *sinks = nullptr,
+                          int64_t window = 0);
 
 } // namespace rp::kernels::cpu
 

@@ -215,6 +215,12 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
 /// [rows, keys] GEMM.
 constexpr int64_t kAttentionQueryBlock = 64;
 
+/// The first key a block of query rows from i0 on sees: i0 - window + 1 (at least 0) with a
+/// sliding `window` (>= 1, causal), 0 without one (window 0).
+inline int64_t attentionFirstKey(int64_t i0, bool causal, int64_t window) {
+  return causal && window > 0 && i0 - window + 1 > 0 ? i0 - window + 1 : 0;
+}
+
 /// Softmax in place of `rows` rows of attention scores, row r (query i0 + r) stored at
 /// p + r * keys: over its first `causal ? i0 + r + 1 : keys` entries (the rest become 0), as
 /// e_j = e^(s_j - max) (expOf), then e_j / sum_j e_j with the sum in double in key order. The
@@ -222,24 +228,32 @@ constexpr int64_t kAttentionQueryBlock = 64;
 /// With `sink` (attention sinks, GPT-OSS): one more logit *sink joins the max and, after the
 /// keys, the sum, and has no value; `sinkProb` (when not null) receives each row's
 /// e^(sink - max) / sum in sinkProb[r].
+/// With a sliding `window` (>= 1, causal): column c holds key k0 + c, and row r keeps the
+/// keys j with i - window < j <= i (i = i0 + r); the columns outside become 0. `window` 0 is
+/// none (and k0 then 0).
 template <typename T>
 void softmaxRows(T *p, int64_t rows, int64_t keys, int64_t i0, bool causal,
-                 const T *sink = nullptr, T *sinkProb = nullptr) {
+                 const T *sink = nullptr, T *sinkProb = nullptr, int64_t k0 = 0,
+                 int64_t window = 0) {
   for (int64_t r = 0; r < rows; ++r) {
     T *pr = p + r * keys;
-    const int64_t n = causal && i0 + r + 1 < keys ? i0 + r + 1 : keys;
+    const int64_t i = i0 + r;
+    const int64_t n = causal && i + 1 - k0 < keys ? i + 1 - k0 : keys;
+    const int64_t lo = window > 0 && i - window + 1 > k0 ? i - window + 1 - k0 : 0;
     T m = sink ? *sink : T(-INFINITY);
-    for (int64_t j = 0; j < n; ++j)
+    for (int64_t j = lo; j < n; ++j)
       m = pr[j] > m ? pr[j] : m;
-    for (int64_t j = 0; j < n; ++j)
+    for (int64_t j = lo; j < n; ++j)
       pr[j] = expOf(pr[j] - m);
     double sum = 0.0;
-    for (int64_t j = 0; j < n; ++j)
+    for (int64_t j = lo; j < n; ++j)
       sum += static_cast<double>(pr[j]);
     const T sinkExp = sink ? expOf(*sink - m) : T(0);
     sum += static_cast<double>(sinkExp);
     const T total = static_cast<T>(sum);
-    for (int64_t j = 0; j < n; ++j)
+    for (int64_t j = 0; j < lo; ++j)
+      pr[j] = T(0);
+    for (int64_t j = lo; j < n; ++j)
       pr[j] = pr[j] / total;
     for (int64_t j = n; j < keys; ++j)
       pr[j] = T(0);

@@ -86,13 +86,14 @@ struct AttentionVjpPlan {
 
 /// Checks attention_vjp's operands as cpu::attentionVjp does: dtype f32, f64, f16 or bf16 (one
 /// for all); q [B, Hq, S, D]; k [B, Hkv, S, D] with Hkv > 0 dividing Hq; v, dk, dv of k's shape;
-/// out, dout, dq of q's shape; D <= kMaxAttentionVjpHeadDim. Errors: InvalidArgument, e.g.
+/// out, dout, dq of q's shape; D <= kMaxAttentionVjpHeadDim; `window` as planAttention's.
+/// Errors: InvalidArgument, e.g.
 /// "attention_vjp: q is [2, 3], expected [B, Hq, S, D]", "attention_vjp: dk is ...",
 /// "attention_vjp: head dimension 2048 exceeds the GPU kernel's limit of 1024".
 runtime::StatusOr<AttentionVjpPlan>
 planAttentionVjp(runtime::DType dtype, const Shape &q, const Shape &k, const Shape &v,
                  const Shape &out, const Shape &dout, double scale, bool causal, const Shape &dq,
-                 const Shape &dk, const Shape &dv);
+                 const Shape &dk, const Shape &dv, int64_t window = 0);
 
 /// Enqueues the backward on `stream`: with plan.tensorCores the tensor-core kernel of
 /// FlashAttentionBackward.h where it applies (f16/bf16, D in 16..128 by 16, 16-byte aligned
@@ -144,6 +145,7 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
   const int64_t b = bh / f.heads, h = bh % f.heads;
   const int64_t kvBase = (b * f.kvHeads + h / f.groups) * f.seq * dim;
   const int64_t qBase = row * dim, keys = f.causal ? i + 1 : f.seq;
+  const int64_t first = attentionRowFirstKey(f, i);
   const C scale = static_cast<C>(f.scale);
 
   block.sync(); // the previous row of this block is done with the shared memory
@@ -161,7 +163,7 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
   // Sweep 1: lse_i by the online softmax (attentionRow's running max and sum, from the sink).
   C m = sinks ? static_cast<C>(loadAs<D>(sinks, h)) : -static_cast<C>(INFINITY);
   C l = sinks ? C(1) : C(0);
-  for (int64_t j0 = 0; j0 < keys; j0 += tile) {
+  for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
       score[t] = attentionDot<D>(sq, k, kvBase + (j0 + t) * dim, dim) * scale;
@@ -181,7 +183,7 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
   }
   const C L = m + attentionLog(l);
   // Sweep 2: dS of each key, dq_c += dS_t k[j0 + t, c] in key order.
-  for (int64_t j0 = 0; j0 < keys; j0 += tile) {
+  for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
       const int64_t kb = kvBase + (j0 + t) * dim;
@@ -232,8 +234,10 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
   block.sync();
   for (int64_t h = g * f.groups; h < (g + 1) * f.groups; ++h) {
     const int64_t rowBase = (b * f.heads + h) * seq;
-    for (int64_t i0 = f.causal ? j : 0; i0 < seq; i0 += tile) {
-      const int64_t n = seq - i0 < tile ? seq - i0 : tile;
+    // With a sliding window, key j is seen by queries j .. j + window - 1 only.
+    const int64_t end = f.window > 0 && j + f.window < seq ? j + f.window : seq;
+    for (int64_t i0 = f.causal ? j : 0; i0 < end; i0 += tile) {
+      const int64_t n = end - i0 < tile ? end - i0 : tile;
       block.forEach(n, [&](int64_t t) {
         const int64_t row = rowBase + i0 + t;
         // q_i . k_j with q loaded and k from shared: the products and order of pass 1.

@@ -39,8 +39,8 @@ __device__ void warpSoftmax(const FlashParams &p, float *sS, T *sP, float *sO, f
     const int row = warp * kWarpRows + r;
     const int64_t qi = m0 + row;
     const float *srow = sS + row * kScoreStride;
-    const bool keep0 = keyVisible(qi, n0 + lane, p.seq, p.causal);
-    const bool keep1 = keyVisible(qi, n0 + lane + 32, p.seq, p.causal);
+    const bool keep0 = keyVisible(qi, n0 + lane, p.seq, p.causal, p.window);
+    const bool keep1 = keyVisible(qi, n0 + lane + 32, p.seq, p.causal, p.window);
     const float s0 = keep0 ? srow[lane] * p.scale : -INFINITY;
     const float s1 = keep1 ? srow[lane + 32] * p.scale : -INFINITY;
     const float mNew = fmaxf(m[r], warpMax(fmaxf(s0, s1)));
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads)
       l[r] = sinks ? 1.0f : 0.0f;
     }
     const int64_t keyEnd = p.causal ? (m0 + kFlashRows < p.seq ? m0 + kFlashRows : p.seq) : p.seq;
-    for (int64_t n0 = 0; n0 < keyEnd; n0 += kFlashKeys) {
+    for (int64_t n0 = firstKeyTile(p, m0, kFlashKeys); n0 < keyEnd; n0 += kFlashKeys) {
       __syncthreads(); // sKV is free (the previous tile's P V is done)
       loadTile(sKV, k + kvOffset, n0, p.seq, dim);
       __syncthreads();

@@ -52,9 +52,10 @@ __device__ void warpRowLogSumExp(const Params &p, const float *sS, int w, int la
   for (int r = 0; r < kWarpRows; ++r) {
     const int64_t qi = m0 + w + r;
     const float *srow = sS + (w + r) * kScoreStride;
-    const float s0 = keyVisible(qi, n0 + lane, p.seq, p.causal) ? srow[lane] * p.scale : -INFINITY;
-    const float s1 =
-        keyVisible(qi, n0 + lane + 32, p.seq, p.causal) ? srow[lane + 32] * p.scale : -INFINITY;
+    const bool keep0 = keyVisible(qi, n0 + lane, p.seq, p.causal, p.window);
+    const bool keep1 = keyVisible(qi, n0 + lane + 32, p.seq, p.causal, p.window);
+    const float s0 = keep0 ? srow[lane] * p.scale : -INFINITY;
+    const float s1 = keep1 ? srow[lane + 32] * p.scale : -INFINITY;
     const float mNew = fmaxf(m[r], warpMax(fmaxf(s0, s1)));
     if (mNew == -INFINITY)
       continue; // nothing visible yet: l stays 0
@@ -75,7 +76,7 @@ __device__ void warpQueryGradScores(const Params &p, const float *sS, const floa
     const int row = w + r;
     const int64_t qi = m0 + row;
     for (int c = lane; c < kTile; c += 32) {
-      const bool keep = keyVisible(qi, n0 + c, p.seq, p.causal);
+      const bool keep = keyVisible(qi, n0 + c, p.seq, p.causal, p.window);
       const float prob = keep ? expf(sS[row * kScoreStride + c] * p.scale - lse[r]) : 0.0f;
       sdS[row * kProbStride + c] = toStorage<T>(prob * (sDP[row * kScoreStride + c] - d[r]));
     }
@@ -118,7 +119,8 @@ __global__ void __launch_bounds__(kThreads)
       m[r] = sink;
       l[r] = sinks ? 1.0f : 0.0f;
     }
-    for (int64_t n0 = 0; n0 < keyEnd; n0 += kTile) { // walk 1: the log-sum-exp
+    // walk 1: the log-sum-exp
+    for (int64_t n0 = firstKeyTile(p, m0, kTile); n0 < keyEnd; n0 += kTile) {
       __syncthreads();
       loadTile(sK, k + kv, n0, p.seq, dim);
       __syncthreads();
@@ -130,7 +132,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r)
       lse[r] = l[r] > 0.0f ? m[r] + logf(l[r]) : 0.0f;
-    for (int64_t n0 = 0; n0 < keyEnd; n0 += kTile) { // walk 2: dQ
+    for (int64_t n0 = firstKeyTile(p, m0, kTile); n0 < keyEnd; n0 += kTile) { // walk 2: dQ
       __syncthreads();
       loadTile(sK, k + kv, n0, p.seq, dim);
       loadTile(sV, v + kv, n0, p.seq, dim);
@@ -168,7 +170,7 @@ __device__ void warpKeyProbs(const Params &p, float *sST, T *sPT, const float *s
     const int row = w + r; // a key of the tile
     const int64_t kj = n0 + row;
     for (int c = lane; c < kTile; c += 32) { // c: a query of the tile
-      const bool keep = keyVisible(m0 + c, kj, p.seq, p.causal);
+      const bool keep = keyVisible(m0 + c, kj, p.seq, p.causal, p.window);
       const float prob = keep ? expf(sST[row * kScoreStride + c] * p.scale - sL[c]) : 0.0f;
       sST[row * kScoreStride + c] = prob;
       sPT[row * kProbStride + c] = toStorage<T>(prob);
@@ -218,7 +220,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t g = 0; g < p.groups; ++g) {
       const int64_t bh = b * p.heads + hk * p.groups + g;
       const int64_t rows = bh * p.seq * dim;
-      for (int64_t m0 = p.causal ? n0 : 0; m0 < p.seq; m0 += kTile) {
+      for (int64_t m0 = p.causal ? n0 : 0; m0 < queryEnd(p, n0, kTile); m0 += kTile) {
         __syncthreads(); // sQ, sdO, sL, sD are free
         loadTile(sQ, q + rows, m0, p.seq, dim);
         loadTile(sdO, dout + rows, m0, p.seq, dim);

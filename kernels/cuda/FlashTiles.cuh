@@ -35,6 +35,7 @@ struct Params {
   int64_t heads, kvHeads, groups, seq, dim, tilesM, blocks;
   float scale;
   bool causal;
+  int64_t window; ///< sliding window (>= 1, causal) or 0
 };
 
 /// Params of `plan`; blocks = B * Hq * tilesM (one per 64 query rows of a head).
@@ -49,6 +50,7 @@ inline Params paramsOf(const AttentionPlan &plan) {
   p.blocks = plan.batch * plan.heads * p.tilesM;
   p.scale = static_cast<float>(plan.scale);
   p.causal = plan.causal;
+  p.window = plan.window;
   return p;
 }
 
@@ -141,9 +143,25 @@ __device__ inline void warpAccumulateAB(const T *a, const T *b, float *acc, int6
   }
 }
 
-/// Whether key `kj` takes part in query `qi`'s softmax.
-__device__ inline bool keyVisible(int64_t qi, int64_t kj, int64_t seq, bool causal) {
-  return kj < seq && qi < seq && (!causal || kj <= qi);
+/// Whether key `kj` takes part in query `qi`'s softmax (with a sliding `window` >= 1, only
+/// the keys qi - window < kj <= qi).
+__device__ inline bool keyVisible(int64_t qi, int64_t kj, int64_t seq, bool causal,
+                                  int64_t window = 0) {
+  return kj < seq && qi < seq && (!causal || kj <= qi) && (window == 0 || qi - kj < window);
+}
+
+/// The first key tile (a multiple of `tile`) that query rows from m0 on see: the tile of key
+/// m0 - window + 1 with a sliding window, 0 without one (the tiles before are wholly masked).
+__host__ __device__ inline int64_t firstKeyTile(const Params &p, int64_t m0, int64_t tile) {
+  const int64_t first = p.causal && p.window > 0 ? m0 - p.window + 1 : 0;
+  return first > 0 ? first / tile * tile : 0;
+}
+
+/// One past the last query that key tile n0 (of `tile` keys) is seen by: with a sliding window
+/// n0 + tile - 1 + window (at most seq), seq without one.
+__host__ __device__ inline int64_t queryEnd(const Params &p, int64_t n0, int64_t tile) {
+  const int64_t end = p.causal && p.window > 0 ? n0 + tile - 1 + p.window : p.seq;
+  return end < p.seq ? end : p.seq;
 }
 
 /// Sets the largest dynamic shared memory of `kernel` when over the 48 KiB default.

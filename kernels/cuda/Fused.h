@@ -11,6 +11,8 @@
 //              broadcasts to x's (numpy rules: [S, D], [B, 1, S, D], ...); out: x's shape.
 //   attention  y[b, h, i] = sum_j p_j v[b, h / G, j],
 //              p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale), j <= i when `causal`
+//              (and i - j < window with a sliding window: the row and tensor-core kernels
+//              start at the window's first key, or its tile)
 //              (Vaswani et al. 2017; torch scaled_dot_product_attention with enable_gqa).
 //              q, out [B, Hq, S, D]; k, v [B, Hkv, S, D] with Hkv dividing Hq, G = Hq / Hkv.
 //              With attention sinks (GPT-OSS; [Hq], q's dtype): head h's softmax has one more
@@ -187,6 +189,8 @@ struct AttentionPlan {
   bool tensorCores = false;
   /// Attention sinks (GPT-OSS): the launchers take a sinks [Hq] pointer (planAttentionSinks).
   bool sinks = false;
+  /// Sliding window (>= 1, with causal): query i sees keys i - window < j <= i; 0 is none.
+  int64_t window = 0;
 };
 
 /// Checks attention's operands as cpu::attention does: dtype f32, f64, f16 or bf16; q of rank
@@ -195,10 +199,12 @@ struct AttentionPlan {
 /// InvalidArgument, e.g. "attention: q is [2, 3], expected [B, Hq, S, D]", "attention: k
 /// is [1, 3, 4, 8], expected [1, Hkv, 4, 8] with Hkv dividing 4", "attention: v is ...",
 /// "attention: out is ...", "attention: head dimension 4096 exceeds the GPU kernel's limit of
-/// 2048".
+/// 2048". `window`: a sliding window (>= 1, with causal; 0 is none; cpu::attention's), else
+/// "attention: window -1 is negative", "attention: a sliding window (4) needs causal
+/// attention".
 runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape &q, const Shape &k,
                                                const Shape &v, double scale, bool causal,
-                                               const Shape &out);
+                                               const Shape &out, int64_t window = 0);
 
 /// planAttention's checks and plan for the operands q, k, v, out of op `op` (its name in the
 /// messages) whose kernel takes head dimensions up to `maxHeadDim` (planAttentionVjp's
@@ -206,7 +212,12 @@ runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape
 runtime::StatusOr<AttentionPlan> planAttentionFor(const char *op, runtime::DType dtype,
                                                   const Shape &q, const Shape &k, const Shape &v,
                                                   double scale, bool causal, const Shape &out,
-                                                  int64_t maxHeadDim);
+                                                  int64_t maxHeadDim, int64_t window = 0);
+
+/// The first key query row i sees: i - window + 1 (at least 0) with a sliding window, else 0.
+RP_HD inline int64_t attentionRowFirstKey(const AttentionPlan &plan, int64_t i) {
+  return plan.causal && plan.window > 0 && i - plan.window + 1 > 0 ? i - plan.window + 1 : 0;
+}
 
 /// Checks an attention(_vjp)'s sinks operand against `plan` (from planAttention(For)) as
 /// cpu::attention does: plan.dtype and shape [Hq]; then sets plan.sinks. Errors:
@@ -256,6 +267,7 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
   const int64_t kvBase = (b * plan.kvHeads + h / plan.groups) * plan.seq * dim;
   const int64_t qBase = row * dim;
   const int64_t keys = plan.causal ? i + 1 : plan.seq;
+  const int64_t first = attentionRowFirstKey(plan, i); // the sliding window's first key
   const C scale = static_cast<C>(plan.scale);
 
   block.sync(); // the previous row of this block is done with the scratch
@@ -267,7 +279,7 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
   // The sink (when there is one) is the softmax's first logit: m = sink, l = e^(sink - m) = 1.
   C m = sinks ? static_cast<C>(loadAs<D>(sinks, h)) : -static_cast<C>(INFINITY);
   C l = sinks ? C(1) : C(0);
-  for (int64_t j0 = 0; j0 < keys; j0 += tile) {
+  for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
       const int64_t kb = kvBase + (j0 + t) * dim;

@@ -25,13 +25,21 @@ bool boolAttr(const pb::Instruction &ins, const char *name) {
   return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kB && it->second.b();
 }
 
+/// An int attribute's value, 0 when absent (attention's sliding `window`).
+int64_t intAttr(const pb::Instruction &ins, const char *name) {
+  auto it = ins.attrs().find(name);
+  return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kI ? it->second.i()
+                                                                                  : 0;
+}
+
 double flopsOf(const pb::Instruction &ins, const char *kernel,
                const std::vector<kernels::Shape> &operands) {
   std::vector<kernels::Shape> results;
   for (const pb::BufferRef &r : ins.results())
     results.push_back(shapeOf(r.type()));
   return kernels::kernelFlops(kernel, operands, results, boolAttr(ins, "causal"),
-                              boolAttr(ins, "transpose_a"));
+                              boolAttr(ins, "transpose_a"),
+                              intAttr(ins, "window"));
 }
 
 std::vector<kernels::Shape> operandShapes(const pb::Instruction &ins) {

@@ -67,8 +67,15 @@ bool boolAttr(const pb::Instruction &ins, const char *name) {
   return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kB && it->second.b();
 }
 
+/// An int attribute's value, 0 when absent (attention's sliding `window`).
+int64_t intAttr(const pb::Instruction &ins, const char *name) {
+  auto it = ins.attrs().find(name);
+  return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kI ? it->second.i()
+                                                                                  : 0;
+}
+
 /// The FLOPs of one instruction (kernels/FlopRules.h); `asCausal` false counts a causal
-/// attention over every (query, key) pair, as the model FLOPs do.
+/// (or sliding-window) attention over every (query, key) pair, as the model FLOPs do.
 double instructionFlops(const pb::Instruction &ins, bool asCausal = true) {
   std::vector<kernels::Shape> operands, results;
   for (const pb::BufferRef &r : ins.operands())
@@ -76,7 +83,8 @@ double instructionFlops(const pb::Instruction &ins, bool asCausal = true) {
   for (const pb::BufferRef &r : ins.results())
     results.push_back(shapeOf(r.type()));
   return kernels::kernelFlops(ins.kernel(), operands, results,
-                              asCausal && boolAttr(ins, "causal"), boolAttr(ins, "transpose_a"));
+                              asCausal && boolAttr(ins, "causal"), boolAttr(ins, "transpose_a"),
+                              asCausal ? intAttr(ins, "window") : 0);
 }
 
 double functionFlops(const pb::Function &f) {

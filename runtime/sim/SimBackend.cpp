@@ -2,6 +2,7 @@
 
 #include "runtime/sim/SimBackend.h"
 
+#include "kernels/FlopRules.h"
 #include "runtime/core/FormatBytes.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
@@ -191,8 +192,15 @@ double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target,
       const double rows = static_cast<double>(elementsOf(q)) / d; // B * Hq * S
       flops = 2.0 * rows * sk * (d + dv);
       auto causal = ins.attrs().find("causal");
-      if (causal != ins.attrs().end() && causal->second.b())
+      auto window = ins.attrs().find("window");
+      if (window != ins.attrs().end() && window->second.i() > 0) {
+        // A sliding window: the pairs in its band (kernels/FlopRules.h), per query row.
+        const int64_t s = q.shape(q.shape_size() - 2), keys = k.shape(k.shape_size() - 2);
+        flops = 2.0 * (rows / static_cast<double>(s)) *
+                kernels::windowPairs(s, keys, window->second.i()) * (d + dv);
+      } else if (causal != ins.attrs().end() && causal->second.b()) {
         flops /= 2;
+      }
       if (ins.kernel() == "attention_vjp")
         flops *= 2.5; // five products of the forward's size (kernels/FlopRules.h)
     }

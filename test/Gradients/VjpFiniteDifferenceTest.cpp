@@ -427,12 +427,14 @@ Case rope(Rng &rng, bool batched) {
 
 /// graph.attention with Hkv key/value heads, each shared by `groups` query heads.
 /// graph.attention over [B, Hkv * groups, S, D]; S random in [3, 4] when `seq` is 0.
-/// With `sinks`, also attention sinks [Hq] (GPT-OSS), differentiated too.
+/// With `sinks`, also attention sinks [Hq] (GPT-OSS), differentiated too; with `window`
+/// (>= 1, causal), a sliding window.
 Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal, int64_t seq = 0,
-               bool sinks = false) {
+               bool sinks = false, int64_t window = 0) {
   int64_t b = randInt(rng, 1, 2), s = seq ? seq : randInt(rng, 3, 4), d = randInt(rng, 2, 4);
   Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d}, hs{kvHeads * groups};
-  std::string attrs = " {" + std::string(causal ? "causal, " : "") + "scale = 0.5 : f64} : ";
+  std::string attrs = " {" + std::string(causal ? "causal, " : "") + "scale = 0.5 : f64" +
+                      (window ? ", window = " + std::to_string(window) + " : i64" : "") + "} : ";
   if (sinks)
     return {{{"q", q}, {"k", kv}, {"v", kv}, {"s", hs}},
             {"%y = graph.attention %q, %k, %v sinks %s" + attrs + sig({q, kv, kv, hs}, q)},
@@ -831,6 +833,12 @@ std::vector<CaseDef> allCases() {
   add("attention_sinks", [](Rng &r) { return attention(r, 2, 1, false, 0, true); });
   add("attention_sinks_gqa_causal", [](Rng &r) { return attention(r, 2, 2, true, 0, true); });
   add("attention_sinks_seq1_causal", [](Rng &r) { return attention(r, 1, 2, true, 1, true); });
+  // Sliding windows (Mistral, GPT-OSS's sliding layers): 2 and 5 keys over 9 positions, one
+  // key (every row's dS is 0), and with sinks.
+  add("attention_window2_gqa", [](Rng &r) { return attention(r, 2, 2, true, 9, false, 2); });
+  add("attention_window5", [](Rng &r) { return attention(r, 1, 2, true, 9, false, 5); });
+  add("attention_window1", [](Rng &r) { return attention(r, 2, 1, true, 6, false, 1); });
+  add("attention_window3_sinks", [](Rng &r) { return attention(r, 2, 2, true, 9, true, 3); });
   return cases;
 }
 

@@ -1,7 +1,8 @@
 // rp-fuse-attention on causal masks that the ONNX importer left as runtime ops (its fold
 // limit stops at 65536 elements, so every [S, S] mask past S = 256 stays unfolded): the mask
 // is evaluated element by element from its small constant leaves (passes/LazyElements.h) and
-// fuses when it is exactly j <= i (passes/CausalMask.h); anything else stays unfused.
+// fuses when it is exactly j <= i, or a sliding-window band j <= i, i - j < w (passes/CausalMask.h);
+// anything else stays unfused.
 // RUN: rp-opt %s --rp-fuse-attention | FileCheck %s
 
 // The TorchScript exporter's form: keep = (j <= i) from index constants, and'ed with an
@@ -173,10 +174,11 @@ func.func @off_by_one_window(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %
   return %y : tensor<1x2x4x8xf32>
 }
 
-// Near miss: a sliding window of 2 keys (j <= i and j > i - 2) is narrower than the sequence; graph.attention has no window.
+// A sliding window of 2 keys (j <= i and j > i - 2, transformers' sliding_window_overlay),
+// narrower than the sequence: graph.attention with window 2.
 // CHECK-LABEL: func.func @banded_window
-// CHECK-NOT: graph.attention
-// CHECK: graph.softmax
+// CHECK-NOT: graph.softmax
+// CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.000000e+00 : f64, window = 2 : i64}
 func.func @banded_window(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
   %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>

@@ -59,14 +59,28 @@ func.func @no_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<
   return %y : tensor<1x2x4x8xf32>
 }
 
-// Near miss: the mask is not causal (it hides the diagonal too), so it stays as it is.
+// The diagonal alone is a sliding window of 1 (each position sees itself).
+// CHECK-LABEL: func.func @diagonal_mask
+// CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.000000e+00 : f64, window = 1 : i64}
+func.func @diagonal_mask(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, %v: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %mask = graph.constant dense<[[0.0, -1.0e9], [-1.0e9, 0.0]]> : tensor<2x2xf32>
+  %m = graph.add %s, %mask : (tensor<1x1x2x2xf32>, tensor<2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = graph.softmax %m {axis = 3 : i64} : tensor<1x1x2x2xf32>
+  %y = graph.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %y : tensor<1x1x2x2xf32>
+}
+
+// Near miss: the mask is not causal (it hides row 0's diagonal, and row 0 sees key 1), so it
+// stays as it is.
 // CHECK-LABEL: func.func @not_causal_mask
 // CHECK-NOT: graph.attention
 // CHECK: graph.softmax
 func.func @not_causal_mask(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x2x2xf32>, %v: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
   %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
   %s = graph.matmul %q, %kt : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
-  %mask = graph.constant dense<[[0.0, -1.0e9], [-1.0e9, 0.0]]> : tensor<2x2xf32>
+  %mask = graph.constant dense<[[-1.0e9, 0.0], [0.0, 0.0]]> : tensor<2x2xf32>
   %m = graph.add %s, %mask : (tensor<1x1x2x2xf32>, tensor<2x2xf32>) -> tensor<1x1x2x2xf32>
   %p = graph.softmax %m {axis = 3 : i64} : tensor<1x1x2x2xf32>
   %y = graph.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>

@@ -47,12 +47,13 @@ struct Grads {
   HostTensor dq, dk, dv;
 };
 
-/// replay::attentionVjp with key/query tiles of `tile`.
-Grads hostAttentionVjp(const AttentionVjpInputs &in, bool causal, int64_t tile) {
+/// replay::attentionVjp with key/query tiles of `tile` and sliding `window` (0: none).
+Grads hostAttentionVjp(const AttentionVjpInputs &in, bool causal, int64_t tile,
+                       int64_t window = 0) {
   runtime::StatusOr<AttentionVjpPlan> plan =
       planAttentionVjp(in.q.dtype(), in.q.shape(), in.k.shape(), in.v.shape(), in.out.shape(),
                        in.dout.shape(), in.scale, causal, in.q.shape(), in.k.shape(),
-                       in.k.shape());
+                       in.k.shape(), window);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   plan->tile = tile;
   Grads g{poisoned(in.q.dtype(), in.q.shape()), poisoned(in.q.dtype(), in.k.shape()),
@@ -95,6 +96,35 @@ TEST(CudaAttentionGradHost, MatchesCpu) {
       const AttentionVjpInputs in = randomAttentionVjpInputs(dtype, c.q, c.k, c.causal, rng);
       ASSERT_OK(in.cpuStatus);
       const Grads g = hostAttentionVjp(in, c.causal, c.tile);
+      expectFloat(g.dq, in.wantDq, kAttentionF32Rtol, kAttentionVjpF32Atol, "dq");
+      expectFloat(g.dk, in.wantDk, kAttentionF32Rtol, kAttentionVjpF32Atol, "dk");
+      expectFloat(g.dv, in.wantDv, kAttentionF32Rtol, kAttentionVjpF32Atol, "dv");
+    }
+}
+
+// Sliding windows: 1 key, windows inside and across query/key tiles of 3, the device's tile
+// of 128 with windows of 100 and 200 over S = 300 (pass 2's query range ends inside a
+// tile), grouped-query heads, every dtype.
+TEST(CudaAttentionGradHost, WindowMatchesCpu) {
+  std::mt19937 rng(47);
+  struct WindowCase {
+    Shape q, k;
+    int64_t tile, window;
+  };
+  const WindowCase cases[] = {
+      {{2, 4, 7, 5}, {2, 2, 7, 5}, kAttentionTile, 1},
+      {{1, 3, 10, 4}, {1, 1, 10, 4}, 3, 2},
+      {{1, 6, 11, 6}, {1, 2, 11, 6}, 3, 5},
+      {{1, 2, 300, 16}, {1, 1, 300, 16}, kAttentionTile, 100},
+      {{1, 2, 300, 8}, {1, 2, 300, 8}, kAttentionTile, 200},
+  };
+  for (DType dtype : kGpuFloatTypes)
+    for (const WindowCase &c : cases) {
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + " tile " +
+                   std::to_string(c.tile) + " window " + std::to_string(c.window));
+      const AttentionVjpInputs in = randomAttentionVjpInputs(dtype, c.q, c.k, true, rng, c.window);
+      ASSERT_OK(in.cpuStatus);
+      const Grads g = hostAttentionVjp(in, true, c.tile, c.window);
       expectFloat(g.dq, in.wantDq, kAttentionF32Rtol, kAttentionVjpF32Atol, "dq");
       expectFloat(g.dk, in.wantDk, kAttentionF32Rtol, kAttentionVjpF32Atol, "dk");
       expectFloat(g.dv, in.wantDv, kAttentionF32Rtol, kAttentionVjpF32Atol, "dv");

@@ -41,17 +41,21 @@ TEST_F(CudaAttentionGrad, MatchesCpu) {
   const struct {
     Shape q, k;
     bool causal;
-  } cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, false},      {{2, 4, 7, 5}, {2, 2, 7, 5}, true},
-               {{1, 3, 128, 4}, {1, 1, 128, 4}, true},   {{1, 2, 129, 16}, {1, 2, 129, 16}, false},
-               {{2, 6, 257, 64}, {2, 2, 257, 64}, true}, {{1, 2, 64, 128}, {1, 1, 64, 128}, false},
-               {{2, 2, 1, 8}, {2, 1, 1, 8}, true}};
+    int64_t window; ///< sliding window (0: none)
+  } cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, false, 0},      {{2, 4, 7, 5}, {2, 2, 7, 5}, true, 0},
+               {{1, 3, 128, 4}, {1, 1, 128, 4}, true, 0},   {{1, 2, 129, 16}, {1, 2, 129, 16}, false, 0},
+               {{2, 6, 257, 64}, {2, 2, 257, 64}, true, 0}, {{1, 2, 64, 128}, {1, 1, 64, 128}, false, 0},
+               {{2, 2, 1, 8}, {2, 1, 1, 8}, true, 0},       {{2, 4, 7, 5}, {2, 2, 7, 5}, true, 2},
+               {{2, 6, 257, 64}, {2, 2, 257, 64}, true, 100}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &c : cases) {
-      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : ""));
-      const AttentionVjpInputs in = randomAttentionVjpInputs(dtype, c.q, c.k, c.causal, rng);
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : "") +
+                   " window " + std::to_string(c.window));
+      const AttentionVjpInputs in =
+          randomAttentionVjpInputs(dtype, c.q, c.k, c.causal, rng, c.window);
       ASSERT_OK(in.cpuStatus);
       runtime::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
-          dtype, c.q, c.k, c.k, c.q, c.q, in.scale, c.causal, c.q, c.k, c.k);
+          dtype, c.q, c.k, c.k, c.q, c.q, in.scale, c.causal, c.q, c.k, c.k, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       plan->tensorCores = false; // the row kernels (the tensor-core one: the test below)
       auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v), dO = upload(in.out),

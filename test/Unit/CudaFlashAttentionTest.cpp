@@ -40,10 +40,11 @@ struct Vjp {
   std::vector<double> out, dq, dk, dv;
 };
 
-/// The VJP from the definition. q, dout [B, H, S, D]; k, v [B, Hk, S, D]; row-major doubles.
+/// The VJP from the definition. q, dout [B, H, S, D]; k, v [B, Hk, S, D]; row-major doubles;
+/// `window` a sliding window (keys i - window < j <= i; 0: none).
 Vjp referenceVjp(const Shape &qs, const Shape &ks, const std::vector<double> &q,
                  const std::vector<double> &k, const std::vector<double> &v,
-                 const std::vector<double> &dout, double scale, bool causal) {
+                 const std::vector<double> &dout, double scale, bool causal, int64_t window = 0) {
   const int64_t B = qs[0], H = qs[1], S = qs[2], D = qs[3], Hk = ks[1], G = H / Hk;
   Vjp r;
   r.out.assign(q.size(), 0.0);
@@ -56,8 +57,9 @@ Vjp referenceVjp(const Shape &qs, const Shape &ks, const std::vector<double> &q,
       for (int64_t i = 0; i < S; ++i) {
         const int64_t qi = ((b * H + h) * S + i) * D, kv = (b * Hk + h / G) * S * D;
         const int64_t keys = causal ? i + 1 : S;
+        const int64_t first = window > 0 && i - window + 1 > 0 ? i - window + 1 : 0;
         double mx = -INFINITY;
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = first; j < keys; ++j) {
           double s = 0;
           for (int64_t d = 0; d < D; ++d)
             s += q[qi + d] * k[kv + j * D + d];
@@ -65,10 +67,10 @@ Vjp referenceVjp(const Shape &qs, const Shape &ks, const std::vector<double> &q,
           mx = std::max(mx, p[j]);
         }
         double sum = 0;
-        for (int64_t j = 0; j < keys; ++j)
+        for (int64_t j = first; j < keys; ++j)
           sum += (p[j] = std::exp(p[j] - mx));
         double di = 0;
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = first; j < keys; ++j) {
           p[j] /= sum;
           double s = 0;
           for (int64_t d = 0; d < D; ++d) {
@@ -78,7 +80,7 @@ Vjp referenceVjp(const Shape &qs, const Shape &ks, const std::vector<double> &q,
           dp[j] = s;
           di += p[j] * s;
         }
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = first; j < keys; ++j) {
           const double ds = p[j] * (dp[j] - di);
           for (int64_t d = 0; d < D; ++d) {
             r.dq[qi + d] += scale * ds * k[kv + j * D + d];
@@ -130,29 +132,37 @@ void expectNear(const HostTensor &got, const std::vector<double> &want, DType dt
 
 class CudaFlashAttentionBackward : public CudaStreamTest {};
 
-// GQA, MQA, MHA, causal and not, S below, at and past the 64-row tiles, D = 16 to 128.
+// GQA, MQA, MHA, causal and not, S below, at and past the 64-row tiles, D = 16 to 128;
+// sliding windows of 1, 64 and 100 keys (tiles wholly outside the band skipped, a band that
+// starts inside a tile).
 TEST_F(CudaFlashAttentionBackward, MatchesTheDefinition) {
   std::mt19937 rng(31);
   const struct {
     Shape q, k;
     bool causal;
-  } cases[] = {{{1, 4, 256, 128}, {1, 2, 256, 128}, true},
-               {{2, 2, 100, 64}, {2, 2, 100, 64}, false},
-               {{1, 3, 65, 16}, {1, 1, 65, 16}, true},
-               {{1, 2, 130, 96}, {1, 1, 130, 96}, true},
-               {{2, 2, 1, 32}, {2, 1, 1, 32}, true},
-               {{1, 2, 64, 80}, {1, 2, 64, 80}, false}};
+    int64_t window;
+  } cases[] = {{{1, 4, 256, 128}, {1, 2, 256, 128}, true, 0},
+               {{2, 2, 100, 64}, {2, 2, 100, 64}, false, 0},
+               {{1, 3, 65, 16}, {1, 1, 65, 16}, true, 0},
+               {{1, 2, 130, 96}, {1, 1, 130, 96}, true, 0},
+               {{2, 2, 1, 32}, {2, 1, 1, 32}, true, 0},
+               {{1, 2, 64, 80}, {1, 2, 64, 80}, false, 0},
+               {{1, 4, 256, 64}, {1, 2, 256, 64}, true, 100},
+               {{1, 2, 200, 32}, {1, 1, 200, 32}, true, 64},
+               {{1, 2, 130, 16}, {1, 2, 130, 16}, true, 1}};
   for (DType dtype : {DType::BF16, DType::F16})
     for (const auto &c : cases) {
       SCOPED_TRACE(std::string(runtime::dtypeName(dtype)) + " q " + runtime::formatShape(c.q) +
-                   " k " + runtime::formatShape(c.k) + (c.causal ? " causal" : ""));
+                   " k " + runtime::formatShape(c.k) + (c.causal ? " causal" : "") +
+                   " window " + std::to_string(c.window));
       const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
       const HostTensor q = randomOf(dtype, c.q, rng), k = randomOf(dtype, c.k, rng),
                        v = randomOf(dtype, c.k, rng), dout = randomOf(dtype, c.q, rng);
       const Vjp want = referenceVjp(c.q, c.k, valuesOf(q), valuesOf(k), valuesOf(v),
-                                    valuesOf(dout), scale, c.causal);
+                                    valuesOf(dout), scale, c.causal, c.window);
       const HostTensor out = tensorOf(dtype, c.q, want.out);
-      runtime::StatusOr<AttentionPlan> plan = planAttention(dtype, c.q, c.k, c.k, scale, c.causal, c.q);
+      runtime::StatusOr<AttentionPlan> plan =
+          planAttention(dtype, c.q, c.k, c.k, scale, c.causal, c.q, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dQ = upload(q), dK = upload(k), dV = upload(v), dO = upload(out), ddO = upload(dout);
       DeviceBuffer scratch(flashAttentionBackwardScratchBytes(*plan));

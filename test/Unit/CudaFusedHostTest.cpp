@@ -114,11 +114,13 @@ HostTensor hostRope(const HostTensor &x, const HostTensor &cos, const HostTensor
   return out;
 }
 
-/// attention through attentionRow with a SerialBlock; `tile` overrides the key tile.
+/// attention through attentionRow with a SerialBlock; `tile` overrides the key tile; `window`
+/// a sliding window (0: none).
 HostTensor hostAttention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
-                         double scale, bool causal, int64_t tile = kAttentionTile) {
+                         double scale, bool causal, int64_t tile = kAttentionTile,
+                         int64_t window = 0) {
   runtime::StatusOr<AttentionPlan> plan =
-      planAttention(q.dtype(), q.shape(), k.shape(), v.shape(), scale, causal, q.shape());
+      planAttention(q.dtype(), q.shape(), k.shape(), v.shape(), scale, causal, q.shape(), window);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   plan->tile = tile;
   HostTensor out = poisoned(q.dtype(), q.shape());
@@ -332,6 +334,52 @@ TEST(CudaFusedHost, AttentionMatchesCpu) {
       else
         expectClose(got, in.want, 1e-12, 1e-12, "attention");
     }
+}
+
+// Sliding windows (causal): 1 key, a window inside one tile of 3, windows across tile
+// boundaries (5 and 7 over tiles of 3), the device's tile of 128 with windows of 100 and 200
+// over S = 300 (a row's first key falls inside a tile), and a window of S (plain causal).
+TEST(CudaFusedHost, AttentionWindowMatchesCpu) {
+  std::mt19937 rng(17);
+  struct WindowCase {
+    Shape q, k;
+    int64_t tile, window;
+  };
+  const WindowCase cases[] = {
+      {{2, 4, 7, 5}, {2, 2, 7, 5}, kAttentionTile, 1},
+      {{1, 3, 9, 4}, {1, 1, 9, 4}, 3, 2},
+      {{1, 3, 10, 4}, {1, 1, 10, 4}, 3, 5},
+      {{1, 2, 10, 6}, {1, 2, 10, 6}, 3, 7},
+      {{1, 2, 300, 16}, {1, 1, 300, 16}, kAttentionTile, 100},
+      {{1, 1, 300, 8}, {1, 1, 300, 8}, kAttentionTile, 200},
+      {{1, 2, 9, 4}, {1, 2, 9, 4}, 3, 9},
+  };
+  for (DType dtype : kGpuFloatTypes)
+    for (const WindowCase &c : cases) {
+      if (dtype == DType::F16 && c.q[2] > 100)
+        continue; // one 16-bit format (bf16) suffices for the long sequences
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + " tile " +
+                   std::to_string(c.tile) + " window " + std::to_string(c.window));
+      const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, true, rng, c.window);
+      ASSERT_OK(in.cpuStatus);
+      HostTensor got = hostAttention(in.q, in.k, in.v, in.scale, true, c.tile, c.window);
+      if (is16Bit(dtype))
+        expectUlps(got, convertTo(in.want, dtype), "attention");
+      else if (dtype == DType::F32)
+        expectClose(got, in.want, kAttentionF32Rtol, kAttentionF32Atol, "attention");
+      else
+        expectClose(got, in.want, 1e-12, 1e-12, "attention");
+    }
+}
+
+// A bad window is the CPU kernel's error.
+TEST(CudaFusedHost, AttentionWindowErrors) {
+  const Shape q{1, 2, 4, 8};
+  HostTensor t(DType::F32, q), out(DType::F32, q);
+  expectSameError(cpu::attention(t, t, t, 1, true, out, nullptr, -1),
+                  planAttention(DType::F32, q, q, q, 1, true, q, -1));
+  expectError(planAttention(DType::F32, q, q, q, 1, false, q, 2),
+              "attention: a sliding window (2) needs causal attention");
 }
 
 // Large scores: the running max keeps the exponentials finite (softmax of scores ~ +-400).

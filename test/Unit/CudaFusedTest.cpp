@@ -95,23 +95,28 @@ TEST_F(CudaFused, RopeMatchesCpu) {
     }
 }
 
-// GQA, MQA, MHA, causal and not, S below, at and above the 128-key tile, D from 4 to 128.
+// GQA, MQA, MHA, causal and not, S below, at and above the 128-key tile, D from 4 to 128;
+// sliding windows of 1, 100 and 200 keys.
 TEST_F(CudaFused, AttentionMatchesCpu) {
   std::mt19937 rng(13);
   const struct {
     Shape q, k;
     bool causal;
-  } cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, false},      {{2, 4, 7, 5}, {2, 2, 7, 5}, true},
-               {{1, 3, 128, 4}, {1, 1, 128, 4}, true},   {{1, 2, 129, 16}, {1, 2, 129, 16}, false},
-               {{2, 8, 257, 64}, {2, 2, 257, 64}, true}, {{1, 2, 64, 128}, {1, 1, 64, 128}, false},
-               {{2, 2, 1, 8}, {2, 1, 1, 8}, true}};
+    int64_t window;
+  } cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, false, 0},      {{2, 4, 7, 5}, {2, 2, 7, 5}, true, 0},
+               {{1, 3, 128, 4}, {1, 1, 128, 4}, true, 0},   {{1, 2, 129, 16}, {1, 2, 129, 16}, false, 0},
+               {{2, 8, 257, 64}, {2, 2, 257, 64}, true, 0}, {{1, 2, 64, 128}, {1, 1, 64, 128}, false, 0},
+               {{2, 2, 1, 8}, {2, 1, 1, 8}, true, 0},       {{2, 4, 7, 5}, {2, 2, 7, 5}, true, 1},
+               {{2, 8, 257, 64}, {2, 2, 257, 64}, true, 100},
+               {{1, 2, 300, 16}, {1, 1, 300, 16}, true, 200}};
   for (DType dtype : kGpuFloatTypes)
     for (const auto &c : cases) {
-      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : ""));
-      const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng);
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : "") +
+                   " window " + std::to_string(c.window));
+      const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng, c.window);
       ASSERT_OK(in.cpuStatus);
       runtime::StatusOr<AttentionPlan> plan =
-          planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q);
+          planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       plan->tensorCores = false; // the row kernel; FlashAttentionMatchesCpu tests the other
       auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v);
@@ -129,26 +134,32 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
 // S below, at and past the 64-row/64-key tiles, D = 16 to 128. P is rounded to the storage
 // type before P V, so the bound is |got - want| <= 2^-7 max|v| + 2^-7 |want| (bf16; f16: 2^-10
 // for both), a few times the rounding of P and of the output; the row kernel's plans
-// (tensorCores false) are the f32 and f64 cases of AttentionMatchesCpu.
+// (tensorCores false) are the f32 and f64 cases of AttentionMatchesCpu. Sliding windows of 1,
+// 64 and 100 keys: key tiles wholly before the band are skipped, the band starts inside a tile.
 TEST_F(CudaFused, FlashAttentionMatchesCpu) {
   std::mt19937 rng(14);
   const struct {
     Shape q, k;
     bool causal;
-  } cases[] = {{{1, 16, 1024, 128}, {1, 8, 1024, 128}, true},
-               {{2, 4, 100, 64}, {2, 4, 100, 64}, false},
-               {{1, 2, 65, 16}, {1, 1, 65, 16}, true},
-               {{1, 8, 257, 128}, {1, 2, 257, 128}, true},
-               {{2, 2, 1, 32}, {2, 1, 1, 32}, true},
-               {{1, 4, 192, 96}, {1, 4, 192, 96}, false},
-               {{1, 2, 64, 80}, {1, 1, 64, 80}, true}};
+    int64_t window;
+  } cases[] = {{{1, 16, 1024, 128}, {1, 8, 1024, 128}, true, 0},
+               {{2, 4, 100, 64}, {2, 4, 100, 64}, false, 0},
+               {{1, 2, 65, 16}, {1, 1, 65, 16}, true, 0},
+               {{1, 8, 257, 128}, {1, 2, 257, 128}, true, 0},
+               {{2, 2, 1, 32}, {2, 1, 1, 32}, true, 0},
+               {{1, 4, 192, 96}, {1, 4, 192, 96}, false, 0},
+               {{1, 2, 64, 80}, {1, 1, 64, 80}, true, 0},
+               {{1, 8, 1024, 128}, {1, 4, 1024, 128}, true, 100},
+               {{1, 2, 257, 64}, {1, 1, 257, 64}, true, 64},
+               {{1, 2, 130, 16}, {1, 2, 130, 16}, true, 1}};
   for (DType dtype : {DType::BF16, DType::F16})
     for (const auto &c : cases) {
-      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : ""));
-      const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng);
+      SCOPED_TRACE(label(dtype, c.q) + " k " + formatShape(c.k) + (c.causal ? " causal" : "") +
+                   " window " + std::to_string(c.window));
+      const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng, c.window);
       ASSERT_OK(in.cpuStatus);
       runtime::StatusOr<AttentionPlan> plan =
-          planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q);
+          planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       ASSERT_TRUE(plan->tensorCores);
       auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v);

@@ -145,22 +145,24 @@ inline RopeInputs randomRopeInputs(DType dtype, const Shape &xShape, const Shape
   return in;
 }
 
-/// attention: q of `qShape`, k and v of `kvShape`, in [-2, 2]; scale 1 / sqrt(head dim).
+/// attention: q of `qShape`, k and v of `kvShape`, in [-2, 2]; scale 1 / sqrt(head dim);
+/// `window`: a sliding window (0: none).
 struct AttentionInputs {
   HostTensor q, k, v, want;
   double scale;
   runtime::Status cpuStatus;
 };
 inline AttentionInputs randomAttentionInputs(DType dtype, const Shape &qShape, const Shape &kvShape,
-                                             bool causal, std::mt19937 &rng) {
+                                             bool causal, std::mt19937 &rng,
+                                             int64_t window = 0) {
   AttentionInputs in;
   in.q = randomTensor(dtype, qShape, rng);
   in.k = randomTensor(dtype, kvShape, rng);
   in.v = randomTensor(dtype, kvShape, rng);
   in.scale = 1.0 / std::sqrt(static_cast<double>(qShape[3]));
   in.want = HostTensor(cpuDType(dtype), qShape);
-  in.cpuStatus =
-      cpu::attention(cpuInput(in.q), cpuInput(in.k), cpuInput(in.v), in.scale, causal, in.want);
+  in.cpuStatus = cpu::attention(cpuInput(in.q), cpuInput(in.k), cpuInput(in.v), in.scale, causal,
+                                in.want, nullptr, window);
   return in;
 }
 
@@ -174,9 +176,9 @@ struct AttentionVjpInputs {
 };
 inline AttentionVjpInputs randomAttentionVjpInputs(DType dtype, const Shape &qShape,
                                                    const Shape &kvShape, bool causal,
-                                                   std::mt19937 &rng) {
+                                                   std::mt19937 &rng, int64_t window = 0) {
   AttentionVjpInputs in;
-  AttentionInputs fwd = randomAttentionInputs(dtype, qShape, kvShape, causal, rng);
+  AttentionInputs fwd = randomAttentionInputs(dtype, qShape, kvShape, causal, rng, window);
   in.q = std::move(fwd.q);
   in.k = std::move(fwd.k);
   in.v = std::move(fwd.v);
@@ -190,7 +192,7 @@ inline AttentionVjpInputs randomAttentionVjpInputs(DType dtype, const Shape &qSh
   if (in.cpuStatus.ok())
     in.cpuStatus = cpu::attentionVjp(cpuInput(in.q), cpuInput(in.k), cpuInput(in.v),
                                      cpuInput(in.out), cpuInput(in.dout), in.scale, causal,
-                                     in.wantDq, in.wantDk, in.wantDv);
+                                     in.wantDq, in.wantDk, in.wantDv, nullptr, nullptr, window);
   return in;
 }
 

@@ -55,6 +55,26 @@ TEST(FlopRulesTest, AttentionVjpIsTwoAndAHalfForwards) {
   EXPECT_EQ(kernelFlops("attention_vjp", {q, q, q}, {q, q, q}, false), 0.0);
 }
 
+TEST(FlopRulesTest, SlidingWindowCountsTheBand) {
+  // S = Sk = 8, window 3: rows 0..2 see 1, 2, 3 keys, rows 3..7 see 3: 6 + 15 = 21 pairs.
+  EXPECT_EQ(windowPairs(8, 8, 3), 21.0);
+  EXPECT_EQ(windowPairs(8, 8, 1), 8.0);
+  // A window of at least S (or none) is causal: 36 pairs.
+  EXPECT_EQ(windowPairs(8, 8, 8), 36.0);
+  EXPECT_EQ(windowPairs(8, 8, 100), 36.0);
+  EXPECT_EQ(windowPairs(8, 8, 0), 36.0);
+  // Fewer keys than queries (S = 6, Sk = 3, window 2): rows 0..2 see 1, 2, 2; row 3 sees key
+  // 2 only; rows 4, 5 none: 6 pairs.
+  EXPECT_EQ(windowPairs(6, 3, 2), 6.0);
+  // The kernel rule: B=2, Hq=4, D=Dv=16: 2 * 8 * 21 * 32 = 10752; the VJP 2.5 times that.
+  const Shape q{2, 4, 8, 16};
+  EXPECT_EQ(kernelFlops("attention", {q, q, q}, {q}, true, false, 3), 10752.0);
+  EXPECT_EQ(kernelFlops("attention_vjp", {q, q, q, q, q}, {q, q, q}, true, false, 3),
+            2.5 * 10752.0);
+  // A window of 8 = S costs the causal count.
+  EXPECT_EQ(kernelFlops("attention", {q, q, q}, {q}, true, false, 8), 18432.0);
+}
+
 TEST(FlopRulesTest, CausalPairs) {
   EXPECT_EQ(causalPairs(1, 1), 1.0);
   EXPECT_EQ(causalPairs(4, 4), 10.0);     // 1 + 2 + 3 + 4

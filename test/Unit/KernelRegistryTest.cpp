@@ -65,6 +65,12 @@ TEST(KernelRegistryTest, Entries) {
   EXPECT_TRUE(attVjp->acceptsResults(3));
   EXPECT_TRUE(attVjp->acceptsResults(4));
   EXPECT_FALSE(attVjp->acceptsResults(5));
+  // A sliding window: an optional int attribute of both.
+  for (const KernelInfo *k : {att, attVjp}) {
+    ASSERT_NE(k->findAttr("window"), nullptr) << k->id;
+    EXPECT_EQ(k->findAttr("window")->kind, AttrKind::Int);
+    EXPECT_FALSE(k->findAttr("window")->required);
+  }
 
   const KernelInfo *concat = findKernel("concat");
   ASSERT_NE(concat, nullptr);

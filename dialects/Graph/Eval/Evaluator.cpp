@@ -255,12 +255,14 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::rope(operand(0), operand(1), operand(2), out[0]);
   } else if (auto a = dyn_cast<AttentionOp>(op)) {
     status = cpu::attention(operand(0), operand(1), operand(2), a.getScale().convertToDouble(),
-                            a.getCausal(), out[0], a.getSinks() ? &operand(3) : nullptr);
+                            a.getCausal(), out[0], a.getSinks() ? &operand(3) : nullptr,
+                            a.getWindow().value_or(0));
   } else if (auto a = dyn_cast<AttentionVjpOp>(op)) {
     const bool sinks = static_cast<bool>(a.getSinks());
     status = cpu::attentionVjp(operand(0), operand(1), operand(2), operand(3), operand(4),
                                a.getScale().convertToDouble(), a.getCausal(), out[0], out[1],
-                               out[2], sinks ? &operand(5) : nullptr, sinks ? &out[3] : nullptr);
+                               out[2], sinks ? &operand(5) : nullptr, sinks ? &out[3] : nullptr,
+                               a.getWindow().value_or(0));
   } else if (isa<ReshapeOp>(op)) {
     status = cpu::copyInto(operand(0), out[0]);
   } else if (auto t = dyn_cast<TransposeOp>(op)) {

@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::rp::graph;
@@ -86,13 +87,25 @@ LogicalResult verifySinks(Operation *op, RankedTensorType q, Value sinks) {
   return success();
 }
 
+/// A sliding window, when present, is >= 1 and comes with `causal`.
+LogicalResult verifyWindow(Operation *op, std::optional<int64_t> window, bool causal) {
+  if (!window)
+    return success();
+  if (*window < 1)
+    return op->emitOpError("expected a window of at least 1, got ") << *window;
+  if (!causal)
+    return op->emitOpError("expected `causal` with a sliding window");
+  return success();
+}
+
 } // namespace
 
 LogicalResult AttentionOp::verify() {
   RankedTensorType q = getQuery().getType();
   if (failed(verifyAttentionOperands(*this, q, getKey().getType(), getValue().getType(),
                                      getScale().convertToDouble())) ||
-      failed(verifySinks(*this, q, getSinks())))
+      failed(verifySinks(*this, q, getSinks())) ||
+      failed(verifyWindow(*this, getWindow(), getCausal())))
     return failure();
   if (getType() != q)
     return emitOpError("expected result type ") << q << ", got " << getType();
@@ -107,7 +120,8 @@ LogicalResult AttentionVjpOp::verify() {
   RankedTensorType q = getQuery().getType(), k = getKey().getType();
   if (failed(verifyAttentionOperands(*this, q, k, getValue().getType(),
                                      getScale().convertToDouble())) ||
-      failed(verifySinks(*this, q, getSinks())))
+      failed(verifySinks(*this, q, getSinks())) ||
+      failed(verifyWindow(*this, getWindow(), getCausal())))
     return failure();
   if (!getSinks() != !getDsinks())
     return emitOpError("expected a dsinks result exactly when there are sinks");

@@ -100,7 +100,8 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   if (sinks)
     types.push_back(sinks.getType());
   auto vjp = AttentionVjpOp::create(b, getLoc(), types, getQuery(), getKey(), getValue(),
-                                    getResult(), g, sinks, getScaleAttr(), getCausalAttr());
+                                    getResult(), g, sinks, getScaleAttr(), getCausalAttr(),
+                                    getWindowAttr());
   out.push_back(vjp.getDquery());
   out.push_back(vjp.getDkey());
   out.push_back(vjp.getDvalue());

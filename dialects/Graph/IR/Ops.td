@@ -722,13 +722,20 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<G
     al. 2024): head `h`'s softmax has one more logit `sinks[h]` that joins the denominator and
     has no value, `p_ij = e^(s_ij) / (e^(sinks[h]) + sum_j' e^(s_ij'))`.
 
+    The optional `window` (`>= 1`, only with `causal`) is sliding-window attention (Mistral,
+    Gemma-2/3, GPT-OSS's sliding layers; transformers' `sliding_window`): query `i` sees key
+    `j` exactly when `j <= i` and `i - j < window`, the last `window` positions including its
+    own. A window of at least `S` is plain causal attention; the fusion then leaves it out.
+
     ```mlir
     %y = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
     %z = graph.attention %q, %k, %v sinks %s {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xf32>) -> tensor<2x4x8x16xf32>
+    %w = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64, window = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
-                       Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal);
+                       Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -752,13 +759,17 @@ def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
     `dsinks[h] = -sum_(b, i) P_sink(b, h, i) D_i` with `P_sink = e^(sinks[h] - lse_i)`;
     `sinks` and `dsinks` come together.
 
+    `window` is the forward's: the masked pairs (`j > i` or `i - j >= window`) have `P = 0`
+    and contribute to no gradient.
+
     ```mlir
     %dq, %dk, %dv = graph.attention_vjp %q, %k, %v, %y, %dy {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
                        Graph_FloatTensor:$out, Graph_FloatTensor:$dout,
-                       Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal);
+                       Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs Graph_FloatTensor:$dquery, Graph_FloatTensor:$dkey,
                       Graph_FloatTensor:$dvalue, Optional<Graph_FloatTensor>:$dsinks);
   let assemblyFormat = "$query `,` $key `,` $value `,` $out `,` $dout (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";

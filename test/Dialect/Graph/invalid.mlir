@@ -941,6 +941,50 @@ func.func @attention_vjp_dsinks_type(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8
 
 // -----
 
+// attention's sliding window is at least 1.
+func.func @attention_window_zero(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected a window of at least 1, got 0}}
+  %0 = graph.attention %q, %kv, %kv {causal, scale = 0.25 : f64, window = 0 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// attention's sliding window comes with causal.
+func.func @attention_window_not_causal(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected `causal` with a sliding window}}
+  %0 = graph.attention %q, %kv, %kv {scale = 0.25 : f64, window = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// attention_vjp's window is the forward's: at least 1, with causal.
+func.func @attention_vjp_window_negative(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected a window of at least 1, got -2}}
+  %0:3 = graph.attention_vjp %q, %kv, %kv, %q, %q {causal, scale = 0.25 : f64, window = -2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_vjp_window_not_causal(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected `causal` with a sliding window}}
+  %0:3 = graph.attention_vjp %q, %kv, %kv, %q, %q {scale = 0.25 : f64, window = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// attention's window is an integer.
+func.func @attention_window_type(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute}}
+  %0 = graph.attention %q, %kv, %kv {causal, scale = 0.25 : f64, window = 2.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
 // attention_vjp's scale is the forward's: positive and finite.
 func.func @attention_vjp_scale(%q: tensor<1x2x8x16xf32>) {
   // expected-error @+1 {{'graph.attention_vjp' op expected a positive finite scale, got -1}}

@@ -16,6 +16,7 @@
 
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Fused.h"
+#include "test/Unit/AttentionReference.h"
 #include "test/Unit/KernelTestUtil.h"
 
 #include <cstring>
@@ -26,69 +27,6 @@ namespace {
 constexpr Tolerance kVjpF32{1e-5, 5e-6};
 constexpr Tolerance kDsinkF32{1e-5, 2e-5};
 constexpr Tolerance kFiniteDifference{1e-6, 1e-8};
-
-struct Reference {
-  std::vector<double> out, dq, dk, dv, dsinks;
-};
-
-/// The forward and VJP from the definition (file comment), in double. `out` (when not null):
-/// D_i = dout_i . out_i from that tensor (the fused kernel's definition) instead of the
-/// reference's own probabilities.
-Reference reference(const HostTensor &q, const HostTensor &k, const HostTensor &v,
-                    const HostTensor &sinks, const HostTensor &dout, double scale, bool causal,
-                    const HostTensor *out) {
-  const Shape &qs = q.shape(), &ks = k.shape();
-  const int64_t B = qs[0], H = qs[1], S = qs[2], D = qs[3], G = H / ks[1];
-  Reference r{std::vector<double>(q.numElements()), std::vector<double>(q.numElements()),
-              std::vector<double>(k.numElements()), std::vector<double>(k.numElements()),
-              std::vector<double>(H)};
-  auto at = [](const HostTensor &t, int64_t b, int64_t h, int64_t i, int64_t c) {
-    return get(t, ravel({b, h, i, c}, t.shape()));
-  };
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < S; ++i) {
-        const int64_t hk = h / G, n = causal ? i + 1 : S;
-        const double sink = get(sinks, h);
-        std::vector<double> p(n), dp(n, 0.0);
-        double m = sink;
-        for (int64_t j = 0; j < n; ++j) {
-          double s = 0;
-          for (int64_t c = 0; c < D; ++c)
-            s += at(q, b, h, i, c) * at(k, b, hk, j, c);
-          p[j] = s * scale;
-          m = std::max(m, p[j]);
-          for (int64_t c = 0; c < D; ++c)
-            dp[j] += at(dout, b, h, i, c) * at(v, b, hk, j, c);
-        }
-        double z = std::exp(sink - m);
-        for (int64_t j = 0; j < n; ++j)
-          z += (p[j] = std::exp(p[j] - m));
-        const double pSink = std::exp(sink - m) / z;
-        double delta = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          p[j] /= z;
-          delta += p[j] * dp[j];
-          for (int64_t c = 0; c < D; ++c)
-            r.out[ravel({b, h, i, c}, qs)] += p[j] * at(v, b, hk, j, c);
-        }
-        if (out) {
-          delta = 0;
-          for (int64_t c = 0; c < D; ++c)
-            delta += at(dout, b, h, i, c) * at(*out, b, h, i, c);
-        }
-        r.dsinks[h] -= pSink * delta;
-        for (int64_t j = 0; j < n; ++j) {
-          const double ds = p[j] * (dp[j] - delta);
-          for (int64_t c = 0; c < D; ++c) {
-            r.dq[ravel({b, h, i, c}, qs)] += scale * ds * at(k, b, hk, j, c);
-            r.dk[ravel({b, hk, j, c}, ks)] += scale * ds * at(q, b, h, i, c);
-            r.dv[ravel({b, hk, j, c}, ks)] += p[j] * at(dout, b, h, i, c);
-          }
-        }
-      }
-  return r;
-}
 
 struct Case {
   Shape q;
@@ -114,13 +52,15 @@ TEST(CpuAttentionSinks, MatchesReference) {
         const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
         HostTensor out = poisoned(t, c.q);
         ASSERT_OK(attention(q, k, v, scale, causal, out, &sinks));
-        const Reference fwd = reference(q, k, v, sinks, dout, scale, causal, nullptr);
+        const AttentionReference fwd =
+            attentionReference(q, k, v, dout, {scale, causal, 0, &sinks, nullptr});
         expectClose(out, fwd.out, toleranceFor(t), "out");
         HostTensor dq = poisoned(t, c.q), dk = poisoned(t, kv), dv = poisoned(t, kv),
                    dsinks = poisoned(t, hs);
         ASSERT_OK(attentionVjp(q, k, v, out, dout, scale, causal, dq, dk, dv, &sinks, &dsinks));
-        const Reference want =
-            reference(q, k, v, sinks, dout, scale, causal, t == DType::F32 ? &out : nullptr);
+        const AttentionReference want =
+            attentionReference(q, k, v, dout,
+                               {scale, causal, 0, &sinks, t == DType::F32 ? &out : nullptr});
         const bool f32 = t == DType::F32;
         expectClose(dq, want.dq, f32 ? kVjpF32 : kF64, "dq");
         expectClose(dk, want.dk, f32 ? kVjpF32 : kF64, "dk");

@@ -16,6 +16,7 @@
 
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Fused.h"
+#include "test/Unit/AttentionReference.h"
 #include "test/Unit/KernelTestUtil.h"
 
 #include <cstring>
@@ -25,70 +26,6 @@ namespace {
 
 constexpr Tolerance kVjpF32{1e-5, 5e-6};
 constexpr Tolerance kDsinkF32{1e-5, 2e-5};
-
-struct Reference {
-  std::vector<double> out, dq, dk, dv, dsinks;
-};
-
-/// The forward and VJP through the materialised band mask (file comment), in double; `sinks`
-/// may be null. `out` (when not null): D_i = dout_i . out_i from that tensor (the fused
-/// kernel's definition) instead of the reference's own probabilities.
-Reference reference(const HostTensor &q, const HostTensor &k, const HostTensor &v,
-                    const HostTensor *sinks, const HostTensor &dout, double scale,
-                    int64_t window, const HostTensor *out) {
-  const Shape &qs = q.shape(), &ks = k.shape();
-  const int64_t B = qs[0], H = qs[1], S = qs[2], D = qs[3], G = H / ks[1];
-  Reference r{std::vector<double>(q.numElements()), std::vector<double>(q.numElements()),
-              std::vector<double>(k.numElements()), std::vector<double>(k.numElements()),
-              std::vector<double>(H)};
-  auto at = [](const HostTensor &t, int64_t b, int64_t h, int64_t i, int64_t c) {
-    return get(t, ravel({b, h, i, c}, t.shape()));
-  };
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < S; ++i) {
-        const int64_t hk = h / G;
-        const double sink = sinks ? get(*sinks, h) : -INFINITY;
-        std::vector<double> p(S), dp(S, 0.0);
-        double m = sink;
-        for (int64_t j = 0; j < S; ++j) {
-          double s = 0;
-          for (int64_t c = 0; c < D; ++c)
-            s += at(q, b, h, i, c) * at(k, b, hk, j, c);
-          const bool kept = j <= i && i - j < window; // the materialised mask
-          p[j] = kept ? s * scale : -INFINITY;
-          m = std::max(m, p[j]);
-          for (int64_t c = 0; c < D; ++c)
-            dp[j] += at(dout, b, h, i, c) * at(v, b, hk, j, c);
-        }
-        double z = std::exp(sink - m);
-        for (int64_t j = 0; j < S; ++j)
-          z += (p[j] = std::exp(p[j] - m));
-        const double pSink = std::exp(sink - m) / z;
-        double delta = 0;
-        for (int64_t j = 0; j < S; ++j) {
-          p[j] /= z;
-          delta += p[j] * dp[j];
-          for (int64_t c = 0; c < D; ++c)
-            r.out[ravel({b, h, i, c}, qs)] += p[j] * at(v, b, hk, j, c);
-        }
-        if (out) {
-          delta = 0;
-          for (int64_t c = 0; c < D; ++c)
-            delta += at(dout, b, h, i, c) * at(*out, b, h, i, c);
-        }
-        r.dsinks[h] -= pSink * delta;
-        for (int64_t j = 0; j < S; ++j) {
-          const double ds = p[j] * (dp[j] - delta);
-          for (int64_t c = 0; c < D; ++c) {
-            r.dq[ravel({b, h, i, c}, qs)] += scale * ds * at(k, b, hk, j, c);
-            r.dk[ravel({b, hk, j, c}, ks)] += scale * ds * at(q, b, h, i, c);
-            r.dv[ravel({b, hk, j, c}, ks)] += p[j] * at(dout, b, h, i, c);
-          }
-        }
-      }
-  return r;
-}
 
 struct Case {
   Shape q;
@@ -108,14 +45,15 @@ void checkCase(DType t, const Case &c, bool withSinks, std::mt19937 &rng) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
   HostTensor out = poisoned(t, c.q);
   ASSERT_OK(attention(q, k, v, scale, true, out, s, c.window));
-  expectClose(out, reference(q, k, v, s, dout, scale, c.window, nullptr).out, toleranceFor(t),
-              "out");
+  expectClose(out, attentionReference(q, k, v, dout, {scale, true, c.window, s, nullptr}).out,
+              toleranceFor(t), "out");
   HostTensor dq = poisoned(t, c.q), dk = poisoned(t, kv), dv = poisoned(t, kv),
              dsinks = poisoned(t, hs);
   ASSERT_OK(attentionVjp(q, k, v, out, dout, scale, true, dq, dk, dv, s,
                          withSinks ? &dsinks : nullptr, c.window));
   const bool f32 = t == DType::F32;
-  const Reference want = reference(q, k, v, s, dout, scale, c.window, f32 ? &out : nullptr);
+  const AttentionReference want =
+      attentionReference(q, k, v, dout, {scale, true, c.window, s, f32 ? &out : nullptr});
   expectClose(dq, want.dq, f32 ? kVjpF32 : kF64, "dq");
   expectClose(dk, want.dk, f32 ? kVjpF32 : kF64, "dk");
   expectClose(dv, want.dv, f32 ? kVjpF32 : kF64, "dv");

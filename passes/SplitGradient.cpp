@@ -32,6 +32,19 @@ constexpr StringLiteral kForwardTag = "rp.forward";
 
 bool isForwardOp(Operation *op) { return op && op->hasAttr(kForwardTag); }
 
+/// Makes every op that reads `v`, transitively, a reverse-pass op: the loss terms added to a
+/// cross-entropy whose value now comes from its VJP (graph::moveLossUsersAfterVjp) run in
+/// `_bwd`, after that VJP, and are no forward ops any more.
+void untagReaders(Value v) {
+  SmallVector<Value> work{v};
+  while (!work.empty())
+    for (Operation *user : work.pop_back_val().getUsers())
+      if (isForwardOp(user)) {
+        user->removeAttr(kForwardTag);
+        llvm::append_range(work, user->getResults());
+      }
+}
+
 /// What the backward does for a forward value it reads.
 enum class Residual {
   save,  ///< A result of `_fwd`, an argument of `_bwd`.
@@ -280,11 +293,17 @@ FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
   // logits are computed once, in `_bwd` (split apart, the canonicalizer could not merge them).
   SmallVector<graph::LinearCrossEntropyOp> losses;
   grad->walk([&](graph::LinearCrossEntropyOp op) { losses.push_back(op); });
-  for (graph::LinearCrossEntropyOp op : losses)
+  for (graph::LinearCrossEntropyOp op : losses) {
+    // A loss that adds another term (a router's load-balancing loss) reads the cross-entropy
+    // before the VJP of the sum: its readers move after the VJP first.
+    const bool moved = graph::moveLossUsersAfterVjp(op);
     if (graph::LinearCrossEntropyVjpOp vjp = graph::findOnePassVjp(op)) {
       op.getResult().replaceAllUsesWith(vjp.getLoss());
       op->erase();
+      if (moved)
+        untagReaders(vjp.getLoss());
     }
+  }
   unsigned numResults = config.cotangentArgs ? forward.getNumResults() : 0;
   FailureOr<SplitGradient> split =
       Splitter(*grad, forward.getNumArguments(), numResults).split(fwdName, bwdName);

@@ -6,6 +6,21 @@
 // rp-split-gradient folds the forward loss into the one-pass VJP before it splits, so the
 // saving forward computes no loss and the backward returns the VJP's (the logits once).
 // RUN: rp-opt %s --rp-split-gradient="function=forward wrt-args=0 seed-arg=1" | FileCheck %s --check-prefix=SPLIT
+// A loss that adds another term to the cross-entropy (a router's load-balancing loss) reads the
+// cross-entropy before the VJP: the add moves after the VJP into the backward, the other term
+// is saved by the forward as a residual, and the logits are still computed once.
+// RUN: rp-opt %S/Inputs/linear-cross-entropy-aux.mlir --rp-split-gradient="function=forward wrt-args=0 seed-arg=1" | FileCheck %s --check-prefix=AUX
+// AUX-LABEL: func.func @forward_fwd(
+// AUX-NOT: graph.linear_cross_entropy
+// AUX: %[[AUX:.+]] = graph.reduce_sum
+// AUX-NOT: graph.add
+// AUX: return %[[AUX]]
+// AUX-LABEL: func.func @forward_bwd(
+// AUX-SAME: %[[SAVED:[^:]+]]: tensor<f32> {graph.residual = 0 : i64}
+// AUX-NOT: graph.linear_cross_entropy mean
+// AUX: %[[L:.+]], %{{.+}}, %[[DW:.+]] = graph.linear_cross_entropy_vjp mean
+// AUX: %[[T:.+]] = graph.add %[[L]], %[[SAVED]]
+// AUX: return %[[T]], %[[DW]]
 // With a head bias (Phi), the VJP takes it and returns dbias, the bias's gradient.
 // RUN: rp-opt %S/Inputs/linear-cross-entropy-bias.mlir --rp-autodiff="seed-arg=1" --canonicalize | FileCheck %s --check-prefix=BIAS
 // BIAS-LABEL: func.func @train_step

@@ -28,6 +28,15 @@ namespace mlir::rp::graph {
 /// splitting a gradient function, where the two would land in different functions).
 LinearCrossEntropyVjpOp findOnePassVjp(LinearCrossEntropyOp op);
 
+/// Makes findOnePassVjp(op) succeed where the only obstacle is order: when a VJP of the same
+/// block matches `op` (operands and attributes as findOnePassVjp) but some users of `op`'s
+/// loss come before it (a loss that adds another term, e.g. a router's load-balancing loss,
+/// to the cross-entropy before the VJP of the sum runs), moves every op that depends on the
+/// loss (its forward slice in the block, the terminator excepted) right after the VJP, in
+/// block order. Nothing moves, and false is returned, when the VJP itself depends on the loss
+/// or there is no such VJP. Moving an op later keeps its operands dominating it.
+bool moveLossUsersAfterVjp(LinearCrossEntropyOp op);
+
 } // namespace mlir::rp::graph
 
 #endif // RP_DIALECTS_GRAPH_IR_GRAPHOPS_H

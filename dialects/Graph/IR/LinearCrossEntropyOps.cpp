@@ -12,6 +12,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::rp::graph;
@@ -76,17 +78,57 @@ struct ForwardIntoVjp : OpRewritePattern<LinearCrossEntropyOp> {
 
 } // namespace
 
-LinearCrossEntropyVjpOp mlir::rp::graph::findOnePassVjp(LinearCrossEntropyOp op) {
+namespace {
+
+/// A linear_cross_entropy_vjp of `op`'s block on the same operands and attributes (in any
+/// position), or null.
+LinearCrossEntropyVjpOp matchingVjp(LinearCrossEntropyOp op, bool requireUsesFollow) {
   for (Operation *user : op.getHidden().getUsers()) {
     auto vjp = dyn_cast<LinearCrossEntropyVjpOp>(user);
     if (vjp && vjp->getBlock() == op->getBlock() && vjp.getHidden() == op.getHidden() &&
         vjp.getWeight() == op.getWeight() && vjp.getLabels() == op.getLabels() &&
         vjp.getBias() == op.getBias() &&
         vjp.getReduction() == op.getReduction() && vjp.getIgnoreIndex() == op.getIgnoreIndex() &&
-        vjp.getLoss().getType() == op.getType() && usesFollow(op, vjp))
+        vjp.getLoss().getType() == op.getType() && (!requireUsesFollow || usesFollow(op, vjp)))
       return vjp;
   }
   return nullptr;
+}
+
+} // namespace
+
+LinearCrossEntropyVjpOp mlir::rp::graph::findOnePassVjp(LinearCrossEntropyOp op) {
+  return matchingVjp(op, /*requireUsesFollow=*/true);
+}
+
+bool mlir::rp::graph::moveLossUsersAfterVjp(LinearCrossEntropyOp op) {
+  LinearCrossEntropyVjpOp vjp = matchingVjp(op, /*requireUsesFollow=*/false);
+  if (!vjp || usesFollow(op, vjp))
+    return false;
+  // The ops of the block that depend on the loss, transitively (through nested regions too).
+  Block *block = op->getBlock();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> work{op.getResult()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor || ancestor->hasTrait<OpTrait::IsTerminator>() || !slice.insert(ancestor))
+        continue;
+      llvm::append_range(work, ancestor->getResults());
+    }
+  }
+  if (slice.contains(vjp.getOperation()))
+    return false;
+  SmallVector<Operation *> moved(slice.begin(), slice.end());
+  llvm::sort(moved, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Operation *after = vjp;
+  for (Operation *o : moved)
+    if (o->isBeforeInBlock(vjp)) {
+      o->moveAfter(after);
+      after = o;
+    }
+  return true;
 }
 
 LogicalResult LinearCrossEntropyOp::verify() {

@@ -18,8 +18,9 @@ for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falc
       --out "$tests/$arch-$exporter"
   done
 done
-# Mixtures of experts (transformers' batched_mm experts: static shapes).
-for arch in qwen3_moe gpt_oss; do
+# Mixtures of experts (transformers' batched_mm experts: static shapes): Qwen3-MoE, GPT-OSS, and
+# Mixtral, Qwen2-MoE, OLMoE, which rpc handles with nothing specific to them.
+for arch in qwen3_moe gpt_oss mixtral qwen2_moe olmoe; do
   for exporter in dynamo torchscript; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
       --out "$tests/$arch-$exporter"

@@ -6,7 +6,8 @@
         [--router-aux-loss [--router-aux-loss-coef C]]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
-Mixtures of experts (--arch qwen3_moe, gpt_oss) use transformers' batched_mm experts
+Mixtures of experts (--arch qwen3_moe, gpt_oss, mixtral, qwen2_moe, olmoe, or a --model-dir
+whose config has experts) use transformers' batched_mm experts
 (`config._experts_implementation = "batched_mm"`: each token repeated k times, the chosen
 experts' weights gathered per token, bmm, sum), which exports with static shapes; GPT-OSS uses
 eager attention, since its attention sinks exist only there.
@@ -180,6 +181,37 @@ def build(arch, size, sliding_window=None):
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common)
         config._experts_implementation = "batched_mm"
         model = transformers.GptOssForCausalLM(config)
+    elif arch == "mixtral":
+        # Every layer routed: 8-way softmax router, top-2 renormalised, SwiGLU experts of the
+        # dense size, no biases, no shared expert.
+        config = transformers.MixtralConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
+            num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+            router_jitter_noise=0.0, max_position_embeddings=1024, rope_theta=10000.0, **common)
+        config._experts_implementation = "batched_mm"
+        model = transformers.MixtralForCausalLM(config)
+    elif arch == "qwen2_moe":
+        # Routed experts (top-2, probabilities not renormalised) plus a shared expert scaled by
+        # its own sigmoid gate; biased q/k/v projections.
+        config = transformers.Qwen2MoeConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter, moe_intermediate_size=hidden // 2,
+            shared_expert_intermediate_size=hidden, num_experts=4, num_experts_per_tok=2,
+            norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[],
+            use_sliding_window=False, max_position_embeddings=1024, rope_theta=10000.0, **common)
+        config._experts_implementation = "batched_mm"
+        model = transformers.Qwen2MoeForCausalLM(config)
+    elif arch == "olmoe":
+        # Every layer routed (top-2 of 4, not renormalised), RMSNorm on the whole q and k
+        # projections (not per head).
+        config = transformers.OlmoeConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=heads, intermediate_size=hidden // 2, num_experts=4,
+            num_experts_per_tok=2, norm_topk_prob=False, max_position_embeddings=1024,
+            rope_theta=10000.0, **common)
+        config._experts_implementation = "batched_mm"
+        model = transformers.OlmoeForCausalLM(config)
     else:
         raise SystemExit(f"unknown --arch {arch}")
     if arch in ("qwen3_moe", "gpt_oss"):
@@ -193,10 +225,14 @@ def build(arch, size, sliding_window=None):
 
 
 ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
-         "stablelm", "falcon", "qwen3_moe", "gpt_oss"]
+         "stablelm", "falcon", "qwen3_moe", "gpt_oss", "mixtral", "qwen2_moe", "olmoe"]
 def build_from_dir(model_dir):
     """The causal LM of a local Hugging Face model directory's config.json, random weights."""
     config = transformers.AutoConfig.from_pretrained(model_dir)
+    if any(getattr(config, k, None)
+           for k in ("num_experts", "num_local_experts", "n_routed_experts")):
+        # A mixture of experts: the static batched_mm experts, as for --arch qwen3_moe/gpt_oss.
+        config._experts_implementation = "batched_mm"
     return transformers.AutoModelForCausalLM.from_config(config)
 
 

@@ -127,6 +127,17 @@ double rowLoss(const Problem &p, T *x, int64_t label, const T *scale) {
   return loss;
 }
 
+/// The loss from the kept rows' losses (double, summed in row order): their sum, or their
+/// mean (0/0: NaN when every row is ignored), rounded to T.
+template <typename T> T finishLoss(const Problem &p, const std::vector<double> &losses) {
+  double total = 0.0;
+  for (int64_t r = 0; r < p.rows; ++r)
+    if (p.keep(r))
+      total += losses[r];
+  return static_cast<T>(p.reduction == LossReduction::Sum ? total
+                                                          : total / static_cast<double>(p.kept));
+}
+
 /// The gradients of one chunk from its gradient rows g: dhidden rows (overwritten), dweight
 /// and (when not null) dbias (accumulated in row order; the ignored rows, whose g is 0, are
 /// skipped).
@@ -189,13 +200,7 @@ void run(const Problem &p, const T *h, const T *w, const T *bias, const T *seed,
     if (seed)
       chunkGrads(p, h, w, r0, c, logits.data(), dh, dw, db);
   }
-  double total = 0.0;
-  for (int64_t r = 0; r < p.rows; ++r)
-    if (p.keep(r))
-      total += losses[r];
-  *loss = static_cast<T>(p.reduction == LossReduction::Sum
-                             ? total
-                             : total / static_cast<double>(p.kept)); // 0/0: NaN
+  *loss = finishLoss<T>(p, losses);
 }
 
 /// Runs fn(begin, end) over [0, rows) in bands (multiples of 8 rows), one per OpenMP thread
@@ -267,13 +272,7 @@ void runSgemm(const Problem &p, const float *h, const float *w, const float *bia
             db[v] += logits[i * V + v];
     });
   }
-  double total = 0.0;
-  for (int64_t r = 0; r < p.rows; ++r)
-    if (p.keep(r))
-      total += losses[r];
-  *loss = static_cast<float>(p.reduction == LossReduction::Sum
-                                 ? total
-                                 : total / static_cast<double>(p.kept)); // 0/0: NaN
+  *loss = finishLoss<float>(p, losses);
 }
 
 /// The f32 kernels take runSgemm on a CPU with FMA, the loops of run otherwise (and for f64).

@@ -43,14 +43,6 @@ namespace {
 using runtime::Status;
 using runtime::StatusCode;
 
-/// A tensor of `dtype` and `shape` filled with kPoisonByte (a NaN for every float format).
-HostTensor poisoned(DType dtype, const Shape &shape) {
-  HostTensor t(dtype, shape);
-  if (t.byteSize() > 0)
-    std::memset(t.raw(), kPoisonByte, t.byteSize());
-  return t;
-}
-
 /// replay::attention with `sinks` (null: the sink-free kernel) and key tiles of `tile`.
 HostTensor hostForward(const SinkInputs &in, bool causal, int64_t tile, const HostTensor *sinks) {
   runtime::StatusOr<AttentionPlan> plan = planAttention(

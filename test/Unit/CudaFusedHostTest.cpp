@@ -62,14 +62,6 @@ namespace {
 using runtime::Status;
 using runtime::StatusCode;
 
-/// A tensor of `dtype` and `shape` filled with kPoisonByte (a NaN for every float format).
-HostTensor poisoned(DType dtype, const Shape &shape) {
-  HostTensor t(dtype, shape);
-  if (t.byteSize() > 0)
-    std::memset(t.raw(), kPoisonByte, t.byteSize());
-  return t;
-}
-
 //===--- plan errors ------------------------------------------------------===//
 
 /// The GPU plan fails like the CPU kernel: InvalidArgument with the same message.

@@ -39,6 +39,14 @@ inline const DType kGpuFloatTypes[] = {DType::F32, DType::F64, DType::BF16, DTyp
 /// The byte the tests fill outputs with before a kernel runs (a NaN in every float format).
 inline constexpr unsigned char kPoisonByte = 0xA5;
 
+/// A tensor of `dtype` and `shape` filled with kPoisonByte (a NaN for every float format).
+inline HostTensor poisoned(DType dtype, const Shape &shape) {
+  HostTensor t(dtype, shape);
+  if (t.byteSize() > 0)
+    std::memset(t.raw(), kPoisonByte, t.byteSize());
+  return t;
+}
+
 //===--- tensors ----------------------------------------------------------===//
 
 /// Uniform values in [lo, hi) rounded to `dtype` (integers: uniform in [lo, hi], the bounds

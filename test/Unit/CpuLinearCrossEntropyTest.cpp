@@ -134,18 +134,7 @@ TEST(CpuLinearCrossEntropy, FiniteDifferences) {
     EXPECT_TRUE(linearCrossEntropy(h, w, y, kIgnore, LossReduction::Mean, 0, l).ok());
     return seed * get(l, 0);
   };
-  for (auto [x, grad, name] : {std::tuple{&h, &got.dh, "dhidden"}, std::tuple{&w, &got.dw, "dweight"}})
-    for (int64_t i = 0; i < x->numElements(); ++i) {
-      const double x0 = get(*x, i);
-      set(*x, i, x0 + step);
-      const double up = loss();
-      set(*x, i, x0 - step);
-      const double down = loss();
-      set(*x, i, x0);
-      const double fd = (up - down) / (2 * step);
-      EXPECT_NEAR(get(*grad, i), fd, 1e-6 * std::max(1.0, std::fabs(fd)))
-          << name << " element " << i;
-    }
+  expectCentralDifferences({{&h, &got.dh, "dhidden"}, {&w, &got.dw, "dweight"}}, loss, step, 1e-6);
 }
 
 // The chunking bounds memory only: every chunk size gives the same bytes.

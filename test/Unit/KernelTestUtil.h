@@ -18,10 +18,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace rp::kernels::cpu::test {
@@ -222,6 +226,29 @@ inline int64_t numElements(const Shape &shape) {
     const ::rp::runtime::Status s_ = (expr);                                                       \
     ASSERT_TRUE(s_.ok()) << s_.toString();                                                         \
   } while (0)
+
+/// A tensor `x` (f64, perturbed in place and restored), the gradient of the loss w.r.t. it, and
+/// its name in failure messages.
+using GradientOf = std::tuple<HostTensor *, const HostTensor *, const char *>;
+
+/// Checks every element of each gradient against the central difference
+/// (loss(x + step) - loss(x - step)) / (2 step) of `loss`, within |fd| rtol (at least rtol).
+inline void expectCentralDifferences(std::initializer_list<GradientOf> wrt,
+                                     const std::function<double()> &loss, double step,
+                                     double rtol) {
+  for (auto [x, grad, name] : wrt)
+    for (int64_t i = 0; i < x->numElements(); ++i) {
+      const double x0 = get(*x, i);
+      set(*x, i, x0 + step);
+      const double up = loss();
+      set(*x, i, x0 - step);
+      const double down = loss();
+      set(*x, i, x0);
+      const double fd = (up - down) / (2 * step);
+      EXPECT_NEAR(get(*grad, i), fd, rtol * std::max(1.0, std::fabs(fd)))
+          << name << " element " << i;
+    }
+}
 
 } // namespace rp::kernels::cpu::test
 

@@ -6,11 +6,11 @@
     moe_ops_check.py compare DIR   compares DIR/output_{0..8}.pb with numpy (exactly: every op
                                    selects or copies), prints 'TopK, GatherND, Tile and Clip match'
 """
-import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, numpy_helper
+
+from pb_check import run
 
 RNG = np.random.default_rng(7)
 X = RNG.permutation(15).astype(np.float32).reshape(3, 5) / 8 - 0.9
@@ -26,25 +26,6 @@ def expected():
             np.clip(X, -0.5, 0.5), np.maximum(X, -0.5), np.minimum(X, 0.5)]
 
 
-def main():
-    mode, directory = sys.argv[1], sys.argv[2]
-    if mode == "input":
-        os.makedirs(directory, exist_ok=True)
-        for n, (name, value) in enumerate([("x", X), ("w", W)]):
-            with open(os.path.join(directory, f"input_{n}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(value, name).SerializeToString())
-        return 0
-    for n, want in enumerate(expected()):
-        t = TensorProto()
-        with open(os.path.join(directory, f"output_{n}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        got = numpy_helper.to_array(t)
-        if got.shape != want.shape or not np.array_equal(got, want.astype(got.dtype)):
-            print(f"output {n}: got {got.tolist()}, want {want.tolist()}")
-            return 1
-    print("TopK, GatherND, Tile and Clip match")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(sys.argv, [("x", X), ("w", W)], expected,
+                 "TopK, GatherND, Tile and Clip match"))

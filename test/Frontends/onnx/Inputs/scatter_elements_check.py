@@ -8,11 +8,11 @@
                                             np.add.at (exactly: small integers and halves),
                                             prints 'ScatterElements (add) matches'
 """
-import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, numpy_helper
+
+from pb_check import run
 
 IDS = np.array([3, 1, 3, 0, 3, 1], dtype=np.int64)
 MASK = np.array([1, 1, 0.5, 1, 1, 2], dtype=np.float32)
@@ -31,25 +31,6 @@ def expected():
     return [counts, rows]
 
 
-def main():
-    mode, directory = sys.argv[1], sys.argv[2]
-    if mode == "input":
-        os.makedirs(directory, exist_ok=True)
-        for n, (name, value) in enumerate([("ids", IDS), ("mask", MASK), ("x", X), ("u", U)]):
-            with open(os.path.join(directory, f"input_{n}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(value, name).SerializeToString())
-        return 0
-    for n, want in enumerate(expected()):
-        t = TensorProto()
-        with open(os.path.join(directory, f"output_{n}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        got = numpy_helper.to_array(t)
-        if got.shape != want.shape or not np.array_equal(got, want):
-            print(f"output {n}: got {got.tolist()}, want {want.tolist()}")
-            return 1
-    print("ScatterElements (add) matches")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(sys.argv, [("ids", IDS), ("mask", MASK), ("x", X), ("u", U)], expected,
+                 "ScatterElements (add) matches"))

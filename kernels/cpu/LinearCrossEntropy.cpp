@@ -127,6 +127,19 @@ double rowLoss(const Problem &p, T *x, int64_t label, const T *scale) {
   return loss;
 }
 
+/// The gradient rows' scale, seed (/ kept rows for a mean; 0 without a seed), after zeroing
+/// the accumulated dweight and dbias (when not null).
+template <typename T> T startGrads(const Problem &p, const T *seed, T *dw, T *db) {
+  if (dw)
+    std::fill(dw, dw + p.vocab * p.width, T(0));
+  if (db)
+    std::fill(db, db + p.vocab, T(0));
+  if (!seed)
+    return T(0);
+  return p.reduction == LossReduction::Mean ? *seed / static_cast<T>(p.kept + (p.kept == 0))
+                                            : *seed;
+}
+
 /// The loss from the kept rows' losses (double, summed in row order): their sum, or their
 /// mean (0/0: NaN when every row is ignored), rounded to T.
 template <typename T> T finishLoss(const Problem &p, const std::vector<double> &losses) {
@@ -182,13 +195,7 @@ void run(const Problem &p, const T *h, const T *w, const T *bias, const T *seed,
          T *dw, T *db) {
   std::vector<T> logits(static_cast<size_t>(p.chunk * p.vocab));
   std::vector<double> losses(static_cast<size_t>(p.rows), 0.0);
-  T scale = seed ? *seed : T(0);
-  if (seed && p.reduction == LossReduction::Mean)
-    scale = *seed / static_cast<T>(p.kept + (p.kept == 0));
-  if (dw)
-    std::fill(dw, dw + p.vocab * p.width, T(0));
-  if (db)
-    std::fill(db, db + p.vocab, T(0));
+  const T scale = startGrads(p, seed, dw, db);
   for (int64_t r0 = 0; r0 < p.rows; r0 += p.chunk) {
     const int64_t c = std::min(p.chunk, p.rows - r0);
     chunkLogits(p, h, w, bias, r0, c, logits.data());
@@ -227,13 +234,7 @@ void runSgemm(const Problem &p, const float *h, const float *w, const float *bia
   std::vector<float> dhk(seed ? static_cast<size_t>(p.chunk * H) : 0);
   std::vector<double> losses(static_cast<size_t>(p.rows), 0.0);
   std::vector<int64_t> kept;
-  float scale = seed ? *seed : 0.0f;
-  if (seed && p.reduction == LossReduction::Mean)
-    scale = *seed / static_cast<float>(p.kept + (p.kept == 0));
-  if (dw)
-    std::fill(dw, dw + V * H, 0.0f);
-  if (db)
-    std::fill(db, db + V, 0.0f);
+  const float scale = startGrads(p, seed, dw, db);
   if (dh)
     std::fill(dh, dh + p.rows * H, 0.0f); // ignored rows keep 0
   for (int64_t r0 = 0; r0 < p.rows; r0 += p.chunk) {

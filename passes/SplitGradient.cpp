@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -296,7 +297,8 @@ FailureOr<SplitGradient> buildSplitGradientFunctions(func::FuncOp forward,
   for (graph::LinearCrossEntropyOp op : losses) {
     // A loss that adds another term (a router's load-balancing loss) reads the cross-entropy
     // before the VJP of the sum: its readers move after the VJP first.
-    const bool moved = graph::moveLossUsersAfterVjp(op);
+    IRRewriter rewriter(op.getContext());
+    const bool moved = graph::moveLossUsersAfterVjp(op, rewriter);
     if (graph::LinearCrossEntropyVjpOp vjp = graph::findOnePassVjp(op)) {
       op.getResult().replaceAllUsesWith(vjp.getLoss());
       op->erase();

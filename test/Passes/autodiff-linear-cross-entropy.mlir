@@ -21,6 +21,14 @@
 // AUX: %[[L:.+]], %{{.+}}, %[[DW:.+]] = graph.linear_cross_entropy_vjp mean
 // AUX: %[[T:.+]] = graph.add %[[L]], %[[SAVED]]
 // AUX: return %[[T]], %[[DW]]
+// The canonicalizer does the same in an unsplit train step: one head, the add after the VJP.
+// RUN: rp-opt %S/Inputs/linear-cross-entropy-aux.mlir --rp-autodiff="seed-arg=1" --canonicalize | FileCheck %s --check-prefix=AUXCANON
+// AUXCANON-LABEL: func.func @train_step
+// AUXCANON-NOT: graph.linear_cross_entropy mean
+// AUXCANON: %[[L:.+]], %{{.+}}, %[[DW:.+]] = graph.linear_cross_entropy_vjp mean
+// AUXCANON-NOT: graph.linear_cross_entropy mean
+// AUXCANON: %[[T:.+]] = graph.add %[[L]], %{{.+}}
+// AUXCANON: return %[[T]], %[[DW]]
 // With a head bias (Phi), the VJP takes it and returns dbias, the bias's gradient.
 // RUN: rp-opt %S/Inputs/linear-cross-entropy-bias.mlir --rp-autodiff="seed-arg=1" --canonicalize | FileCheck %s --check-prefix=BIAS
 // BIAS-LABEL: func.func @train_step

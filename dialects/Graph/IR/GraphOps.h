@@ -18,6 +18,10 @@
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.h.inc"
 
+namespace mlir {
+class RewriterBase;
+} // namespace mlir
+
 namespace mlir::rp::graph {
 
 /// The one-pass `linear_cross_entropy_vjp` that also computes `op`'s loss: an op of the same
@@ -34,8 +38,9 @@ LinearCrossEntropyVjpOp findOnePassVjp(LinearCrossEntropyOp op);
 /// to the cross-entropy before the VJP of the sum runs), moves every op that depends on the
 /// loss (its forward slice in the block, the terminator excepted) right after the VJP, in
 /// block order. Nothing moves, and false is returned, when the VJP itself depends on the loss
-/// or there is no such VJP. Moving an op later keeps its operands dominating it.
-bool moveLossUsersAfterVjp(LinearCrossEntropyOp op);
+/// or there is no such VJP. Moving an op later keeps its operands dominating it. The moves go
+/// through `rewriter` (the canonicalizer's, or an IRRewriter).
+bool moveLossUsersAfterVjp(LinearCrossEntropyOp op, RewriterBase &rewriter);
 
 } // namespace mlir::rp::graph
 

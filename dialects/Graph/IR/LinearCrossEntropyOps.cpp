@@ -68,6 +68,7 @@ bool usesFollow(LinearCrossEntropyOp op, Operation *vjp) {
 struct ForwardIntoVjp : OpRewritePattern<LinearCrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearCrossEntropyOp op, PatternRewriter &rewriter) const override {
+    moveLossUsersAfterVjp(op, rewriter); // a loss that adds a term before the VJP runs
     LinearCrossEntropyVjpOp vjp = findOnePassVjp(op);
     if (!vjp)
       return failure();
@@ -101,7 +102,7 @@ LinearCrossEntropyVjpOp mlir::rp::graph::findOnePassVjp(LinearCrossEntropyOp op)
   return matchingVjp(op, /*requireUsesFollow=*/true);
 }
 
-bool mlir::rp::graph::moveLossUsersAfterVjp(LinearCrossEntropyOp op) {
+bool mlir::rp::graph::moveLossUsersAfterVjp(LinearCrossEntropyOp op, RewriterBase &rewriter) {
   LinearCrossEntropyVjpOp vjp = matchingVjp(op, /*requireUsesFollow=*/false);
   if (!vjp || usesFollow(op, vjp))
     return false;
@@ -125,7 +126,7 @@ bool mlir::rp::graph::moveLossUsersAfterVjp(LinearCrossEntropyOp op) {
   Operation *after = vjp;
   for (Operation *o : moved)
     if (o->isBeforeInBlock(vjp)) {
-      o->moveAfter(after);
+      rewriter.moveOpAfter(o, after);
       after = o;
     }
   return true;

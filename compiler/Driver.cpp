@@ -10,7 +10,7 @@
 #include "dialects/Schedule/IR/ScheduleOps.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "passes/StagePlanning.h"
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanReport.h"
 #include "runtime/plan/PlanValidator.h"
@@ -31,8 +31,8 @@ namespace mlir::rp {
 namespace {
 
 /// The plan's dtype of a runtime dtype (nullopt for f64, which plans do not store).
-std::optional<::rp::plan::DType> planDTypeOf(::rp::runtime::DType dtype) {
-  using ::rp::runtime::DType;
+std::optional<::rp::plan::DType> planDTypeOf(::rp::base::DType dtype) {
+  using ::rp::base::DType;
   switch (dtype) {
   case DType::F32:
     return ::rp::plan::F32;
@@ -193,7 +193,7 @@ private:
         return success();
       }
       // The report reads indices unchecked: validate the plan as rp-run would.
-      if (::rp::runtime::Status status = ::rp::runtime::validatePlan(*plan); !status.ok()) {
+      if (::rp::base::Status status = ::rp::runtime::validatePlan(*plan); !status.ok()) {
         fail("the exported plan is invalid: " + status.message());
         return failure();
       }
@@ -212,8 +212,8 @@ private:
       llvm::outs() << text;
       return kExitOk;
     }
-    ::rp::runtime::Status status =
-        ::rp::runtime::writeFileAtomic(options.outputPath, text.data(), text.size());
+    ::rp::base::Status status =
+        ::rp::base::writeFileAtomic(options.outputPath, text.data(), text.size());
     if (!status.ok())
       return fail(status.message());
     return kExitOk;
@@ -279,7 +279,7 @@ private:
       if (failed(writeInitialWeights(*module, loadParam, weightsPath)))
         return kExitBadInput;
     }
-    ::rp::runtime::Status status = ::rp::runtime::writePlanFile(options.outputPath, *plan);
+    ::rp::base::Status status = ::rp::runtime::writePlanFile(options.outputPath, *plan);
     if (!status.ok()) {
       if (!weightsPath.empty())
         llvm::sys::fs::remove(weightsPath);

@@ -44,7 +44,7 @@ struct ExportPlan : impl::ExportPlanBase<ExportPlan> {
             << "rp-export-plan: a binary plan needs a file; give output=FILE or text=true";
         return signalPassFailure();
       }
-      ::rp::runtime::Status status = ::rp::runtime::writePlanFile(output, *plan);
+      ::rp::base::Status status = ::rp::runtime::writePlanFile(output, *plan);
       if (!status.ok()) {
         emitError(module.getLoc()) << "rp-export-plan: " << status.message();
         return signalPassFailure();

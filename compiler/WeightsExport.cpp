@@ -4,8 +4,8 @@
 
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Schedule/IR/ScheduleOps.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/Float16.h"
+#include "base/DType.h"
+#include "base/Float16.h"
 #include "runtime/io/Safetensors.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -20,13 +20,13 @@
 namespace mlir::rp {
 namespace {
 
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 
 /// `tensor` as f32 when it is floating-point (exact for f16 and bf16, f64 rounded to nearest);
 /// integer and boolean tensors are returned as they are.
 HostTensor toStorage(HostTensor tensor) {
-  if (!::rp::runtime::isFloat(tensor.dtype()) || tensor.dtype() == DType::F32)
+  if (!::rp::base::isFloat(tensor.dtype()) || tensor.dtype() == DType::F32)
     return tensor;
   HostTensor f32(DType::F32, tensor.shape());
   float *dst = f32.data<float>();
@@ -35,13 +35,13 @@ HostTensor toStorage(HostTensor tensor) {
   case DType::F16: {
     const uint16_t *src = tensor.data<uint16_t>();
     for (int64_t i = 0; i < n; ++i)
-      dst[i] = ::rp::runtime::halfToFloat(src[i]);
+      dst[i] = ::rp::base::halfToFloat(src[i]);
     break;
   }
   case DType::BF16: {
     const uint16_t *src = tensor.data<uint16_t>();
     for (int64_t i = 0; i < n; ++i)
-      dst[i] = ::rp::runtime::bf16ToFloat(src[i]);
+      dst[i] = ::rp::base::bf16ToFloat(src[i]);
     break;
   }
   case DType::F64: {
@@ -97,39 +97,39 @@ LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
       tensors.push_back({param.getSymName().str(), ::rp::runtime::fromRuntimeDType(dtype), shape,
                          nullptr,
                          static_cast<size_t>(type.getNumElements()) *
-                             ::rp::runtime::dtypeSize(dtype)});
+                             ::rp::base::dtypeSize(dtype)});
     }
   }
 
   bool reported = false; // a param's error is emitted at the param
-  auto fill = [&](size_t i, const std::function<::rp::runtime::Status(const void *, size_t)>
-                                &append) -> ::rp::runtime::Status {
+  auto fill = [&](size_t i, const std::function<::rp::base::Status(const void *, size_t)>
+                                &append) -> ::rp::base::Status {
     graph::ParamOp param = params[i];
     FailureOr<HostTensor> value = loadParam(param);
     if (failed(value)) {
       reported = true;
-      return ::rp::runtime::invalidArgument("cannot load @" + param.getSymName().str());
+      return ::rp::base::invalidArgument("cannot load @" + param.getSymName().str());
     }
     RankedTensorType type = param.getTensorType();
     bool floatParam = isa<FloatType>(type.getElementType());
-    if (value->shape() != tensors[i].shape || floatParam != ::rp::runtime::isFloat(value->dtype())) {
+    if (value->shape() != tensors[i].shape || floatParam != ::rp::base::isFloat(value->dtype())) {
       param.emitError() << "the initial value of @" << param.getSymName() << " is "
                         << value->typeString() << "; expected the param's type " << type;
       reported = true;
-      return ::rp::runtime::invalidArgument("wrong type");
+      return ::rp::base::invalidArgument("wrong type");
     }
     HostTensor stored = toStorage(std::move(*value));
     if (::rp::runtime::fromRuntimeDType(stored.dtype()) != tensors[i].dtype) {
       param.emitError() << "the initial value of @" << param.getSymName() << " is "
                         << stored.typeString() << "; expected the param's type " << type;
       reported = true;
-      return ::rp::runtime::invalidArgument("wrong type");
+      return ::rp::base::invalidArgument("wrong type");
     }
     return append(stored.raw(), stored.byteSize());
   };
   const std::map<std::string, std::string> metadata = {{"format", "pt"},
                                                        {"producer", "rpc-compile"}};
-  ::rp::runtime::Status status =
+  ::rp::base::Status status =
       ::rp::runtime::writeSafetensorsStreamed(path, tensors, metadata, fill);
   if (reported)
     return failure();

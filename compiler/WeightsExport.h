@@ -12,7 +12,7 @@
 #ifndef RP_COMPILER_WEIGHTSEXPORT_H
 #define RP_COMPILER_WEIGHTSEXPORT_H
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -27,9 +27,9 @@ class ParamOp;
 } // namespace graph
 
 /// Reads the initial value of a param (e.g. onnx::InitializerTable::load, which also fills
-/// the `init zeros|kaiming_uniform` params of LoRA from runtime/core/ParamInit.h); emits an
+/// the `init zeros|kaiming_uniform` params of LoRA from base/ParamInit.h); emits an
 /// error at the param and fails when it cannot.
-using ParamLoader = llvm::function_ref<FailureOr<::rp::runtime::HostTensor>(graph::ParamOp)>;
+using ParamLoader = llvm::function_ref<FailureOr<::rp::base::HostTensor>(graph::ParamOp)>;
 
 /// Writes every graph.param that the layers of the module's one `schedule.plan` name (each
 /// once, in plan order: layer by layer, in each layer's `params` order) to the safetensors file

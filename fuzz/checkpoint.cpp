@@ -15,6 +15,7 @@
 #include <filesystem>
 
 using namespace rp::runtime;
+using namespace rp::base;
 
 namespace {
 

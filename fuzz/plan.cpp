@@ -22,6 +22,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 using namespace rp::runtime;
+using namespace rp::base;
 
 // Protobuf logs every string field with invalid UTF-8 to stderr; rejecting them is expected.
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {

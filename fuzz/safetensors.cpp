@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 using namespace rp::runtime;
+using namespace rp::base;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string path = rp::fuzz::scratch().write("weights.safetensors", data, size);

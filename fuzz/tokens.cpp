@@ -14,6 +14,7 @@
 #include <vector>
 
 using namespace rp::runtime;
+using namespace rp::base;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)

@@ -18,9 +18,9 @@
 #ifndef RP_KERNELS_KERNELCHECKS_H
 #define RP_KERNELS_KERNELCHECKS_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -32,22 +32,22 @@
 namespace rp::kernels {
 
 /// The dtypes of gather and scatter indices and of cross-entropy labels.
-inline constexpr std::initializer_list<runtime::DType> kIndexTypes = {runtime::DType::I64,
-                                                                      runtime::DType::I32};
+inline constexpr std::initializer_list<base::DType> kIndexTypes = {base::DType::I64,
+                                                                      base::DType::I32};
 
 /// True when `dtype` is one of `types`.
-inline bool dtypeIn(runtime::DType dtype, std::initializer_list<runtime::DType> types) {
+inline bool dtypeIn(base::DType dtype, std::initializer_list<base::DType> types) {
   return std::find(types.begin(), types.end(), dtype) != types.end();
 }
 
 /// "f32, f64 or i64".
-inline std::string dtypeList(std::initializer_list<runtime::DType> types) {
+inline std::string dtypeList(std::initializer_list<base::DType> types) {
   std::string out;
   size_t i = 0;
-  for (runtime::DType t : types) {
+  for (base::DType t : types) {
     if (i > 0)
       out += i + 1 == types.size() ? " or " : ", ";
-    out += runtime::dtypeName(t);
+    out += base::dtypeName(t);
     ++i;
   }
   return out;
@@ -55,43 +55,43 @@ inline std::string dtypeList(std::initializer_list<runtime::DType> types) {
 
 /// InvalidArgument "<op>: <what> has dtype <d>, expected <allowed><note>" unless `dtype` is one
 /// of `allowed` (`note` explains a refusal, e.g. " (CPU kernels take f16/bf16 upcast to f32)").
-inline runtime::Status checkDType(std::string_view op, const char *what, runtime::DType dtype,
-                                  std::initializer_list<runtime::DType> allowed,
+inline base::Status checkDType(std::string_view op, const char *what, base::DType dtype,
+                                  std::initializer_list<base::DType> allowed,
                                   const char *note = "") {
   if (dtypeIn(dtype, allowed))
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": " + what + " has dtype " +
-                                  runtime::dtypeName(dtype) + ", expected " + dtypeList(allowed) +
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": " + what + " has dtype " +
+                                  base::dtypeName(dtype) + ", expected " + dtypeList(allowed) +
                                   note);
 }
 
 /// InvalidArgument "<op>: <whatB> has dtype <b>, expected <a> (the dtype of <whatA>)" unless
 /// b == a.
-inline runtime::Status checkSameDType(std::string_view op, const char *whatA, runtime::DType a,
-                                      const char *whatB, runtime::DType b) {
+inline base::Status checkSameDType(std::string_view op, const char *whatA, base::DType a,
+                                      const char *whatB, base::DType b) {
   if (a == b)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": " + whatB + " has dtype " +
-                                  runtime::dtypeName(b) + ", expected " + runtime::dtypeName(a) +
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": " + whatB + " has dtype " +
+                                  base::dtypeName(b) + ", expected " + base::dtypeName(a) +
                                   " (the dtype of " + whatA + ")");
 }
 
 /// InvalidArgument "<op>: <what> is <dtype><shape>, expected <wantDType><want>" unless the
 /// type is exactly the wanted one.
-inline runtime::Status checkType(std::string_view op, const char *what, runtime::DType dtype,
-                                 const std::vector<int64_t> &shape, runtime::DType wantDType,
+inline base::Status checkType(std::string_view op, const char *what, base::DType dtype,
+                                 const std::vector<int64_t> &shape, base::DType wantDType,
                                  const std::vector<int64_t> &want) {
   if (dtype == wantDType && shape == want)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": " + what + " is " +
-                                  runtime::dtypeName(dtype) + runtime::formatShape(shape) +
-                                  ", expected " + runtime::dtypeName(wantDType) +
-                                  runtime::formatShape(want));
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": " + what + " is " +
+                                  base::dtypeName(dtype) + base::formatShape(shape) +
+                                  ", expected " + base::dtypeName(wantDType) +
+                                  base::formatShape(want));
 }
 
 /// checkType for an argument whose dtype is already known to be right: InvalidArgument
 /// "<op>: <what> is <dtype><got>, expected <dtype><want>" unless got == want.
-inline runtime::Status checkShapeIs(std::string_view op, const char *what, runtime::DType dtype,
+inline base::Status checkShapeIs(std::string_view op, const char *what, base::DType dtype,
                                     const std::vector<int64_t> &got,
                                     const std::vector<int64_t> &want) {
   return checkType(op, what, dtype, got, dtype, want);
@@ -99,38 +99,38 @@ inline runtime::Status checkShapeIs(std::string_view op, const char *what, runti
 
 /// InvalidArgument "<op>: <what> <axis> is out of range, expected [0, <rank>)" unless
 /// 0 <= axis < rank (`what` is "axis", or names the attribute).
-inline runtime::Status checkAxis(std::string_view op, const char *what, int64_t axis,
+inline base::Status checkAxis(std::string_view op, const char *what, int64_t axis,
                                  int64_t rank) {
   if (axis >= 0 && axis < rank)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": " + what + " " + std::to_string(axis) +
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": " + what + " " + std::to_string(axis) +
                                   " is out of range, expected [0, " + std::to_string(rank) + ")");
 }
 
 /// InvalidArgument "<op>: expected <what> of rank >= <rank>, got <dtype><shape>" unless
 /// shape.size() >= rank.
-inline runtime::Status checkRankAtLeast(std::string_view op, const char *what, runtime::DType dtype,
+inline base::Status checkRankAtLeast(std::string_view op, const char *what, base::DType dtype,
                                         const std::vector<int64_t> &shape, size_t rank) {
   if (shape.size() >= rank)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": expected " + what +
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": expected " + what +
                                   " of rank >= " + std::to_string(rank) + ", got " +
-                                  runtime::dtypeName(dtype) + runtime::formatShape(shape));
+                                  base::dtypeName(dtype) + base::formatShape(shape));
 }
 
 /// InvalidArgument "<op>: <what> has a negative dimension: <shape>" when one is.
-inline runtime::Status checkNoNegativeDim(std::string_view op, const char *what,
+inline base::Status checkNoNegativeDim(std::string_view op, const char *what,
                                           const std::vector<int64_t> &shape) {
   for (int64_t d : shape)
     if (d < 0)
-      return runtime::invalidArgument(std::string(op) + ": " + what +
-                                      " has a negative dimension: " + runtime::formatShape(shape));
-  return runtime::okStatus();
+      return base::invalidArgument(std::string(op) + ": " + what +
+                                      " has a negative dimension: " + base::formatShape(shape));
+  return base::okStatus();
 }
 
 /// InvalidArgument "<op>: <what> of shape <from> does not broadcast to <to>" unless `from`
 /// broadcasts to `to` (numpy rules: trailing dimensions aligned, a 1 stretches).
-inline runtime::Status checkBroadcastsTo(std::string_view op, const char *what,
+inline base::Status checkBroadcastsTo(std::string_view op, const char *what,
                                          const std::vector<int64_t> &from,
                                          const std::vector<int64_t> &to) {
   bool ok = from.size() <= to.size();
@@ -138,88 +138,88 @@ inline runtime::Status checkBroadcastsTo(std::string_view op, const char *what,
   for (size_t d = 0; ok && d < from.size(); ++d)
     ok = from[d] == 1 || from[d] == to[lead + d];
   if (ok)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": " + what + " of shape " +
-                                  runtime::formatShape(from) + " does not broadcast to " +
-                                  runtime::formatShape(to));
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": " + what + " of shape " +
+                                  base::formatShape(from) + " does not broadcast to " +
+                                  base::formatShape(to));
 }
 
 //===--- the shape rules of single ops, as both backends word them ---------===//
 
 namespace detail {
-inline std::string typeText(runtime::DType dtype, const std::vector<int64_t> &shape) {
-  return runtime::dtypeName(dtype) + runtime::formatShape(shape);
+inline std::string typeText(base::DType dtype, const std::vector<int64_t> &shape) {
+  return base::dtypeName(dtype) + base::formatShape(shape);
 }
 } // namespace detail
 
 /// graph.matmul's contraction: InvalidArgument "matmul: contraction dimensions differ: a <a>
 /// has K = <ka>, b <b> has K = <kb>" (the shapes as given, before 1-D promotion).
-inline runtime::Status contractionMismatch(const std::vector<int64_t> &a, int64_t ka,
+inline base::Status contractionMismatch(const std::vector<int64_t> &a, int64_t ka,
                                            const std::vector<int64_t> &b, int64_t kb) {
-  return runtime::invalidArgument("matmul: contraction dimensions differ: a " +
-                                  runtime::formatShape(a) + " has K = " + std::to_string(ka) +
-                                  ", b " + runtime::formatShape(b) +
+  return base::invalidArgument("matmul: contraction dimensions differ: a " +
+                                  base::formatShape(a) + " has K = " + std::to_string(ka) +
+                                  ", b " + base::formatShape(b) +
                                   " has K = " + std::to_string(kb));
 }
 
 /// The reduction axes of reduce_sum/mean/max on a tensor of rank `rank`: at least one, each in
 /// range, strictly increasing. Errors: InvalidArgument "<op>: expected at least one axis",
 /// checkAxis's, "<op>: expected strictly increasing axes, got <axes>".
-inline runtime::Status checkReduceAxes(std::string_view op, const std::vector<int64_t> &axes,
+inline base::Status checkReduceAxes(std::string_view op, const std::vector<int64_t> &axes,
                                        int64_t rank) {
   if (axes.empty())
-    return runtime::invalidArgument(std::string(op) + ": expected at least one axis");
+    return base::invalidArgument(std::string(op) + ": expected at least one axis");
   for (size_t i = 0; i < axes.size(); ++i) {
     RP_RETURN_IF_ERROR(checkAxis(op, "axis", axes[i], rank));
     if (i > 0 && axes[i] <= axes[i - 1])
-      return runtime::invalidArgument(std::string(op) +
+      return base::invalidArgument(std::string(op) +
                                       ": expected strictly increasing axes, got " +
-                                      runtime::formatShape(axes));
+                                      base::formatShape(axes));
   }
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 /// InvalidArgument "<op>: the integer mean of an empty set is undefined (x <type>, axes
 /// <axes>)".
-inline runtime::Status emptyIntegerMean(std::string_view op, runtime::DType dtype,
+inline base::Status emptyIntegerMean(std::string_view op, base::DType dtype,
                                         const std::vector<int64_t> &x,
                                         const std::vector<int64_t> &axes) {
-  return runtime::invalidArgument(std::string(op) + ": the integer mean of an empty set is " +
+  return base::invalidArgument(std::string(op) + ": the integer mean of an empty set is " +
                                   "undefined (x " + detail::typeText(dtype, x) + ", axes " +
-                                  runtime::formatShape(axes) + ")");
+                                  base::formatShape(axes) + ")");
 }
 
 /// graph.cross_entropy: logits [N, C, d1, ...] (rank >= 2) and labels [N, d1, ...]. Errors:
 /// InvalidArgument "cross_entropy: expected logits of rank >= 2 ([N, C, ...]), got <type>",
 /// "cross_entropy: expected labels of shape <shape> for logits <type>, got <labels>".
-inline runtime::Status checkLossShapes(runtime::DType dtype, const std::vector<int64_t> &logits,
+inline base::Status checkLossShapes(base::DType dtype, const std::vector<int64_t> &logits,
                                        const std::vector<int64_t> &labels) {
   const std::string op = "cross_entropy";
   if (logits.size() < 2)
-    return runtime::invalidArgument(op + ": expected logits of rank >= 2 ([N, C, ...]), got " +
+    return base::invalidArgument(op + ": expected logits of rank >= 2 ([N, C, ...]), got " +
                                     detail::typeText(dtype, logits));
   std::vector<int64_t> labelShape{logits[0]};
   labelShape.insert(labelShape.end(), logits.begin() + 2, logits.end());
   if (labels != labelShape)
-    return runtime::invalidArgument(
-        op + ": expected labels of shape " + runtime::formatShape(labelShape) + " for logits " +
-        detail::typeText(dtype, logits) + ", got " + runtime::formatShape(labels));
-  return runtime::okStatus();
+    return base::invalidArgument(
+        op + ": expected labels of shape " + base::formatShape(labelShape) + " for logits " +
+        detail::typeText(dtype, logits) + ", got " + base::formatShape(labels));
+  return base::okStatus();
 }
 
 /// graph.gather_elements (axis in range): indices of data's rank, no larger than the data
 /// but along `axis`. Errors: InvalidArgument "gather_elements: indices of shape <shape> do not
 /// fit data <type>: expected rank <r> and every dimension but <axis> at most the data's".
-inline runtime::Status checkGatherElementsFit(runtime::DType dtype,
+inline base::Status checkGatherElementsFit(base::DType dtype,
                                               const std::vector<int64_t> &data,
                                               const std::vector<int64_t> &indices, int64_t axis) {
   bool fits = indices.size() == data.size();
   for (size_t d = 0; fits && d < data.size(); ++d)
     fits = static_cast<int64_t>(d) == axis || indices[d] <= data[d];
   if (fits)
-    return runtime::okStatus();
-  return runtime::invalidArgument(
-      "gather_elements: indices of shape " + runtime::formatShape(indices) + " do not fit data " +
+    return base::okStatus();
+  return base::invalidArgument(
+      "gather_elements: indices of shape " + base::formatShape(indices) + " do not fit data " +
       detail::typeText(dtype, data) + ": expected rank " + std::to_string(data.size()) +
       " and every dimension but " + std::to_string(axis) + " at most the data's");
 }
@@ -228,21 +228,21 @@ inline runtime::Status checkGatherElementsFit(runtime::DType dtype,
 /// indices, out[:axis] + indices + out[axis+1:]. Errors: InvalidArgument "scatter_add: updates
 /// is <type>, expected <type> (gather of out <type> along axis <axis> by indices of shape
 /// <shape>)".
-inline runtime::Status checkScatterAddUpdates(runtime::DType updatesDType,
+inline base::Status checkScatterAddUpdates(base::DType updatesDType,
                                               const std::vector<int64_t> &updates,
-                                              runtime::DType outDType,
+                                              base::DType outDType,
                                               const std::vector<int64_t> &out,
                                               const std::vector<int64_t> &indices, int64_t axis) {
   std::vector<int64_t> shape(out.begin(), out.begin() + axis);
   shape.insert(shape.end(), indices.begin(), indices.end());
   shape.insert(shape.end(), out.begin() + axis + 1, out.end());
   if (updates == shape)
-    return runtime::okStatus();
-  return runtime::invalidArgument(
+    return base::okStatus();
+  return base::invalidArgument(
       "scatter_add: updates is " + detail::typeText(updatesDType, updates) + ", expected " +
       detail::typeText(outDType, shape) + " (gather of out " + detail::typeText(outDType, out) +
       " along axis " + std::to_string(axis) + " by indices of shape " +
-      runtime::formatShape(indices) + ")");
+      base::formatShape(indices) + ")");
 }
 
 /// graph.scatter_elements_add (axis in range): indices of the updates' shape, updates of out's
@@ -250,65 +250,65 @@ inline runtime::Status checkScatterAddUpdates(runtime::DType updatesDType,
 /// have shape <shape>, expected the shape of updates <shape>", "scatter_elements_add: updates
 /// of shape <shape> do not fit out <type>: expected rank <r> and every dimension but <axis> at
 /// most out's".
-inline runtime::Status checkScatterElementsFit(const std::vector<int64_t> &updates,
+inline base::Status checkScatterElementsFit(const std::vector<int64_t> &updates,
                                                const std::vector<int64_t> &indices,
-                                               runtime::DType outDType,
+                                               base::DType outDType,
                                                const std::vector<int64_t> &out, int64_t axis) {
   const std::string op = "scatter_elements_add";
   if (indices != updates)
-    return runtime::invalidArgument(op + ": indices have shape " + runtime::formatShape(indices) +
+    return base::invalidArgument(op + ": indices have shape " + base::formatShape(indices) +
                                     ", expected the shape of updates " +
-                                    runtime::formatShape(updates));
+                                    base::formatShape(updates));
   bool fits = updates.size() == out.size();
   for (size_t d = 0; fits && d < out.size(); ++d)
     fits = static_cast<int64_t>(d) == axis || updates[d] <= out[d];
   if (fits)
-    return runtime::okStatus();
-  return runtime::invalidArgument(
-      op + ": updates of shape " + runtime::formatShape(updates) + " do not fit out " +
+    return base::okStatus();
+  return base::invalidArgument(
+      op + ": updates of shape " + base::formatShape(updates) + " do not fit out " +
       detail::typeText(outDType, out) + ": expected rank " + std::to_string(out.size()) +
       " and every dimension but " + std::to_string(axis) + " at most out's");
 }
 
 /// graph.rope's x: rank >= 1 with an even last dimension. Errors: InvalidArgument "rope: x is
 /// <shape>, expected rank >= 1 with an even last dimension".
-inline runtime::Status checkRopeInput(const std::vector<int64_t> &x) {
+inline base::Status checkRopeInput(const std::vector<int64_t> &x) {
   if (!x.empty() && x.back() % 2 == 0)
-    return runtime::okStatus();
-  return runtime::invalidArgument("rope: x is " + runtime::formatShape(x) +
+    return base::okStatus();
+  return base::invalidArgument("rope: x is " + base::formatShape(x) +
                                   ", expected rank >= 1 with an even last dimension");
 }
 
 /// graph.rope's cos (and sin) table: x's last dimension. Errors: InvalidArgument "rope: cos is
 /// <shape>, expected a last dimension of <d>".
-inline runtime::Status checkRopeTable(const std::vector<int64_t> &x,
+inline base::Status checkRopeTable(const std::vector<int64_t> &x,
                                       const std::vector<int64_t> &cos) {
   if (!cos.empty() && cos.back() == x.back())
-    return runtime::okStatus();
-  return runtime::invalidArgument("rope: cos is " + runtime::formatShape(cos) +
+    return base::okStatus();
+  return base::invalidArgument("rope: cos is " + base::formatShape(cos) +
                                   ", expected a last dimension of " + std::to_string(x.back()));
 }
 
 /// graph.attention's q: [B, Hq, S, D]. Errors: InvalidArgument "<op>: q is <shape>,
 /// expected [B, Hq, S, D]" (op: "attention" or "attention_vjp").
-inline runtime::Status checkAttentionQuery(const std::vector<int64_t> &q,
+inline base::Status checkAttentionQuery(const std::vector<int64_t> &q,
                                            std::string_view op = "attention") {
   if (q.size() == 4)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": q is " + runtime::formatShape(q) +
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": q is " + base::formatShape(q) +
                                   ", expected [B, Hq, S, D]");
 }
 
 /// graph.attention's k for a 4-D q: [B, Hkv, S, D] with Hkv dividing Hq. Errors:
 /// InvalidArgument "<op>: k is <shape>, expected [B, Hkv, S, D] with Hkv dividing <Hq>"
 /// (B, S, D as numbers; op: "attention" or "attention_vjp").
-inline runtime::Status checkAttentionKey(const std::vector<int64_t> &q,
+inline base::Status checkAttentionKey(const std::vector<int64_t> &q,
                                          const std::vector<int64_t> &k,
                                          std::string_view op = "attention") {
   if (k.size() == 4 && k[0] == q[0] && k[2] == q[2] && k[3] == q[3] && k[1] != 0 &&
       q[1] % k[1] == 0)
-    return runtime::okStatus();
-  return runtime::invalidArgument(std::string(op) + ": k is " + runtime::formatShape(k) + ", expected [" +
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": k is " + base::formatShape(k) + ", expected [" +
                                   std::to_string(q[0]) + ", Hkv, " + std::to_string(q[2]) + ", " +
                                   std::to_string(q[3]) + "] with Hkv dividing " +
                                   std::to_string(q[1]));
@@ -316,14 +316,14 @@ inline runtime::Status checkAttentionKey(const std::vector<int64_t> &q,
 
 /// graph.attention's sliding window: 0 (none) or >= 1 with `causal`. Errors: InvalidArgument
 /// "<op>: window <w> is negative" or "<op>: a sliding window (<w>) needs causal attention".
-inline runtime::Status checkAttentionWindow(std::string_view op, bool causal, int64_t window) {
+inline base::Status checkAttentionWindow(std::string_view op, bool causal, int64_t window) {
   if (window < 0)
-    return runtime::invalidArgument(std::string(op) + ": window " + std::to_string(window) +
+    return base::invalidArgument(std::string(op) + ": window " + std::to_string(window) +
                                     " is negative");
   if (window > 0 && !causal)
-    return runtime::invalidArgument(std::string(op) + ": a sliding window (" +
+    return base::invalidArgument(std::string(op) + ": a sliding window (" +
                                     std::to_string(window) + ") needs causal attention");
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 } // namespace rp::kernels

@@ -8,9 +8,9 @@
 #ifndef RP_KERNELS_RANGERULES_H
 #define RP_KERNELS_RANGERULES_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cmath>
 #include <cstdint>
@@ -28,48 +28,48 @@ template <typename T> std::string rangeArgs(T start, T limit, T delta) {
 
 /// Float bounds. Errors: InvalidArgument "range: expected finite arguments and a non-zero
 /// delta, got <args>".
-inline runtime::Status checkRangeArgs(double start, double limit, double delta) {
+inline base::Status checkRangeArgs(double start, double limit, double delta) {
   if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta) || delta == 0)
-    return runtime::invalidArgument("range: expected finite arguments and a non-zero delta, got " +
+    return base::invalidArgument("range: expected finite arguments and a non-zero delta, got " +
                                     rangeArgs(start, limit, delta));
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 /// Float bounds for an integer result `outType` ("i64[5]"): each must be an integral value in
 /// int64's range. Errors: InvalidArgument "range: an integer out (<outType>) needs integral
 /// int64 arguments, got <args>".
-inline runtime::Status checkIntegralRangeArgs(double start, double limit, double delta,
+inline base::Status checkIntegralRangeArgs(double start, double limit, double delta,
                                               const std::string &outType) {
   constexpr double kLimit = 0x1p63;
   for (double v : {start, limit, delta})
     if (v != std::trunc(v) || v >= kLimit || v < -kLimit)
-      return runtime::invalidArgument("range: an integer out (" + outType +
+      return base::invalidArgument("range: an integer out (" + outType +
                                       ") needs integral int64 arguments, got " +
                                       rangeArgs(start, limit, delta));
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 /// graph.range's result is 1-D. Errors: InvalidArgument "range: out is <dtype><shape>, expected
 /// a 1-D tensor".
-inline runtime::Status checkRangeOutRank(runtime::DType dtype, const std::vector<int64_t> &out) {
+inline base::Status checkRangeOutRank(base::DType dtype, const std::vector<int64_t> &out) {
   if (out.size() == 1)
-    return runtime::okStatus();
-  return runtime::invalidArgument("range: out is " + std::string(runtime::dtypeName(dtype)) +
-                                  runtime::formatShape(out) + ", expected a 1-D tensor");
+    return base::okStatus();
+  return base::invalidArgument("range: out is " + std::string(base::dtypeName(dtype)) +
+                                  base::formatShape(out) + ", expected a 1-D tensor");
 }
 
 /// An integer range's step. Errors: InvalidArgument "range: expected a non-zero delta".
-inline runtime::Status checkRangeDelta(int64_t delta) {
+inline base::Status checkRangeDelta(int64_t delta) {
   if (delta != 0)
-    return runtime::okStatus();
-  return runtime::invalidArgument("range: expected a non-zero delta");
+    return base::okStatus();
+  return base::invalidArgument("range: expected a non-zero delta");
 }
 
 /// InvalidArgument "range: <args> gives <length> elements, but out is <dtype><shape>".
-inline runtime::Status rangeLengthMismatch(const std::string &length, const std::string &args,
-                                           runtime::DType dtype, const std::vector<int64_t> &out) {
-  return runtime::invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
-                                  runtime::dtypeName(dtype) + runtime::formatShape(out));
+inline base::Status rangeLengthMismatch(const std::string &length, const std::string &args,
+                                           base::DType dtype, const std::vector<int64_t> &out) {
+  return base::invalidArgument("range: " + args + " gives " + length + " elements, but out is " +
+                                  base::dtypeName(dtype) + base::formatShape(out));
 }
 
 /// The element count of a float range: max(ceil((limit - start) / delta), 0).
@@ -96,21 +96,21 @@ inline __int128 rangeIntLength(int64_t start, int64_t limit, int64_t delta) {
 /// start + i * delta for i < n fits `dtype` (I64 or I32). The extremes are the first and the
 /// last element (the sequence is monotonic). Errors: InvalidArgument "range: start S + i *
 /// delta D for i < N overflows <dtype>".
-inline runtime::Status checkRangeFits(int64_t start, int64_t delta, int64_t n,
-                                      runtime::DType dtype) {
+inline base::Status checkRangeFits(int64_t start, int64_t delta, int64_t n,
+                                      base::DType dtype) {
   if (n == 0)
-    return runtime::okStatus();
+    return base::okStatus();
   const __int128 last = static_cast<__int128>(start) + static_cast<__int128>(n - 1) * delta;
-  const bool i32 = dtype == runtime::DType::I32;
+  const bool i32 = dtype == base::DType::I32;
   const __int128 lo =
       i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
   const __int128 hi =
       i32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
   if (start < lo || start > hi || last < lo || last > hi)
-    return runtime::invalidArgument("range: start " + std::to_string(start) + " + i * delta " +
+    return base::invalidArgument("range: start " + std::to_string(start) + " + i * delta " +
                                     std::to_string(delta) + " for i < " + std::to_string(n) +
-                                    " overflows " + runtime::dtypeName(dtype));
-  return runtime::okStatus();
+                                    " overflows " + base::dtypeName(dtype));
+  return base::okStatus();
 }
 
 } // namespace rp::kernels

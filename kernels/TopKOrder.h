@@ -7,7 +7,7 @@
 #ifndef RP_KERNELS_TOPKORDER_H
 #define RP_KERNELS_TOPKORDER_H
 
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 
 #include <cstdint>
 

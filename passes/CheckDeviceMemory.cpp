@@ -10,7 +10,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/Schedule/IR/ScheduleOps.h"
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 
 #include <string>
 
@@ -22,7 +22,7 @@ namespace mlir::rp {
 namespace {
 
 std::string bytesText(int64_t bytes) {
-  return std::to_string(bytes) + " (" + ::rp::runtime::formatBytes(static_cast<uint64_t>(bytes)) +
+  return std::to_string(bytes) + " (" + ::rp::base::formatBytes(static_cast<uint64_t>(bytes)) +
          ")";
 }
 

@@ -13,7 +13,7 @@
 // the Hugging Face exports compute every projection). Each W gets one A/B pair however many
 // matmuls read it; A and B are [in, rank] and [rank, out] either way. Then every param that is
 // not a LoRA adapter is frozen. PEFT's nn.Linear adapters are A: [r, in], B: [out, r], so our
-// A and B are PEFT's transposed (see runtime/core/ParamInit.h for the initialiser).
+// A and B are PEFT's transposed (see base/ParamInit.h for the initialiser).
 //
 // The adapters' names tell how W is read: `<W>.lora_A` / `<W>.lora_B` adapt x @ W;
 // `<M>.lora_A.weight` / `<M>.lora_B.weight` adapt x @ W^T, where W is `<M>.weight` (or `<M>`

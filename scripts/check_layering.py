@@ -7,14 +7,17 @@ component (a folder: `runtime/exec`, `runtime/backends/cuda`, `dialects/Graph/IR
 is allowed when that component is the file's own or is listed in ALLOWED for the file's
 component. Includes of MLIR, LLVM and ONNX headers (`mlir/`, `llvm/`, `onnx/`, in quotes or
 angle brackets) count as the components `mlir`, `llvm` and `onnx`, which only the compiler
-world may use. Two rules follow from the table and are what this check exists for:
+world may use. Three rules follow from the table and are what this check exists for:
 
-  1. the runtime world (runtime/, kernels/, tools/rp-run) never includes compiler/, passes/,
-     dialects/, frontends/, MLIR or LLVM: it builds and ships without them;
-  2. nothing below the trainer includes runtime/train/ (only the tools use the trainer).
+  1. the top-level folders are layered, bottom up, as LEVELS lists them (base, kernels,
+     runtime, dialects, frontends, passes, compiler, tools): no include runs back up, so
+     kernels/ includes only base/ and kernels/, never runtime/;
+  2. the runtime world (base/, kernels/, runtime/, tools/rp-run) never includes compiler/,
+     passes/, dialects/, frontends/, MLIR or LLVM: it builds and ships without them;
+  3. nothing below the trainer includes runtime/train/ (only the tools use the trainer).
 
-The table itself must be acyclic, and a source folder that is in no component fails the check
-(add the new folder to ALLOWED with the components it may use).
+The table itself must follow LEVELS and be acyclic, and a source folder that is in no component
+fails the check (add the new folder to ALLOWED with the components it may use).
 
 Usage: check_layering.py [--root DIR]   (default: the repository this script is in)
 Exit status: 0 when every include is allowed, 1 on a violation (each printed as
@@ -26,33 +29,39 @@ import os
 import re
 import sys
 
+# The top-level folders bottom up: a component may include only components of its own
+# top-level folder or of one listed before it, so no arrow between top-level folders runs back
+# up (check_table enforces it on the table below).
+LEVELS = ["base", "kernels", "runtime", "dialects", "frontends", "passes", "compiler", "tools"]
+
 # The components of the runtime world, bottom up, and what each may include.
 RUNTIME = {
-    "runtime/core": [],
-    "runtime/io": ["runtime/core"],
-    "runtime/trace": ["runtime/core"],
-    "runtime/partition": ["runtime/core"],
-    "kernels": ["runtime/core"],
-    "kernels/cpu": ["kernels", "runtime/core"],
-    "kernels/cuda": ["kernels", "runtime/core"],
-    "runtime/plan": ["kernels", "runtime/core", "runtime/io"],
-    "runtime/data": ["runtime/core"],
-    "runtime/optim": ["kernels/cpu", "runtime/core"],
-    "runtime/exec": ["kernels", "kernels/cpu", "runtime/core", "runtime/io", "runtime/optim",
+    "base": [],
+    "kernels": ["base"],
+    "kernels/cpu": ["base", "kernels"],
+    "kernels/cuda": ["base", "kernels"],
+    "runtime/io": ["base"],
+    "runtime/trace": ["base"],
+    "runtime/partition": ["base"],
+    "runtime/plan": ["base", "kernels", "runtime/io"],
+    "runtime/data": ["base"],
+    "runtime/optim": ["base", "kernels/cpu"],
+    "runtime/exec": ["base", "kernels", "kernels/cpu", "runtime/io", "runtime/optim",
                      "runtime/plan", "runtime/trace"],
-    "runtime/dist": ["runtime/core", "runtime/exec"],
-    "runtime/backends/cpu": ["kernels", "kernels/cpu", "runtime/core", "runtime/exec",
-                             "runtime/io", "runtime/optim", "runtime/plan", "runtime/trace"],
-    "runtime/backends/cuda": ["kernels", "kernels/cpu", "kernels/cuda", "runtime/backends/cpu",
-                              "runtime/core", "runtime/exec", "runtime/io", "runtime/plan",
-                              "runtime/trace"],
-    "runtime/sim": ["kernels", "runtime/core", "runtime/exec", "runtime/io", "runtime/partition",
+    "runtime/dist": ["base", "runtime/exec"],
+    "runtime/backends/cpu": ["base", "kernels", "kernels/cpu", "runtime/exec", "runtime/io",
+                             "runtime/optim", "runtime/plan", "runtime/trace"],
+    "runtime/backends/cuda": ["base", "kernels", "kernels/cpu", "kernels/cuda",
+                              "runtime/backends/cpu", "runtime/exec", "runtime/io",
+                              "runtime/plan", "runtime/trace"],
+    "runtime/sim": ["base", "kernels", "runtime/exec", "runtime/io", "runtime/partition",
                     "runtime/plan", "runtime/trace"],
-    "runtime/train": ["kernels", "kernels/cpu", "runtime/backends/cpu", "runtime/backends/cuda",
-                      "runtime/core", "runtime/data", "runtime/dist", "runtime/exec", "runtime/io",
-                      "runtime/optim", "runtime/plan", "runtime/sim", "runtime/trace"],
-    "tools/rp-bench-attention": ["kernels", "kernels/cuda", "runtime/core"],
-    "tools/rp-run": ["runtime/core", "runtime/data", "runtime/io", "runtime/plan", "runtime/sim",
+    "runtime/train": ["base", "kernels", "kernels/cpu", "runtime/backends/cpu",
+                      "runtime/backends/cuda", "runtime/data", "runtime/dist", "runtime/exec",
+                      "runtime/io", "runtime/optim", "runtime/plan", "runtime/sim",
+                      "runtime/trace"],
+    "tools/rp-bench-attention": ["base", "kernels", "kernels/cuda"],
+    "tools/rp-run": ["base", "runtime/data", "runtime/io", "runtime/plan", "runtime/sim",
                      "runtime/train", "runtime/trace"],
 }
 
@@ -62,20 +71,20 @@ _MLIR = ["mlir", "llvm"]
 # describe plans, kernels and costs, never the executor, backends or trainer.
 COMPILER = {
     "dialects/Graph/IR": _MLIR,
-    "dialects/Graph/Eval": ["dialects/Graph/IR", "kernels", "kernels/cpu", "runtime/core"] + _MLIR,
+    "dialects/Graph/Eval": ["base", "dialects/Graph/IR", "kernels", "kernels/cpu"] + _MLIR,
     "dialects/Schedule/IR": ["dialects/Graph/IR"] + _MLIR,
-    "frontends/onnx": ["dialects/Graph/Eval", "dialects/Graph/IR", "kernels/cpu", "runtime/core",
+    "frontends/onnx": ["base", "dialects/Graph/Eval", "dialects/Graph/IR", "kernels/cpu",
                        "onnx"] + _MLIR,
-    "passes": ["dialects/Graph/IR", "dialects/Schedule/IR", "kernels", "runtime/core",
+    "passes": ["base", "dialects/Graph/IR", "dialects/Schedule/IR", "kernels",
                "runtime/partition"] + _MLIR,
-    "compiler": ["dialects/Graph/IR", "dialects/Schedule/IR", "frontends/onnx", "kernels",
-                 "passes", "runtime/core", "runtime/io", "runtime/partition", "runtime/plan"]
+    "compiler": ["base", "dialects/Graph/IR", "dialects/Schedule/IR", "frontends/onnx",
+                 "kernels", "passes", "runtime/io", "runtime/partition", "runtime/plan"]
     + _MLIR,
     "tools/rp-opt": ["compiler"] + _MLIR,
-    "tools/rpc-compile": ["compiler", "dialects/Graph/IR", "dialects/Schedule/IR",
-                          "frontends/onnx", "passes", "runtime/core", "runtime/plan"] + _MLIR,
-    "tools/rp-ref": ["compiler", "dialects/Graph/Eval", "dialects/Graph/IR", "frontends/onnx",
-                     "kernels/cpu", "runtime/core", "runtime/data", "runtime/io",
+    "tools/rpc-compile": ["base", "compiler", "dialects/Graph/IR", "dialects/Schedule/IR",
+                          "frontends/onnx", "passes", "runtime/plan"] + _MLIR,
+    "tools/rp-ref": ["base", "compiler", "dialects/Graph/Eval", "dialects/Graph/IR",
+                     "frontends/onnx", "kernels/cpu", "runtime/data", "runtime/io",
                      "runtime/optim", "runtime/train"] + _MLIR,
 }
 
@@ -83,7 +92,7 @@ ALLOWED = {**RUNTIME, **COMPILER}
 
 # Top-level folders whose sources are checked (tests, fuzz targets, examples, benchmarks and
 # scripts may include anything).
-CHECKED_ROOTS = ["compiler", "dialects", "frontends", "kernels", "passes", "runtime", "tools"]
+CHECKED_ROOTS = LEVELS
 EXTERNAL = {"mlir", "llvm", "onnx"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".td", ".inc")
 INCLUDE_RE = re.compile(r'^\s*(?:#\s*include|include)\s*([<"])([^>"]+)[>"]')
@@ -109,13 +118,22 @@ def target_component(include):
     return component_of(include) or include.rsplit("/", 1)[0]
 
 
+def level_of(component):
+    """The position of a component's top-level folder in LEVELS."""
+    return LEVELS.index(component.split("/", 1)[0])
+
+
 def check_table():
-    """Errors in ALLOWED itself: unknown names and cycles."""
+    """Errors in ALLOWED itself: unknown names, arrows back up between top-level folders
+    (LEVELS) and cycles."""
     errors = []
     for comp, deps in ALLOWED.items():
         for dep in deps:
             if dep not in ALLOWED and dep not in EXTERNAL:
                 errors.append(f"layering table: {comp} lists unknown component {dep}")
+            elif dep in ALLOWED and level_of(dep) > level_of(comp):
+                errors.append(f"layering table: {comp} lists {dep}, whose top-level folder "
+                              f"comes after its own in LEVELS ({', '.join(LEVELS)})")
     state = {}
 
     def visit(comp, path):

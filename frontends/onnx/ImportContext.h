@@ -117,12 +117,12 @@ public:
 };
 
 /// Converts a host tensor to an elements attribute of the matching MLIR type.
-DenseElementsAttr toAttr(MLIRContext *ctx, const ::rp::runtime::HostTensor &tensor);
+DenseElementsAttr toAttr(MLIRContext *ctx, const ::rp::base::HostTensor &tensor);
 
 /// `tensor` with float64 elements rounded to float32 (other dtypes unchanged). The graph dialect
 /// computes in f32/f16/bf16; exporters emit f64 constants for scalars only (TorchScript's
 /// attention scale, cast to float right after), so constants are narrowed once, on import.
-::rp::runtime::HostTensor narrowF64(::rp::runtime::HostTensor tensor);
+::rp::base::HostTensor narrowF64(::rp::base::HostTensor tensor);
 
 } // namespace mlir::rp::onnx
 

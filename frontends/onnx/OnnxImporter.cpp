@@ -15,7 +15,7 @@
 #include "frontends/onnx/ImportContext.h"
 #include "frontends/onnx/TiedWeights.h"
 #include "kernels/cpu/Cast.h"
-#include "runtime/core/ParamInit.h"
+#include "base/ParamInit.h"
 
 #include "onnx/defs/schema.h"
 
@@ -29,8 +29,8 @@
 #include <algorithm>
 #include <cmath>
 
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 
 namespace mlir::rp::onnx {
 
@@ -685,9 +685,9 @@ FailureOr<HostTensor> InitializerTable::load(graph::ParamOp param) const {
     RankedTensorType type = param.getTensorType();
     HostTensor t(graph::irDType(type.getElementType()),
                  std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
-    ::rp::runtime::Status s = ::rp::runtime::initParam(
-        *init == graph::ParamInit::zeros ? ::rp::runtime::ParamInit::Zeros
-                                         : ::rp::runtime::ParamInit::KaimingUniform,
+    ::rp::base::Status s = ::rp::base::initParam(
+        *init == graph::ParamInit::zeros ? ::rp::base::ParamInit::Zeros
+                                         : ::rp::base::ParamInit::KaimingUniform,
         param.getSymName().str(), t);
     if (!s.ok())
       return param.emitError() << s.message();
@@ -716,7 +716,7 @@ InitializerTable::external(graph::ParamOp param) const {
     return param.emitError() << llvm::toString(range.takeError());
   if (!*range)
     return std::optional<External>();
-  llvm::Expected<::rp::runtime::DType> dtype = dtypeFromOnnx(it->second->data_type());
+  llvm::Expected<::rp::base::DType> dtype = dtypeFromOnnx(it->second->data_type());
   if (!dtype)
     return param.emitError() << llvm::toString(dtype.takeError());
   return std::optional<External>(External{std::move(**range), *dtype});

@@ -43,7 +43,7 @@ struct ImportOptions {
   /// `dims` and over the shapes stored in the model.
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Graph inputs whose values are known at import time: they become constants (and fold).
-  std::map<std::string, ::rp::runtime::HostTensor> constantInputs;
+  std::map<std::string, ::rp::base::HostTensor> constantInputs;
   /// Name of the imported function.
   std::string functionName = "forward";
   /// Results with at most this many elements are folded to constants when all operands are.
@@ -78,14 +78,14 @@ public:
   explicit InitializerTable(const OnnxModel &model);
   /// Reads the value of `param` (external data resolved against the model's directory);
   /// emits an error at the param and fails when it is missing or unreadable.
-  FailureOr<::rp::runtime::HostTensor> load(graph::ParamOp param) const;
+  FailureOr<::rp::base::HostTensor> load(graph::ParamOp param) const;
 
   /// Where the stored value of `param` lies when it is ONNX external data: the range and the
   /// stored dtype; nullopt when it is stored inline or has no initializer (load() reports
   /// that). Emits an error at the param and fails for invalid external data.
   struct External {
     ExternalRange range;
-    ::rp::runtime::DType dtype;
+    ::rp::base::DType dtype;
   };
   FailureOr<std::optional<External>> external(graph::ParamOp param) const;
 

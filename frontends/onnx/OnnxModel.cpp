@@ -2,9 +2,9 @@
 
 #include "frontends/onnx/OnnxModel.h"
 
-#include "runtime/core/AtomicFile.h"
-#include "runtime/core/FormatBytes.h"
-#include "runtime/core/SystemMemory.h"
+#include "base/AtomicFile.h"
+#include "base/FormatBytes.h"
+#include "base/SystemMemory.h"
 
 #include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
@@ -21,8 +21,8 @@
 #include <fstream>
 #include <limits>
 
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 
 namespace mlir::rp::onnx {
 
@@ -65,7 +65,7 @@ InitializerBytes initializerBytes(const ::onnx::GraphProto &graph) {
     }
     // Saturating: each factor is clamped so that a hostile shape cannot wrap around.
     constexpr uint64_t kCap = uint64_t(1) << 62;
-    uint64_t bytes = ::rp::runtime::dtypeSize(*dtype);
+    uint64_t bytes = ::rp::base::dtypeSize(*dtype);
     for (int64_t d : t.dims())
       bytes = d <= 0 ? 0 : (static_cast<uint64_t>(d) >= kCap / std::max<uint64_t>(bytes, 1)
                                 ? kCap
@@ -84,13 +84,13 @@ InitializerBytes initializerBytes(const ::onnx::GraphProto &graph) {
 llvm::Error checkInitializersFitInMemory(const OnnxModel &model) {
   const ::onnx::ModelProto &proto = *model.proto;
   llvm::StringRef name = model.path;
-  const uint64_t limit = ::rp::runtime::physicalMemoryBytes();
+  const uint64_t limit = ::rp::base::physicalMemoryBytes();
   if (limit == 0)
     return llvm::Error::success();
   InitializerBytes sizes = initializerBytes(proto.graph());
   if (sizes.total <= limit)
     return llvm::Error::success();
-  using ::rp::runtime::formatBytes;
+  using ::rp::base::formatBytes;
   return fail("{0}: the model's initializers need {1} (the largest, '{2}', {3}); this machine "
               "has {4}",
               name, formatBytes(sizes.total), sizes.largestName, formatBytes(sizes.largest),
@@ -299,7 +299,7 @@ llvm::Expected<HostTensor> readTensor(const ::onnx::TensorProto &tensor,
       return fail("tensor '{0}': the shape has too many elements", tensor.name());
     count *= static_cast<uint64_t>(d);
   }
-  size_t elementBytes = ::rp::runtime::dtypeSize(*dtype);
+  size_t elementBytes = ::rp::base::dtypeSize(*dtype);
   size_t bytes = count * elementBytes;
 
   // Locate the data and check its size before allocating anything.
@@ -316,8 +316,8 @@ llvm::Expected<HostTensor> readTensor(const ::onnx::TensorProto &tensor,
     raw = tensor.raw_data();
     if (raw.size() != bytes)
       return fail("tensor '{0}': raw_data holds {1} bytes, the shape {2} of {3} needs {4}",
-                  tensor.name(), raw.size(), ::rp::runtime::formatShape(shape),
-                  ::rp::runtime::dtypeName(*dtype), bytes);
+                  tensor.name(), raw.size(), ::rp::base::formatShape(shape),
+                  ::rp::base::dtypeName(*dtype), bytes);
   } else {
     uint64_t present = 0;
     switch (*dtype) {
@@ -339,7 +339,7 @@ llvm::Expected<HostTensor> readTensor(const ::onnx::TensorProto &tensor,
     }
     if (present != count)
       return fail("tensor '{0}': {1} values stored, the shape {2} needs {3}", tensor.name(),
-                  present, ::rp::runtime::formatShape(shape), count);
+                  present, ::rp::base::formatShape(shape), count);
   }
 
   HostTensor out(*dtype, shape);
@@ -392,7 +392,7 @@ externalDataRange(const ::onnx::TensorProto &tensor, llvm::StringRef directory) 
     count *= static_cast<uint64_t>(d);
   }
   llvm::Expected<ExternalRange> range =
-      locateExternal(tensor, directory, count * ::rp::runtime::dtypeSize(*dtype));
+      locateExternal(tensor, directory, count * ::rp::base::dtypeSize(*dtype));
   if (!range)
     return range.takeError();
   return std::optional<ExternalRange>(std::move(*range));
@@ -428,7 +428,7 @@ llvm::Error writeTensorFile(const HostTensor &tensor, llvm::StringRef name,
   std::string bytes;
   if (!proto.SerializeToString(&bytes))
     return fail("{0}: cannot serialize tensor '{1}'", path, name);
-  ::rp::runtime::Status status = ::rp::runtime::writeFileAtomic(path.str(), bytes.data(), bytes.size());
+  ::rp::base::Status status = ::rp::base::writeFileAtomic(path.str(), bytes.data(), bytes.size());
   if (!status.ok())
     return fail("{0}", status.message());
   return llvm::Error::success();

@@ -12,8 +12,8 @@
 #ifndef RP_FRONTENDS_ONNX_ONNXMODEL_H
 #define RP_FRONTENDS_ONNX_ONNXMODEL_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -55,17 +55,17 @@ llvm::Expected<OnnxModel> loadOnnxModel(llvm::StringRef path);
 llvm::Expected<OnnxModel> parseOnnxModel(llvm::StringRef bytes, llvm::StringRef name);
 
 /// Refuses a model whose initializers declare more bytes than the machine has
-/// (runtime/core/SystemMemory.h), before any tensor is read: the sizes come from the dims, not
+/// (base/SystemMemory.h), before any tensor is read: the sizes come from the dims, not
 /// from the data present. For tools that read every initializer (rp-ref); rpc-compile reads
 /// only the small constants and the weights one at a time. Error: "<path>: the model's
 /// initializers need X (the largest, 'w', Y); this machine has Z".
 llvm::Error checkInitializersFitInMemory(const OnnxModel &model);
 
 /// Maps an ONNX TensorProto data type to our dtype; fails for types rpc does not handle.
-llvm::Expected<::rp::runtime::DType> dtypeFromOnnx(int onnxType);
+llvm::Expected<::rp::base::DType> dtypeFromOnnx(int onnxType);
 
 /// The ONNX TensorProto data type of a dtype.
-int onnxFromDType(::rp::runtime::DType dtype);
+int onnxFromDType(::rp::base::DType dtype);
 
 /// Name of an ONNX data type ("FLOAT", "DOUBLE", ...), for messages.
 std::string onnxTypeName(int onnxType);
@@ -73,7 +73,7 @@ std::string onnxTypeName(int onnxType);
 /// Decodes a TensorProto (typed fields, raw_data, or external data resolved against
 /// `directory`, which external locations may not escape). Sizes are checked against the data
 /// present before any allocation.
-llvm::Expected<::rp::runtime::HostTensor> readTensor(const ::onnx::TensorProto &tensor,
+llvm::Expected<::rp::base::HostTensor> readTensor(const ::onnx::TensorProto &tensor,
                                                      llvm::StringRef directory);
 
 /// Where a tensor's external data lies: a regular file inside the model's directory (its real,
@@ -93,11 +93,11 @@ externalDataRange(const ::onnx::TensorProto &tensor, llvm::StringRef directory);
 llvm::Error checkExternalData(const ::onnx::TensorProto &tensor, llvm::StringRef directory);
 
 /// Reads a serialized TensorProto file (`input_0.pb`).
-llvm::Expected<::rp::runtime::HostTensor> readTensorFile(llvm::StringRef path);
+llvm::Expected<::rp::base::HostTensor> readTensorFile(llvm::StringRef path);
 
 /// Writes `tensor` as a serialized TensorProto named `name` to `path`, atomically (temporary
 /// file + rename).
-llvm::Error writeTensorFile(const ::rp::runtime::HostTensor &tensor, llvm::StringRef name,
+llvm::Error writeTensorFile(const ::rp::base::HostTensor &tensor, llvm::StringRef name,
                             llvm::StringRef path);
 
 } // namespace mlir::rp::onnx

@@ -23,8 +23,8 @@
 using namespace mlir;
 using namespace mlir::rp;
 using namespace mlir::rp::onnx;
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 
 namespace {
 
@@ -45,7 +45,7 @@ FailureOr<HostTensor> constantInput(NodeContext &c, int i) {
   if (t.dtype() == DType::F64)
     return t;
   HostTensor wide(DType::F64, t.shape());
-  ::rp::runtime::Status s = ::rp::kernels::cpu::cast(t, wide);
+  ::rp::base::Status s = ::rp::kernels::cpu::cast(t, wide);
   if (!s.ok())
     return c.fail(s.message());
   return wide;
@@ -239,7 +239,7 @@ LogicalResult gatherND(NodeContext &c) {
   FailureOr<HostTensor> data = constantInput(c, 0);
   if (failed(data))
     return failure();
-  HostTensor out(::rp::runtime::DType::F64, std::vector<int64_t>(l->shape.begin(), l->shape.end()));
+  HostTensor out(::rp::base::DType::F64, std::vector<int64_t>(l->shape.begin(), l->shape.end()));
   for (auto [n, row] : llvm::enumerate(*rows))
     std::copy_n(data->data<double>() + row * l->slice, l->slice, out.data<double>() + n * l->slice);
   c.setOutput(0, emit(c, RankedTensorType::get(l->shape, element), out));

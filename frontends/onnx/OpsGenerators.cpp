@@ -14,7 +14,7 @@ namespace {
 LogicalResult constant(NodeContext &c) {
   MLIRContext *ctx = c.b.getContext();
   if (const auto *a = c.attr("value")) {
-    llvm::Expected<::rp::runtime::HostTensor> t = readTensor(a->t(), "");
+    llvm::Expected<::rp::base::HostTensor> t = readTensor(a->t(), "");
     if (!t)
       return c.fail("Constant: " + llvm::toString(t.takeError()));
     c.setOutput(0, c.constant(toAttr(ctx, narrowF64(std::move(*t)))));
@@ -53,7 +53,7 @@ LogicalResult constantOfShape(NodeContext &c) {
       return c.fail("ConstantOfShape with a negative dimension");
   DenseElementsAttr fill;
   if (const auto *a = c.attr("value")) {
-    llvm::Expected<::rp::runtime::HostTensor> t = readTensor(a->t(), "");
+    llvm::Expected<::rp::base::HostTensor> t = readTensor(a->t(), "");
     if (!t)
       return c.fail("ConstantOfShape: " + llvm::toString(t.takeError()));
     if (t->numElements() != 1)

@@ -10,7 +10,7 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::okStatus;
+using base::okStatus;
 
 namespace {
 
@@ -142,7 +142,7 @@ Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &
   RP_RETURN_IF_ERROR(checkType(op, "dk", dk, q.dtype(), ks));
   RP_RETURN_IF_ERROR(checkType(op, "dv", dv, q.dtype(), ks));
   if ((sinks == nullptr) != (dsinks == nullptr))
-    return runtime::invalidArgument(std::string(op) + ": sinks and dsinks come together");
+    return base::invalidArgument(std::string(op) + ": sinks and dsinks come together");
   if (sinks) {
     RP_RETURN_IF_ERROR(checkType(op, "sinks", *sinks, q.dtype(), Shape{qs[1]}));
     RP_RETURN_IF_ERROR(checkType(op, "dsinks", *dsinks, q.dtype(), Shape{qs[1]}));

@@ -15,8 +15,8 @@
 #ifndef RP_KERNELS_CPU_ATTENTIONGRAD_H
 #define RP_KERNELS_CPU_ATTENTIONGRAD_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 namespace rp::kernels::cpu {
 
@@ -45,12 +45,12 @@ namespace rp::kernels::cpu {
 /// With a sliding `window` (>= 1, with `causal`; cpu::attention's; 0 is none), the sums run
 /// over i - window < j <= i only, and each block's GEMMs start at the first key its first
 /// row sees (the single-key shortcut holds for every row when window is 1).
-runtime::Status attentionVjp(const runtime::HostTensor &q, const runtime::HostTensor &k,
-                             const runtime::HostTensor &v, const runtime::HostTensor &out,
-                             const runtime::HostTensor &dout, double scale, bool causal,
-                             runtime::HostTensor &dq, runtime::HostTensor &dk,
-                             runtime::HostTensor &dv, const runtime::HostTensor *sinks = nullptr,
-                             runtime::HostTensor *dsinks = nullptr, int64_t window = 0);
+base::Status attentionVjp(const base::HostTensor &q, const base::HostTensor &k,
+                             const base::HostTensor &v, const base::HostTensor &out,
+                             const base::HostTensor &dout, double scale, bool causal,
+                             base::HostTensor &dq, base::HostTensor &dk,
+                             base::HostTensor &dv, const base::HostTensor *sinks = nullptr,
+                             base::HostTensor *dsinks = nullptr, int64_t window = 0);
 
 } // namespace rp::kernels::cpu
 

@@ -16,7 +16,7 @@
 namespace rp::kernels::cpu {
 namespace {
 
-using runtime::DType;
+using base::DType;
 
 /// Below this many elements a serial loop beats waking the OpenMP team (the
 /// loop runs at roughly 1 element/ns; a parallel region costs a few us).
@@ -34,12 +34,12 @@ struct Load<DType::F32> {
 template <>
 struct Load<DType::F16> {
   using Storage = uint16_t;
-  static float value(uint16_t v) { return runtime::halfToFloat(v); }
+  static float value(uint16_t v) { return base::halfToFloat(v); }
 };
 template <>
 struct Load<DType::BF16> {
   using Storage = uint16_t;
-  static float value(uint16_t v) { return runtime::bf16ToFloat(v); }
+  static float value(uint16_t v) { return base::bf16ToFloat(v); }
 };
 template <>
 struct Load<DType::F64> {
@@ -111,17 +111,17 @@ struct Store<DType::F64> {
 };
 template <>
 struct Store<DType::F16> {
-  static uint16_t from(float v) { return runtime::floatToHalf(v); }
-  static uint16_t from(double v) { return runtime::doubleToHalf(v); }
-  static uint16_t from(int64_t v) { return runtime::floatToHalf(int64ToFloatRoundToOdd(v)); }
+  static uint16_t from(float v) { return base::floatToHalf(v); }
+  static uint16_t from(double v) { return base::doubleToHalf(v); }
+  static uint16_t from(int64_t v) { return base::floatToHalf(int64ToFloatRoundToOdd(v)); }
   static uint16_t from(int32_t v) { return from(static_cast<int64_t>(v)); }
   static uint16_t from(bool v) { return v ? 0x3C00 : 0; }
 };
 template <>
 struct Store<DType::BF16> {
-  static uint16_t from(float v) { return runtime::floatToBf16(v); }
-  static uint16_t from(double v) { return runtime::doubleToBf16(v); }
-  static uint16_t from(int64_t v) { return runtime::floatToBf16(int64ToFloatRoundToOdd(v)); }
+  static uint16_t from(float v) { return base::floatToBf16(v); }
+  static uint16_t from(double v) { return base::doubleToBf16(v); }
+  static uint16_t from(int64_t v) { return base::floatToBf16(int64ToFloatRoundToOdd(v)); }
   static uint16_t from(int32_t v) { return from(static_cast<int64_t>(v)); }
   static uint16_t from(bool v) { return v ? 0x3F80 : 0; }
 };
@@ -215,35 +215,35 @@ CastFn pick(DType s, DType d) {
 
 } // namespace
 
-runtime::Status cast(const void *src, DType srcType, void *dst, DType dstType, int64_t n) {
+base::Status cast(const void *src, DType srcType, void *dst, DType dstType, int64_t n) {
   if (n < 0)
-    return runtime::invalidArgument("cast: element count must be >= 0, got " +
+    return base::invalidArgument("cast: element count must be >= 0, got " +
                                     std::to_string(n));
   const CastFn fn = pick(srcType, dstType);
   if (!fn)
-    return runtime::invalidArgument("cast: invalid dtype enumerator (src " +
+    return base::invalidArgument("cast: invalid dtype enumerator (src " +
                                     std::to_string(static_cast<int>(srcType)) + ", dst " +
                                     std::to_string(static_cast<int>(dstType)) + ")");
   if (n == 0)
-    return runtime::okStatus();
+    return base::okStatus();
   if (!src || !dst)
-    return runtime::invalidArgument(std::string("cast ") + runtime::dtypeName(srcType) + " -> " +
-                                    runtime::dtypeName(dstType) + ": null " +
+    return base::invalidArgument(std::string("cast ") + base::dtypeName(srcType) + " -> " +
+                                    base::dtypeName(dstType) + ": null " +
                                     (!src ? "source" : "destination") + " pointer with n = " +
                                     std::to_string(n));
   if (srcType == dstType && srcType != DType::I1) { // plain copy (I1 is normalised to 0/1)
     if (src != dst)
-      std::memcpy(dst, src, static_cast<size_t>(n) * runtime::dtypeSize(srcType));
-    return runtime::okStatus();
+      std::memcpy(dst, src, static_cast<size_t>(n) * base::dtypeSize(srcType));
+    return base::okStatus();
   }
   fn(src, dst, n);
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
-runtime::Status cast(const runtime::HostTensor &x, runtime::HostTensor &out) {
+base::Status cast(const base::HostTensor &x, base::HostTensor &out) {
   if (out.shape() != x.shape())
-    return runtime::invalidArgument("cast: out is " + out.typeString() + ", expected shape " +
-                                    runtime::formatShape(x.shape()) + " (x is " + x.typeString() +
+    return base::invalidArgument("cast: out is " + out.typeString() + ", expected shape " +
+                                    base::formatShape(x.shape()) + " (x is " + x.typeString() +
                                     ")");
   return cast(x.raw(), x.dtype(), out.raw(), out.dtype(), x.numElements());
 }

@@ -16,9 +16,9 @@
 #ifndef RP_KERNELS_CPU_CAST_H
 #define RP_KERNELS_CPU_CAST_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -30,13 +30,13 @@ namespace rp::kernels::cpu {
 /// same size (an in-place cast). Large `n` runs on OpenMP threads.
 /// Errors: InvalidArgument when n < 0, n > 0 with a null pointer, or a dtype
 /// outside the enum.
-runtime::Status cast(const void *src, runtime::DType srcType, void *dst, runtime::DType dstType,
+base::Status cast(const void *src, base::DType srcType, void *dst, base::DType dstType,
                      int64_t n);
 
 /// graph.cast on tensors: converts every element of x (any dtype, f16/bf16
 /// included) into out, which has x's shape and the target dtype.
 /// Errors: InvalidArgument naming both types when the shapes differ.
-runtime::Status cast(const runtime::HostTensor &x, runtime::HostTensor &out);
+base::Status cast(const base::HostTensor &x, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

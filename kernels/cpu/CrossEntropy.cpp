@@ -9,9 +9,9 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::okStatus;
-using runtime::outOfRange;
+using base::formatShape;
+using base::okStatus;
+using base::outOfRange;
 
 namespace {
 

@@ -8,8 +8,8 @@
 #define RP_KERNELS_CPU_CROSSENTROPY_H
 
 #include "kernels/OpKinds.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -26,9 +26,9 @@ using LossReduction = ::rp::kernels::LossReduction; ///< kernels/OpKinds.h
 /// Errors: InvalidArgument for a bad dtype or shape; OutOfRange naming the
 /// label value and its position for a label outside [0, C) that is not
 /// ignoreIndex (the first such position in row-major order).
-runtime::Status crossEntropy(const runtime::HostTensor &logits, const runtime::HostTensor &labels,
+base::Status crossEntropy(const base::HostTensor &logits, const base::HostTensor &labels,
                              int64_t ignoreIndex, LossReduction reduction,
-                             runtime::HostTensor &out);
+                             base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

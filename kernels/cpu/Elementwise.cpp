@@ -11,8 +11,8 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::invalidArgument;
-using runtime::okStatus;
+using base::invalidArgument;
+using base::okStatus;
 
 namespace {
 

@@ -21,8 +21,8 @@
 #define RP_KERNELS_CPU_ELEMENTWISE_H
 
 #include "kernels/OpKinds.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 namespace rp::kernels::cpu {
 
@@ -33,7 +33,7 @@ using UnaryKind = ::rp::kernels::UnaryKind;
 using ::rp::kernels::unaryKindName;
 
 /// out = kind(x). `out` has x's dtype and shape.
-runtime::Status unary(UnaryKind kind, const runtime::HostTensor &x, runtime::HostTensor &out);
+base::Status unary(UnaryKind kind, const base::HostTensor &x, base::HostTensor &out);
 
 /// Binary ops (kernels/OpKinds.h) with numpy/ONNX broadcasting (trailing dimensions
 /// aligned, a 1 stretches); `a` and `b` have the same dtype. Integer Div by zero is an
@@ -44,14 +44,14 @@ using ::rp::kernels::binaryKindName;
 
 /// out = a `kind` b. out's shape must be the broadcast of a's and b's shapes;
 /// its dtype is i1 for comparisons and logic, a's dtype otherwise.
-runtime::Status binary(BinaryKind kind, const runtime::HostTensor &a, const runtime::HostTensor &b,
-                       runtime::HostTensor &out);
+base::Status binary(BinaryKind kind, const base::HostTensor &a, const base::HostTensor &b,
+                       base::HostTensor &out);
 
 /// out = cond ? onTrue : onFalse, ONNX Where: `cond` is i1; onTrue and
 /// onFalse have the same dtype (f32, f64, i64, i32 or i1), which is out's; the
 /// three shapes broadcast together to out's shape.
-runtime::Status where(const runtime::HostTensor &cond, const runtime::HostTensor &onTrue,
-                      const runtime::HostTensor &onFalse, runtime::HostTensor &out);
+base::Status where(const base::HostTensor &cond, const base::HostTensor &onTrue,
+                      const base::HostTensor &onFalse, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

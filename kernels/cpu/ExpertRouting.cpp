@@ -11,8 +11,8 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::okStatus;
+using base::formatShape;
+using base::okStatus;
 
 namespace {
 
@@ -21,8 +21,8 @@ Status checkPositions(const char *op, const HostTensor &positions, int64_t token
                       int64_t rows) {
   if (positions.dtype() != DType::I64 || positions.rank() != 2 || positions.dim(0) != tokens ||
       positions.dim(0) * positions.dim(1) != rows)
-    return runtime::invalidArgument(std::string(op) + ": positions is " +
-                                    std::string(runtime::dtypeName(positions.dtype())) +
+    return base::invalidArgument(std::string(op) + ": positions is " +
+                                    std::string(base::dtypeName(positions.dtype())) +
                                     formatShape(positions.shape()) + ", expected i64[" +
                                     std::to_string(tokens) + ", k] with " +
                                     std::to_string(tokens) + " * k = " + std::to_string(rows));
@@ -30,7 +30,7 @@ Status checkPositions(const char *op, const HostTensor &positions, int64_t token
   const int64_t *p = positions.data<int64_t>();
   for (int64_t q = 0; q < rows; ++q) {
     if (p[q] < 0 || p[q] >= rows || seen[p[q]])
-      return runtime::outOfRange(std::string(op) + ": positions" +
+      return base::outOfRange(std::string(op) + ": positions" +
                                  formatIndex(q, positions.shape()) + " = " +
                                  std::to_string(p[q]) + " is not part of a permutation of [0, " +
                                  std::to_string(rows) + ")");
@@ -74,13 +74,13 @@ template <typename T> void combineLoop(const HostTensor &rows, const HostTensor 
 Status moeSort(const HostTensor &indices, HostTensor &positions, HostTensor &offsets) {
   const char *op = "moe_sort";
   if (indices.rank() != 2)
-    return runtime::invalidArgument(std::string(op) + ": indices is " +
+    return base::invalidArgument(std::string(op) + ": indices is " +
                                     formatShape(indices.shape()) + ", expected rank 2 [T, k]");
   RP_RETURN_IF_ERROR(checkType(op, "indices", indices, DType::I64, indices.shape()));
   RP_RETURN_IF_ERROR(checkType(op, "positions", positions, DType::I64, indices.shape()));
   if (offsets.dtype() != DType::I64 || offsets.rank() != 1 || offsets.dim(0) < 2)
-    return runtime::invalidArgument(std::string(op) + ": offsets is " +
-                                    std::string(runtime::dtypeName(offsets.dtype())) +
+    return base::invalidArgument(std::string(op) + ": offsets is " +
+                                    std::string(base::dtypeName(offsets.dtype())) +
                                     formatShape(offsets.shape()) + ", expected i64[E + 1], E >= 1");
   const int64_t experts = offsets.dim(0) - 1, pairs = indices.numElements();
   const int64_t *idx = indices.data<int64_t>();
@@ -88,7 +88,7 @@ Status moeSort(const HostTensor &indices, HostTensor &positions, HostTensor &off
   std::vector<int64_t> count(static_cast<size_t>(experts) + 1, 0);
   for (int64_t q = 0; q < pairs; ++q) {
     if (idx[q] < 0 || idx[q] >= experts)
-      return runtime::outOfRange(std::string(op) + ": indices" + formatIndex(q, indices.shape()) +
+      return base::outOfRange(std::string(op) + ": indices" + formatIndex(q, indices.shape()) +
                                  " = " + std::to_string(idx[q]) + " is outside [0, " +
                                  std::to_string(experts) + ")");
     ++count[idx[q] + 1];
@@ -107,7 +107,7 @@ Status moeDispatch(const HostTensor &x, const HostTensor &positions, HostTensor 
   const char *op = "moe_dispatch";
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kFloatTypes));
   if (x.rank() != 2 || positions.rank() != 2)
-    return runtime::invalidArgument(std::string(op) + ": expected x [T, H] and positions [T, k], "
+    return base::invalidArgument(std::string(op) + ": expected x [T, H] and positions [T, k], "
                                     "got " + formatShape(x.shape()) + " and " +
                                     formatShape(positions.shape()));
   const int64_t k = positions.dim(1);
@@ -124,7 +124,7 @@ Status moeCombine(const HostTensor &rows, const HostTensor &weights, const HostT
   const char *op = "moe_combine";
   RP_RETURN_IF_ERROR(checkDType(op, "rows", rows, kFloatTypes));
   if (rows.rank() != 2 || positions.rank() != 2)
-    return runtime::invalidArgument(std::string(op) + ": expected rows [T * k, N] and positions "
+    return base::invalidArgument(std::string(op) + ": expected rows [T * k, N] and positions "
                                     "[T, k], got " + formatShape(rows.shape()) + " and " +
                                     formatShape(positions.shape()));
   const int64_t tokens = positions.dim(0);

@@ -19,25 +19,25 @@
 #ifndef RP_KERNELS_CPU_EXPERTROUTING_H
 #define RP_KERNELS_CPU_EXPERTROUTING_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 namespace rp::kernels::cpu {
 
 /// Stable counting sort of the T * k (token, choice) pairs by expert: pair (t, j) (flat
 /// q = t * k + j) goes to row positions[t, j]; expert e's rows are [offsets[e], offsets[e+1]),
 /// within it the pairs in ascending q. indices, positions: i64 [T, k]; offsets: i64 [E + 1].
-runtime::Status moeSort(const runtime::HostTensor &indices, runtime::HostTensor &positions,
-                        runtime::HostTensor &offsets);
+base::Status moeSort(const base::HostTensor &indices, base::HostTensor &positions,
+                        base::HostTensor &offsets);
 
 /// rows[positions[t, j]] = x[t]: x [T, H], positions i64 [T, k], rows [T * k, H].
-runtime::Status moeDispatch(const runtime::HostTensor &x, const runtime::HostTensor &positions,
-                            runtime::HostTensor &rows);
+base::Status moeDispatch(const base::HostTensor &x, const base::HostTensor &positions,
+                            base::HostTensor &rows);
 
 /// y[t] = sum_{j = 0..k-1} weights[t, j] * rows[positions[t, j]]: rows [T * k, N], weights
 /// [T, k] (rows' dtype), positions i64 [T, k], y [T, N].
-runtime::Status moeCombine(const runtime::HostTensor &rows, const runtime::HostTensor &weights,
-                           const runtime::HostTensor &positions, runtime::HostTensor &y);
+base::Status moeCombine(const base::HostTensor &rows, const base::HostTensor &weights,
+                           const base::HostTensor &positions, base::HostTensor &y);
 
 } // namespace rp::kernels::cpu
 

@@ -13,7 +13,7 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::okStatus;
+using base::okStatus;
 
 namespace {
 

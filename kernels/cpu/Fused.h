@@ -15,16 +15,16 @@
 #ifndef RP_KERNELS_CPU_FUSED_H
 #define RP_KERNELS_CPU_FUSED_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 namespace rp::kernels::cpu {
 
 /// y = silu(gate) * up = gate * sigmoid(gate) * up, elementwise (Shazeer 2020,
 /// "GLU Variants Improve Transformer"). gate is f32 or f64; up and out have
 /// gate's dtype and shape. Errors: InvalidArgument for a bad dtype or shape.
-runtime::Status swiglu(const runtime::HostTensor &gate, const runtime::HostTensor &up,
-                       runtime::HostTensor &out);
+base::Status swiglu(const base::HostTensor &gate, const base::HostTensor &up,
+                       base::HostTensor &out);
 
 /// y = x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x2, x1) with x1,
 /// x2 the halves of the last dimension (RoFormer, Su et al. 2021; HF
@@ -33,8 +33,8 @@ runtime::Status swiglu(const runtime::HostTensor &gate, const runtime::HostTenso
 /// same shape, a last dimension of D, and broadcast to x's shape (numpy rules:
 /// [S, D], [B, 1, S, D], ...); out has x's dtype and shape.
 /// Errors: InvalidArgument for a bad dtype or shape.
-runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &cos,
-                     const runtime::HostTensor &sin, runtime::HostTensor &out);
+base::Status rope(const base::HostTensor &x, const base::HostTensor &cos,
+                     const base::HostTensor &sin, base::HostTensor &out);
 
 /// Scaled dot-product attention with grouped-query heads (Vaswani et al. 2017;
 /// torch.nn.functional.scaled_dot_product_attention with enable_gqa):
@@ -53,9 +53,9 @@ runtime::Status rope(const runtime::HostTensor &x, const runtime::HostTensor &co
 /// i - window < j <= i; a block's GEMMs start at the first key its first row sees.
 /// Errors: InvalidArgument for a bad dtype or shape, a negative window or a window without
 /// `causal`.
-runtime::Status attention(const runtime::HostTensor &q, const runtime::HostTensor &k,
-                          const runtime::HostTensor &v, double scale, bool causal,
-                          runtime::HostTensor &out, const runtime::HostTensor *sinks = nullptr,
+base::Status attention(const base::HostTensor &q, const base::HostTensor &k,
+                          const base::HostTensor &v, double scale, bool causal,
+                          base::HostTensor &out, const base::HostTensor *sinks = nullptr,
                           int64_t window = 0);
 
 } // namespace rp::kernels::cpu

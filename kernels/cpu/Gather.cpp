@@ -9,9 +9,9 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::okStatus;
-using runtime::outOfRange;
+using base::formatShape;
+using base::okStatus;
+using base::outOfRange;
 
 
 Status gather(const HostTensor &data, const HostTensor &indices, int64_t axis, HostTensor &out) {
@@ -29,7 +29,7 @@ Status gather(const HostTensor &data, const HostTensor &indices, int64_t axis, H
   const int64_t outer = product(data.shape(), 0, axis);
   const int64_t inner = product(data.shape(), axis + 1, data.shape().size());
   const int64_t count = static_cast<int64_t>(idx.size());
-  const size_t blockBytes = static_cast<size_t>(inner) * runtime::dtypeSize(data.dtype());
+  const size_t blockBytes = static_cast<size_t>(inner) * base::dtypeSize(data.dtype());
   if (blockBytes == 0)
     return okStatus();
   const auto *src = static_cast<const unsigned char *>(data.raw());

@@ -14,8 +14,8 @@
 #ifndef RP_KERNELS_CPU_GATHER_H
 #define RP_KERNELS_CPU_GATHER_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -24,14 +24,14 @@ namespace rp::kernels::cpu {
 /// out[i..., j..., k...] = data[i..., indices[j...], k...] with the indices
 /// taken along `axis` (0 <= axis < data.rank()): out has data's dtype and the
 /// shape data.shape[:axis] + indices.shape + data.shape[axis+1:].
-runtime::Status gather(const runtime::HostTensor &data, const runtime::HostTensor &indices,
-                       int64_t axis, runtime::HostTensor &out);
+base::Status gather(const base::HostTensor &data, const base::HostTensor &indices,
+                       int64_t axis, base::HostTensor &out);
 
 /// out[p] = data[p with p[axis] replaced by indices[p]] for every position p
 /// of `indices`, which has data's rank and every non-axis dimension at most
 /// data's; out has data's dtype and indices' shape.
-runtime::Status gatherElements(const runtime::HostTensor &data, const runtime::HostTensor &indices,
-                               int64_t axis, runtime::HostTensor &out);
+base::Status gatherElements(const base::HostTensor &data, const base::HostTensor &indices,
+                               int64_t axis, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

@@ -9,7 +9,7 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::okStatus;
+using base::okStatus;
 
 namespace {
 
@@ -23,7 +23,7 @@ Status checkRangeOut(const HostTensor &out, std::initializer_list<DType> types) 
 Status range(double start, double limit, double delta, HostTensor &out) {
   RP_RETURN_IF_ERROR(checkRangeOut(out, kNumericTypes));
   RP_RETURN_IF_ERROR(checkRangeArgs(start, limit, delta));
-  if (!runtime::isFloat(out.dtype())) {
+  if (!base::isFloat(out.dtype())) {
     RP_RETURN_IF_ERROR(checkIntegralRangeArgs(start, limit, delta, out.typeString()));
     return rangeInt(static_cast<int64_t>(start), static_cast<int64_t>(limit),
                     static_cast<int64_t>(delta), out);

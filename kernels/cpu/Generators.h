@@ -7,8 +7,8 @@
 #ifndef RP_KERNELS_CPU_GENERATORS_H
 #define RP_KERNELS_CPU_GENERATORS_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -21,23 +21,23 @@ namespace rp::kernels::cpu {
 /// are computed exactly by rangeInt.
 /// Errors: InvalidArgument for delta = 0, a non-finite or (integer out)
 /// non-integral argument, a length or dtype mismatch.
-runtime::Status range(double start, double limit, double delta, runtime::HostTensor &out);
+base::Status range(double start, double limit, double delta, base::HostTensor &out);
 
 /// Integer ONNX Range computed exactly in int64: out[i] = start + i * delta
 /// for every i < out's length (1-D i64 or i32).
 /// Errors: InvalidArgument for delta = 0, a dtype or rank mismatch, or a
 /// value that overflows the output dtype.
-runtime::Status rangeInt(int64_t start, int64_t delta, runtime::HostTensor &out);
+base::Status rangeInt(int64_t start, int64_t delta, base::HostTensor &out);
 
 /// As rangeInt, after checking that out's length is
 /// max(ceil((limit - start) / delta), 0) (computed exactly).
-runtime::Status rangeInt(int64_t start, int64_t limit, int64_t delta, runtime::HostTensor &out);
+base::Status rangeInt(int64_t start, int64_t limit, int64_t delta, base::HostTensor &out);
 
 /// ONNX Trilu on the last two dimensions (rows i, columns j) of x (rank >= 2,
 /// f32, f64, i64, i32 or i1): `upper` keeps elements with j - i >= k, lower
 /// keeps j - i <= k; the rest become 0 (false). out has x's dtype and shape.
-runtime::Status trilu(const runtime::HostTensor &x, int64_t k, bool upper,
-                      runtime::HostTensor &out);
+base::Status trilu(const base::HostTensor &x, int64_t k, bool upper,
+                      base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

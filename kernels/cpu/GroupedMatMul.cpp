@@ -12,16 +12,16 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::okStatus;
+using base::formatShape;
+using base::okStatus;
 
 namespace {
 
 /// offsets is i64 [E + 1], E >= 1, non-decreasing from 0 to `rows`.
 Status checkOffsets(const char *op, const HostTensor &offsets, int64_t rows) {
   if (offsets.dtype() != DType::I64 || offsets.rank() != 1 || offsets.dim(0) < 2)
-    return runtime::invalidArgument(std::string(op) + ": offsets is " +
-                                    std::string(runtime::dtypeName(offsets.dtype())) +
+    return base::invalidArgument(std::string(op) + ": offsets is " +
+                                    std::string(base::dtypeName(offsets.dtype())) +
                                     formatShape(offsets.shape()) + ", expected i64[E + 1], E >= 1");
   const int64_t *off = offsets.data<int64_t>();
   const int64_t n = offsets.dim(0);
@@ -29,7 +29,7 @@ Status checkOffsets(const char *op, const HostTensor &offsets, int64_t rows) {
     const int64_t want = e == 0 ? 0 : off[e - 1];
     const bool bad = e == 0 ? off[0] != 0 : off[e] < want || off[e] > rows;
     if (bad || (e == n - 1 && off[e] != rows))
-      return runtime::outOfRange(std::string(op) + ": offsets[" + std::to_string(e) + "] = " +
+      return base::outOfRange(std::string(op) + ": offsets[" + std::to_string(e) + "] = " +
                                  std::to_string(off[e]) + "; expected non-decreasing offsets "
                                  "from 0 to " + std::to_string(rows) + " (the rows)");
   }
@@ -88,7 +88,7 @@ Status groupedMatmul(const HostTensor &rows, const HostTensor &weights, const Ho
   const char *op = "grouped_matmul";
   RP_RETURN_IF_ERROR(checkDType(op, "rows", rows, kFloatTypes));
   if (rows.rank() != 2 || weights.rank() != 3)
-    return runtime::invalidArgument(std::string(op) + ": expected rows [R, K] and weights of "
+    return base::invalidArgument(std::string(op) + ": expected rows [R, K] and weights of "
                                     "rank 3, got " + formatShape(rows.shape()) + " and " +
                                     formatShape(weights.shape()));
   const int64_t k = rows.dim(1), n = weights.dim(transposeB ? 1 : 2);
@@ -97,7 +97,7 @@ Status groupedMatmul(const HostTensor &rows, const HostTensor &weights, const Ho
   RP_RETURN_IF_ERROR(checkType(op, "out", out, rows.dtype(), {rows.dim(0), n}));
   RP_RETURN_IF_ERROR(checkOffsets(op, offsets, rows.dim(0)));
   if (offsets.dim(0) != weights.dim(0) + 1)
-    return runtime::invalidArgument(std::string(op) + ": offsets has " +
+    return base::invalidArgument(std::string(op) + ": offsets has " +
                                     std::to_string(offsets.dim(0)) + " entries, expected " +
                                     std::to_string(weights.dim(0) + 1) + " (experts + 1)");
   visitFloat(rows.dtype(), [&](auto tag) {
@@ -112,7 +112,7 @@ Status groupedMatmulWgrad(const HostTensor &lhs, const HostTensor &rhs, const Ho
   const char *op = "grouped_matmul_wgrad";
   RP_RETURN_IF_ERROR(checkDType(op, "lhs", lhs, kFloatTypes));
   if (lhs.rank() != 2 || rhs.rank() != 2 || lhs.dim(0) != rhs.dim(0))
-    return runtime::invalidArgument(std::string(op) + ": expected lhs [R, K] and rhs [R, N], got " +
+    return base::invalidArgument(std::string(op) + ": expected lhs [R, K] and rhs [R, N], got " +
                                     formatShape(lhs.shape()) + " and " +
                                     formatShape(rhs.shape()));
   RP_RETURN_IF_ERROR(checkSameDType(op, "lhs", lhs, "rhs", rhs));

@@ -15,8 +15,8 @@
 #ifndef RP_KERNELS_CPU_GROUPEDMATMUL_H
 #define RP_KERNELS_CPU_GROUPEDMATMUL_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 namespace rp::kernels::cpu {
 
@@ -25,14 +25,14 @@ constexpr int64_t kGroupedRowBlock = 64;
 
 /// out[r] = rows[r] @ W_e for offsets[e] <= r < offsets[e + 1]: rows [R, K], weights
 /// [E, K, N] (`transposeB`: [E, N, K], W_e = weights[e]^T), out [R, N].
-runtime::Status groupedMatmul(const runtime::HostTensor &rows, const runtime::HostTensor &weights,
-                              const runtime::HostTensor &offsets, bool transposeB,
-                              runtime::HostTensor &out);
+base::Status groupedMatmul(const base::HostTensor &rows, const base::HostTensor &weights,
+                              const base::HostTensor &offsets, bool transposeB,
+                              base::HostTensor &out);
 
 /// out[e] = sum over expert e's rows r of lhs[r]^T rhs[r] (zeros for an empty segment):
 /// lhs [R, K], rhs [R, N], out [E, K, N].
-runtime::Status groupedMatmulWgrad(const runtime::HostTensor &lhs, const runtime::HostTensor &rhs,
-                                   const runtime::HostTensor &offsets, runtime::HostTensor &out);
+base::Status groupedMatmulWgrad(const base::HostTensor &lhs, const base::HostTensor &rhs,
+                                   const base::HostTensor &offsets, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

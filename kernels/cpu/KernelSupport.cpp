@@ -21,9 +21,9 @@ void setKernelThreads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threa
 
 namespace rp::kernels::cpu::detail {
 
-using runtime::formatShape;
-using runtime::invalidArgument;
-using runtime::okStatus;
+using base::formatShape;
+using base::invalidArgument;
+using base::okStatus;
 
 StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shape *> shapes) {
   size_t rank = 0;
@@ -118,7 +118,7 @@ void stridedCopy(const HostTensor &src, const Shape &strides, int64_t base, Host
   if (out.numElements() == 0)
     return;
   const LoopNest<1> nest = makeLoopNest<1>(out.shape(), {strides}, {base});
-  switch (runtime::dtypeSize(src.dtype())) {
+  switch (base::dtypeSize(src.dtype())) {
   case 1:
     return copyElements<uint8_t>(src, nest, out);
   case 2:
@@ -140,7 +140,7 @@ Status normaliseAs(const char *op, const HostTensor &indices, int64_t size, int6
   for (int64_t i = 0; i < indices.numElements(); ++i) {
     const int64_t v = p[i];
     if (v < -size || v >= size)
-      return runtime::outOfRange(
+      return base::outOfRange(
           std::string(op) + ": index " + std::to_string(v) + " at position " +
           formatIndex(i, indices.shape()) + " of indices " + indices.typeString() +
           " is outside [" + std::to_string(-size) + ", " + std::to_string(size) +
@@ -148,7 +148,7 @@ Status normaliseAs(const char *op, const HostTensor &indices, int64_t size, int6
           ")");
     result[i] = v < 0 ? v + size : v;
   }
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 } // namespace
@@ -165,7 +165,7 @@ StatusOr<SliceGeometry> sliceGeometry(const char *op, const Shape &in,
                                       const std::vector<int64_t> &starts,
                                       const std::vector<int64_t> &ends,
                                       const std::vector<int64_t> &steps) {
-  using runtime::invalidArgument;
+  using base::invalidArgument;
   if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size())
     return invalidArgument(
         std::string(op) + ": expected starts, ends and steps with one entry per axis (" +
@@ -178,7 +178,7 @@ StatusOr<SliceGeometry> sliceGeometry(const char *op, const Shape &in,
     RP_RETURN_IF_ERROR(checkAxis(op, "axis", a, static_cast<int64_t>(in.size())));
     if (i > 0 && a <= axes[i - 1])
       return invalidArgument(std::string(op) + ": expected strictly increasing axes, got " +
-                             runtime::formatShape(axes));
+                             base::formatShape(axes));
     const int64_t dim = in[a], start = starts[i], end = ends[i], step = steps[i];
     const std::string where = " on axis " + std::to_string(a) + " (step " + std::to_string(step) +
                               "), got start " + std::to_string(start) + " and end " +

@@ -18,9 +18,9 @@
 #define RP_KERNELS_CPU_KERNELSUPPORT_H
 
 #include "kernels/KernelChecks.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <array>
 #include <cmath>
@@ -33,10 +33,10 @@
 
 namespace rp::kernels::cpu::detail {
 
-using runtime::DType;
-using runtime::HostTensor;
-using runtime::Status;
-using runtime::StatusOr;
+using base::DType;
+using base::HostTensor;
+using base::Status;
+using base::StatusOr;
 using Shape = std::vector<int64_t>;
 
 /// Below this many elements a loop runs serially (waking the OpenMP team costs
@@ -82,11 +82,11 @@ inline Status checkType(const char *op, const char *what, const HostTensor &t, D
 /// or InvalidArgument naming the shapes and the first conflicting dimension.
 StatusOr<Shape> broadcastShapes(const char *op, std::initializer_list<const Shape *> shapes);
 
-/// Row-major element strides (runtime/core/HostTensor.h; the GPU planners use them too).
-using runtime::contiguousStrides;
+/// Row-major element strides (base/HostTensor.h; the GPU planners use them too).
+using base::contiguousStrides;
 
-/// Strides reading `from` broadcast to `to` (runtime/core/HostTensor.h).
-using runtime::broadcastStrides;
+/// Strides reading `from` broadcast to `to` (base/HostTensor.h).
+using base::broadcastStrides;
 
 /// Product of the dimensions in [begin, end) of `shape`.
 int64_t product(const Shape &shape, size_t begin, size_t end);

@@ -15,9 +15,9 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::invalidArgument;
-using runtime::okStatus;
-using runtime::outOfRange;
+using base::invalidArgument;
+using base::okStatus;
+using base::outOfRange;
 
 namespace {
 

@@ -29,8 +29,8 @@
 #define RP_KERNELS_CPU_LINEARCROSSENTROPY_H
 
 #include "kernels/OpKinds.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -48,27 +48,27 @@ inline int64_t defaultChunkRows(int64_t rows, int64_t vocab) {
 /// chunk (0: defaultChunkRows). Errors: InvalidArgument for a bad dtype or shape or a negative
 /// chunkRows; OutOfRange for a label outside [0, V) that is not ignoreIndex (the first one).
 /// `bias`: [V] or null (then InvalidArgument also for a bias of another dtype or shape).
-runtime::Status linearCrossEntropy(const runtime::HostTensor &hidden,
-                                   const runtime::HostTensor &weight,
-                                   const runtime::HostTensor &labels, int64_t ignoreIndex,
+base::Status linearCrossEntropy(const base::HostTensor &hidden,
+                                   const base::HostTensor &weight,
+                                   const base::HostTensor &labels, int64_t ignoreIndex,
                                    LossReduction reduction, int64_t chunkRows,
-                                   runtime::HostTensor &loss,
-                                   const runtime::HostTensor *bias = nullptr);
+                                   base::HostTensor &loss,
+                                   const base::HostTensor *bias = nullptr);
 
 /// The loss as linearCrossEntropy and, for the 0-D cotangent `seed` (hidden's dtype),
 /// dhidden [N, H] and dweight [V, H] (the file comment's G weight and G^T hidden), in one pass
 /// over the chunks; with `bias` [V], also dbias [V] (both or neither). Errors: as
 /// linearCrossEntropy, and InvalidArgument for a seed, dhidden, dweight or dbias of another
 /// type, or a bias without dbias or the reverse.
-runtime::Status linearCrossEntropyVjp(const runtime::HostTensor &hidden,
-                                      const runtime::HostTensor &weight,
-                                      const runtime::HostTensor &labels,
-                                      const runtime::HostTensor &seed, int64_t ignoreIndex,
+base::Status linearCrossEntropyVjp(const base::HostTensor &hidden,
+                                      const base::HostTensor &weight,
+                                      const base::HostTensor &labels,
+                                      const base::HostTensor &seed, int64_t ignoreIndex,
                                       LossReduction reduction, int64_t chunkRows,
-                                      runtime::HostTensor &loss, runtime::HostTensor &dhidden,
-                                      runtime::HostTensor &dweight,
-                                      const runtime::HostTensor *bias = nullptr,
-                                      runtime::HostTensor *dbias = nullptr);
+                                      base::HostTensor &loss, base::HostTensor &dhidden,
+                                      base::HostTensor &dweight,
+                                      const base::HostTensor *bias = nullptr,
+                                      base::HostTensor *dbias = nullptr);
 
 } // namespace rp::kernels::cpu
 

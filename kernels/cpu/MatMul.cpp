@@ -16,9 +16,9 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::invalidArgument;
-using runtime::okStatus;
+using base::formatShape;
+using base::invalidArgument;
+using base::okStatus;
 
 namespace {
 

@@ -30,8 +30,8 @@
 #ifndef RP_KERNELS_CPU_MATMUL_H
 #define RP_KERNELS_CPU_MATMUL_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 namespace rp::kernels::cpu {
 
@@ -40,13 +40,13 @@ namespace rp::kernels::cpu {
 /// Errors: InvalidArgument for another dtype, a contraction mismatch, batch
 /// dimensions that do not broadcast, a wrong out dtype or shape, or an f64 (or, without
 /// FMA, f32) matrix dimension beyond OpenBLAS's 32-bit int.
-runtime::Status matmul(const runtime::HostTensor &a, const runtime::HostTensor &b,
-                       runtime::HostTensor &out);
+base::Status matmul(const base::HostTensor &a, const base::HostTensor &b,
+                       base::HostTensor &out);
 
 /// out = op(a) @ op(b), op the swap of the last two dimensions where the flag is set (see the
 /// file comment). Errors: as matmul, and InvalidArgument for a flagged operand of rank < 2.
-runtime::Status matmul(const runtime::HostTensor &a, const runtime::HostTensor &b,
-                       bool transposeA, bool transposeB, runtime::HostTensor &out);
+base::Status matmul(const base::HostTensor &a, const base::HostTensor &b,
+                       bool transposeA, bool transposeB, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

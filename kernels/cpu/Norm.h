@@ -12,8 +12,8 @@
 #ifndef RP_KERNELS_CPU_NORM_H
 #define RP_KERNELS_CPU_NORM_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -24,14 +24,14 @@ namespace rp::kernels::cpu {
 /// scale and the optional bias (null: no bias) have shape x.shape[axis:] and
 /// x's dtype; out has x's dtype and shape.
 /// Errors: InvalidArgument for a bad axis, dtype or shape.
-runtime::Status layerNorm(const runtime::HostTensor &x, const runtime::HostTensor &scale,
-                          const runtime::HostTensor *bias, int64_t axis, double epsilon,
-                          runtime::HostTensor &out);
+base::Status layerNorm(const base::HostTensor &x, const base::HostTensor &scale,
+                          const base::HostTensor *bias, int64_t axis, double epsilon,
+                          base::HostTensor &out);
 
 /// y = x / sqrt(mean(x^2) + epsilon) * scale over dims [axis, rank); shapes and
 /// errors as layerNorm.
-runtime::Status rmsNorm(const runtime::HostTensor &x, const runtime::HostTensor &scale,
-                        int64_t axis, double epsilon, runtime::HostTensor &out);
+base::Status rmsNorm(const base::HostTensor &x, const base::HostTensor &scale,
+                        int64_t axis, double epsilon, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

@@ -10,8 +10,8 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::okStatus;
+using base::formatShape;
+using base::okStatus;
 
 namespace {
 
@@ -174,7 +174,7 @@ Status reduce(ReduceKind kind, const HostTensor &x, const std::vector<int64_t> &
   const int64_t count = product(reduced.dims, 0, reduced.dims.size());
   if (out.numElements() == 0)
     return okStatus();
-  if (count == 0 && kind == ReduceKind::Mean && !runtime::isFloat(x.dtype()))
+  if (count == 0 && kind == ReduceKind::Mean && !base::isFloat(x.dtype()))
     return emptyIntegerMean(op, x.dtype(), x.shape(), axes);
   visitNumeric(x.dtype(), [&](auto tag) {
     reduceLoop<typename decltype(tag)::type>(kind, x, kept, reduced, count, out);

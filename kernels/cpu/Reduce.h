@@ -10,8 +10,8 @@
 #define RP_KERNELS_CPU_REDUCE_H
 
 #include "kernels/OpKinds.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <vector>
@@ -25,8 +25,8 @@ using ReduceKind = ::rp::kernels::ReduceKind; ///< kernels/OpKinds.h
 /// x's dtype and x's shape with each reduced dimension set to 1 (keepdims) or
 /// removed.
 /// Errors: InvalidArgument for bad axes, dtype or out type.
-runtime::Status reduce(ReduceKind kind, const runtime::HostTensor &x,
-                       const std::vector<int64_t> &axes, bool keepdims, runtime::HostTensor &out);
+base::Status reduce(ReduceKind kind, const base::HostTensor &x,
+                       const std::vector<int64_t> &axes, bool keepdims, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

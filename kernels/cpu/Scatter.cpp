@@ -15,10 +15,10 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::invalidArgument;
-using runtime::okStatus;
-using runtime::outOfRange;
+using base::formatShape;
+using base::invalidArgument;
+using base::okStatus;
+using base::outOfRange;
 
 namespace {
 
@@ -81,7 +81,7 @@ void stridedStore(const HostTensor &update, const Shape &strides, int64_t base, 
   if (update.numElements() == 0)
     return;
   const LoopNest<1> nest = makeLoopNest<1>(update.shape(), {strides}, {base});
-  switch (runtime::dtypeSize(update.dtype())) {
+  switch (base::dtypeSize(update.dtype())) {
   case 1:
     return storeElements<uint8_t>(update, nest, out);
   case 2:
@@ -241,12 +241,12 @@ Status sliceScatter(const HostTensor &update, const std::vector<int64_t> &axes,
   RP_RETURN_IF_ERROR(checkDType(op, "update", update, kAllTypes));
   RP_RETURN_IF_ERROR(checkSameDType(op, "update", update, "out", out));
   // The bounds rules and result shape of cpu::slice, with x = out.
-  runtime::StatusOr<SliceGeometry> g = sliceGeometry(op, out.shape(), axes, starts, ends, steps);
+  base::StatusOr<SliceGeometry> g = sliceGeometry(op, out.shape(), axes, starts, ends, steps);
   if (!g.ok())
     return g.status();
   if (update.shape() != g->shape)
     return invalidArgument(std::string(op) + ": update is " + update.typeString() + ", expected " +
-                           runtime::dtypeName(out.dtype()) + formatShape(g->shape) +
+                           base::dtypeName(out.dtype()) + formatShape(g->shape) +
                            " (the slice of out " + out.typeString() + ")");
   zeroFill(out);
   stridedStore(update, g->strides, g->base, out);

@@ -29,8 +29,8 @@
 #ifndef RP_KERNELS_CPU_SCATTER_H
 #define RP_KERNELS_CPU_SCATTER_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <vector>
@@ -43,8 +43,8 @@ namespace rp::kernels::cpu {
 /// out.shape[:axis] + indices.shape + out.shape[axis+1:] (0 <= axis <
 /// out.rank()). Repeated indices accumulate, in the row-major order of
 /// `updates`. updates and out: f32 or f64, the same dtype.
-runtime::Status scatterAdd(const runtime::HostTensor &updates, const runtime::HostTensor &indices,
-                           int64_t axis, runtime::HostTensor &out);
+base::Status scatterAdd(const base::HostTensor &updates, const base::HostTensor &indices,
+                           int64_t axis, base::HostTensor &out);
 
 /// graph.scatter_elements_add, the transpose of gather_elements(data = out,
 /// indices, axis) (ONNX GatherElements / torch.gather; torch.scatter_add_):
@@ -52,9 +52,9 @@ runtime::Status scatterAdd(const runtime::HostTensor &updates, const runtime::Ho
 /// for every position p of `updates`. indices.shape == updates.shape, of
 /// out's rank, each dimension but `axis` at most out's (the `axis` dimension
 /// may be any size). updates and out: f32 or f64, the same dtype.
-runtime::Status scatterElementsAdd(const runtime::HostTensor &updates,
-                                   const runtime::HostTensor &indices, int64_t axis,
-                                   runtime::HostTensor &out);
+base::Status scatterElementsAdd(const base::HostTensor &updates,
+                                   const base::HostTensor &indices, int64_t axis,
+                                   base::HostTensor &out);
 
 /// graph.slice_scatter, the transpose of slice(x = out, axes, starts, ends,
 /// steps) with the same normalised bounds as cpu::slice (axes strictly
@@ -63,9 +63,9 @@ runtime::Status scatterElementsAdd(const runtime::HostTensor &updates,
 /// except at the positions the slice reads, which receive `update` element for
 /// element. update.shape must be the slice's result shape; update and out have
 /// one dtype, any of f32, f64, i64, i32, i1 (copied bit for bit).
-runtime::Status sliceScatter(const runtime::HostTensor &update, const std::vector<int64_t> &axes,
+base::Status sliceScatter(const base::HostTensor &update, const std::vector<int64_t> &axes,
                              const std::vector<int64_t> &starts, const std::vector<int64_t> &ends,
-                             const std::vector<int64_t> &steps, runtime::HostTensor &out);
+                             const std::vector<int64_t> &steps, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

@@ -9,9 +9,9 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::invalidArgument;
-using runtime::okStatus;
+using base::formatShape;
+using base::invalidArgument;
+using base::okStatus;
 
 Status transpose(const HostTensor &x, const std::vector<int64_t> &perm, HostTensor &out) {
   const char *op = "transpose";
@@ -91,7 +91,7 @@ Status slice(const HostTensor &x, const std::vector<int64_t> &axes,
              const std::vector<int64_t> &steps, HostTensor &out) {
   const char *op = "slice";
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kAllTypes));
-  runtime::StatusOr<SliceGeometry> g = sliceGeometry(op, x.shape(), axes, starts, ends, steps);
+  base::StatusOr<SliceGeometry> g = sliceGeometry(op, x.shape(), axes, starts, ends, steps);
   if (!g.ok())
     return g.status();
   RP_RETURN_IF_ERROR(checkType(op, "out", out, x.dtype(), g->shape));
@@ -142,7 +142,7 @@ Status copyInto(const HostTensor &x, HostTensor &out) {
   if (out.dtype() != x.dtype() || out.numElements() != x.numElements())
     return invalidArgument(std::string(op) + ": out is " + out.typeString() + " (" +
                            std::to_string(out.numElements()) + " elements), expected " +
-                           runtime::dtypeName(x.dtype()) + " with " +
+                           base::dtypeName(x.dtype()) + " with " +
                            std::to_string(x.numElements()) + " elements (x is " + x.typeString() +
                            ")");
   if (x.byteSize() > 0 && out.raw() != x.raw())

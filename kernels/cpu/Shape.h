@@ -11,8 +11,8 @@
 #ifndef RP_KERNELS_CPU_SHAPE_H
 #define RP_KERNELS_CPU_SHAPE_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <vector>
@@ -22,36 +22,36 @@ namespace rp::kernels::cpu {
 /// ONNX Transpose: out.shape[i] = x.shape[perm[i]] and
 /// out[i0, i1, ...] = x[j] with j[perm[d]] = i[d]. `perm` is a permutation of
 /// [0, rank).
-runtime::Status transpose(const runtime::HostTensor &x, const std::vector<int64_t> &perm,
-                          runtime::HostTensor &out);
+base::Status transpose(const base::HostTensor &x, const std::vector<int64_t> &perm,
+                          base::HostTensor &out);
 
 /// ONNX Expand / numpy broadcast_to: x broadcasts to out's shape (x's dims
 /// align with the trailing dims of out; each is 1 or equal). out has x's dtype.
-runtime::Status expand(const runtime::HostTensor &x, runtime::HostTensor &out);
+base::Status expand(const base::HostTensor &x, base::HostTensor &out);
 
 /// ONNX Concat along `axis`: one or more inputs of one dtype and rank that
 /// agree on every other dimension; out's `axis` dimension is their sum.
-runtime::Status concat(const std::vector<const runtime::HostTensor *> &inputs, int64_t axis,
-                       runtime::HostTensor &out);
+base::Status concat(const std::vector<const base::HostTensor *> &inputs, int64_t axis,
+                       base::HostTensor &out);
 
 /// ONNX Slice with graph's normalised bounds: for each listed axis (strictly
 /// increasing) keep starts[i], starts[i] + steps[i], ... up to but excluding
 /// ends[i]. steps[i] > 0 needs 0 <= start <= end <= dim; steps[i] < 0 needs
 /// -1 <= end <= start < dim (end = -1 runs down to index 0). Out's dimension
 /// is ceil((end - start) / step); unlisted axes are kept whole.
-runtime::Status slice(const runtime::HostTensor &x, const std::vector<int64_t> &axes,
+base::Status slice(const base::HostTensor &x, const std::vector<int64_t> &axes,
                       const std::vector<int64_t> &starts, const std::vector<int64_t> &ends,
-                      const std::vector<int64_t> &steps, runtime::HostTensor &out);
+                      const std::vector<int64_t> &steps, base::HostTensor &out);
 
 /// ONNX Split along `axis` into outs.size() consecutive pieces whose `axis`
 /// dimensions (each > 0) are taken from the outputs and sum to x's; every
 /// other dimension and the dtype equal x's. Every pointer is non-null.
-runtime::Status split(const runtime::HostTensor &x, int64_t axis,
-                      const std::vector<runtime::HostTensor *> &outs);
+base::Status split(const base::HostTensor &x, int64_t axis,
+                      const std::vector<base::HostTensor *> &outs);
 
 /// graph.reshape: copies x's bytes into out, which has x's dtype and element
 /// count (any shape).
-runtime::Status copyInto(const runtime::HostTensor &x, runtime::HostTensor &out);
+base::Status copyInto(const base::HostTensor &x, base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

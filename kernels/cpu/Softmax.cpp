@@ -9,7 +9,7 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::okStatus;
+using base::okStatus;
 
 namespace {
 

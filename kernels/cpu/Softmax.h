@@ -7,8 +7,8 @@
 #ifndef RP_KERNELS_CPU_SOFTMAX_H
 #define RP_KERNELS_CPU_SOFTMAX_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -23,8 +23,8 @@ namespace rp::kernels::cpu {
 /// gives NaN for the whole slice (as PyTorch).
 /// x is f32 or f64; out has x's dtype and shape.
 /// Errors: InvalidArgument for a bad axis, dtype or out type.
-runtime::Status softmax(const runtime::HostTensor &x, int64_t axis, bool log,
-                        runtime::HostTensor &out);
+base::Status softmax(const base::HostTensor &x, int64_t axis, bool log,
+                        base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

@@ -11,8 +11,8 @@
 namespace rp::kernels::cpu {
 
 using namespace detail;
-using runtime::formatShape;
-using runtime::okStatus;
+using base::formatShape;
+using base::okStatus;
 
 namespace {
 
@@ -46,7 +46,7 @@ Status topK(const HostTensor &x, int64_t k, int64_t axis, bool largest, HostTens
   RP_RETURN_IF_ERROR(checkDType(op, "x", x, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, x.rank()));
   if (k < 1 || k > x.dim(axis))
-    return runtime::invalidArgument(std::string(op) + ": k = " + std::to_string(k) +
+    return base::invalidArgument(std::string(op) + ": k = " + std::to_string(k) +
                                     " is outside [1, " + std::to_string(x.dim(axis)) +
                                     "] for x of shape " + formatShape(x.shape()) + " on axis " +
                                     std::to_string(axis));

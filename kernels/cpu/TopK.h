@@ -12,8 +12,8 @@
 #ifndef RP_KERNELS_CPU_TOPK_H
 #define RP_KERNELS_CPU_TOPK_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 
@@ -23,8 +23,8 @@ namespace rp::kernels::cpu {
 /// (`largest`) or j-th smallest element of that row. x: f32 or f64; out: i64 with x's shape but
 /// k along `axis`. Each row is ranked on its own (O(n log k) per row); the result does not
 /// depend on the thread count.
-runtime::Status topK(const runtime::HostTensor &x, int64_t k, int64_t axis, bool largest,
-                     runtime::HostTensor &out);
+base::Status topK(const base::HostTensor &x, int64_t k, int64_t axis, bool largest,
+                     base::HostTensor &out);
 
 } // namespace rp::kernels::cpu
 

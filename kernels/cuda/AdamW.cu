@@ -14,8 +14,8 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
+using base::DType;
+using base::invalidArgument;
 
 namespace {
 
@@ -28,13 +28,13 @@ __global__ void adamwKernel(AdamWPlan plan, float *master, float *m, float *v, c
 
 } // namespace
 
-runtime::StatusOr<AdamWPlan> planAdamW(const AdamWParams &params, int64_t n, DType weightDType) {
+base::StatusOr<AdamWPlan> planAdamW(const AdamWParams &params, int64_t n, DType weightDType) {
   if (params.step < 1)
     return invalidArgument("adamw: step " + std::to_string(params.step) + " must be >= 1");
   if (n < 0)
     return invalidArgument("adamw: negative element count " + std::to_string(n));
   if (weightDType != DType::F32 && weightDType != DType::BF16 && weightDType != DType::F16)
-    return invalidArgument(std::string("adamw: compute dtype ") + runtime::dtypeName(weightDType) +
+    return invalidArgument(std::string("adamw: compute dtype ") + base::dtypeName(weightDType) +
                            " is not f32, bf16 or f16");
   // The scalars of runtime::adamwStep, in the same double expressions.
   const double t = static_cast<double>(params.step);
@@ -58,7 +58,7 @@ cudaError_t launchAdamW(const AdamWPlan &plan, float *master, float *m, float *v
   if (plan.n == 0)
     return cudaSuccess;
   if (plan.n < 0 || !usablePointers(4, master, m, v, grad) ||
-      (weights && !usablePointer(weights, runtime::dtypeSize(plan.weights))))
+      (weights && !usablePointer(weights, base::dtypeSize(plan.weights))))
     return cudaErrorInvalidValue;
   const unsigned blocks = gridFor(plan.n);
   switch (plan.weights) {

@@ -60,7 +60,7 @@ struct AdamWParams {
 /// The float scalars of one step (see the file comment) and the element count.
 struct AdamWPlan {
   int64_t n = 0;
-  runtime::DType weights = runtime::DType::F32; ///< dtype of the compute-weight copy
+  base::DType weights = base::DType::F32; ///< dtype of the compute-weight copy
   float decay = 1, b1 = 0, c1 = 1, b2 = 0, c2 = 1, stepSize = 0, bc2Sqrt = 1, eps = 0;
   float gradScale = 1;
 };
@@ -68,8 +68,8 @@ struct AdamWPlan {
 /// Computes the step's scalars exactly as runtime::adamwStep does. Errors: InvalidArgument
 /// "adamw: step 0 must be >= 1", "adamw: negative element count -1", "adamw: compute dtype
 /// i64 is not f32, bf16 or f16".
-runtime::StatusOr<AdamWPlan> planAdamW(const AdamWParams &params, int64_t n,
-                                       runtime::DType weightDType);
+base::StatusOr<AdamWPlan> planAdamW(const AdamWParams &params, int64_t n,
+                                       base::DType weightDType);
 
 /// Enqueues the step on `stream`, in place on master, m and v (n floats each, device memory,
 /// 4-aligned, not overlapping), reading grad (n floats) and writing weights (n elements of
@@ -118,7 +118,7 @@ RP_HD inline float adamwSqrt(float a) {
 /// Element i of the step; W is the compute-weight dtype (F32, BF16 or F16). The host
 /// translation unit must not contract a * b + c into an FMA (g++ in ISO C++ mode does not;
 /// the host test is built with -ffp-contract=off to be sure).
-template <runtime::DType W>
+template <base::DType W>
 RP_HD inline void adamwAt(const AdamWPlan &plan, float *master, float *m, float *v,
                           const float *grad, void *weights, int64_t i) {
   const float g = adamwMul(grad[i], plan.gradScale);

@@ -16,9 +16,9 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
-using runtime::StatusOr;
+using base::DType;
+using base::invalidArgument;
+using base::StatusOr;
 
 namespace {
 
@@ -101,19 +101,19 @@ cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, cons
   const bool withSinks = sinks != nullptr;
   if (plan.forward.sinks != withSinks || withSinks != (dsinks != nullptr))
     return cudaErrorInvalidValue; // sinks and dsinks come with plan.forward.sinks
-  if (withSinks && !usablePointers(runtime::dtypeSize(plan.forward.dtype), sinks,
+  if (withSinks && !usablePointers(base::dtypeSize(plan.forward.dtype), sinks,
                                    static_cast<const void *>(dsinks)))
     return cudaErrorInvalidValue;
   if (withSinks && plan.forward.heads > 0 && (plan.forward.rows == 0 || plan.forward.dim == 0))
     return cudaMemsetAsync(dsinks, 0, // nothing attends: no sink gradient
                            static_cast<size_t>(plan.forward.heads) *
-                               runtime::dtypeSize(plan.forward.dtype),
+                               base::dtypeSize(plan.forward.dtype),
                            stream);
   if (plan.forward.rows == 0 || plan.forward.dim == 0)
     return cudaSuccess; // dq, dk, dv are empty
   if (plan.tile != kAttentionTile || plan.forward.dim > kMaxAttentionVjpHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttentionVjp
-  if (!usablePointers(runtime::dtypeSize(plan.forward.dtype), q, k, v, out, dout,
+  if (!usablePointers(base::dtypeSize(plan.forward.dtype), q, k, v, out, dout,
                       static_cast<const void *>(dq), static_cast<const void *>(dk),
                       static_cast<const void *>(dv)) ||
       !usablePointers(8, static_cast<const void *>(scratch)))

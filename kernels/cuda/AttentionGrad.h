@@ -90,8 +90,8 @@ struct AttentionVjpPlan {
 /// Errors: InvalidArgument, e.g.
 /// "attention_vjp: q is [2, 3], expected [B, Hq, S, D]", "attention_vjp: dk is ...",
 /// "attention_vjp: head dimension 2048 exceeds the GPU kernel's limit of 1024".
-runtime::StatusOr<AttentionVjpPlan>
-planAttentionVjp(runtime::DType dtype, const Shape &q, const Shape &k, const Shape &v,
+base::StatusOr<AttentionVjpPlan>
+planAttentionVjp(base::DType dtype, const Shape &q, const Shape &k, const Shape &v,
                  const Shape &out, const Shape &dout, double scale, bool causal, const Shape &dq,
                  const Shape &dk, const Shape &dv, int64_t window = 0);
 
@@ -117,7 +117,7 @@ RP_HD inline double attentionLog(double x) { return ::log(x); }
 RP_HD inline float attentionLog(float x) { return ::logf(x); }
 
 /// sum_c a[c] b[c] over c ascending, a in the compute type, b loaded from `p` at `base`.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline typename DTypeTraits<D>::Compute
 attentionDot(const typename DTypeTraits<D>::Compute *a, const void *p, int64_t base, int64_t dim) {
   using C = typename DTypeTraits<D>::Compute;
@@ -130,7 +130,7 @@ attentionDot(const typename DTypeTraits<D>::Compute *a, const void *p, int64_t b
 /// Pass 1 for query row `row` (see the file comment): dq row, lse[row], delta[row]. `block`
 /// and the block-shared `shared` ((3 dim + 2 tile) compute values) as attentionRow's; `sinks`
 /// [Hq] when plan.forward.sinks (lse then includes the sink), otherwise null.
-template <runtime::DType D, typename Block>
+template <base::DType D, typename Block>
 RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void *q, const void *k,
                                        const void *v, const void *out, const void *dout, void *dq,
                                        typename DTypeTraits<D>::Compute *lse,
@@ -208,7 +208,7 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
 
 /// Pass 2 for key row `krow` (see the file comment): dk and dv rows from lse and delta of
 /// pass 1. `shared`: (4 dim + 2 tile) compute values.
-template <runtime::DType D, typename Block>
+template <base::DType D, typename Block>
 RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q, const void *k,
                                      const void *v, const void *dout, void *dk, void *dv,
                                      const typename DTypeTraits<D>::Compute *lse,
@@ -274,7 +274,7 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
 /// e^(sinks[h] - lse[b, h, i]) delta[b, h, i] from pass 1's lse and delta (either path's: the
 /// tensor-core pass 1 stores them in the same layout, as float). `f`: the forward plan;
 /// `shared`: kAttentionSinkLanes values of the compute type S.
-template <runtime::DType D, typename S, typename Block>
+template <base::DType D, typename S, typename Block>
 RP_HD inline void attentionVjpSinkHead(const AttentionPlan &f, const void *sinks, void *dsinks,
                                        const S *lse, const S *delta, int64_t h,
                                        const Block &block, S *shared) {

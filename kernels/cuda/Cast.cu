@@ -4,7 +4,7 @@
 // moves 8 elements per step (8 x 16-bit = one 16-byte access, 8 x 32-bit =
 // two) when both pointers are 16-byte aligned; the last n % 8 elements and
 // misaligned buffers take the scalar path. The element conversion is the
-// __host__ __device__ code of runtime/core/Float16.h, so results match the
+// __host__ __device__ code of base/Float16.h, so results match the
 // CPU bit for bit. The kernels are memory bound: the few integer ops per
 // element are free next to the DRAM traffic.
 //
@@ -12,7 +12,7 @@
 
 #include "kernels/cuda/Cast.cuh"
 
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 
 #include <algorithm>
 
@@ -31,16 +31,16 @@ template <typename T> struct alignas(16) Pack8 { T v[kPack]; };
 static_assert(sizeof(Pack8<uint16_t>) == 16 && sizeof(Pack8<float>) == 32, "pack layout");
 
 struct F32ToBf16 {
-  __device__ uint16_t operator()(float x) const { return runtime::floatToBf16(x); }
+  __device__ uint16_t operator()(float x) const { return base::floatToBf16(x); }
 };
 struct Bf16ToF32 {
-  __device__ float operator()(uint16_t x) const { return runtime::bf16ToFloat(x); }
+  __device__ float operator()(uint16_t x) const { return base::bf16ToFloat(x); }
 };
 struct F32ToF16 {
-  __device__ uint16_t operator()(float x) const { return runtime::floatToHalf(x); }
+  __device__ uint16_t operator()(float x) const { return base::floatToHalf(x); }
 };
 struct F16ToF32 {
-  __device__ float operator()(uint16_t x) const { return runtime::halfToFloat(x); }
+  __device__ float operator()(uint16_t x) const { return base::halfToFloat(x); }
 };
 
 /// dst[i] = op(src[i]) for i in [0, n). kVector requires src and dst 16-byte aligned.

@@ -3,7 +3,7 @@
 // Element-wise casts between binary32 and the 16-bit float formats on device
 // memory. 16-bit values are passed as uint16_t bit patterns (layout-identical
 // to __nv_bfloat16 / __half). Results are bit-identical to the CPU conversions
-// in runtime/core/Float16.h (the kernels call those same functions): round to
+// in base/Float16.h (the kernels call those same functions): round to
 // nearest even, NaN -> quiet NaN keeping sign and top payload bits, overflow ->
 // infinity, binary16 subnormals exact.
 //

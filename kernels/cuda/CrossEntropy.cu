@@ -11,13 +11,13 @@
 #include "kernels/cuda/CrossEntropy.h"
 
 #include "kernels/cuda/RowReduce.cuh"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <string>
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
 namespace {
 
@@ -81,7 +81,7 @@ size_t computeSize(DType d) {
 
 } // namespace
 
-runtime::StatusOr<CrossEntropyPlan> planCrossEntropy(DType dtype, const Shape &logits,
+base::StatusOr<CrossEntropyPlan> planCrossEntropy(DType dtype, const Shape &logits,
                                                      DType labelDType, const Shape &labels,
                                                      int64_t ignoreIndex, LossReduction reduction,
                                                      const Shape &out) {
@@ -114,11 +114,11 @@ cudaError_t launchCrossEntropy(const CrossEntropyPlan &plan, const void *logits,
       plan.inner < 1 ||
       plan.scratchBytes != static_cast<size_t>(plan.rows) * computeSize(plan.dtype))
     return cudaErrorInvalidValue;
-  const size_t size = runtime::dtypeSize(plan.dtype);
+  const size_t size = base::dtypeSize(plan.dtype);
   if (!usablePointer(out, size))
     return cudaErrorInvalidValue;
   if (plan.rows > 0 && ((plan.classes > 0 && !usablePointer(logits, size)) ||
-                        !usablePointer(labels, runtime::dtypeSize(plan.labelDType)) ||
+                        !usablePointer(labels, base::dtypeSize(plan.labelDType)) ||
                         !usablePointer(rowScratch, computeSize(plan.dtype))))
     return cudaErrorInvalidValue;
   visitFloatDType(plan.dtype, [&](auto d) {

@@ -49,8 +49,8 @@
 #include "kernels/OpKinds.h"
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Strided.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cuda_runtime.h>
 
@@ -67,8 +67,8 @@ inline constexpr int kFinishThreads = 256;
 
 /// Everything launchCrossEntropy needs (trivially copyable; see the file comment).
 struct CrossEntropyPlan {
-  runtime::DType dtype = runtime::DType::F32;
-  runtime::DType labelDType = runtime::DType::I64;
+  base::DType dtype = base::DType::F32;
+  base::DType labelDType = base::DType::I64;
   LossReduction reduction = LossReduction::Mean;
   int64_t ignoreIndex = -100;
   /// Positions (labels' element count); may be 0 (out is still written).
@@ -88,8 +88,8 @@ struct CrossEntropyPlan {
 /// dtypes, logits rank, labels shape, out shape) and decides the geometry. `dtype` is the
 /// dtype of logits and out; `out` is out's shape (must be []). Labels are not read: a bad
 /// label is reported through NaN (file comment).
-runtime::StatusOr<CrossEntropyPlan> planCrossEntropy(runtime::DType dtype, const Shape &logits,
-                                                     runtime::DType labelDType, const Shape &labels,
+base::StatusOr<CrossEntropyPlan> planCrossEntropy(base::DType dtype, const Shape &logits,
+                                                     base::DType labelDType, const Shape &labels,
                                                      int64_t ignoreIndex, LossReduction reduction,
                                                      const Shape &out);
 
@@ -104,17 +104,17 @@ cudaError_t launchCrossEntropy(const CrossEntropyPlan &plan, const void *logits,
 
 //===--- the per-row math (host and device) -------------------------------===//
 
-template <runtime::DType D> using LossCompute = typename DTypeTraits<D>::Compute;
+template <base::DType D> using LossCompute = typename DTypeTraits<D>::Compute;
 
 /// The label of `row`, widened to int64.
 RP_HD inline int64_t lossLabel(const CrossEntropyPlan &p, const void *labels, int64_t row) {
-  if (p.labelDType == runtime::DType::I64)
+  if (p.labelDType == base::DType::I64)
     return static_cast<const int64_t *>(labels)[row];
   return static_cast<const int32_t *>(labels)[row];
 }
 
 /// Thread `lane` of `threads`' partial maximum of `row`'s logits (FMaxOp from -inf).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline LossCompute<D> lossMaxPartial(const CrossEntropyPlan &p, const void *logits,
                                            int64_t row, int lane, int threads) {
   return stridedFold(p.classes, lane, threads, static_cast<LossCompute<D>>(-INFINITY),
@@ -122,7 +122,7 @@ RP_HD inline LossCompute<D> lossMaxPartial(const CrossEntropyPlan &p, const void
 }
 
 /// Thread `lane` of `threads`' partial sum of exp(x - m) over `row`'s logits.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline LossCompute<D> lossSumPartial(const CrossEntropyPlan &p, const void *logits,
                                            int64_t row, int lane, int threads, LossCompute<D> m) {
   const LineLoad<D> load{logits, lineBase(row, p.classes, p.inner), p.inner};
@@ -135,7 +135,7 @@ RP_HD inline bool lossLabelOutOfRange(const CrossEntropyPlan &p, int64_t label) 
 }
 
 /// The loss of a row whose label is in [0, C), from its maximum and sum of exponentials.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline LossCompute<D> lossFromStats(const CrossEntropyPlan &p, const void *logits,
                                           int64_t row, int64_t label, LossCompute<D> m,
                                           LossCompute<D> sum) {
@@ -144,7 +144,7 @@ RP_HD inline LossCompute<D> lossFromStats(const CrossEntropyPlan &p, const void 
 
 /// What kernel (1) stores for `row` when threadsPerRow is 1: 0 for an ignored row, NaN for
 /// an out-of-range label, else the CPU's loop.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline LossCompute<D> lossRowSerial(const CrossEntropyPlan &p, const void *logits,
                                           const void *labels, int64_t row) {
   using C = LossCompute<D>;
@@ -167,7 +167,7 @@ RP_HD inline void lossFinishChunk(const CrossEntropyPlan &p, int lane, int threa
 
 /// Finishing thread `lane` of `threads`' partial sum of the per-row losses (`scratch`: the
 /// compute type), in row order over its chunk.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline LossCompute<D> lossFinishSumPartial(const CrossEntropyPlan &p, const void *scratch,
                                                  int lane, int threads) {
   int64_t first, last;
@@ -189,7 +189,7 @@ RP_HD inline int64_t lossFinishCountPartial(const CrossEntropyPlan &p, const voi
 }
 
 /// Writes out from the total loss and the number of rows not ignored.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void lossFinishStore(const CrossEntropyPlan &p, void *out, LossCompute<D> total,
                                   int64_t counted) {
   using C = LossCompute<D>;

@@ -13,16 +13,16 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
-runtime::StatusOr<AttentionKernel> parseAttentionKernel(std::string_view text) {
+base::StatusOr<AttentionKernel> parseAttentionKernel(std::string_view text) {
   if (text == "auto")
     return AttentionKernel::Auto;
   if (text == "cudnn")
     return AttentionKernel::Cudnn;
   if (text == "flash")
     return AttentionKernel::Flash;
-  return runtime::invalidArgument("unknown --attention-kernel '" + std::string(text) +
+  return base::invalidArgument("unknown --attention-kernel '" + std::string(text) +
                                   "' (expected auto, cudnn or flash)");
 }
 
@@ -48,7 +48,7 @@ bool cudnnSdpaBuilt() {
 
 std::string cudnnSdpaDecline(const AttentionPlan &plan, const SdpaExtras &extras) {
   if (plan.dtype != DType::F16 && plan.dtype != DType::BF16)
-    return std::string("dtype ") + runtime::dtypeName(plan.dtype) + " (cuDNN SDPA takes f16 and bf16)";
+    return std::string("dtype ") + base::dtypeName(plan.dtype) + " (cuDNN SDPA takes f16 and bf16)";
   if (plan.dim % 8 != 0 || plan.dim > kCudnnSdpaMaxDim)
     return "head dimension " + std::to_string(plan.dim) + " (cuDNN SDPA here: a multiple of 8 up to " +
            std::to_string(kCudnnSdpaMaxDim) + ")";
@@ -81,7 +81,7 @@ std::string CudnnSdpaKey::text() const {
   std::memcpy(&scale, &bits, sizeof scale);
   char buf[200];
   std::snprintf(buf, sizeof buf, "%s %s B=%lld Hq=%lld Hkv=%lld S=%lld D=%lld scale=%g%s",
-                kGraphs[static_cast<int>(graph)], runtime::dtypeName(dtype),
+                kGraphs[static_cast<int>(graph)], base::dtypeName(dtype),
                 static_cast<long long>(batch), static_cast<long long>(heads),
                 static_cast<long long>(kvHeads), static_cast<long long>(seq),
                 static_cast<long long>(dim), static_cast<double>(scale), causal ? " causal" : "");

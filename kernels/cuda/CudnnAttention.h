@@ -56,7 +56,7 @@ enum class AttentionKernel { Auto, Cudnn, Flash };
 
 /// "auto" | "cudnn" | "flash". Errors: InvalidArgument "unknown --attention-kernel 'x'
 /// (expected auto, cudnn or flash)".
-runtime::StatusOr<AttentionKernel> parseAttentionKernel(std::string_view text);
+base::StatusOr<AttentionKernel> parseAttentionKernel(std::string_view text);
 const char *attentionKernelName(AttentionKernel kernel);
 
 /// Whether this build has the cuDNN frontend (RP_HAVE_CUDNN_FRONTEND).
@@ -81,7 +81,7 @@ enum class SdpaGraph { Forward, ForwardStats, Backward };
 
 /// The plan cache's key: everything the built cuDNN graph depends on.
 struct CudnnSdpaKey {
-  runtime::DType dtype = runtime::DType::F16;
+  base::DType dtype = base::DType::F16;
   int64_t batch = 0, heads = 0, kvHeads = 0, seq = 0, dim = 0;
   uint64_t scaleBits = 0; ///< the scale's float bits (cuDNN takes a float)
   bool causal = false;
@@ -107,7 +107,7 @@ public:
   /// (dlopen, LD_LIBRARY_PATH) and creates a handle. Returns null with `why` set when cuDNN
   /// cannot be used and kernel is Auto. Errors (kernel Cudnn): Unavailable naming the cause
   /// (built without the frontend, libcudnn.so.9 not found, handle creation failed).
-  static runtime::StatusOr<std::unique_ptr<CudnnSdpaRunner>> create(AttentionKernel kernel,
+  static base::StatusOr<std::unique_ptr<CudnnSdpaRunner>> create(AttentionKernel kernel,
                                                                     std::string *why);
   ~CudnnSdpaRunner();
   CudnnSdpaRunner(const CudnnSdpaRunner &) = delete;
@@ -119,14 +119,14 @@ public:
   /// refuses the graph). Errors: Internal
   /// for a failed execution; Unimplemented for a decline under Cudnn ("attention: cuDNN SDPA
   /// declines forward f32 ...: dtype f32 (--attention-kernel cudnn)").
-  runtime::StatusOr<bool> forward(const AttentionPlan &plan, const std::string &declined,
+  base::StatusOr<bool> forward(const AttentionPlan &plan, const std::string &declined,
                                   const void *q, const void *k, const void *v, void *out,
                                   cudaStream_t stream);
 
   /// dq, dk, dv = VJP of attention at dout through cuDNN (file comment); `scratch` holds
   /// cudnnSdpaBackwardScratchBytes(plan) bytes, 256-byte aligned. Returns and errors as
   /// forward.
-  runtime::StatusOr<bool> backward(const AttentionPlan &plan, const std::string &declined,
+  base::StatusOr<bool> backward(const AttentionPlan &plan, const std::string &declined,
                                    const void *q, const void *k, const void *v, const void *out,
                                    const void *dout, void *dq, void *dk, void *dv, void *scratch,
                                    cudaStream_t stream);
@@ -136,7 +136,7 @@ public:
   /// is built and no workspace allocated in the training loop (nor inside a CUDA-graph
   /// capture). Returns whether cuDNN takes the case; errors as forward (a refusal under Cudnn
   /// is reported at load).
-  runtime::StatusOr<bool> prepare(const AttentionPlan &plan, const std::string &declined,
+  base::StatusOr<bool> prepare(const AttentionPlan &plan, const std::string &declined,
                                   bool backward);
 
   AttentionKernel kernel() const { return kernel_; }
@@ -149,7 +149,7 @@ private:
   struct Impl;
   explicit CudnnSdpaRunner(AttentionKernel kernel);
   /// Declines (false) or errors under Cudnn, for `why`.
-  runtime::StatusOr<bool> refuse(const std::string &what, const std::string &why) const;
+  base::StatusOr<bool> refuse(const std::string &what, const std::string &why) const;
 
   AttentionKernel kernel_;
   std::unique_ptr<Impl> impl_;

@@ -35,7 +35,7 @@ void *cudnn_dlhandle = nullptr;
 
 namespace rp::kernels::cuda {
 
-using runtime::StatusOr;
+using base::StatusOr;
 
 #if RP_HAVE_CUDNN_FRONTEND
 namespace {
@@ -104,7 +104,7 @@ float keyScale(const CudnnSdpaKey &k) {
 /// The graph of `k` with its tensors declared (not built).
 std::shared_ptr<fe::graph::Graph> declareGraph(const CudnnSdpaKey &k) {
   auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(k.dtype == runtime::DType::BF16 ? fe::DataType_t::BFLOAT16
+  g->set_io_data_type(k.dtype == base::DType::BF16 ? fe::DataType_t::BFLOAT16
                                                       : fe::DataType_t::HALF)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -221,18 +221,18 @@ struct CudnnSdpaRunner::Impl {
     }
   }
 
-  runtime::Status execute(const Entry &e, const CudnnSdpaKey &k,
+  base::Status execute(const Entry &e, const CudnnSdpaKey &k,
                           std::unordered_map<int64_t, void *> &pack, cudaStream_t stream) {
     try {
       if (fe::detail::set_stream(handle, stream) != CUDNN_STATUS_SUCCESS)
-        return runtime::internal("cudnn-sdpa: cudnnSetStream failed for " + k.text());
+        return base::internal("cudnn-sdpa: cudnnSetStream failed for " + k.text());
       fe::error_t s = e.graph->execute(handle, pack, workspace);
       if (!s.is_good())
-        return runtime::internal("cudnn-sdpa: executing " + k.text() + ": " + s.get_message());
+        return base::internal("cudnn-sdpa: executing " + k.text() + ": " + s.get_message());
     } catch (const std::exception &ex) {
-      return runtime::internal("cudnn-sdpa: executing " + k.text() + ": " + ex.what());
+      return base::internal("cudnn-sdpa: executing " + k.text() + ": " + ex.what());
     }
-    return runtime::okStatus();
+    return base::okStatus();
   }
 };
 
@@ -252,7 +252,7 @@ StatusOr<std::unique_ptr<CudnnSdpaRunner>> CudnnSdpaRunner::create(AttentionKern
   if (error.empty())
     return r;
   if (kernel == AttentionKernel::Cudnn)
-    return runtime::unavailable("--attention-kernel cudnn: " + error);
+    return base::unavailable("--attention-kernel cudnn: " + error);
   if (why)
     *why = error;
   return std::unique_ptr<CudnnSdpaRunner>();
@@ -308,7 +308,7 @@ StatusOr<bool> CudnnSdpaRunner::backward(const AttentionPlan &plan, const std::s
   if (!declined.empty())
     return refuse(bwdKey.text(), declined);
   if (!scratch)
-    return runtime::internal("cudnn-sdpa: " + bwdKey.text() + " has no scratch");
+    return base::internal("cudnn-sdpa: " + bwdKey.text() + " has no scratch");
   if (!aligned16({q, k, v, out, dout, dq, dk, dv, scratch}))
     return refuse(bwdKey.text(), "a tensor is not 16-byte aligned");
   const Impl::Entry &fwd = impl_->entry(fwdKey);
@@ -344,7 +344,7 @@ StatusOr<std::unique_ptr<CudnnSdpaRunner>> CudnnSdpaRunner::create(AttentionKern
   const std::string error = "this build has no cuDNN frontend (scripts/install-deps.sh fetches "
                             "its headers; CMake then enables cuDNN attention)";
   if (kernel == AttentionKernel::Cudnn)
-    return runtime::unavailable("--attention-kernel cudnn: " + error);
+    return base::unavailable("--attention-kernel cudnn: " + error);
   if (why)
     *why = error;
   return std::unique_ptr<CudnnSdpaRunner>();
@@ -377,7 +377,7 @@ CudnnSdpaRunner::CudnnSdpaRunner(AttentionKernel kernel) : kernel_(kernel) {}
 
 StatusOr<bool> CudnnSdpaRunner::refuse(const std::string &what, const std::string &why) const {
   if (kernel_ == AttentionKernel::Cudnn)
-    return runtime::unimplemented("attention: cuDNN SDPA declines " + what + ": " + why +
+    return base::unimplemented("attention: cuDNN SDPA declines " + what + ": " + why +
                                   " (--attention-kernel cudnn; auto falls back to rpc's kernels)");
   return false;
 }

@@ -4,17 +4,17 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::DType;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 namespace {
 
 bool isInt(DType d) { return d == DType::I64 || d == DType::I32; }
 
 Status badDType(const char *op, DType d, const char *takes) {
-  return invalidArgument(std::string(op) + ": dtype " + runtime::dtypeName(d) +
+  return invalidArgument(std::string(op) + ": dtype " + base::dtypeName(d) +
                          "; the GPU kernel takes " + takes);
 }
 
@@ -22,7 +22,7 @@ Status checkOut(const char *op, const Shape &want, const Shape &out) {
   if (want != out)
     return invalidArgument(std::string(op) + ": result shape " + formatShape(out) + "; expected " +
                            formatShape(want));
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 } // namespace

@@ -14,7 +14,7 @@
 namespace rp::kernels::cuda {
 namespace {
 
-using runtime::DType;
+using base::DType;
 template <DType D> using DTag = std::integral_constant<DType, D>;
 
 template <DType D> __global__ void unaryKernel(UnaryPlan p, const void *x, void *out) {

@@ -37,36 +37,36 @@ using BinaryOp = ::rp::kernels::BinaryKind;
 
 struct UnaryPlan {
   UnaryOp op;
-  runtime::DType dtype;
+  base::DType dtype;
   StridedIter<2> iter; ///< tensors: x, out
 };
 struct BinaryPlan {
   BinaryOp op;
-  runtime::DType dtype; ///< the operands' dtype (the result is i1 for comparisons and logic)
+  base::DType dtype; ///< the operands' dtype (the result is i1 for comparisons and logic)
   StridedIter<3> iter;  ///< tensors: a, b, out
 };
 struct WherePlan {
-  runtime::DType dtype; ///< the values' and the result's dtype
+  base::DType dtype; ///< the values' and the result's dtype
   StridedIter<4> iter;  ///< tensors: cond, onTrue, onFalse, out
 };
 struct CastPlan {
-  runtime::DType from, to;
+  base::DType from, to;
   int64_t n;
 };
 
 /// out = op(x); out has x's shape and dtype.
-runtime::StatusOr<UnaryPlan> planUnary(UnaryOp op, runtime::DType dtype, const Shape &x,
+base::StatusOr<UnaryPlan> planUnary(UnaryOp op, base::DType dtype, const Shape &x,
                                        const Shape &out);
 /// out = a op b with numpy broadcasting; out's shape is the broadcast.
-runtime::StatusOr<BinaryPlan> planBinary(BinaryOp op, runtime::DType dtype, const Shape &a,
+base::StatusOr<BinaryPlan> planBinary(BinaryOp op, base::DType dtype, const Shape &a,
                                          const Shape &b, const Shape &out);
 /// out = cond ? onTrue : onFalse, the three shapes broadcast to out's.
-runtime::StatusOr<WherePlan> planWhere(runtime::DType dtype, const Shape &cond, const Shape &onTrue,
+base::StatusOr<WherePlan> planWhere(base::DType dtype, const Shape &cond, const Shape &onTrue,
                                        const Shape &onFalse, const Shape &out);
 /// out = cast(x) for `n` elements (same shape). Float -> int truncates toward zero (values
 /// out of range: unspecified, as static_cast), any -> i1 is x != 0, i1 -> any is 0 or 1,
 /// float -> float rounds to nearest even (kernels/cpu/Cast.h).
-runtime::StatusOr<CastPlan> planCast(runtime::DType from, runtime::DType to, const Shape &x,
+base::StatusOr<CastPlan> planCast(base::DType from, base::DType to, const Shape &x,
                                      const Shape &out);
 
 cudaError_t launchUnary(const UnaryPlan &plan, const void *x, void *out, cudaStream_t stream);
@@ -80,7 +80,7 @@ cudaError_t launchCast(const CastPlan &plan, const void *x, void *out, cudaStrea
 /// `dtype` (f32, f16, bf16) at `src` are converted to fp32 and copied into (`first`) or added
 /// to (`acc[i] = acc[i] + g[i]` in fp32) the fp32 values at `acc`. Errors:
 /// cudaErrorInvalidValue for another dtype or n < 0.
-cudaError_t launchAccumulate(runtime::DType dtype, const void *src, float *acc, int64_t n,
+cudaError_t launchAccumulate(base::DType dtype, const void *src, float *acc, int64_t n,
                              bool first, cudaStream_t stream);
 
 //===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
@@ -93,7 +93,7 @@ void binary(const BinaryPlan &plan, const void *a, const void *b, void *out);
 void where(const WherePlan &plan, const void *cond, const void *onTrue, const void *onFalse,
            void *out);
 void cast(const CastPlan &plan, const void *x, void *out);
-void accumulate(runtime::DType dtype, const void *src, float *acc, int64_t n, bool first);
+void accumulate(base::DType dtype, const void *src, float *acc, int64_t n, bool first);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

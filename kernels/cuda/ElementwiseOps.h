@@ -94,13 +94,13 @@ template <typename C> RP_HD inline C unaryFloat(UnaryOp op, C v) {
 }
 
 /// Point i of a unary op on dtype D.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void unaryAt(const UnaryPlan &p, const void *x, void *out, int64_t i) {
   int64_t off[2];
   p.iter.offsets(i, off);
   using C = typename DTypeTraits<D>::Compute;
   const C v = loadAs<D>(x, off[0]);
-  if constexpr (D == runtime::DType::I1) {
+  if constexpr (D == base::DType::I1) {
     storeAs<D>(out, off[1], !v);
   } else if constexpr (std::is_integral_v<C>) {
     using S = typename DTypeTraits<D>::Storage;
@@ -113,7 +113,7 @@ RP_HD inline void unaryAt(const UnaryPlan &p, const void *x, void *out, int64_t 
 
 /// Point i of a binary op on operands of dtype D (the result dtype: i1 for comparisons and
 /// logic, D otherwise).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void binaryAt(const BinaryPlan &p, const void *a, const void *b, void *out,
                            int64_t i) {
   int64_t off[3];
@@ -122,30 +122,30 @@ RP_HD inline void binaryAt(const BinaryPlan &p, const void *a, const void *b, vo
   const C x = loadAs<D>(a, off[0]), y = loadAs<D>(b, off[1]);
   switch (p.op) {
   case BinaryOp::Eq:
-    storeAs<runtime::DType::I1>(out, off[2], x == y);
+    storeAs<base::DType::I1>(out, off[2], x == y);
     return;
   case BinaryOp::Lt:
-    storeAs<runtime::DType::I1>(out, off[2], x < y);
+    storeAs<base::DType::I1>(out, off[2], x < y);
     return;
   case BinaryOp::Le:
-    storeAs<runtime::DType::I1>(out, off[2], x <= y);
+    storeAs<base::DType::I1>(out, off[2], x <= y);
     return;
   case BinaryOp::Gt:
-    storeAs<runtime::DType::I1>(out, off[2], x > y);
+    storeAs<base::DType::I1>(out, off[2], x > y);
     return;
   case BinaryOp::Ge:
-    storeAs<runtime::DType::I1>(out, off[2], x >= y);
+    storeAs<base::DType::I1>(out, off[2], x >= y);
     return;
   case BinaryOp::And:
-    storeAs<runtime::DType::I1>(out, off[2], x != C(0) && y != C(0));
+    storeAs<base::DType::I1>(out, off[2], x != C(0) && y != C(0));
     return;
   case BinaryOp::Or:
-    storeAs<runtime::DType::I1>(out, off[2], x != C(0) || y != C(0));
+    storeAs<base::DType::I1>(out, off[2], x != C(0) || y != C(0));
     return;
   default:
     break;
   }
-  if constexpr (D == runtime::DType::I1) {
+  if constexpr (D == base::DType::I1) {
     return; // arithmetic on i1 is rejected by planBinary
   } else if constexpr (std::is_integral_v<C>) {
     using S = typename DTypeTraits<D>::Storage;
@@ -198,7 +198,7 @@ RP_HD inline void binaryAt(const BinaryPlan &p, const void *a, const void *b, vo
 }
 
 /// Point i of `where` on values of dtype D.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void whereAt(const WherePlan &p, const void *cond, const void *onTrue,
                           const void *onFalse, void *out, int64_t i) {
   int64_t off[4];
@@ -222,9 +222,9 @@ template <typename Int> RP_HD inline Int truncSaturate(double x) {
 }
 
 /// Element i converted from dtype From to dtype To (kernels/cpu/Cast.h rules).
-template <runtime::DType From, runtime::DType To>
+template <base::DType From, base::DType To>
 RP_HD inline void castAt(const void *x, void *out, int64_t i) {
-  using runtime::DType;
+  using base::DType;
   using S = typename DTypeTraits<To>::Storage;
   if constexpr (From == To) {
     static_cast<S *>(out)[i] = static_cast<const S *>(x)[i];
@@ -241,14 +241,14 @@ RP_HD inline void castAt(const void *x, void *out, int64_t i) {
     // One rounding: from double through round-to-odd (Float16.h), exact for every source.
     const double v = static_cast<double>(loadAs<From>(x, i));
     static_cast<S *>(out)[i] =
-        To == DType::BF16 ? runtime::doubleToBf16(v) : runtime::doubleToHalf(v);
+        To == DType::BF16 ? base::doubleToBf16(v) : base::doubleToHalf(v);
   } else {
     static_cast<S *>(out)[i] = static_cast<S>(loadAs<From>(x, i)); // to f32 / f64: RNE
   }
 }
 
 /// acc[i] = (first ? 0 : acc[i]) + float(g[i]).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void accumulateAt(const void *g, float *acc, bool first, int64_t i) {
   const float v = static_cast<float>(loadAs<D>(g, i));
   acc[i] = first ? v : acc[i] + v;

@@ -23,7 +23,7 @@ namespace rp::kernels::cuda {
 namespace {
 
 using namespace flash;
-using runtime::DType;
+using base::DType;
 
 using FlashParams = Params;
 

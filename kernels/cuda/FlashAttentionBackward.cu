@@ -23,7 +23,7 @@ namespace rp::kernels::cuda {
 namespace {
 
 using namespace flash;
-using runtime::DType;
+using base::DType;
 
 constexpr int kTile = kFlashRows; // 64: rows of a tile, keys of a tile
 

@@ -15,10 +15,10 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::DType;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 namespace {
 
@@ -70,7 +70,7 @@ cudaError_t launchSwiglu(const SwigluPlan &plan, const void *gate, const void *u
                          cudaStream_t stream) {
   if (plan.numel == 0)
     return cudaSuccess;
-  if (!usablePointers(runtime::dtypeSize(plan.dtype), gate, up, static_cast<const void *>(out)))
+  if (!usablePointers(base::dtypeSize(plan.dtype), gate, up, static_cast<const void *>(out)))
     return cudaErrorInvalidValue;
   if (!visitFloatDType(plan.dtype, [&](auto tag) {
         swigluKernel<decltype(tag)::value>
@@ -108,7 +108,7 @@ cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, con
                        void *out, cudaStream_t stream) {
   if (plan.numel == 0)
     return cudaSuccess;
-  if (!usablePointers(runtime::dtypeSize(plan.dtype), x, cos, sin, static_cast<const void *>(out)))
+  if (!usablePointers(base::dtypeSize(plan.dtype), x, cos, sin, static_cast<const void *>(out)))
     return cudaErrorInvalidValue;
   if (!visitFloatDType(plan.dtype, [&](auto tag) {
         ropeKernel<decltype(tag)::value>
@@ -162,7 +162,7 @@ StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &
 Status planAttentionSinks(const char *op, AttentionPlan &plan, DType dtype, const Shape &sinks) {
   RP_RETURN_IF_ERROR(checkType(op, "sinks", dtype, sinks, plan.dtype, {plan.heads}));
   plan.sinks = true;
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void *k, const void *v,
@@ -173,8 +173,8 @@ cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void
     return cudaSuccess; // out is empty
   if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttention
-  if (!usablePointers(runtime::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)) ||
-      (sinks && !usablePointers(runtime::dtypeSize(plan.dtype), sinks)))
+  if (!usablePointers(base::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)) ||
+      (sinks && !usablePointers(base::dtypeSize(plan.dtype), sinks)))
     return cudaErrorInvalidValue;
   if (plan.tensorCores) {
     const cudaError_t e = launchFlashAttention(plan, q, k, v, out, stream, sinks);

@@ -93,14 +93,14 @@ template <typename C> RP_HD inline C fusedSigmoid(C x) {
 
 /// The geometry of one swiglu: `numel` elements of `dtype` in gate, up and out.
 struct SwigluPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t numel = 0;
 };
 
 /// Checks swiglu's operands as cpu::swiglu does: dtype f32, f64, f16 or bf16 (shared by gate,
 /// up and out); up and out of gate's shape. Errors: InvalidArgument "swiglu: gate has dtype
 /// i64, expected f32, f64, f16 or bf16", "swiglu: up is f32[2, 4], expected f32[2, 3]".
-runtime::StatusOr<SwigluPlan> planSwiglu(runtime::DType dtype, const Shape &gate, const Shape &up,
+base::StatusOr<SwigluPlan> planSwiglu(base::DType dtype, const Shape &gate, const Shape &up,
                                          const Shape &out);
 
 /// Enqueues out = silu(gate) * up on `stream` (device pointers, contiguous, aligned to the
@@ -111,7 +111,7 @@ cudaError_t launchSwiglu(const SwigluPlan &plan, const void *gate, const void *u
                          cudaStream_t stream);
 
 /// Output element i of swiglu (the kernel's body; also run on the host by the tests).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void swigluAt(const SwigluPlan &, const void *gate, const void *up, void *out,
                            int64_t i) {
   using C = typename DTypeTraits<D>::Compute;
@@ -125,7 +125,7 @@ RP_HD inline void swigluAt(const SwigluPlan &, const void *gate, const void *up,
 /// `rows` iterates x's leading dimensions (all but the last) and gives the element offset of
 /// each row's cos/sin row (broadcast strides; the last dimension of cos/sin is contiguous).
 struct RopePlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t numel = 0;
   int64_t dim = 0;
   int64_t half = 0;
@@ -139,7 +139,7 @@ struct RopePlan {
 /// expected a last dimension of 8", "rope: cos of shape [3, 8] does not broadcast to [2, 5,
 /// 8]", "rope: sin is ...", "rope: out is ...", or (from makeIter) more than 8 leading
 /// dimensions left after merging.
-runtime::StatusOr<RopePlan> planRope(runtime::DType dtype, const Shape &x, const Shape &cos,
+base::StatusOr<RopePlan> planRope(base::DType dtype, const Shape &x, const Shape &cos,
                                      const Shape &sin, const Shape &out);
 
 /// Enqueues out = x * cos + rotate_half(x) * sin on `stream`. Returns as launchSwiglu.
@@ -147,7 +147,7 @@ cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, con
                        void *out, cudaStream_t stream);
 
 /// Output element i of rope (the kernel's body; also run on the host by the tests).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void ropeAt(const RopePlan &plan, const void *x, const void *cos, const void *sin,
                          void *out, int64_t i) {
   using C = typename DTypeTraits<D>::Compute;
@@ -174,7 +174,7 @@ inline constexpr int64_t kMaxAttentionHeadDim = 2048;
 /// is (b, h, i) = (r / (Hq S), r / S % Hq, r % S) and reads the keys and values of kv head
 /// h / groups.
 struct AttentionPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t batch = 0, heads = 0, kvHeads = 0, groups = 0, seq = 0, dim = 0;
   int64_t rows = 0;
   double scale = 1.0;
@@ -202,14 +202,14 @@ struct AttentionPlan {
 /// 2048". `window`: a sliding window (>= 1, with causal; 0 is none; cpu::attention's), else
 /// "attention: window -1 is negative", "attention: a sliding window (4) needs causal
 /// attention".
-runtime::StatusOr<AttentionPlan> planAttention(runtime::DType dtype, const Shape &q, const Shape &k,
+base::StatusOr<AttentionPlan> planAttention(base::DType dtype, const Shape &q, const Shape &k,
                                                const Shape &v, double scale, bool causal,
                                                const Shape &out, int64_t window = 0);
 
 /// planAttention's checks and plan for the operands q, k, v, out of op `op` (its name in the
 /// messages) whose kernel takes head dimensions up to `maxHeadDim` (planAttentionVjp's
 /// forward, AttentionGrad.h).
-runtime::StatusOr<AttentionPlan> planAttentionFor(const char *op, runtime::DType dtype,
+base::StatusOr<AttentionPlan> planAttentionFor(const char *op, base::DType dtype,
                                                   const Shape &q, const Shape &k, const Shape &v,
                                                   double scale, bool causal, const Shape &out,
                                                   int64_t maxHeadDim, int64_t window = 0);
@@ -222,7 +222,7 @@ RP_HD inline int64_t attentionRowFirstKey(const AttentionPlan &plan, int64_t i) 
 /// Checks an attention(_vjp)'s sinks operand against `plan` (from planAttention(For)) as
 /// cpu::attention does: plan.dtype and shape [Hq]; then sets plan.sinks. Errors:
 /// InvalidArgument "attention: sinks is f32[3], expected f32[4]" (`op` names the op).
-runtime::Status planAttentionSinks(const char *op, AttentionPlan &plan, runtime::DType dtype,
+base::Status planAttentionSinks(const char *op, AttentionPlan &plan, base::DType dtype,
                                    const Shape &sinks);
 
 /// Enqueues out = attention(q, k, v) on `stream`: with plan.tensorCores the tensor-core kernel
@@ -251,7 +251,7 @@ struct SerialBlock {
 /// device's dynamic shared memory). Code outside forEach runs on every thread of the block
 /// with the same values (the running max and sum are computed redundantly by each thread, in
 /// key order, from the shared scores). `sinks`: [Hq] when plan.sinks, otherwise null.
-template <runtime::DType D, typename Block>
+template <base::DType D, typename Block>
 RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const void *k,
                                const void *v, void *out, int64_t row, const Block &block,
                                typename DTypeTraits<D>::Compute *scratch,

@@ -14,10 +14,10 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::DType;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 namespace {
 
@@ -122,7 +122,7 @@ cudaError_t launchIndexCheck(const IndexSpec &spec, const void *indices, unsigne
 bool indicesUsable(const IndexSpec &spec, const void *indices, const unsigned long long *error) {
   if (error != nullptr && reinterpret_cast<uintptr_t>(error) % alignof(unsigned long long) != 0)
     return false;
-  return spec.count == 0 || usablePointer(indices, runtime::dtypeSize(spec.dtype));
+  return spec.count == 0 || usablePointer(indices, base::dtypeSize(spec.dtype));
 }
 
 /// The common part of launchGather and launchGatherElements after their pointer checks: the
@@ -133,7 +133,7 @@ cudaError_t enqueueGather(const Plan &plan, const void *data, const void *indice
   cudaError_t status = launchIndexCheck(plan.index, indices, indexError, stream);
   if (status != cudaSuccess || plan.numel == 0)
     return status;
-  visitBits(runtime::dtypeSize(plan.dtype), [&](auto bits) {
+  visitBits(base::dtypeSize(plan.dtype), [&](auto bits) {
     visitIndex(plan.index.dtype, [&](auto index) {
       gatherKernel<decltype(bits), decltype(index)::value>
           <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, data, indices, out);
@@ -147,9 +147,9 @@ cudaError_t enqueueGather(const Plan &plan, const void *data, const void *indice
 //===--- index errors -----------------------------------------------------===//
 
 Status indexOutOfRange(const IndexSpec &spec, int64_t position, int64_t value) {
-  return runtime::outOfRange(
+  return base::outOfRange(
       std::string(spec.op) + ": index " + std::to_string(value) + " at row-major position " +
-      std::to_string(position) + " of indices (" + runtime::dtypeName(spec.dtype) + ", " +
+      std::to_string(position) + " of indices (" + base::dtypeName(spec.dtype) + ", " +
       std::to_string(spec.count) + " elements) is outside [" + std::to_string(-spec.size) + ", " +
       std::to_string(spec.size) + ") (dimension " + std::to_string(spec.axis) + " of " + spec.role +
       ")");
@@ -158,7 +158,7 @@ Status indexOutOfRange(const IndexSpec &spec, int64_t position, int64_t value) {
 Status readIndexError(const IndexSpec &spec, const unsigned long long *error, const void *indices,
                       cudaStream_t stream) {
   auto fail = [&](const char *what, cudaError_t status) {
-    return runtime::internal(std::string(spec.op) + ": " + what + ": " +
+    return base::internal(std::string(spec.op) + ": " + what + ": " +
                              cudaGetErrorString(status));
   };
   unsigned long long position = kNoIndexError;
@@ -169,12 +169,12 @@ Status readIndexError(const IndexSpec &spec, const unsigned long long *error, co
   if (status != cudaSuccess)
     return fail("reading the index-error word", status);
   if (position == kNoIndexError)
-    return runtime::okStatus();
+    return base::okStatus();
   if (position >= static_cast<unsigned long long>(spec.count))
-    return runtime::internal(std::string(spec.op) + ": the index-error word holds " +
+    return base::internal(std::string(spec.op) + ": the index-error word holds " +
                              std::to_string(position) + ", past the " + std::to_string(spec.count) +
                              " indices");
-  const size_t bytes = runtime::dtypeSize(spec.dtype);
+  const size_t bytes = base::dtypeSize(spec.dtype);
   int64_t value = 0;
   int32_t value32 = 0;
   void *dst = spec.dtype == DType::I32 ? static_cast<void *>(&value32) : &value;
@@ -210,7 +210,7 @@ StatusOr<GatherPlan> planGather(DType dtype, const Shape &data, DType indexDType
 
 cudaError_t launchGather(const GatherPlan &plan, const void *data, const void *indices, void *out,
                          unsigned long long *indexError, cudaStream_t stream) {
-  const size_t bytes = runtime::dtypeSize(plan.dtype);
+  const size_t bytes = base::dtypeSize(plan.dtype);
   if (!indicesUsable(plan.index, indices, indexError) ||
       (plan.numel > 0 && !usablePointer(out, bytes)) ||
       (plan.outer * plan.size * plan.inner > 0 && !usablePointer(data, bytes)))
@@ -242,7 +242,7 @@ StatusOr<GatherElementsPlan> planGatherElements(DType dtype, const Shape &data, 
 cudaError_t launchGatherElements(const GatherElementsPlan &plan, const void *data,
                                  const void *indices, void *out, unsigned long long *indexError,
                                  cudaStream_t stream) {
-  const size_t bytes = runtime::dtypeSize(plan.dtype);
+  const size_t bytes = base::dtypeSize(plan.dtype);
   // data is read only through in-range indices, which exist only when it has elements.
   if (!indicesUsable(plan.index, indices, indexError) ||
       (plan.numel > 0 &&
@@ -275,7 +275,7 @@ StatusOr<ScatterAddPlan> planScatterAdd(DType dtype, const Shape &updates, DType
 cudaError_t launchScatterAdd(const ScatterAddPlan &plan, const void *updates, const void *indices,
                              void *out, void *workspace, unsigned long long *indexError,
                              cudaStream_t stream) {
-  const size_t bytes = runtime::dtypeSize(plan.dtype);
+  const size_t bytes = base::dtypeSize(plan.dtype);
   const bool haveUpdates = plan.outer * plan.count * plan.inner > 0;
   if (!indicesUsable(plan.index, indices, indexError) ||
       (plan.numel > 0 && !usablePointer(out, bytes)) ||
@@ -328,7 +328,7 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
     if (!isAxis && out[d] == 1 && updates[d] == 1)
       continue; // coordinate always 0 in both
     if (rank == kMaxRank)
-      return invalidArgument(std::string(op) + ": out " + runtime::dtypeName(dtype) +
+      return invalidArgument(std::string(op) + ": out " + base::dtypeName(dtype) +
                              formatShape(out) + " has more than " + std::to_string(kMaxRank) +
                              " dimensions that are not 1 in both out and updates (the GPU "
                              "kernel's limit)");
@@ -346,7 +346,7 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
 cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
                                      const void *indices, void *out, unsigned long long *indexError,
                                      cudaStream_t stream) {
-  const size_t bytes = runtime::dtypeSize(plan.dtype);
+  const size_t bytes = base::dtypeSize(plan.dtype);
   if (!indicesUsable(plan.index, indices, indexError) ||
       (plan.numel > 0 && !usablePointer(out, bytes)) ||
       (plan.index.count > 0 && !usablePointer(updates, bytes)))

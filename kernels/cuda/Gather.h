@@ -91,7 +91,7 @@ inline constexpr unsigned long long kNoIndexError = ~0ull;
 struct IndexSpec {
   const char *op = "";   ///< "gather", "gather_elements", "scatter_add", ...
   const char *role = ""; ///< the indexed tensor: "data" (gathers) or "out" (scatters)
-  runtime::DType dtype = runtime::DType::I64; ///< I64 or I32
+  base::DType dtype = base::DType::I64; ///< I64 or I32
   int64_t count = 0;                          ///< elements of indices
   int64_t size = 0;                           ///< the length of the indexed dimension
   int64_t axis = 0;                           ///< the indexed dimension
@@ -113,15 +113,15 @@ template <typename Fn> void visitBits(size_t bytes, Fn &&fn) {
 }
 
 /// Calls fn(std::integral_constant<DType, I>{}) for the index dtype (I64 or I32).
-template <typename Fn> void visitIndex(runtime::DType dtype, Fn &&fn) {
-  if (dtype == runtime::DType::I32)
-    fn(std::integral_constant<runtime::DType, runtime::DType::I32>{});
+template <typename Fn> void visitIndex(base::DType dtype, Fn &&fn) {
+  if (dtype == base::DType::I32)
+    fn(std::integral_constant<base::DType, base::DType::I32>{});
   else
-    fn(std::integral_constant<runtime::DType, runtime::DType::I64>{});
+    fn(std::integral_constant<base::DType, base::DType::I64>{});
 }
 
 /// Index element p (I64 or I32) as int64.
-template <runtime::DType I> RP_HD inline int64_t loadIndex(const void *indices, int64_t p) {
+template <base::DType I> RP_HD inline int64_t loadIndex(const void *indices, int64_t p) {
   return static_cast<int64_t>(loadAs<I>(indices, p));
 }
 
@@ -135,7 +135,7 @@ RP_HD inline int64_t normaliseIndex(int64_t v, int64_t size) {
 
 /// The range check of index p: when it is out of range, lowers *error to p (atomicMin on the
 /// device).
-template <runtime::DType I>
+template <base::DType I>
 RP_HD inline void indexCheckAt(const IndexSpec &spec, const void *indices,
                                unsigned long long *error, int64_t p) {
   if (normaliseIndex(loadIndex<I>(indices, p), spec.size) >= 0)
@@ -152,13 +152,13 @@ RP_HD inline void indexCheckAt(const IndexSpec &spec, const void *indices,
 /// OutOfRange "<op>: index <value> at row-major position <position> of indices (<dtype>,
 /// <count> elements) is outside [-s, s) (dimension <axis> of <role>)": the CPU kernels'
 /// error for the first bad index.
-runtime::Status indexOutOfRange(const IndexSpec &spec, int64_t position, int64_t value);
+base::Status indexOutOfRange(const IndexSpec &spec, int64_t position, int64_t value);
 
 /// Waits for `stream`, reads the index-error word a launcher filled (device memory) and, when
 /// it names a position, that index's value from `indices` (device memory), and returns
 /// indexOutOfRange for it; Ok when every index was in range. Errors: Internal naming the CUDA
 /// error when a copy or the synchronization fails.
-runtime::Status readIndexError(const IndexSpec &spec, const unsigned long long *error,
+base::Status readIndexError(const IndexSpec &spec, const unsigned long long *error,
                                const void *indices, cudaStream_t stream);
 
 //===--- gather ----------------------------------------------------------===//
@@ -166,7 +166,7 @@ runtime::Status readIndexError(const IndexSpec &spec, const unsigned long long *
 /// The geometry of one gather: data is [outer, size, inner] around `axis`, indices has `count`
 /// elements, out is [outer, count, inner] (`numel` elements) of `dtype`.
 struct GatherPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   IndexSpec index;
   int64_t outer = 0, size = 0, inner = 0, count = 0, numel = 0;
 };
@@ -176,8 +176,8 @@ struct GatherPlan {
 /// Errors: InvalidArgument, e.g. "gather: indices has dtype f32, expected i64 or i32",
 /// "gather: axis 2 is out of range, expected [0, 2)", "gather: out is f32[3], expected
 /// f32[2, 3]".
-runtime::StatusOr<GatherPlan> planGather(runtime::DType dtype, const Shape &data,
-                                         runtime::DType indexDType, const Shape &indices,
+base::StatusOr<GatherPlan> planGather(base::DType dtype, const Shape &data,
+                                         base::DType indexDType, const Shape &indices,
                                          int64_t axis, const Shape &out);
 
 /// Enqueues the gather on `stream` (device pointers, contiguous, aligned to their element
@@ -189,7 +189,7 @@ cudaError_t launchGather(const GatherPlan &plan, const void *data, const void *i
 
 /// Output element o of gather. E is the unsigned integer of the dtype's size (uint8_t,
 /// uint16_t, uint32_t or uint64_t: bits are copied), I the index dtype.
-template <typename E, runtime::DType I>
+template <typename E, base::DType I>
 RP_HD inline void gatherAt(const GatherPlan &plan, const void *data, const void *indices, void *out,
                            int64_t o) {
   const int64_t k = o % plan.inner, rest = o / plan.inner;
@@ -205,7 +205,7 @@ RP_HD inline void gatherAt(const GatherPlan &plan, const void *data, const void 
 /// position i of indices to the data offset of its non-axis coordinates (the axis stride
 /// zeroed); the axis coordinate adds index * axisStride.
 struct GatherElementsPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   IndexSpec index;
   int64_t numel = 0;
   int64_t axisStride = 0;
@@ -216,8 +216,8 @@ struct GatherElementsPlan {
 /// indices i64 or i32 of data's rank with every dimension but `axis` at most data's; out of
 /// indices' shape. Errors: InvalidArgument, e.g. "gather_elements: indices of shape [3, 4]
 /// do not fit data f32[2, 4]: expected rank 2 and every dimension but 1 at most the data's".
-runtime::StatusOr<GatherElementsPlan> planGatherElements(runtime::DType dtype, const Shape &data,
-                                                         runtime::DType indexDType,
+base::StatusOr<GatherElementsPlan> planGatherElements(base::DType dtype, const Shape &data,
+                                                         base::DType indexDType,
                                                          const Shape &indices, int64_t axis,
                                                          const Shape &out);
 
@@ -227,7 +227,7 @@ cudaError_t launchGatherElements(const GatherElementsPlan &plan, const void *dat
                                  cudaStream_t stream);
 
 /// Output element i of gather_elements (E, I as gatherAt).
-template <typename E, runtime::DType I>
+template <typename E, base::DType I>
 RP_HD inline void gatherElementsAt(const GatherElementsPlan &plan, const void *data,
                                    const void *indices, void *out, int64_t i) {
   int64_t off[1];
@@ -244,7 +244,7 @@ RP_HD inline void gatherElementsAt(const GatherElementsPlan &plan, const void *d
 /// three int64 arrays of `count`: the normalised targets (keys, -1 when out of range), the
 /// targets sorted by (target, position), and the positions in that order.
 struct ScatterAddPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   IndexSpec index;
   int64_t outer = 0, size = 0, inner = 0, count = 0, numel = 0;
   size_t workspaceBytes = 0;
@@ -255,8 +255,8 @@ struct ScatterAddPlan {
 /// out[:axis] + indices + out[axis+1:]. Errors: InvalidArgument, e.g. "scatter_add: updates
 /// is f32[4, 3], expected f32[2, 3] (gather of out f32[5, 3] along axis 0 by indices of shape
 /// [2])".
-runtime::StatusOr<ScatterAddPlan> planScatterAdd(runtime::DType dtype, const Shape &updates,
-                                                 runtime::DType indexDType, const Shape &indices,
+base::StatusOr<ScatterAddPlan> planScatterAdd(base::DType dtype, const Shape &updates,
+                                                 base::DType indexDType, const Shape &indices,
                                                  int64_t axis, const Shape &out);
 
 /// Enqueues the scatter_add on `stream`: the grouping (two kernels over the indices, into
@@ -280,7 +280,7 @@ inline ScatterAddWorkspace scatterAddWorkspace(const ScatterAddPlan &plan, void 
 }
 
 /// Grouping step 1, for index position j: keys[j] = its target, or -1 when out of range.
-template <runtime::DType I>
+template <base::DType I>
 RP_HD inline void scatterKeyAt(const ScatterAddPlan &plan, const void *indices, int64_t *keys,
                                int64_t j) {
   keys[j] = normaliseIndex(loadIndex<I>(indices, j), plan.size);
@@ -315,7 +315,7 @@ RP_HD inline int64_t lowerBound(const int64_t *sorted, int64_t n, int64_t key) {
 
 /// Output element e = (o, t, k) of scatter_add: the sum, in the compute type from 0, of
 /// updates[o, j, k] over the positions j of target t in ascending order.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void scatterAddAt(const ScatterAddPlan &plan, const void *updates,
                                const int64_t *sorted, const int64_t *order, void *out, int64_t e) {
   using C = typename DTypeTraits<D>::Compute;
@@ -337,7 +337,7 @@ RP_HD inline void scatterAddAt(const ScatterAddPlan &plan, const void *updates,
 /// sum(coord[d] * updStrides[d], d != axis) and has `length` elements `lineStep` apart;
 /// out elements with a coordinate d >= updShape[d] receive nothing.
 struct ScatterElementsAddPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   IndexSpec index;
   int rank = 0;
   int axis = 0; ///< in the dropped-unit-dimension numbering
@@ -353,8 +353,8 @@ struct ScatterElementsAddPlan {
 /// kMaxRank dimensions that are not 1 in both (a limit of this kernel). Errors:
 /// InvalidArgument, e.g. "scatter_elements_add: indices have shape [2], expected the shape of
 /// updates [3]".
-runtime::StatusOr<ScatterElementsAddPlan>
-planScatterElementsAdd(runtime::DType dtype, const Shape &updates, runtime::DType indexDType,
+base::StatusOr<ScatterElementsAddPlan>
+planScatterElementsAdd(base::DType dtype, const Shape &updates, base::DType indexDType,
                        const Shape &indices, int64_t axis, const Shape &out);
 
 /// Enqueues the scatter_elements_add on `stream` (one kernel over out). Returns as
@@ -365,7 +365,7 @@ cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const v
 
 /// Output element e of scatter_elements_add: the sum, in the compute type from 0, of the
 /// updates of its line whose index addresses it, in line order.
-template <runtime::DType D, runtime::DType I>
+template <base::DType D, base::DType I>
 RP_HD inline void scatterElementsAddAt(const ScatterElementsAddPlan &plan, const void *updates,
                                        const void *indices, void *out, int64_t e) {
   using C = typename DTypeTraits<D>::Compute;

@@ -11,7 +11,7 @@
 #include "kernels/cuda/Gemm.h"
 
 #include "kernels/KernelChecks.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <algorithm>
 #include <climits>
@@ -21,13 +21,13 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::formatShape;
-using runtime::internal;
-using runtime::invalidArgument;
-using runtime::okStatus;
-using runtime::Status;
-using runtime::StatusOr;
+using base::DType;
+using base::formatShape;
+using base::internal;
+using base::invalidArgument;
+using base::okStatus;
+using base::Status;
+using base::StatusOr;
 using Shape = std::vector<int64_t>;
 
 namespace {
@@ -62,7 +62,7 @@ struct BatchDim {
 
 /// "f32 [3, 4] @ [4, 5]" for messages about a call.
 std::string describe(const MatMulPlan &p) {
-  return std::string(runtime::dtypeName(p.dtype)) + " m=" + std::to_string(p.m) +
+  return std::string(base::dtypeName(p.dtype)) + " m=" + std::to_string(p.m) +
          " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
          " batch=" + std::to_string(p.batchCount) + (p.transA ? " transA" : "") +
          (p.transB ? " transB" : "");
@@ -81,14 +81,14 @@ StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &b
                                 const Shape &outShape, bool transposeA, bool transposeB) {
   if (!isGemmDType(dtype))
     return invalidArgument(std::string("matmul on the GPU takes f32, f16 or bf16, got ") +
-                           runtime::dtypeName(dtype));
+                           base::dtypeName(dtype));
   if (aShape.empty() || bShape.empty())
     return invalidArgument("matmul: expected operands of rank >= 1, got a " + formatShape(aShape) +
                            " and b " + formatShape(bShape));
   const std::pair<const char *, const Shape *> operands[] = {
       {"a", &aShape}, {"b", &bShape}, {"out", &outShape}};
   for (const auto &[what, shape] : operands) {
-    StatusOr<int64_t> n = runtime::checkedNumElements(*shape);
+    StatusOr<int64_t> n = base::checkedNumElements(*shape);
     if (!n.ok())
       return invalidArgument(std::string("matmul: ") + what + ": " + n.status().message());
   }
@@ -143,7 +143,7 @@ StatusOr<MatMulPlan> planMatMul(DType dtype, const Shape &aShape, const Shape &b
   p.k = k;
   p.transA = transposeA;
   p.transB = transposeB;
-  p.outElements = runtime::checkedNumElements(outShape).value(); // checked above
+  p.outElements = base::checkedNumElements(outShape).value(); // checked above
   if (p.outElements == 0 || k == 0)
     return p; // nothing to multiply: no calls (run() zero-fills when k == 0)
 
@@ -262,18 +262,18 @@ StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(size_t workspaceBytes) 
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     (void)cudaGetLastError(); // clear the error we reported
-    return runtime::unavailable("GemmRunner: no CUDA device (" +
+    return base::unavailable("GemmRunner: no CUDA device (" +
                                 (err != cudaSuccess ? cudaName(err) : std::string("0 devices")) +
                                 ")");
   }
   int device = 0;
   err = cudaGetDevice(&device);
   if (err != cudaSuccess)
-    return runtime::unavailable("GemmRunner: cudaGetDevice failed: " + cudaName(err));
+    return base::unavailable("GemmRunner: cudaGetDevice failed: " + cudaName(err));
   cublasLtHandle_t handle = nullptr;
   const cublasStatus_t st = cublasLtCreate(&handle);
   if (st != CUBLAS_STATUS_SUCCESS)
-    return runtime::unavailable("GemmRunner: cublasLtCreate failed on device " +
+    return base::unavailable("GemmRunner: cublasLtCreate failed on device " +
                                 std::to_string(device) + ": " + cublasName(st));
   void *workspace = nullptr;
   if (workspaceBytes > 0) {
@@ -281,7 +281,7 @@ StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(size_t workspaceBytes) 
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       (void)cublasLtDestroy(handle);
-      return runtime::resourceExhausted("GemmRunner: cannot allocate a workspace of " +
+      return base::resourceExhausted("GemmRunner: cannot allocate a workspace of " +
                                         std::to_string(workspaceBytes) + " bytes on device " +
                                         std::to_string(device) + ": " + cudaName(err));
     }
@@ -315,7 +315,7 @@ StatusOr<const GemmRunner::CachedCall *> GemmRunner::lookup(const MatMulPlan &pl
   const cudaDataType_t type = cudaTypeOf(plan.dtype);
   // fp32 accumulation and scale for every dtype (CUBLAS_COMPUTE_32F never uses TF32), unless
   // the runner accumulates f16 products in fp16 (opt-in).
-  entry->half = fp16Accumulate_ && plan.dtype == runtime::DType::F16;
+  entry->half = fp16Accumulate_ && plan.dtype == base::DType::F16;
   RP_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&entry->desc,
                                              entry->half ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F,
                                              entry->half ? CUDA_R_16F : CUDA_R_32F));
@@ -394,7 +394,7 @@ Status GemmRunner::run(const MatMulPlan &plan, const void *a, const void *b, voi
                        cudaStream_t stream) {
   if (!isGemmDType(plan.dtype))
     return invalidArgument(std::string("matmul on the GPU takes f32, f16 or bf16, got ") +
-                           runtime::dtypeName(plan.dtype));
+                           base::dtypeName(plan.dtype));
   if (plan.m < 0 || plan.n < 0 || plan.k < 0 || plan.outElements < 0 || plan.batchCount < 1 ||
       plan.batchCount > INT32_MAX || plan.aBatchStride < 0 || plan.bBatchStride < 0 ||
       plan.outBatchStride < 0)
@@ -412,7 +412,7 @@ Status GemmRunner::run(const MatMulPlan &plan, const void *a, const void *b, voi
                            std::to_string(device_) + " was used on device " +
                            std::to_string(current));
 
-  const int64_t esize = static_cast<int64_t>(runtime::dtypeSize(plan.dtype));
+  const int64_t esize = static_cast<int64_t>(base::dtypeSize(plan.dtype));
   auto checkPointer = [&](const char *what, const void *p) {
     if (p == nullptr)
       return invalidArgument(std::string("matmul on the GPU: ") + what + " is a null pointer");

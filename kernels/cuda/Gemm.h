@@ -49,7 +49,7 @@
 // pointer alignments); the descriptors are cached with it, so a repeated
 // shape enqueues its calls without any set-up.
 //
-// Errors are runtime::Status values (never exit/abort): InvalidArgument for
+// Errors are base::Status values (never exit/abort): InvalidArgument for
 // bad shapes or dtypes (planMatMul) and bad pointers (run); Internal with the
 // cuBLASLt status name when a cuBLASLt call fails or the heuristic finds no
 // algorithm; Unavailable / ResourceExhausted when GemmRunner::create finds no
@@ -60,8 +60,8 @@
 #ifndef RP_KERNELS_CUDA_GEMM_H
 #define RP_KERNELS_CUDA_GEMM_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -97,7 +97,7 @@ struct MatMulPlan {
     }
   };
 
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   /// Rows (with folded batch), columns and contraction length of each product.
   int64_t m = 0, n = 0, k = 0;
   /// Products per call (1..INT32_MAX, cuBLASLt's int32 batch count).
@@ -122,7 +122,7 @@ struct MatMulPlan {
 /// batch longer than INT32_MAX products.
 /// With `transposeA` (`transposeB`) a (b) is read with its last two dimensions swapped
 /// (graph.matmul's flags; a flagged operand of rank < 2 is InvalidArgument).
-runtime::StatusOr<MatMulPlan> planMatMul(runtime::DType dtype, const std::vector<int64_t> &aShape,
+base::StatusOr<MatMulPlan> planMatMul(base::DType dtype, const std::vector<int64_t> &aShape,
                                          const std::vector<int64_t> &bShape,
                                          const std::vector<int64_t> &outShape,
                                          bool transposeA = false, bool transposeB = false);
@@ -140,7 +140,7 @@ public:
   /// default 32 MiB is what cuBLASLt recommends for Hopper).
   /// Errors: Unavailable when no CUDA device is present or cuBLASLt cannot be
   /// initialised; ResourceExhausted when the workspace cannot be allocated.
-  static runtime::StatusOr<std::unique_ptr<GemmRunner>> create(size_t workspaceBytes = 32 << 20);
+  static base::StatusOr<std::unique_ptr<GemmRunner>> create(size_t workspaceBytes = 32 << 20);
 
   ~GemmRunner();
   GemmRunner(const GemmRunner &) = delete;
@@ -157,7 +157,7 @@ public:
   /// (e.g. "CUBLAS_STATUS_NOT_SUPPORTED") when a call fails or the heuristic
   /// finds no algorithm, or the CUDA error when the zero fill fails. Calls
   /// enqueued before a failing one stay enqueued.
-  runtime::Status run(const MatMulPlan &plan, const void *a, const void *b, void *out,
+  base::Status run(const MatMulPlan &plan, const void *a, const void *b, void *out,
                       cudaStream_t stream);
 
   /// Opt-in fp16 accumulation for f16 products (file comment); call before the
@@ -179,7 +179,7 @@ private:
 
   GemmRunner(int device, cublasLtHandle_t handle, void *workspace, size_t workspaceBytes);
   /// The cached descriptors and algorithm for `key`, creating them on a miss.
-  runtime::StatusOr<const CachedCall *> lookup(const MatMulPlan &plan, const Key &key);
+  base::StatusOr<const CachedCall *> lookup(const MatMulPlan &plan, const Key &key);
 
   int device_;
   bool fp16Accumulate_ = false;

@@ -14,9 +14,9 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::Status;
-using runtime::StatusOr;
+using base::DType;
+using base::Status;
+using base::StatusOr;
 
 namespace {
 
@@ -52,7 +52,7 @@ StatusOr<RangePlan> planRange(DType dtype, double start, double limit, double de
   RP_RETURN_IF_ERROR(checkRangeArgs(start, limit, delta));
   if (isIndexDType(dtype)) {
     RP_RETURN_IF_ERROR(checkIntegralRangeArgs(start, limit, delta,
-                                              runtime::dtypeName(dtype) + formatShape(out)));
+                                              base::dtypeName(dtype) + formatShape(out)));
     return planRangeInt(dtype, static_cast<int64_t>(start), static_cast<int64_t>(limit),
                         static_cast<int64_t>(delta), out);
   }
@@ -91,7 +91,7 @@ StatusOr<RangePlan> planRangeInt(DType dtype, int64_t start, int64_t limit, int6
 cudaError_t launchRange(const RangePlan &plan, void *out, cudaStream_t stream) {
   if (plan.n == 0)
     return cudaSuccess;
-  if (plan.dtype == DType::I1 || !usablePointer(out, runtime::dtypeSize(plan.dtype)))
+  if (plan.dtype == DType::I1 || !usablePointer(out, base::dtypeSize(plan.dtype)))
     return cudaErrorInvalidValue;
   visitDType(plan.dtype, [&](auto tag) {
     constexpr DType D = decltype(tag)::value;
@@ -120,7 +120,7 @@ StatusOr<TriluPlan> planTrilu(DType dtype, const Shape &x, int64_t k, bool upper
 cudaError_t launchTrilu(const TriluPlan &plan, const void *x, void *out, cudaStream_t stream) {
   if (plan.numel == 0)
     return cudaSuccess;
-  const size_t bytes = runtime::dtypeSize(plan.dtype);
+  const size_t bytes = base::dtypeSize(plan.dtype);
   if (!usablePointer(x, bytes) || !usablePointer(out, bytes))
     return cudaErrorInvalidValue;
   const unsigned blocks = gridFor(plan.numel);

@@ -9,7 +9,7 @@
 //          start + i * delta in double, each operation rounded (no fused multiply-add: the
 //          device uses __dmul_rn / __dadd_rn), and round once to the output: f32 and f64 are
 //          bit-identical to the CPU (torch.arange's rule); f16/bf16 round the double directly
-//          (runtime::doubleToHalf / doubleToBf16). Integer outputs (i64, i32) need integral
+//          (base::doubleToHalf / doubleToBf16). Integer outputs (i64, i32) need integral
 //          arguments and are exact: n is computed in 128 bits and every value is checked to
 //          fit the output dtype at plan time (planRangeInt takes int64 arguments directly).
 //   trilu  on the last two dimensions (rows i, columns j) of x (rank >= 2, any dtype): `upper`
@@ -43,7 +43,7 @@ namespace rp::kernels::cuda {
 /// The geometry of one range: `n` elements of `dtype`. Float dtypes use start/delta,
 /// integer dtypes istart/idelta (exact).
 struct RangePlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t n = 0;
   double start = 0, delta = 1;
   int64_t istart = 0, idelta = 1;
@@ -55,14 +55,14 @@ struct RangePlan {
 /// computed in double. Errors: InvalidArgument, e.g. "range: expected finite arguments and a
 /// non-zero delta, got start 0.000000, limit 5.000000, delta 0.000000", "range: start
 /// 0.000000, limit 5.000000, delta 1.000000 gives 5 elements, but out is f32[4]".
-runtime::StatusOr<RangePlan> planRange(runtime::DType dtype, double start, double limit,
+base::StatusOr<RangePlan> planRange(base::DType dtype, double start, double limit,
                                        double delta, const Shape &out);
 
 /// Checks an integer range as cpu::rangeInt(start, limit, delta, out) does: out 1-D i64 or
 /// i32 of length max(ceil((limit - start) / delta), 0) (exact), delta != 0, every value
 /// representable in out's dtype. Errors: InvalidArgument, e.g. "range: start 0 + i * delta 1
 /// for i < 3000000000 overflows i32".
-runtime::StatusOr<RangePlan> planRangeInt(runtime::DType dtype, int64_t start, int64_t limit,
+base::StatusOr<RangePlan> planRangeInt(base::DType dtype, int64_t start, int64_t limit,
                                           int64_t delta, const Shape &out);
 
 /// Enqueues the range into `out` (device pointer aligned to the element size) on `stream`.
@@ -71,8 +71,8 @@ runtime::StatusOr<RangePlan> planRangeInt(runtime::DType dtype, int64_t start, i
 cudaError_t launchRange(const RangePlan &plan, void *out, cudaStream_t stream);
 
 /// Element i of a range of dtype D.
-template <runtime::DType D> RP_HD inline void rangeAt(const RangePlan &plan, void *out, int64_t i) {
-  using runtime::DType;
+template <base::DType D> RP_HD inline void rangeAt(const RangePlan &plan, void *out, int64_t i) {
+  using base::DType;
   if constexpr (D == DType::I64 || D == DType::I32) {
     // Fits the dtype: checked at plan time; wraps like the CPU's int64 arithmetic otherwise.
     const auto value =
@@ -86,9 +86,9 @@ template <runtime::DType D> RP_HD inline void rangeAt(const RangePlan &plan, voi
     const double value = plan.start + static_cast<double>(i) * plan.delta;
 #endif
     if constexpr (D == DType::BF16)
-      static_cast<uint16_t *>(out)[i] = runtime::doubleToBf16(value);
+      static_cast<uint16_t *>(out)[i] = base::doubleToBf16(value);
     else if constexpr (D == DType::F16)
-      static_cast<uint16_t *>(out)[i] = runtime::doubleToHalf(value);
+      static_cast<uint16_t *>(out)[i] = base::doubleToHalf(value);
     else
       storeAs<D>(out, i, value);
   }
@@ -98,7 +98,7 @@ template <runtime::DType D> RP_HD inline void rangeAt(const RangePlan &plan, voi
 
 /// The geometry of one trilu: `numel` elements of `dtype`, matrices of rows x cols.
 struct TriluPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t numel = 0, rows = 0, cols = 0, k = 0;
   bool upper = true;
 };
@@ -106,7 +106,7 @@ struct TriluPlan {
 /// Checks a trilu as cpu::trilu does: x of rank >= 2 (any dtype), out of x's dtype and shape.
 /// Errors: InvalidArgument "trilu: expected x of rank >= 2, got f32[4]", "trilu: out is
 /// f32[2, 3], expected f32[3, 3]".
-runtime::StatusOr<TriluPlan> planTrilu(runtime::DType dtype, const Shape &x, int64_t k, bool upper,
+base::StatusOr<TriluPlan> planTrilu(base::DType dtype, const Shape &x, int64_t k, bool upper,
                                        const Shape &out);
 
 /// Enqueues the trilu on `stream` (device pointers, contiguous, aligned to the element size;

@@ -14,7 +14,7 @@
 
 namespace rp::kernels::cuda::replay {
 
-using runtime::DType;
+using base::DType;
 
 void unary(const UnaryPlan &p, const void *x, void *out) {
   visitDType(p.dtype, [&](auto d) {
@@ -167,7 +167,7 @@ void groupedMatmulWgrad(const GroupedPlan &p, const void *lhs, const void *rhs,
 }
 
 void gather(const GatherPlan &p, const void *data, const void *indices, void *out) {
-  visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
     visitIndex(p.index.dtype, [&](auto index) {
       for (int64_t o = 0; o < p.numel; ++o)
         gatherAt<decltype(bits), decltype(index)::value>(p, data, indices, out, o);
@@ -176,7 +176,7 @@ void gather(const GatherPlan &p, const void *data, const void *indices, void *ou
 }
 
 void gatherElements(const GatherElementsPlan &p, const void *data, const void *indices, void *out) {
-  visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
     visitIndex(p.index.dtype, [&](auto index) {
       for (int64_t i = 0; i < p.numel; ++i)
         gatherElementsAt<decltype(bits), decltype(index)::value>(p, data, indices, out, i);
@@ -220,7 +220,7 @@ void range(const RangePlan &p, void *out) {
 }
 
 void trilu(const TriluPlan &p, const void *x, void *out) {
-  visitBits(runtime::dtypeSize(p.dtype), [&](auto bits) {
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
     for (int64_t e = 0; e < p.numel; ++e)
       triluAt<decltype(bits)>(p, x, out, e);
   });

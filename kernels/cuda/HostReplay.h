@@ -45,7 +45,7 @@ namespace rp::kernels::cuda::replay {
 //===--- row kernels with an explicit thread count (the host tests vary it) -----===//
 
 /// reduceKernel of Reduce.cu with `threads` threads per row.
-template <runtime::DType D>
+template <base::DType D>
 void reduceRows(const ReducePlan &p, int threads, const void *x, void *out) {
   std::vector<ReduceAccum<D>> partials(static_cast<size_t>(threads));
   for (int64_t row = 0; row < p.rows; ++row) {
@@ -58,7 +58,7 @@ void reduceRows(const ReducePlan &p, int threads, const void *x, void *out) {
 }
 
 /// softmaxKernel of Softmax.cu with `threads` threads per line.
-template <runtime::DType D>
+template <base::DType D>
 void softmaxLines(const SoftmaxPlan &p, int threads, const void *x, void *out) {
   using C = SoftmaxCompute<D>;
   std::vector<C> partials(static_cast<size_t>(threads));
@@ -75,7 +75,7 @@ void softmaxLines(const SoftmaxPlan &p, int threads, const void *x, void *out) {
 }
 
 /// normKernel of Norm.cu with `threads` threads per row.
-template <runtime::DType D>
+template <base::DType D>
 void normRows(const NormPlan &p, int threads, const void *x, const void *scale, const void *bias,
               void *out) {
   using C = NormCompute<D>;
@@ -97,7 +97,7 @@ void normRows(const NormPlan &p, int threads, const void *x, const void *scale, 
 
 /// lossRowKernel then lossFinishKernel of CrossEntropy.cu with `threads` threads per row;
 /// `scratch` receives the per-row losses (plan.rows compute values).
-template <runtime::DType D>
+template <base::DType D>
 void crossEntropyRows(const CrossEntropyPlan &p, int threads, const void *logits,
                       const void *labels, void *out, LossCompute<D> *scratch) {
   using C = LossCompute<D>;
@@ -126,13 +126,13 @@ void crossEntropyRows(const CrossEntropyPlan &p, int threads, const void *logits
 }
 
 /// fn(integral_constant<DType, d>) for the reduce dtypes (float types, i64, i32).
-template <typename Fn> void visitReduceDType(runtime::DType d, Fn &&fn) {
+template <typename Fn> void visitReduceDType(base::DType d, Fn &&fn) {
   if (visitFloatDType(d, fn))
     return;
-  if (d == runtime::DType::I64)
-    fn(std::integral_constant<runtime::DType, runtime::DType::I64>{});
+  if (d == base::DType::I64)
+    fn(std::integral_constant<base::DType, base::DType::I64>{});
   else
-    fn(std::integral_constant<runtime::DType, runtime::DType::I32>{});
+    fn(std::integral_constant<base::DType, base::DType::I32>{});
 }
 
 // The replay of each launcher (replay::unary .. replay::attentionVjp) is declared next to its

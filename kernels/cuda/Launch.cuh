@@ -11,7 +11,7 @@
 
 #include "kernels/KernelChecks.h"
 #include "kernels/cuda/Strided.h"
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cuda_runtime.h>
 
@@ -75,8 +75,8 @@ template <typename... P> inline bool usablePointers(size_t bytes, P... ptrs) {
 // other than the expected one) are the CPU kernels' (kernels/KernelChecks.h).
 
 /// The float dtypes of the elementwise-style kernels (swiglu, rope, attention, the scatters).
-inline constexpr std::initializer_list<runtime::DType> kGpuFloatTypes = {
-    runtime::DType::F32, runtime::DType::F64, runtime::DType::F16, runtime::DType::BF16};
+inline constexpr std::initializer_list<base::DType> kGpuFloatTypes = {
+    base::DType::F32, base::DType::F64, base::DType::F16, base::DType::BF16};
 } // namespace rp::kernels::cuda
 
 #endif // RP_KERNELS_CUDA_LAUNCH_CUH

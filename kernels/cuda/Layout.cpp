@@ -4,8 +4,8 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::invalidArgument;
-using runtime::StatusOr;
+using base::invalidArgument;
+using base::StatusOr;
 
 StatusOr<CopyPlan> planStridedCopy(const char *op, int elementBytes, const Shape &shape,
                                    const Shape &srcStrides, int64_t srcBase,
@@ -54,7 +54,7 @@ StatusOr<CopyPlan> planExpand(int elementBytes, const Shape &x, const Shape &out
 namespace {
 
 /// Checks that `piece` equals `whole` except along `axis`.
-runtime::Status checkPiece(const char *op, const Shape &piece, const Shape &whole, size_t axis,
+base::Status checkPiece(const char *op, const Shape &piece, const Shape &whole, size_t axis,
                            const std::string &what) {
   bool ok = piece.size() == whole.size();
   for (size_t d = 0; ok && d < whole.size(); ++d)
@@ -63,7 +63,7 @@ runtime::Status checkPiece(const char *op, const Shape &piece, const Shape &whol
     return invalidArgument(std::string(op) + ": " + what + " is " + formatShape(piece) +
                            "; expected " + formatShape(whole) + " except along axis " +
                            std::to_string(axis));
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 /// The copies between `whole` and its consecutive pieces along `axis`; `toWhole` copies the

@@ -28,22 +28,22 @@ struct CopyPlan {
 /// dst[dstBase + idx . dstStrides] = src[srcBase + idx . srcStrides] for every index idx of
 /// `shape`. Errors: InvalidArgument for an element size other than 1, 2, 4, 8 or a rank the
 /// kernels cannot iterate.
-runtime::StatusOr<CopyPlan> planStridedCopy(const char *op, int elementBytes, const Shape &shape,
+base::StatusOr<CopyPlan> planStridedCopy(const char *op, int elementBytes, const Shape &shape,
                                             const Shape &srcStrides, int64_t srcBase,
                                             const Shape &dstStrides, int64_t dstBase);
 
 /// transpose: out[i_0..] = x[i_perm^-1...], out.shape[d] = x.shape[perm[d]]. Errors:
 /// InvalidArgument for a bad permutation or result shape.
-runtime::StatusOr<CopyPlan> planTranspose(int elementBytes, const Shape &x,
+base::StatusOr<CopyPlan> planTranspose(int elementBytes, const Shape &x,
                                           const std::vector<int64_t> &perm, const Shape &out);
 /// expand: numpy broadcast of x to out's shape. Errors: x does not broadcast to out.
-runtime::StatusOr<CopyPlan> planExpand(int elementBytes, const Shape &x, const Shape &out);
+base::StatusOr<CopyPlan> planExpand(int elementBytes, const Shape &x, const Shape &out);
 /// concat: one copy per input, placing input j at its offset along `axis` of out. Errors:
 /// a bad axis, inputs whose other dimensions differ from out's, sizes not summing to out's.
-runtime::StatusOr<std::vector<CopyPlan>>
+base::StatusOr<std::vector<CopyPlan>>
 planConcat(int elementBytes, const std::vector<Shape> &inputs, int64_t axis, const Shape &out);
 /// split: one copy per output, output j taking its consecutive piece along `axis` of x.
-runtime::StatusOr<std::vector<CopyPlan>> planSplit(int elementBytes, const Shape &x, int64_t axis,
+base::StatusOr<std::vector<CopyPlan>> planSplit(int elementBytes, const Shape &x, int64_t axis,
                                                    const std::vector<Shape> &outs);
 
 /// Point i of a copy of T-sized elements (the kernel's body; host tests run it too).

@@ -16,22 +16,22 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
 namespace {
 
 size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 /// The three GEMMs of a chunk of c rows.
-runtime::Status planGemms(LinearCrossEntropyPlan &p, int64_t c, MatMulPlan &logits,
+base::Status planGemms(LinearCrossEntropyPlan &p, int64_t c, MatMulPlan &logits,
                           MatMulPlan &dhidden, MatMulPlan &dweight) {
   const int64_t H = p.width, V = p.vocab;
   RP_ASSIGN_OR_RETURN(logits, planMatMul(p.dtype, {c, H}, {V, H}, {c, V}, false, true));
   if (!p.grads)
-    return runtime::okStatus();
+    return base::okStatus();
   RP_ASSIGN_OR_RETURN(dhidden, planMatMul(p.dtype, {c, V}, {V, H}, {c, H}));
   RP_ASSIGN_OR_RETURN(dweight, planMatMul(p.dtype, {c, V}, {c, H}, {V, H}, true, false));
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 /// fn(integral_constant<DType, d>) for the GEMM dtypes.
@@ -46,7 +46,7 @@ template <typename Fn> void visitGemmDType(DType d, Fn &&fn) {
 
 } // namespace
 
-runtime::StatusOr<LinearCrossEntropyPlan>
+base::StatusOr<LinearCrossEntropyPlan>
 planLinearCrossEntropy(DType dtype, const Shape &hidden, const Shape &weight, DType labelDType,
                        const Shape &labels, int64_t ignoreIndex, LossReduction reduction,
                        int64_t chunkRows, bool grads) {
@@ -55,11 +55,11 @@ planLinearCrossEntropy(DType dtype, const Shape &hidden, const Shape &weight, DT
   RP_RETURN_IF_ERROR(checkDType(op, "labels", labelDType, kIndexTypes));
   if (hidden.size() != 2 || weight.size() != 2 || weight[1] != hidden[1] || hidden[0] < 0 ||
       hidden[1] < 0 || weight[0] < 0)
-    return runtime::invalidArgument(op + ": expected hidden [N, H] and weight [V, H], got " +
+    return base::invalidArgument(op + ": expected hidden [N, H] and weight [V, H], got " +
                                     formatShape(hidden) + " and " + formatShape(weight));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "labels", labelDType, labels, {hidden[0]}));
   if (chunkRows < 0)
-    return runtime::invalidArgument(op + ": chunk_rows must be >= 0, got " +
+    return base::invalidArgument(op + ": chunk_rows must be >= 0, got " +
                                     std::to_string(chunkRows));
   LinearCrossEntropyPlan p;
   p.dtype = dtype;
@@ -85,7 +85,7 @@ planLinearCrossEntropy(DType dtype, const Shape &hidden, const Shape &weight, DT
   p.all.classes = p.vocab;
   p.all.inner = 1;
   p.all.threadsPerRow = 1;
-  const size_t elem = runtime::dtypeSize(dtype);
+  const size_t elem = base::dtypeSize(dtype);
   const size_t compute = dtype == DType::F32 ? sizeof(double) : sizeof(float);
   const size_t weightElems = static_cast<size_t>(p.vocab * p.width);
   p.scaleOffset = 0;
@@ -97,7 +97,7 @@ planLinearCrossEntropy(DType dtype, const Shape &hidden, const Shape &weight, DT
   return p;
 }
 
-runtime::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, DType biasDType,
+base::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, DType biasDType,
                                            const Shape &bias, DType dbiasDType,
                                            const Shape &dbias) {
   const std::string op = p.grads ? "linear_cross_entropy_vjp" : "linear_cross_entropy";
@@ -108,7 +108,7 @@ runtime::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, DType bias
     p.scratchBytes += align256(static_cast<size_t>(p.vocab) * sizeof(float));
   }
   p.bias = true;
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 namespace replay {

@@ -13,7 +13,7 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
 namespace {
 
@@ -119,9 +119,9 @@ size_t computeBytes(DType d) { return d == DType::F32 ? sizeof(double) : sizeof(
 
 cudaError_t launchLceScale(const LceStep &s, const void *labels, const void *seed, void *scale,
                            cudaStream_t stream) {
-  if (!validStep(s) || !usablePointer(seed, runtime::dtypeSize(s.rows.dtype)) ||
+  if (!validStep(s) || !usablePointer(seed, base::dtypeSize(s.rows.dtype)) ||
       !usablePointer(scale, computeBytes(s.rows.dtype)) ||
-      (s.rows.rows > 0 && !usablePointer(labels, runtime::dtypeSize(s.rows.labelDType))))
+      (s.rows.rows > 0 && !usablePointer(labels, base::dtypeSize(s.rows.labelDType))))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {
     lceScaleKernel<decltype(d)::value><<<1, kFinishThreads, 0, stream>>>(s, labels, seed, scale);
@@ -135,8 +135,8 @@ cudaError_t launchLceRows(const LceStep &s, void *logits, const void *labels, vo
     return cudaErrorInvalidValue;
   if (s.rows.rows == 0)
     return cudaSuccess;
-  if (!usablePointer(logits, runtime::dtypeSize(s.rows.dtype)) ||
-      !usablePointer(labels, runtime::dtypeSize(s.rows.labelDType)) ||
+  if (!usablePointer(logits, base::dtypeSize(s.rows.dtype)) ||
+      !usablePointer(labels, base::dtypeSize(s.rows.labelDType)) ||
       !usablePointer(rowLosses, computeBytes(s.rows.dtype)))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {
@@ -151,8 +151,8 @@ cudaError_t launchLceRows(const LceStep &s, void *logits, const void *labels, vo
 
 cudaError_t launchLceFinish(const LceStep &s, const void *labels, const void *rowLosses,
                             void *loss, cudaStream_t stream) {
-  if (!validStep(s) || !usablePointer(loss, runtime::dtypeSize(s.rows.dtype)) ||
-      (s.rows.rows > 0 && (!usablePointer(labels, runtime::dtypeSize(s.rows.labelDType)) ||
+  if (!validStep(s) || !usablePointer(loss, base::dtypeSize(s.rows.dtype)) ||
+      (s.rows.rows > 0 && (!usablePointer(labels, base::dtypeSize(s.rows.labelDType)) ||
                            !usablePointer(rowLosses, computeBytes(s.rows.dtype)))))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {
@@ -168,7 +168,7 @@ cudaError_t launchLceAccumulate(const LceStep &s, const void *partial, void *acc
     return cudaErrorInvalidValue;
   if (s.elements == 0)
     return cudaSuccess;
-  if (!usablePointer(partial, runtime::dtypeSize(s.rows.dtype)) ||
+  if (!usablePointer(partial, base::dtypeSize(s.rows.dtype)) ||
       !usablePointer(acc, sizeof(float)))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {
@@ -183,7 +183,7 @@ cudaError_t launchLceStore(const LceStep &s, const void *acc, void *out, cudaStr
     return cudaErrorInvalidValue;
   if (s.elements == 0)
     return cudaSuccess;
-  if (!usablePointer(acc, sizeof(float)) || !usablePointer(out, runtime::dtypeSize(s.rows.dtype)))
+  if (!usablePointer(acc, sizeof(float)) || !usablePointer(out, base::dtypeSize(s.rows.dtype)))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {
     lceStoreKernel<decltype(d)::value><<<gridFor(s.elements), kBlockSize, 0, stream>>>(
@@ -198,7 +198,7 @@ cudaError_t launchLceBiasAdd(const LceStep &s, void *logits, const void *bias,
     return cudaErrorInvalidValue;
   if (s.elements == 0)
     return cudaSuccess;
-  const size_t elem = runtime::dtypeSize(s.rows.dtype);
+  const size_t elem = base::dtypeSize(s.rows.dtype);
   if (!usablePointer(logits, elem) || !usablePointer(bias, elem))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {
@@ -214,7 +214,7 @@ cudaError_t launchLceBiasGrad(const LceStep &s, const void *grads, void *acc,
     return cudaErrorInvalidValue;
   if (s.elements == 0)
     return cudaSuccess;
-  if ((s.rows.rows > 0 && !usablePointer(grads, runtime::dtypeSize(s.rows.dtype))) ||
+  if ((s.rows.rows > 0 && !usablePointer(grads, base::dtypeSize(s.rows.dtype))) ||
       !usablePointer(acc, sizeof(float)))
     return cudaErrorInvalidValue;
   visitFloatDType(s.rows.dtype, [&](auto d) {

@@ -70,8 +70,8 @@ struct LceStep {
 
 /// Everything runLinearCrossEntropy needs, decided from the shapes.
 struct LinearCrossEntropyPlan {
-  runtime::DType dtype = runtime::DType::F32;
-  runtime::DType labelDType = runtime::DType::I64;
+  base::DType dtype = base::DType::F32;
+  base::DType labelDType = base::DType::I64;
   LossReduction reduction = LossReduction::Mean;
   int64_t ignoreIndex = -100;
   int64_t rows = 0, width = 0, vocab = 0, chunk = 1;
@@ -92,16 +92,16 @@ struct LinearCrossEntropyPlan {
 /// chunk (0: kernels/OpKinds.h's defaultLossChunkRows, as the CPU).
 /// hidden/weight/labels/seed/loss shapes as in the file comment (`grads`: the VJP, seed and
 /// the two gradients present).
-runtime::StatusOr<LinearCrossEntropyPlan>
-planLinearCrossEntropy(runtime::DType dtype, const Shape &hidden, const Shape &weight,
-                       runtime::DType labelDType, const Shape &labels, int64_t ignoreIndex,
+base::StatusOr<LinearCrossEntropyPlan>
+planLinearCrossEntropy(base::DType dtype, const Shape &hidden, const Shape &weight,
+                       base::DType labelDType, const Shape &labels, int64_t ignoreIndex,
                        LossReduction reduction, int64_t chunkRows, bool grads);
 
 /// Checks a head bias as the CPU kernel does (the plan's dtype, shape [V]; for the VJP also
 /// dbias, of the same type) and adds it to `p` (p.bias, the dbAcc scratch). Errors:
 /// InvalidArgument "linear_cross_entropy: bias is f32[5], expected f32[8]" (or "dbias").
-runtime::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, runtime::DType biasDType,
-                                           const Shape &bias, runtime::DType dbiasDType = {},
+base::Status planLinearCrossEntropyBias(LinearCrossEntropyPlan &p, base::DType biasDType,
+                                           const Shape &bias, base::DType dbiasDType = {},
                                            const Shape &dbias = {});
 
 // The launchers of the small kernels (file comment; pointers are device pointers, the
@@ -126,7 +126,7 @@ cudaError_t launchLceBiasGrad(const LceStep &s, const void *grads, void *acc,
 /// The gradient of element k of a chunk row of logits (overwritten in place): (exp(x - m) /
 /// sum - [k == label]) * scale; 0 for an ignored row (label == ignoreIndex), NaN for a label
 /// out of range.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void lceGradAt(const CrossEntropyPlan &p, void *logits, int64_t row, int64_t k,
                             int64_t label, LossCompute<D> m, LossCompute<D> sum,
                             LossCompute<D> scale) {
@@ -145,7 +145,7 @@ RP_HD inline void lceGradAt(const CrossEntropyPlan &p, void *logits, int64_t row
 }
 
 /// scale from the count of labels not ignored (file comment, step 0).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline LossCompute<D> lceScaleFrom(const CrossEntropyPlan &p, const void *seed,
                                          int64_t counted) {
   using C = LossCompute<D>;
@@ -154,7 +154,7 @@ RP_HD inline LossCompute<D> lceScaleFrom(const CrossEntropyPlan &p, const void *
 }
 
 /// acc[i] = (first ? 0 : acc[i]) + partial[i] in f32.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void lceAccumulateAt(const LceStep &s, const void *partial, float *acc, int64_t i) {
   const float v = static_cast<float>(loadAs<D>(partial, i));
   acc[i] = s.first ? v : acc[i] + v;
@@ -162,7 +162,7 @@ RP_HD inline void lceAccumulateAt(const LceStep &s, const void *partial, float *
 
 /// Logit i of a chunk (s.elements = c V, s.rows.classes = V) plus bias[i mod V], in the
 /// compute type, rounded once.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void lceBiasAddAt(const LceStep &s, void *logits, const void *bias, int64_t i) {
   using C = LossCompute<D>;
   storeAs<D>(logits, i,
@@ -172,7 +172,7 @@ RP_HD inline void lceBiasAddAt(const LceStep &s, void *logits, const void *bias,
 
 /// acc[v] = (first ? 0 : acc[v]) + sum over the chunk's rows r in order of G[r, v], in f32
 /// (s.rows.rows = c rows of s.rows.classes = V).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void lceBiasGradAt(const LceStep &s, const void *grads, float *acc, int64_t v) {
   float a = s.first ? 0.0f : acc[v];
   for (int64_t r = 0; r < s.rows.rows; ++r)
@@ -196,18 +196,18 @@ void lceStore(const LceStep &s, const void *acc, void *out);
 /// `dweight` are null for the forward op; `bias` [V] is given exactly when p.bias, `dbias`
 /// [V] when p.bias and p.grads.
 template <typename Exec>
-runtime::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPlan &p,
+base::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPlan &p,
                                       const void *hidden, const void *weight, const void *labels,
                                       const void *seed, void *loss, void *dhidden,
                                       void *dweight, const void *bias = nullptr,
                                       void *dbias = nullptr) {
   if (p.bias != (bias != nullptr) || (p.bias && p.grads) != (dbias != nullptr))
-    return runtime::invalidArgument("linear_cross_entropy: bias/dbias do not match the plan");
+    return base::invalidArgument("linear_cross_entropy: bias/dbias do not match the plan");
   char *scratch = static_cast<char *>(e.scratch());
   void *scale = scratch + p.scaleOffset, *rowLosses = scratch + p.rowLossesOffset;
   void *logits = scratch + p.logitsOffset;
-  const size_t elem = runtime::dtypeSize(p.dtype), label = runtime::dtypeSize(p.labelDType);
-  const size_t compute = p.dtype == runtime::DType::F32 ? sizeof(double) : sizeof(float);
+  const size_t elem = base::dtypeSize(p.dtype), label = base::dtypeSize(p.labelDType);
+  const size_t compute = p.dtype == base::DType::F32 ? sizeof(double) : sizeof(float);
   LceStep all{p.all, p.grads, false, 0};
   if (p.grads)
     RP_RETURN_IF_ERROR(e.run(all, launchLceScale, replay::lceScale, labels, seed, scale));
@@ -254,7 +254,7 @@ runtime::Status runLinearCrossEntropy(const Exec &e, const LinearCrossEntropyPla
                                static_cast<const void *>(scratch + p.biasAccOffset), dbias));
     }
   }
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 } // namespace rp::kernels::cuda

@@ -15,7 +15,7 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
 namespace {
 
@@ -46,7 +46,7 @@ void enqueue(const NormPlan &p, const void *x, const void *scale, const void *bi
       [](auto mode) { return normKernel<D, decltype(mode)::value>; }, p, x, scale, bias, out);
 }
 
-runtime::StatusOr<NormPlan> planNorm(const char *opName, bool rms, DType dtype, const Shape &x,
+base::StatusOr<NormPlan> planNorm(const char *opName, bool rms, DType dtype, const Shape &x,
                                      const Shape &scale, const Shape *bias, int64_t axis,
                                      double epsilon, const Shape &out) {
   const std::string op = opName;
@@ -71,13 +71,13 @@ runtime::StatusOr<NormPlan> planNorm(const char *opName, bool rms, DType dtype, 
 
 } // namespace
 
-runtime::StatusOr<NormPlan> planLayerNorm(DType dtype, const Shape &x, const Shape &scale,
+base::StatusOr<NormPlan> planLayerNorm(DType dtype, const Shape &x, const Shape &scale,
                                           const Shape *bias, int64_t axis, double epsilon,
                                           const Shape &out) {
   return planNorm("layer_norm", false, dtype, x, scale, bias, axis, epsilon, out);
 }
 
-runtime::StatusOr<NormPlan> planRmsNorm(DType dtype, const Shape &x, const Shape &scale,
+base::StatusOr<NormPlan> planRmsNorm(DType dtype, const Shape &x, const Shape &scale,
                                         int64_t axis, double epsilon, const Shape &out) {
   return planNorm("rms_norm", true, dtype, x, scale, nullptr, axis, epsilon, out);
 }
@@ -89,7 +89,7 @@ cudaError_t launchNorm(const NormPlan &plan, const void *x, const void *scale, c
     return cudaErrorInvalidValue;
   if (plan.rows == 0)
     return cudaSuccess;
-  const size_t size = runtime::dtypeSize(plan.dtype);
+  const size_t size = base::dtypeSize(plan.dtype);
   if (!usablePointer(x, size) || !usablePointer(scale, size) || !usablePointer(out, size) ||
       (plan.hasBias ? !usablePointer(bias, size) : bias != nullptr))
     return cudaErrorInvalidValue;

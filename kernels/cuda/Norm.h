@@ -34,8 +34,8 @@
 
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Strided.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cuda_runtime.h>
 
@@ -45,7 +45,7 @@ namespace rp::kernels::cuda {
 
 /// Everything launchNorm needs (trivially copyable; see the file comment).
 struct NormPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   /// rms_norm (no mean, no bias) or layer_norm.
   bool rms = false;
   /// layer_norm with a bias tensor.
@@ -62,12 +62,12 @@ struct NormPlan {
 /// Checks the arguments as cpu::layerNorm does (InvalidArgument naming "layer_norm": dtype,
 /// axis, scale / bias / out shape) and decides the geometry. `dtype` is the dtype of every
 /// tensor; `bias` is null for no bias.
-runtime::StatusOr<NormPlan> planLayerNorm(runtime::DType dtype, const Shape &x, const Shape &scale,
+base::StatusOr<NormPlan> planLayerNorm(base::DType dtype, const Shape &x, const Shape &scale,
                                           const Shape *bias, int64_t axis, double epsilon,
                                           const Shape &out);
 
 /// As planLayerNorm for cpu::rmsNorm ("rms_norm", no bias).
-runtime::StatusOr<NormPlan> planRmsNorm(runtime::DType dtype, const Shape &x, const Shape &scale,
+base::StatusOr<NormPlan> planRmsNorm(base::DType dtype, const Shape &x, const Shape &scale,
                                         int64_t axis, double epsilon, const Shape &out);
 
 /// Enqueues the kernel on `stream`: device pointers aligned to the element size; `bias` is
@@ -79,17 +79,17 @@ cudaError_t launchNorm(const NormPlan &plan, const void *x, const void *scale, c
 
 //===--- the per-row math (host and device) -------------------------------===//
 
-template <runtime::DType D> using NormCompute = typename DTypeTraits<D>::Compute;
+template <base::DType D> using NormCompute = typename DTypeTraits<D>::Compute;
 
 /// Element c of row `row` as the compute type.
-template <runtime::DType D> struct NormLoad {
+template <base::DType D> struct NormLoad {
   const void *x;
   int64_t base;
   RP_HD NormCompute<D> operator()(int64_t c) const { return loadAs<D>(x, base + c); }
 };
 
 /// (x_c - mean)^2 of one row.
-template <runtime::DType D> struct NormSquareLoad {
+template <base::DType D> struct NormSquareLoad {
   NormLoad<D> load;
   NormCompute<D> mean;
   RP_HD NormCompute<D> operator()(int64_t c) const {
@@ -99,7 +99,7 @@ template <runtime::DType D> struct NormSquareLoad {
 };
 
 /// Thread `lane` of `threads`' partial sum of x over `row` (layer_norm's mean pass).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline NormCompute<D> normSumPartial(const NormPlan &p, const void *x, int64_t row, int lane,
                                            int threads) {
   return stridedFold(p.cols, lane, threads, NormCompute<D>(0), NormLoad<D>{x, row * p.cols},
@@ -107,13 +107,13 @@ RP_HD inline NormCompute<D> normSumPartial(const NormPlan &p, const void *x, int
 }
 
 /// The row mean from the row's sum (rms_norm: 0, its statistics are about 0).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline NormCompute<D> normMean(const NormPlan &p, NormCompute<D> sum) {
   return p.rms ? NormCompute<D>(0) : sum / static_cast<NormCompute<D>>(p.cols);
 }
 
 /// Thread `lane` of `threads`' partial sum of (x - mean)^2 over `row`.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline NormCompute<D> normSquarePartial(const NormPlan &p, const void *x, int64_t row,
                                               int lane, int threads, NormCompute<D> mean) {
   return stridedFold(p.cols, lane, threads, NormCompute<D>(0),
@@ -121,7 +121,7 @@ RP_HD inline NormCompute<D> normSquarePartial(const NormPlan &p, const void *x, 
 }
 
 /// sqrt(squares / cols + epsilon).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline NormCompute<D> normStdev(const NormPlan &p, NormCompute<D> squares) {
   using C = NormCompute<D>;
   return rowSqrt(squares / static_cast<C>(p.cols) + static_cast<C>(p.epsilon));
@@ -129,7 +129,7 @@ RP_HD inline NormCompute<D> normStdev(const NormPlan &p, NormCompute<D> squares)
 
 /// Writes the elements c = lane, lane + threads, ... of `row` from the row's statistics
 /// (bias read only when plan.hasBias).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void normWrite(const NormPlan &p, const void *x, const void *scale, const void *bias,
                             void *out, int64_t row, int lane, int threads, NormCompute<D> mean,
                             NormCompute<D> stdev) {
@@ -143,7 +143,7 @@ RP_HD inline void normWrite(const NormPlan &p, const void *x, const void *scale,
 }
 
 /// What one thread computes for `row` when threadsPerRow is 1: the CPU's loop.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void normRowSerial(const NormPlan &p, const void *x, const void *scale,
                                 const void *bias, void *out, int64_t row) {
   const NormCompute<D> mean =

@@ -10,13 +10,13 @@
 #include "kernels/cuda/Reduce.h"
 
 #include "kernels/cuda/RowReduce.cuh"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <string>
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
 namespace {
 
@@ -48,7 +48,7 @@ bool gpuReduceDType(DType d) { return dtypeIn(d, kReduceTypes); }
 
 } // namespace
 
-runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Shape &x,
+base::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Shape &x,
                                          const std::vector<int64_t> &axes, bool keepdims,
                                          const Shape &out) {
   const std::string op = reduceKindName(kind);
@@ -80,7 +80,7 @@ runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, DType dtype, const Sha
   plan.count = numElements(reducedShape);
   if (plan.rows == 0)
     return plan;
-  if (plan.count == 0 && kind == ReduceKind::Mean && !runtime::isFloat(dtype))
+  if (plan.count == 0 && kind == ReduceKind::Mean && !base::isFloat(dtype))
     return emptyIntegerMean(op, dtype, x, axes);
   RP_ASSIGN_OR_RETURN(plan.kept, makeIter<1>(op.c_str(), keptShape, {keptStrides}));
   RP_ASSIGN_OR_RETURN(plan.reduced, makeIter<1>(op.c_str(), reducedShape, {reducedStrides}));
@@ -96,7 +96,7 @@ cudaError_t launchReduce(const ReducePlan &plan, const void *x, void *out, cudaS
     return cudaErrorInvalidValue;
   if (plan.rows == 0)
     return cudaSuccess;
-  const size_t size = runtime::dtypeSize(plan.dtype);
+  const size_t size = base::dtypeSize(plan.dtype);
   if ((plan.count > 0 && !usablePointer(x, size)) || !usablePointer(out, size))
     return cudaErrorInvalidValue;
   switch (plan.dtype) {

@@ -37,8 +37,8 @@
 #include "kernels/OpKinds.h"
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Strided.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cuda_runtime.h>
 
@@ -54,7 +54,7 @@ using ReduceKind = ::rp::kernels::ReduceKind; ///< kernels/OpKinds.h, shared wit
 /// the kernels take it by value.
 struct ReducePlan {
   ReduceKind kind = ReduceKind::Sum;
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   /// Output elements (rows); 0: nothing to launch.
   int64_t rows = 0;
   /// Reduced elements per output.
@@ -72,7 +72,7 @@ struct ReducePlan {
 /// Checks the arguments as cpu::reduce does (InvalidArgument naming the op, the expected
 /// and the actual value: dtype, axes, out shape, an empty integer mean) and decides the
 /// geometry. `dtype` is the dtype of x and out; `out` is out's shape.
-runtime::StatusOr<ReducePlan> planReduce(ReduceKind kind, runtime::DType dtype, const Shape &x,
+base::StatusOr<ReducePlan> planReduce(ReduceKind kind, base::DType dtype, const Shape &x,
                                          const std::vector<int64_t> &axes, bool keepdims,
                                          const Shape &out);
 
@@ -87,23 +87,23 @@ cudaError_t launchReduce(const ReducePlan &plan, const void *x, void *out, cudaS
 // The kernel is built from these; a host test replays it with combineOnHost().
 
 /// The accumulator of dtype D: its compute type (double, float or int64).
-template <runtime::DType D> using ReduceAccum = typename DTypeTraits<D>::Compute;
+template <base::DType D> using ReduceAccum = typename DTypeTraits<D>::Compute;
 
 /// The start of every fold: 0 for Sum and Mean; for Max -inf or the integer minimum.
-template <runtime::DType D> RP_HD inline ReduceAccum<D> reduceIdentity(ReduceKind kind) {
+template <base::DType D> RP_HD inline ReduceAccum<D> reduceIdentity(ReduceKind kind) {
   using A = ReduceAccum<D>;
   if (kind != ReduceKind::Max)
     return A(0);
-  if constexpr (D == runtime::DType::I64)
+  if constexpr (D == base::DType::I64)
     return INT64_MIN;
-  else if constexpr (D == runtime::DType::I32)
+  else if constexpr (D == base::DType::I32)
     return INT32_MIN;
   else
     return static_cast<A>(-INFINITY);
 }
 
 /// The combine operation of `kind` (SumOp or the NaN-propagating MaxOp).
-template <runtime::DType D> struct ReduceCombine {
+template <base::DType D> struct ReduceCombine {
   ReduceKind kind;
   RP_HD ReduceAccum<D> operator()(ReduceAccum<D> a, ReduceAccum<D> b) const {
     return kind == ReduceKind::Max ? MaxOp{}(a, b) : SumOp{}(a, b);
@@ -127,7 +127,7 @@ RP_HD inline int64_t reduceElementOffset(const ReducePlan &p, int64_t j) {
 }
 
 /// Reads reduced element j of one row as the accumulator type.
-template <runtime::DType D> struct ReduceLoad {
+template <base::DType D> struct ReduceLoad {
   const ReducePlan &p;
   const void *x;
   int64_t base;
@@ -137,7 +137,7 @@ template <runtime::DType D> struct ReduceLoad {
 };
 
 /// Thread `lane` of `threads`' partial of output `row` (RowReduce.h, step 1).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline ReduceAccum<D> reducePartial(const ReducePlan &p, const void *x, int64_t row, int lane,
                                           int threads) {
   return stridedFold(p.count, lane, threads, reduceIdentity<D>(p.kind),
@@ -145,7 +145,7 @@ RP_HD inline ReduceAccum<D> reducePartial(const ReducePlan &p, const void *x, in
 }
 
 /// Writes output `row` from the row's combined accumulator (Mean divides by the count).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void reduceStore(const ReducePlan &p, void *out, int64_t row, ReduceAccum<D> acc) {
   using A = ReduceAccum<D>;
   if (p.kind == ReduceKind::Mean)
@@ -154,7 +154,7 @@ RP_HD inline void reduceStore(const ReducePlan &p, void *out, int64_t row, Reduc
 }
 
 /// What one thread computes for output `row` when threadsPerRow is 1: the CPU's loop.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void reduceRowSerial(const ReducePlan &p, const void *x, void *out, int64_t row) {
   reduceStore<D>(p, out, row, reducePartial<D>(p, x, row, 0, 1));
 }

@@ -14,9 +14,9 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
-using runtime::StatusOr;
+using base::DType;
+using base::invalidArgument;
+using base::StatusOr;
 
 namespace {
 
@@ -66,18 +66,18 @@ __global__ void groupedWgradKernel(GroupedPlan p, const void *a, const void *b,
 /// [E + 1] i64 offsets with E >= 1: returns E.
 StatusOr<int64_t> offsetsExperts(const char *op, DType dtype, const Shape &off) {
   if (dtype != DType::I64 || off.size() != 1 || off[0] < 2)
-    return invalidArgument(std::string(op) + ": offsets is " + runtime::dtypeName(dtype) +
-                           runtime::formatShape(off) + ", expected i64[E + 1], E >= 1");
+    return invalidArgument(std::string(op) + ": offsets is " + base::dtypeName(dtype) +
+                           base::formatShape(off) + ", expected i64[E + 1], E >= 1");
   return off[0] - 1;
 }
 
 /// positions i64 [T, k] with T = tokens (when >= 0).
-runtime::Status checkPositions(const char *op, DType dtype, const Shape &pos, int64_t tokens) {
+base::Status checkPositions(const char *op, DType dtype, const Shape &pos, int64_t tokens) {
   if (dtype != DType::I64 || pos.size() != 2 || (tokens >= 0 && pos[0] != tokens))
-    return invalidArgument(std::string(op) + ": positions is " + runtime::dtypeName(dtype) +
-                           runtime::formatShape(pos) + ", expected i64[T, k]" +
+    return invalidArgument(std::string(op) + ": positions is " + base::dtypeName(dtype) +
+                           base::formatShape(pos) + ", expected i64[T, k]" +
                            (tokens >= 0 ? " with T = " + std::to_string(tokens) : ""));
-  return runtime::okStatus();
+  return base::okStatus();
 }
 
 } // namespace
@@ -86,7 +86,7 @@ StatusOr<MoeSortPlan> planMoeSort(DType indices, const Shape &idx, DType positio
                                   const Shape &pos, DType offsets, const Shape &off) {
   const char *op = "moe_sort";
   if (idx.size() != 2)
-    return invalidArgument(std::string(op) + ": indices is " + runtime::formatShape(idx) +
+    return invalidArgument(std::string(op) + ": indices is " + base::formatShape(idx) +
                            ", expected rank 2 [T, k]");
   RP_RETURN_IF_ERROR(checkType(op, "indices", indices, idx, DType::I64, idx));
   RP_RETURN_IF_ERROR(checkType(op, "positions", positions, pos, DType::I64, idx));
@@ -99,7 +99,7 @@ StatusOr<MoeRowsPlan> planMoeDispatch(DType dtype, const Shape &x, DType positio
   const char *op = "moe_dispatch";
   RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kGpuFloatTypes));
   if (x.size() != 2)
-    return invalidArgument(std::string(op) + ": x is " + runtime::formatShape(x) +
+    return invalidArgument(std::string(op) + ": x is " + base::formatShape(x) +
                            ", expected rank 2 [T, H]");
   RP_RETURN_IF_ERROR(checkPositions(op, positions, pos, x[0]));
   RP_RETURN_IF_ERROR(checkType(op, "out", outDType, out, dtype, {x[0] * pos[1], x[1]}));
@@ -113,7 +113,7 @@ StatusOr<MoeRowsPlan> planMoeCombine(DType dtype, const Shape &rows, DType weigh
   RP_RETURN_IF_ERROR(checkDType(op, "rows", dtype, kGpuFloatTypes));
   RP_RETURN_IF_ERROR(checkPositions(op, positions, pos, -1));
   if (rows.size() != 2 || rows[0] != pos[0] * pos[1])
-    return invalidArgument(std::string(op) + ": rows is " + runtime::formatShape(rows) +
+    return invalidArgument(std::string(op) + ": rows is " + base::formatShape(rows) +
                            ", expected [T * k, N] with T * k = " + std::to_string(pos[0] * pos[1]));
   RP_RETURN_IF_ERROR(checkType(op, "weights", weights, w, dtype, pos));
   RP_RETURN_IF_ERROR(checkType(op, "out", outDType, out, dtype, {pos[0], rows[1]}));
@@ -128,7 +128,7 @@ StatusOr<GroupedPlan> planGroupedMatmul(DType dtype, const Shape &rows, DType we
   RP_ASSIGN_OR_RETURN(int64_t experts, offsetsExperts(op, offsets, off));
   if (rows.size() != 2 || w.size() != 3)
     return invalidArgument(std::string(op) + ": expected rows [R, K] and weights of rank 3, got " +
-                           runtime::formatShape(rows) + " and " + runtime::formatShape(w));
+                           base::formatShape(rows) + " and " + base::formatShape(w));
   const int64_t k = rows[1], n = w[transposeB ? 1 : 2];
   const Shape want = transposeB ? Shape{experts, n, k} : Shape{experts, k, n};
   RP_RETURN_IF_ERROR(checkType(op, "weights", weights, w, dtype, want));
@@ -144,7 +144,7 @@ StatusOr<GroupedPlan> planGroupedMatmulWgrad(DType dtype, const Shape &lhs, DTyp
   RP_ASSIGN_OR_RETURN(int64_t experts, offsetsExperts(op, offsets, off));
   if (lhs.size() != 2 || rhs.size() != 2 || lhs[0] != rhs[0])
     return invalidArgument(std::string(op) + ": expected lhs [R, K] and rhs [R, N], got " +
-                           runtime::formatShape(lhs) + " and " + runtime::formatShape(rhs));
+                           base::formatShape(lhs) + " and " + base::formatShape(rhs));
   RP_RETURN_IF_ERROR(checkSameDType(op, "lhs", dtype, "rhs", rhsDType));
   RP_RETURN_IF_ERROR(checkType(op, "out", outDType, out, dtype, {experts, lhs[1], rhs[1]}));
   return GroupedPlan{dtype, lhs[0], lhs[1], rhs[1], experts, false};
@@ -167,7 +167,7 @@ cudaError_t launchMoeDispatch(const MoeRowsPlan &p, const void *x, const void *p
   const int64_t n = p.tokens * p.k * p.width;
   if (n == 0)
     return cudaSuccess;
-  const size_t bytes = runtime::dtypeSize(p.dtype);
+  const size_t bytes = base::dtypeSize(p.dtype);
   if (!usablePointers(bytes, x, out) || !usablePointer(positions, sizeof(int64_t)))
     return cudaErrorInvalidValue;
   visitFloatDType(p.dtype, [&](auto d) {
@@ -182,7 +182,7 @@ cudaError_t launchMoeCombine(const MoeRowsPlan &p, const void *rows, const void 
   const int64_t n = p.tokens * p.width;
   if (n == 0)
     return cudaSuccess;
-  const size_t bytes = runtime::dtypeSize(p.dtype);
+  const size_t bytes = base::dtypeSize(p.dtype);
   if (!usablePointers(bytes, rows, weights, out) || !usablePointer(positions, sizeof(int64_t)))
     return cudaErrorInvalidValue;
   visitFloatDType(p.dtype, [&](auto d) {
@@ -197,7 +197,7 @@ cudaError_t launchGroupedMatmul(const GroupedPlan &p, const void *rows, const vo
   const int64_t n = p.rows * p.n;
   if (n == 0)
     return cudaSuccess;
-  const size_t bytes = runtime::dtypeSize(p.dtype);
+  const size_t bytes = base::dtypeSize(p.dtype);
   if (!usablePointers(bytes, rows, weights, out) || !usablePointer(offsets, sizeof(int64_t)))
     return cudaErrorInvalidValue;
   visitFloatDType(p.dtype, [&](auto d) {
@@ -212,7 +212,7 @@ cudaError_t launchGroupedMatmulWgrad(const GroupedPlan &p, const void *lhs, cons
   const int64_t n = p.experts * p.k * p.n;
   if (n == 0)
     return cudaSuccess;
-  const size_t bytes = runtime::dtypeSize(p.dtype);
+  const size_t bytes = base::dtypeSize(p.dtype);
   if (!usablePointers(bytes, lhs, rhs, out) || !usablePointer(offsets, sizeof(int64_t)))
     return cudaErrorInvalidValue;
   visitFloatDType(p.dtype, [&](auto d) {

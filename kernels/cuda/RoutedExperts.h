@@ -51,37 +51,37 @@ struct MoeSortPlan {
 
 /// moe_dispatch and moe_combine: T tokens, k choices, rows of `width` elements.
 struct MoeRowsPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t tokens = 0, k = 0, width = 0;
 };
 
 /// grouped_matmul ([R, K] x [E, K, N] or [E, N, K]) and grouped_matmul_wgrad ([R, K], [R, N]
 /// -> [E, K, N]).
 struct GroupedPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t rows = 0, k = 0, n = 0, experts = 0;
   bool transposeB = false;
 };
 
-runtime::StatusOr<MoeSortPlan> planMoeSort(runtime::DType indices, const Shape &idx,
-                                           runtime::DType positions, const Shape &pos,
-                                           runtime::DType offsets, const Shape &off);
-runtime::StatusOr<MoeRowsPlan> planMoeDispatch(runtime::DType dtype, const Shape &x,
-                                               runtime::DType positions, const Shape &pos,
-                                               runtime::DType outDType, const Shape &out);
-runtime::StatusOr<MoeRowsPlan> planMoeCombine(runtime::DType dtype, const Shape &rows,
-                                              runtime::DType weights, const Shape &w,
-                                              runtime::DType positions, const Shape &pos,
-                                              runtime::DType outDType, const Shape &out);
-runtime::StatusOr<GroupedPlan> planGroupedMatmul(runtime::DType dtype, const Shape &rows,
-                                                 runtime::DType weights, const Shape &w,
-                                                 runtime::DType offsets, const Shape &off,
-                                                 bool transposeB, runtime::DType outDType,
+base::StatusOr<MoeSortPlan> planMoeSort(base::DType indices, const Shape &idx,
+                                           base::DType positions, const Shape &pos,
+                                           base::DType offsets, const Shape &off);
+base::StatusOr<MoeRowsPlan> planMoeDispatch(base::DType dtype, const Shape &x,
+                                               base::DType positions, const Shape &pos,
+                                               base::DType outDType, const Shape &out);
+base::StatusOr<MoeRowsPlan> planMoeCombine(base::DType dtype, const Shape &rows,
+                                              base::DType weights, const Shape &w,
+                                              base::DType positions, const Shape &pos,
+                                              base::DType outDType, const Shape &out);
+base::StatusOr<GroupedPlan> planGroupedMatmul(base::DType dtype, const Shape &rows,
+                                                 base::DType weights, const Shape &w,
+                                                 base::DType offsets, const Shape &off,
+                                                 bool transposeB, base::DType outDType,
                                                  const Shape &out);
-runtime::StatusOr<GroupedPlan> planGroupedMatmulWgrad(runtime::DType dtype, const Shape &lhs,
-                                                      runtime::DType rhsDType, const Shape &rhs,
-                                                      runtime::DType offsets, const Shape &off,
-                                                      runtime::DType outDType, const Shape &out);
+base::StatusOr<GroupedPlan> planGroupedMatmulWgrad(base::DType dtype, const Shape &lhs,
+                                                      base::DType rhsDType, const Shape &rhs,
+                                                      base::DType offsets, const Shape &off,
+                                                      base::DType outDType, const Shape &out);
 
 cudaError_t launchMoeSort(const MoeSortPlan &plan, const void *indices, void *positions,
                           void *offsets, cudaStream_t stream);
@@ -119,7 +119,7 @@ RP_HD inline void moeSortPlaceAt(const MoeSortPlan &p, const int64_t *idx, const
 }
 
 /// moe_dispatch, element i of the [T * k, width] result's source order: pair q = i / width.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void moeDispatchAt(const MoeRowsPlan &p, const void *x, const int64_t *pos,
                                 void *out, int64_t i) {
   const int64_t q = i / p.width, c = i % p.width;
@@ -127,7 +127,7 @@ RP_HD inline void moeDispatchAt(const MoeRowsPlan &p, const void *x, const int64
 }
 
 /// moe_combine, element i = (t, c) of the [T, width] result.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void moeCombineAt(const MoeRowsPlan &p, const void *rows, const void *w,
                                const int64_t *pos, void *out, int64_t i) {
   const int64_t t = i / p.width, c = i % p.width;
@@ -151,7 +151,7 @@ RP_HD inline int64_t groupOfRow(const int64_t *off, int64_t experts, int64_t r) 
 }
 
 /// grouped_matmul, element i = (r, c) of the [R, N] result.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void groupedMatmulAt(const GroupedPlan &p, const void *a, const void *w,
                                   const int64_t *off, void *out, int64_t i) {
   const int64_t r = i / p.n, c = i % p.n;
@@ -165,7 +165,7 @@ RP_HD inline void groupedMatmulAt(const GroupedPlan &p, const void *a, const voi
 }
 
 /// grouped_matmul_wgrad, element i = (e, j, c) of the [E, K, N] result.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void groupedWgradAt(const GroupedPlan &p, const void *a, const void *b,
                                  const int64_t *off, void *out, int64_t i) {
   const int64_t e = i / (p.k * p.n), j = (i / p.n) % p.k, c = i % p.n;

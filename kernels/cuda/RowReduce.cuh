@@ -162,9 +162,9 @@ inline void launchRows(int64_t rows, int threadsPerRow, cudaStream_t stream, Ker
 }
 
 /// The float dtypes of the softmax, norm and cross-entropy kernels.
-inline constexpr std::initializer_list<runtime::DType> kRowFloatTypes = {
-    runtime::DType::F32, runtime::DType::F16, runtime::DType::BF16, runtime::DType::F64};
-inline bool rowFloatDType(runtime::DType d) { return dtypeIn(d, kRowFloatTypes); }
+inline constexpr std::initializer_list<base::DType> kRowFloatTypes = {
+    base::DType::F32, base::DType::F16, base::DType::BF16, base::DType::F64};
+inline bool rowFloatDType(base::DType d) { return dtypeIn(d, kRowFloatTypes); }
 
 } // namespace rp::kernels::cuda
 

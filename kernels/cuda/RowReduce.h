@@ -113,7 +113,7 @@ RP_HD inline int64_t lineBase(int64_t line, int64_t dim, int64_t inner) {
 }
 
 /// Element k of one line (from lineBase) as the compute type: a stridedFold load.
-template <runtime::DType D> struct LineLoad {
+template <base::DType D> struct LineLoad {
   const void *x;
   int64_t base, inner;
   RP_HD typename DTypeTraits<D>::Compute operator()(int64_t k) const {
@@ -122,7 +122,7 @@ template <runtime::DType D> struct LineLoad {
 };
 
 /// exp(x_k - m) of one line: the stridedFold load of a softmax denominator.
-template <runtime::DType D> struct LineExpLoad {
+template <base::DType D> struct LineExpLoad {
   LineLoad<D> load;
   typename DTypeTraits<D>::Compute m;
   RP_HD typename DTypeTraits<D>::Compute operator()(int64_t k) const { return rowExp(load(k) - m); }

@@ -16,7 +16,7 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
+using base::DType;
 
 namespace {
 
@@ -43,7 +43,7 @@ void enqueue(const SoftmaxPlan &p, const void *x, void *out, cudaStream_t stream
 
 } // namespace
 
-runtime::StatusOr<SoftmaxPlan> planSoftmax(DType dtype, const Shape &x, int64_t axis, bool log,
+base::StatusOr<SoftmaxPlan> planSoftmax(DType dtype, const Shape &x, int64_t axis, bool log,
                                            const Shape &out) {
   const std::string op = log ? "log_softmax" : "softmax";
   RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kRowFloatTypes));
@@ -70,7 +70,7 @@ cudaError_t launchSoftmax(const SoftmaxPlan &plan, const void *x, void *out, cud
     return cudaErrorInvalidValue;
   if (plan.lines == 0)
     return cudaSuccess;
-  const size_t size = runtime::dtypeSize(plan.dtype);
+  const size_t size = base::dtypeSize(plan.dtype);
   if (!usablePointer(x, size) || !usablePointer(out, size))
     return cudaErrorInvalidValue;
   visitFloatDType(plan.dtype, [&](auto d) { enqueue<decltype(d)::value>(plan, x, out, stream); });

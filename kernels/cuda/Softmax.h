@@ -34,8 +34,8 @@
 
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Strided.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cuda_runtime.h>
 
@@ -45,7 +45,7 @@ namespace rp::kernels::cuda {
 
 /// Everything launchSoftmax needs (trivially copyable; see the file comment).
 struct SoftmaxPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   bool log = false;
   /// outer * inner lines; 0 (or dim == 0): nothing to launch.
   int64_t lines = 0;
@@ -60,7 +60,7 @@ struct SoftmaxPlan {
 /// Checks the arguments as cpu::softmax does (InvalidArgument: dtype, axis, out shape; op
 /// named "softmax" or "log_softmax") and decides the geometry. `dtype` is the dtype of x and
 /// out; `out` is out's shape.
-runtime::StatusOr<SoftmaxPlan> planSoftmax(runtime::DType dtype, const Shape &x, int64_t axis,
+base::StatusOr<SoftmaxPlan> planSoftmax(base::DType dtype, const Shape &x, int64_t axis,
                                            bool log, const Shape &out);
 
 /// Enqueues the kernel on `stream`: x and out are device pointers aligned to the element
@@ -71,11 +71,11 @@ cudaError_t launchSoftmax(const SoftmaxPlan &plan, const void *x, void *out, cud
 
 //===--- the per-line math (host and device) ------------------------------===//
 
-template <runtime::DType D> using SoftmaxCompute = typename DTypeTraits<D>::Compute;
+template <base::DType D> using SoftmaxCompute = typename DTypeTraits<D>::Compute;
 
 /// Thread `lane` of `threads`' partial maximum of `line` (MaxOp from -inf: NaN if the
 /// thread saw a NaN).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline SoftmaxCompute<D> softmaxMaxPartial(const SoftmaxPlan &p, const void *x, int64_t line,
                                                  int lane, int threads) {
   using C = SoftmaxCompute<D>;
@@ -84,7 +84,7 @@ RP_HD inline SoftmaxCompute<D> softmaxMaxPartial(const SoftmaxPlan &p, const voi
 }
 
 /// Thread `lane` of `threads`' partial sum of exp(x - m) over `line`.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline SoftmaxCompute<D> softmaxSumPartial(const SoftmaxPlan &p, const void *x, int64_t line,
                                                  int lane, int threads, SoftmaxCompute<D> m) {
   using C = SoftmaxCompute<D>;
@@ -94,7 +94,7 @@ RP_HD inline SoftmaxCompute<D> softmaxSumPartial(const SoftmaxPlan &p, const voi
 
 /// Writes the elements k = lane, lane + threads, ... of `line` from the line's maximum m and
 /// sum of exponentials (NaN everywhere when m is NaN or infinite).
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void softmaxWrite(const SoftmaxPlan &p, const void *x, void *out, int64_t line,
                                int lane, int threads, SoftmaxCompute<D> m, SoftmaxCompute<D> sum) {
   using C = SoftmaxCompute<D>;
@@ -116,7 +116,7 @@ RP_HD inline void softmaxWrite(const SoftmaxPlan &p, const void *x, void *out, i
 }
 
 /// What one thread computes for `line` when threadsPerRow is 1: the CPU's loop.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void softmaxLineSerial(const SoftmaxPlan &p, const void *x, void *out, int64_t line) {
   const SoftmaxCompute<D> m = softmaxMaxPartial<D>(p, x, line, 0, 1);
   const SoftmaxCompute<D> sum = softmaxSumPartial<D>(p, x, line, 0, 1, m);

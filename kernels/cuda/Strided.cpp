@@ -6,7 +6,7 @@
 
 namespace rp::kernels::cuda {
 
-runtime::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape> &shapes) {
+base::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape> &shapes) {
   size_t rank = 0;
   for (const Shape &s : shapes)
     rank = std::max(rank, s.size());
@@ -20,7 +20,7 @@ runtime::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape
         std::string list;
         for (const Shape &t : shapes)
           list += (list.empty() ? "" : " and ") + formatShape(t);
-        return runtime::invalidArgument(std::string(op) + ": shapes " + list + " do not broadcast");
+        return base::invalidArgument(std::string(op) + ": shapes " + list + " do not broadcast");
       }
       o = s[d];
     }
@@ -35,7 +35,7 @@ int64_t numElements(const Shape &shape) {
 }
 
 template <int N>
-runtime::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
+base::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
                                            const std::array<Shape, N> &strides,
                                            const std::array<int64_t, N> &base) {
   StridedIter<N> it;
@@ -70,7 +70,7 @@ runtime::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
     st.clear();
   }
   if (sizes.size() > static_cast<size_t>(kMaxRank))
-    return runtime::invalidArgument(std::string(op) + ": rank " + std::to_string(sizes.size()) +
+    return base::invalidArgument(std::string(op) + ": rank " + std::to_string(sizes.size()) +
                                     " (after merging contiguous dimensions) exceeds the GPU "
                                     "kernels' limit of " +
                                     std::to_string(kMaxRank));
@@ -83,16 +83,16 @@ runtime::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
   return it;
 }
 
-template runtime::StatusOr<StridedIter<1>> makeIter<1>(const char *, const Shape &,
+template base::StatusOr<StridedIter<1>> makeIter<1>(const char *, const Shape &,
                                                        const std::array<Shape, 1> &,
                                                        const std::array<int64_t, 1> &);
-template runtime::StatusOr<StridedIter<2>> makeIter<2>(const char *, const Shape &,
+template base::StatusOr<StridedIter<2>> makeIter<2>(const char *, const Shape &,
                                                        const std::array<Shape, 2> &,
                                                        const std::array<int64_t, 2> &);
-template runtime::StatusOr<StridedIter<3>> makeIter<3>(const char *, const Shape &,
+template base::StatusOr<StridedIter<3>> makeIter<3>(const char *, const Shape &,
                                                        const std::array<Shape, 3> &,
                                                        const std::array<int64_t, 3> &);
-template runtime::StatusOr<StridedIter<4>> makeIter<4>(const char *, const Shape &,
+template base::StatusOr<StridedIter<4>> makeIter<4>(const char *, const Shape &,
                                                        const std::array<Shape, 4> &,
                                                        const std::array<int64_t, 4> &);
 

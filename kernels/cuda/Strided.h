@@ -13,7 +13,7 @@
 // elementwise, a bias broadcast over rows) iterate with rank 1 or 2.
 //
 // Element storage (StorageOf<DType>): f32 `float`, f16 and bf16 `uint16_t` bit patterns
-// (runtime/core/Float16.h converts), f64 `double`, i64 `int64_t`, i32 `int32_t`, i1 `uint8_t`
+// (base/Float16.h converts), f64 `double`, i64 `int64_t`, i32 `int32_t`, i1 `uint8_t`
 // (0 or 1). Compute types (ComputeOf): f32 and f64 compute in double (the CPU reference
 // kernels compute in double and round once: for + - * / and sqrt that is the correctly
 // rounded f32 result, so the GPU matches the CPU bit for bit there); f16 and bf16 compute in
@@ -23,10 +23,10 @@
 #ifndef RP_KERNELS_CUDA_STRIDED_H
 #define RP_KERNELS_CUDA_STRIDED_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <array>
 #include <cstdint>
@@ -76,13 +76,13 @@ template <int N> struct StridedIter {
 };
 
 /// Row-major contiguous strides, and the strides reading `from` broadcast to `to`
-/// (runtime/core/HostTensor.h, shared with the CPU kernels).
-using runtime::broadcastStrides;
-using runtime::contiguousStrides;
+/// (base/HostTensor.h, shared with the CPU kernels).
+using base::broadcastStrides;
+using base::contiguousStrides;
 
 /// The numpy broadcast of `shapes`. Errors: InvalidArgument "<op>: shapes [..] and [..] do
 /// not broadcast".
-runtime::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape> &shapes);
+base::StatusOr<Shape> broadcastShapes(const char *op, const std::vector<Shape> &shapes);
 
 /// Product of the dimensions (1 for a scalar).
 int64_t numElements(const Shape &shape);
@@ -92,57 +92,57 @@ int64_t numElements(const Shape &shape);
 /// coalesced. Errors: InvalidArgument when more than kMaxRank dimensions remain after
 /// coalescing ("<op>: rank R exceeds the GPU kernels' limit of 8").
 template <int N>
-runtime::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
+base::StatusOr<StridedIter<N>> makeIter(const char *op, const Shape &shape,
                                            const std::array<Shape, N> &strides,
                                            const std::array<int64_t, N> &base = {});
 
-/// "[2, 3]" (runtime/core/HostTensor.h).
-using runtime::formatShape;
+/// "[2, 3]" (base/HostTensor.h).
+using base::formatShape;
 
 //===--- element storage -------------------------------------------------===//
 
 /// Storage and compute type of each DType (see the file comment).
-template <runtime::DType D> struct DTypeTraits;
-template <> struct DTypeTraits<runtime::DType::F32> {
+template <base::DType D> struct DTypeTraits;
+template <> struct DTypeTraits<base::DType::F32> {
   using Storage = float;
   using Compute = double;
 };
-template <> struct DTypeTraits<runtime::DType::F64> {
+template <> struct DTypeTraits<base::DType::F64> {
   using Storage = double;
   using Compute = double;
 };
-template <> struct DTypeTraits<runtime::DType::F16> {
+template <> struct DTypeTraits<base::DType::F16> {
   using Storage = uint16_t;
   using Compute = float;
 };
-template <> struct DTypeTraits<runtime::DType::BF16> {
+template <> struct DTypeTraits<base::DType::BF16> {
   using Storage = uint16_t;
   using Compute = float;
 };
-template <> struct DTypeTraits<runtime::DType::I64> {
+template <> struct DTypeTraits<base::DType::I64> {
   using Storage = int64_t;
   using Compute = int64_t;
 };
-template <> struct DTypeTraits<runtime::DType::I32> {
+template <> struct DTypeTraits<base::DType::I32> {
   using Storage = int32_t;
   using Compute = int64_t;
 };
-template <> struct DTypeTraits<runtime::DType::I1> {
+template <> struct DTypeTraits<base::DType::I1> {
   using Storage = uint8_t;
   using Compute = bool;
 };
 
 /// Reads element `i` of a `D` tensor as its compute type.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline typename DTypeTraits<D>::Compute loadAs(const void *p, int64_t i) {
   using S = typename DTypeTraits<D>::Storage;
   using C = typename DTypeTraits<D>::Compute;
   const S s = static_cast<const S *>(p)[i];
-  if constexpr (D == runtime::DType::BF16)
-    return runtime::bf16ToFloat(s);
-  else if constexpr (D == runtime::DType::F16)
-    return runtime::halfToFloat(s);
-  else if constexpr (D == runtime::DType::I1)
+  if constexpr (D == base::DType::BF16)
+    return base::bf16ToFloat(s);
+  else if constexpr (D == base::DType::F16)
+    return base::halfToFloat(s);
+  else if constexpr (D == base::DType::I1)
     return s != 0;
   else
     return static_cast<C>(s);
@@ -150,16 +150,16 @@ RP_HD inline typename DTypeTraits<D>::Compute loadAs(const void *p, int64_t i) {
 
 /// Writes `v` (a compute value) as element `i` of a `D` tensor, rounding once to nearest
 /// even (f32 from double: the correctly rounded value; integers wrap as the CPU kernels do).
-template <runtime::DType D, typename V> RP_HD inline void storeAs(void *p, int64_t i, V v) {
+template <base::DType D, typename V> RP_HD inline void storeAs(void *p, int64_t i, V v) {
   using S = typename DTypeTraits<D>::Storage;
   S *out = static_cast<S *>(p);
-  if constexpr (D == runtime::DType::BF16)
-    out[i] = runtime::floatToBf16(static_cast<float>(v));
-  else if constexpr (D == runtime::DType::F16)
-    out[i] = runtime::floatToHalf(static_cast<float>(v));
-  else if constexpr (D == runtime::DType::I1)
+  if constexpr (D == base::DType::BF16)
+    out[i] = base::floatToBf16(static_cast<float>(v));
+  else if constexpr (D == base::DType::F16)
+    out[i] = base::floatToHalf(static_cast<float>(v));
+  else if constexpr (D == base::DType::I1)
     out[i] = static_cast<uint8_t>(v ? 1 : 0);
-  else if constexpr (D == runtime::DType::I32)
+  else if constexpr (D == base::DType::I32)
     out[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(v)));
   else
     out[i] = static_cast<S>(v);
@@ -167,8 +167,8 @@ template <runtime::DType D, typename V> RP_HD inline void storeAs(void *p, int64
 
 /// Calls fn(std::integral_constant<DType, d>{}) for the runtime dtype `d` among the float
 /// types (f32, f16, bf16, f64); returns false (calling nothing) for the others.
-template <typename Fn> bool visitFloatDType(runtime::DType d, Fn &&fn) {
-  using runtime::DType;
+template <typename Fn> bool visitFloatDType(base::DType d, Fn &&fn) {
+  using base::DType;
   switch (d) {
   case DType::F32:
     fn(std::integral_constant<DType, DType::F32>{});
@@ -188,8 +188,8 @@ template <typename Fn> bool visitFloatDType(runtime::DType d, Fn &&fn) {
 }
 
 /// As visitFloatDType over every dtype.
-template <typename Fn> void visitDType(runtime::DType d, Fn &&fn) {
-  using runtime::DType;
+template <typename Fn> void visitDType(base::DType d, Fn &&fn) {
+  using base::DType;
   if (visitFloatDType(d, fn))
     return;
   switch (d) {

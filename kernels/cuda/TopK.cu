@@ -13,9 +13,9 @@
 
 namespace rp::kernels::cuda {
 
-using runtime::DType;
-using runtime::invalidArgument;
-using runtime::StatusOr;
+using base::DType;
+using base::invalidArgument;
+using base::StatusOr;
 
 namespace {
 
@@ -30,14 +30,14 @@ StatusOr<TopKPlan> planTopK(DType dtype, const Shape &x, int64_t k, int64_t axis
                             DType outDType, const Shape &out) {
   const char *op = "top_k";
   if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F64)
-    return invalidArgument(std::string(op) + ": x has dtype " + runtime::dtypeName(dtype) +
+    return invalidArgument(std::string(op) + ": x has dtype " + base::dtypeName(dtype) +
                            ", expected f32, f16, bf16 or f64");
   const int64_t rank = static_cast<int64_t>(x.size());
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, rank));
   if (k < 1 || k > x[axis])
     return invalidArgument(std::string(op) + ": k = " + std::to_string(k) + " is outside [1, " +
                            std::to_string(x[axis]) + "] for x of shape " +
-                           runtime::formatShape(x) + " on axis " + std::to_string(axis));
+                           base::formatShape(x) + " on axis " + std::to_string(axis));
   Shape want = x;
   want[axis] = k;
   RP_RETURN_IF_ERROR(checkType(op, "out", outDType, out, DType::I64, want));
@@ -59,7 +59,7 @@ StatusOr<TopKPlan> planTopK(DType dtype, const Shape &x, int64_t k, int64_t axis
 cudaError_t launchTopK(const TopKPlan &plan, const void *x, void *out, cudaStream_t stream) {
   if (plan.rows == 0)
     return cudaSuccess;
-  if (!usablePointer(x, runtime::dtypeSize(plan.dtype)) || !usablePointer(out, sizeof(int64_t)))
+  if (!usablePointer(x, base::dtypeSize(plan.dtype)) || !usablePointer(out, sizeof(int64_t)))
     return cudaErrorInvalidValue;
   visitFloatDType(plan.dtype, [&](auto d) {
     topKKernel<decltype(d)::value><<<gridFor(plan.rows), kBlockSize, 0, stream>>>(plan, x, out);

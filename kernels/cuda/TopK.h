@@ -38,7 +38,7 @@ namespace rp::kernels::cuda {
 /// The geometry of one top_k: the input is [outer, n, inner] around `axis` (rows = outer *
 /// inner lines of n), the output [outer, k, inner].
 struct TopKPlan {
-  runtime::DType dtype = runtime::DType::F32;
+  base::DType dtype = base::DType::F32;
   int64_t outer = 0, n = 0, inner = 0, k = 0, rows = 0;
   bool largest = true;
 };
@@ -46,15 +46,15 @@ struct TopKPlan {
 /// Checks top_k's operands as cpu::topK does: x float (f32, f16, bf16, f64), 0 <= axis <
 /// rank, 1 <= k <= x[axis], out i64 of x's shape with k along axis. Errors: InvalidArgument,
 /// e.g. "top_k: k = 5 is outside [1, 4] for x of shape [3, 4] on axis 1".
-runtime::StatusOr<TopKPlan> planTopK(runtime::DType dtype, const Shape &x, int64_t k,
-                                     int64_t axis, bool largest, runtime::DType outDType,
+base::StatusOr<TopKPlan> planTopK(base::DType dtype, const Shape &x, int64_t k,
+                                     int64_t axis, bool largest, base::DType outDType,
                                      const Shape &out);
 
 /// Enqueues the top_k on `stream`: x (plan.dtype), out (i64).
 cudaError_t launchTopK(const TopKPlan &plan, const void *x, void *out, cudaStream_t stream);
 
 /// Row r of top_k: k scans of the row, pick j the best element ranking after pick j - 1.
-template <runtime::DType D>
+template <base::DType D>
 RP_HD inline void topKRowAt(const TopKPlan &plan, const void *x, void *out, int64_t r) {
   const int64_t o = r / plan.inner, i = r % plan.inner;
   const int64_t base = o * plan.n * plan.inner + i;

@@ -2,7 +2,7 @@
 
 #include "runtime/data/TokenFile.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -25,7 +25,7 @@
 #ifndef RP_RUNTIME_DATA_TOKENFILE_H
 #define RP_RUNTIME_DATA_TOKENFILE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <string>

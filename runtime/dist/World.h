@@ -50,7 +50,7 @@
 #ifndef RP_RUNTIME_DIST_WORLD_H
 #define RP_RUNTIME_DIST_WORLD_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/exec/RankReducer.h"
 
 #include <cstdint>

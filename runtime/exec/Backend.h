@@ -35,8 +35,8 @@
 #ifndef RP_RUNTIME_EXEC_BACKEND_H
 #define RP_RUNTIME_EXEC_BACKEND_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>

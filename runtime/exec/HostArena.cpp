@@ -3,8 +3,8 @@
 #include "runtime/exec/HostArena.h"
 
 #include "kernels/cpu/Cast.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/ParamInit.h"
+#include "base/HostTensor.h"
+#include "base/ParamInit.h"
 #include "runtime/optim/AdamW.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"

@@ -19,8 +19,8 @@
 #ifndef RP_RUNTIME_EXEC_HOSTARENA_H
 #define RP_RUNTIME_EXEC_HOSTARENA_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 #include "runtime/io/WeightSource.h"
 #include "runtime/plan/plan.pb.h"
 
@@ -44,7 +44,7 @@ public:
   /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from
   /// weights checked by validateWeights (tensors keyed by param name; a floating-point param's
   /// F16 or BF16 tensor is converted to f32 exactly first); a param absent from the weights
-  /// starts as its `init` says (runtime/core/ParamInit.h). Reads shard by shard, tensor by
+  /// starts as its `init` says (base/ParamInit.h). Reads shard by shard, tensor by
   /// tensor (WeightSource::readTensors): besides the arena it holds one param's f32 copy. A
   /// param with several entries (shared) is converted once and copied into the others.
   /// Tensors no param names are skipped. Errors: the reader's, a tensor of another size or

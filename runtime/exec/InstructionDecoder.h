@@ -19,9 +19,9 @@
 
 #include "kernels/OpKinds.h"
 #include "kernels/Registry.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 #include "runtime/plan/InstructionRules.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/plan.pb.h"

@@ -2,7 +2,7 @@
 
 #include "runtime/exec/InstructionProfile.h"
 
-#include "runtime/core/DType.h"
+#include "base/DType.h"
 #include "runtime/plan/PlanValidator.h"
 
 namespace rp::runtime {

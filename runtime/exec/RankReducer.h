@@ -14,7 +14,7 @@
 #ifndef RP_RUNTIME_EXEC_RANKREDUCER_H
 #define RP_RUNTIME_EXEC_RANKREDUCER_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 

@@ -2,8 +2,8 @@
 
 #include "runtime/io/HfCheckpointWriter.h"
 
-#include "runtime/core/AtomicFile.h"
-#include "runtime/core/Float16.h"
+#include "base/AtomicFile.h"
+#include "base/Float16.h"
 
 #include <nlohmann/json.hpp>
 

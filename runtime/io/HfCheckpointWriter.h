@@ -31,7 +31,7 @@
 #ifndef RP_RUNTIME_IO_HFCHECKPOINTWRITER_H
 #define RP_RUNTIME_IO_HFCHECKPOINTWRITER_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/io/Safetensors.h"
 
 #include <cstdint>

@@ -8,8 +8,8 @@
 
 #include "runtime/io/Safetensors.h"
 
-#include "runtime/core/AtomicFile.h"
-#include "runtime/core/HostTensor.h"
+#include "base/AtomicFile.h"
+#include "base/HostTensor.h"
 #include "runtime/io/JsonNumbers.h"
 
 #include <nlohmann/json.hpp>

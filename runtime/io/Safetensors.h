@@ -28,8 +28,8 @@
 #ifndef RP_RUNTIME_IO_SAFETENSORS_H
 #define RP_RUNTIME_IO_SAFETENSORS_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -143,7 +143,7 @@ struct SafetensorsTensor {
 };
 
 /// Writes `tensors` and `metadata` ("__metadata__", omitted when empty) to `path` atomically
-/// (runtime/core/AtomicFile.h: a reader sees the old file or the complete new one). The data
+/// (base/AtomicFile.h: a reader sees the old file or the complete new one). The data
 /// buffer holds the tensors back to back in the given order (the reference writer sorts them
 /// by dtype alignment, then name; we keep the caller's order, which readers do not depend on,
 /// and the header lists them in that order too). The header is compact JSON padded with spaces

@@ -9,8 +9,8 @@
 
 #include "runtime/io/WeightSource.h"
 
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
 
 #include <nlohmann/json.hpp>
 

@@ -28,7 +28,7 @@
 #ifndef RP_RUNTIME_IO_WEIGHTSOURCE_H
 #define RP_RUNTIME_IO_WEIGHTSOURCE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/io/Safetensors.h"
 
 #include <cstdint>
@@ -120,7 +120,7 @@ private:
 bool isFloat32Convertible(SafetensorsDType dtype);
 
 /// Converts the F32, F16 or BF16 tensor `t` (little-endian, any alignment) to fp32 in `out`
-/// (product(t.shape) floats), exactly: runtime/core/Float16.h's halfToFloat and bf16ToFloat.
+/// (product(t.shape) floats), exactly: base/Float16.h's halfToFloat and bf16ToFloat.
 /// Errors: InvalidArgument naming the tensor for another dtype.
 Status convertToFloat32(const SafetensorsTensorView &t, float *out);
 

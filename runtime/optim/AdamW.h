@@ -14,8 +14,8 @@
 #ifndef RP_RUNTIME_OPTIM_ADAMW_H
 #define RP_RUNTIME_OPTIM_ADAMW_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cstdint>
 

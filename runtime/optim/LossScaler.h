@@ -13,7 +13,7 @@
 #ifndef RP_RUNTIME_OPTIM_LOSSSCALER_H
 #define RP_RUNTIME_OPTIM_LOSSSCALER_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 
 namespace rp::partition {
 
-using runtime::invalidArgument;
+using base::invalidArgument;
 
 const char *stageKindName(StageKind kind) {
   switch (kind) {

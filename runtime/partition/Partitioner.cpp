@@ -9,8 +9,8 @@
 
 namespace rp::partition {
 
-using runtime::internal;
-using runtime::invalidArgument;
+using base::internal;
+using base::invalidArgument;
 
 const char *partitionAlgorithmName(PartitionAlgorithm algorithm) {
   switch (algorithm) {

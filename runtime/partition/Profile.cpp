@@ -2,7 +2,7 @@
 
 #include "runtime/partition/Profile.h"
 
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +15,9 @@
 namespace rp::partition {
 
 using json = nlohmann::json;
-using runtime::formatNumber;
-using runtime::invalidArgument;
-using runtime::notFound;
+using base::formatNumber;
+using base::invalidArgument;
+using base::notFound;
 
 namespace {
 

@@ -56,8 +56,8 @@
 #ifndef RP_RUNTIME_PARTITION_PROFILE_H
 #define RP_RUNTIME_PARTITION_PROFILE_H
 
-#include "runtime/core/FormatBytes.h"
-#include "runtime/core/Status.h"
+#include "base/FormatBytes.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <optional>
@@ -67,8 +67,8 @@
 
 namespace rp::partition {
 
-using runtime::Status;
-using runtime::StatusOr;
+using base::Status;
+using base::StatusOr;
 
 /// The measured costs of one layer, per micro-batch (see the file comment).
 struct LayerProfile {
@@ -141,8 +141,8 @@ std::optional<TargetSpec> targetPreset(std::string_view name);
 /// [,hbm_gbps=..]" (same fields and checks as the JSON form; numbers in C locale notation).
 StatusOr<TargetSpec> parseTargetFlag(std::string_view flag);
 
-/// "1.5 GiB", "300.0 MiB", "12.0 KiB", "17 B" (runtime/core/FormatBytes.h).
-using ::rp::runtime::formatBytes;
+/// "1.5 GiB", "300.0 MiB", "12.0 KiB", "17 B" (base/FormatBytes.h).
+using ::rp::base::formatBytes;
 
 } // namespace rp::partition
 

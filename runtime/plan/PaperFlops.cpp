@@ -3,7 +3,7 @@
 #include "runtime/plan/PaperFlops.h"
 
 #include "kernels/FlopRules.h"
-#include "runtime/core/DType.h"
+#include "base/DType.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 
 #include "runtime/plan/PlanFile.h"
 
-#include "runtime/core/AtomicFile.h"
-#include "runtime/core/ParamInit.h"
+#include "base/AtomicFile.h"
+#include "base/ParamInit.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>

@@ -13,7 +13,7 @@
 #ifndef RP_RUNTIME_PLAN_PLANFILE_H
 #define RP_RUNTIME_PLAN_PLANFILE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>
@@ -38,7 +38,7 @@ uint64_t planContentHash(std::string_view bytes);
 
 /// Serializes `plan` deterministically (map entries sorted, so the same plan gives the same
 /// bytes and hash), wraps it in the envelope and writes it to `path` atomically
-/// (runtime/core/AtomicFile.h).
+/// (base/AtomicFile.h).
 /// Errors: Internal when the plan cannot be serialized (over 2 GiB); Unavailable when the file
 /// cannot be written.
 Status writePlanFile(const std::string &path, const rp::plan::Plan &plan);

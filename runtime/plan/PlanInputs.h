@@ -13,8 +13,8 @@
 #ifndef RP_RUNTIME_PLAN_PLANINPUTS_H
 #define RP_RUNTIME_PLAN_PLANINPUTS_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include "runtime/plan/PlanLoader.h"
 
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"

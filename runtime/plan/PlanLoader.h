@@ -13,7 +13,7 @@
 #ifndef RP_RUNTIME_PLAN_PLANLOADER_H
 #define RP_RUNTIME_PLAN_PLANLOADER_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/io/WeightSource.h"
 #include "runtime/plan/plan.pb.h"
 

@@ -2,7 +2,7 @@
 
 #include "runtime/plan/PlanMemoryCheck.h"
 
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 
 #include <string>
 

@@ -11,8 +11,8 @@
 #ifndef RP_RUNTIME_PLAN_PLANMEMORYCHECK_H
 #define RP_RUNTIME_PLAN_PLANMEMORYCHECK_H
 
-#include "runtime/core/Status.h"
-#include "runtime/core/SystemMemory.h"
+#include "base/Status.h"
+#include "base/SystemMemory.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>

@@ -4,8 +4,8 @@
 
 #include "kernels/FlopRules.h"
 #include "runtime/plan/PaperFlops.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/FormatBytes.h"
+#include "base/DType.h"
+#include "base/FormatBytes.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 

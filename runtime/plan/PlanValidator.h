@@ -48,8 +48,8 @@
 #ifndef RP_RUNTIME_PLAN_PLANVALIDATOR_H
 #define RP_RUNTIME_PLAN_PLANVALIDATOR_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>

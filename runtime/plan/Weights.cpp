@@ -2,7 +2,7 @@
 
 #include "runtime/plan/Weights.h"
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <optional>

@@ -13,7 +13,7 @@
 #ifndef RP_RUNTIME_PLAN_WEIGHTS_H
 #define RP_RUNTIME_PLAN_WEIGHTS_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/io/WeightSource.h"
 #include "runtime/plan/plan.pb.h"

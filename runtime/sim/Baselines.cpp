@@ -19,9 +19,9 @@
 namespace rp::sim {
 
 using partition::Profile;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 namespace {
 
@@ -209,10 +209,10 @@ private:
     for (size_t d = 0; d < spec_.ops.size(); ++d)
       for (const Action &a : spec_.ops[d]) {
         if (a.stage < 0 || a.stage >= numStages_ || dev(a.stage) != static_cast<int>(d))
-          return runtime::internal("schedule: action " + actionLabel(a.kind, a.stage, a.mb) +
+          return base::internal("schedule: action " + actionLabel(a.kind, a.stage, a.mb) +
                                    " placed on GPU " + std::to_string(d));
         if (!computeId_.emplace(key(a.kind, a.stage, a.mb), g_.add(computeTask(d, a))).second)
-          return runtime::internal("schedule: duplicate action " +
+          return base::internal("schedule: duplicate action " +
                                    actionLabel(a.kind, a.stage, a.mb));
       }
     const bool split = spec_.wFraction > 0;
@@ -220,7 +220,7 @@ private:
       for (int mb = 0; mb < options_.microBatches; ++mb)
         for (Kind k : {Kind::F, Kind::B, Kind::W})
           if ((k != Kind::W || split) && !computeId_.count(key(k, s, mb)))
-            return runtime::internal("schedule: missing action " + actionLabel(k, s, mb));
+            return base::internal("schedule: missing action " + actionLabel(k, s, mb));
     return Status();
   }
 

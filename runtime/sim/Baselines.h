@@ -27,7 +27,7 @@
 #ifndef RP_RUNTIME_SIM_BASELINES_H
 #define RP_RUNTIME_SIM_BASELINES_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/partition/Profile.h"
 #include "runtime/sim/Compare.h"
 #include "runtime/sim/ScheduleSim.h"
@@ -66,30 +66,30 @@ std::vector<LayerRange> splitLayers(const partition::Profile &profile, int numSt
 int defaultChunks(const partition::Profile &profile, int gpus);
 
 /// GPipe: stage r on GPU r, all forwards then all backwards (micro-batches ascending).
-runtime::StatusOr<BuiltSchedule> buildGpipe(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildGpipe(const partition::Profile &profile,
                                             const CompareOptions &options);
 /// 1F1B (PyTorch Schedule1F1B): N - r forwards, then alternately one backward and one forward.
-runtime::StatusOr<BuiltSchedule> buildOneFOneB(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildOneFOneB(const partition::Profile &profile,
                                                const CompareOptions &options);
 /// Interleaved 1F1B (PyTorch ScheduleInterleaved1F1B): N x v virtual stages, stage s on GPU
 /// s mod N, rounds of M / max(1, M / N) micro-batches. Error when M is not a multiple of the
 /// number of rounds.
-runtime::StatusOr<BuiltSchedule> buildInterleaved(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildInterleaved(const partition::Profile &profile,
                                                   const CompareOptions &options);
 /// Looped-BFS (PyTorch ScheduleLoopedBFS): each GPU runs its v stages' forwards for all
 /// micro-batches in stage order, then their backwards in reverse (micro-batches descending).
-runtime::StatusOr<BuiltSchedule> buildLoopedBfs(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildLoopedBfs(const partition::Profile &profile,
                                                 const CompareOptions &options);
 /// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, section 2.1): the 1F1B
 /// order with each backward split into B and W; GPU r defers W by r micro-batches (W of m
 /// right after B of m + r, the rest at the end), so every GPU holds N micro-batches in flight.
-runtime::StatusOr<BuiltSchedule> buildZbH1(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildZbH1(const partition::Profile &profile,
                                            const CompareOptions &options);
 /// Mobius-like static binding with CPU offload (Feng et al., ASPLOS 2023): the Looped-BFS
 /// stages and order; each stage's weights are uploaded from the host before each of its jobs
 /// (prefetched while the previous job runs: two weight slots per GPU), its weight gradients
 /// downloaded after its backward job, and AdamW runs on the host.
-runtime::StatusOr<BuiltSchedule> buildMobius(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildMobius(const partition::Profile &profile,
                                              const CompareOptions &options);
 
 /// RoundPipe (docs/SIMULATOR.md "RoundPipe"): forward stages `forwardSizes` (layers, from
@@ -100,7 +100,7 @@ runtime::StatusOr<BuiltSchedule> buildMobius(const partition::Profile &profile,
 /// GPU, gradients downloaded per job, and when `syncOptimizer` AdamW per layer on the host.
 /// Errors (InvalidArgument): sizes that are not positive (the fused tail: >= 1) or do not
 /// cover the layers.
-runtime::StatusOr<BuiltSchedule> buildRoundPipe(const partition::Profile &profile,
+base::StatusOr<BuiltSchedule> buildRoundPipe(const partition::Profile &profile,
                                                 const CompareOptions &options,
                                                 const std::vector<int> &forwardSizes,
                                                 const std::vector<int> &backwardSizes,

@@ -22,9 +22,9 @@
 namespace rp::sim {
 
 using partition::Profile;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 namespace {
 

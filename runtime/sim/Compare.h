@@ -19,7 +19,7 @@
 #ifndef RP_RUNTIME_SIM_COMPARE_H
 #define RP_RUNTIME_SIM_COMPARE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/partition/Profile.h"
 #include "runtime/sim/NodeModel.h"
 #include "runtime/sim/Timeline.h"
@@ -96,13 +96,13 @@ const std::vector<std::string> &scheduleNames();
 /// with fewer than 2 layers (a block and the tail), bad options (gpus or microBatches < 1,
 /// chunks < 0, linkGbps <= 0, negative uplink or optimizer time, zbWeightGradFraction outside
 /// (0, 1), validateNodeLink), nodes > 1 for a schedule other than roundpipe-*, RoundPipe stage sizes that do not cover the layers, and the partitioner's errors.
-runtime::StatusOr<ScheduleResult> simulateSchedule(const std::string &name,
+base::StatusOr<ScheduleResult> simulateSchedule(const std::string &name,
                                                    const partition::Profile &profile,
                                                    const CompareOptions &options);
 
 /// Simulates every schedule of scheduleNames() (errors as simulateSchedule; InvalidArgument
 /// with options.nodes.nodes > 1: only RoundPipe models the node link).
-runtime::StatusOr<std::vector<ScheduleResult>>
+base::StatusOr<std::vector<ScheduleResult>>
 compareSchedules(const partition::Profile &profile, const CompareOptions &options);
 
 /// A fixed-width text table, one row per result in the given order:

@@ -2,17 +2,17 @@
 
 #include "runtime/sim/NodeModel.h"
 
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace rp::sim {
 
-using runtime::formatNumber;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::formatNumber;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 const char *nodeReductionName(NodeReduction reduction) {
   switch (reduction) {

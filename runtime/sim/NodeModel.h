@@ -46,7 +46,7 @@
 #ifndef RP_RUNTIME_SIM_NODEMODEL_H
 #define RP_RUNTIME_SIM_NODEMODEL_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -63,7 +63,7 @@ inline constexpr double kNodeChainChunkBytes = 4.0 * 1024 * 1024;
 const char *nodeReductionName(NodeReduction reduction);
 
 /// Parses "chain" / "allgather" / "ring". Errors (InvalidArgument): any other name.
-runtime::StatusOr<NodeReduction> parseNodeReduction(const std::string &name);
+base::StatusOr<NodeReduction> parseNodeReduction(const std::string &name);
 
 /// R nodes and the link between them.
 struct NodeLink {
@@ -82,7 +82,7 @@ struct NodeLink {
 /// Checks `link`. Errors (InvalidArgument, naming the flag): nodes < 1, a bandwidth that is
 /// not a positive finite number when nodes > 1 (a negative or non-finite one in any case), a
 /// negative or non-finite latency.
-runtime::Status validateNodeLink(const NodeLink &link);
+base::Status validateNodeLink(const NodeLink &link);
 
 /// Chunk times of the pipelined chain reduction of `chunks` chunks over `nodes` nodes (the file
 /// comment): k + 1 for R = 2, max(k + 2 R - 3, 2 k + 2 R - 5) for R > 2; 0 for R < 2.

@@ -19,10 +19,10 @@
 
 namespace rp::sim {
 
-using runtime::internal;
-using runtime::invalidArgument;
-using runtime::Status;
-using runtime::StatusOr;
+using base::internal;
+using base::invalidArgument;
+using base::Status;
+using base::StatusOr;
 
 int TaskGraph::add(SimTask task) {
   tasks_.push_back(std::move(task));

@@ -23,7 +23,7 @@
 #ifndef RP_RUNTIME_SIM_SCHEDULESIM_H
 #define RP_RUNTIME_SIM_SCHEDULESIM_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/sim/Timeline.h"
 
 #include <string>
@@ -81,7 +81,7 @@ struct SimResult {
 /// device != -1), a negative duration or latency, leadMs outside [0, durationMs], a dependency
 /// on an unknown task or on itself. Internal: a deadlock (a cycle through dependencies and
 /// queue order), naming the queue heads that wait.
-runtime::StatusOr<SimResult> simulate(const TaskGraph &graph, int numDevices,
+base::StatusOr<SimResult> simulate(const TaskGraph &graph, int numDevices,
                                       const std::string &schedule);
 
 } // namespace rp::sim

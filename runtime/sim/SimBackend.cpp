@@ -3,7 +3,7 @@
 #include "runtime/sim/SimBackend.h"
 
 #include "kernels/FlopRules.h"
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
 

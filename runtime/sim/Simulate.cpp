@@ -2,7 +2,7 @@
 
 #include "runtime/sim/Simulate.h"
 
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/partition/Profile.h"

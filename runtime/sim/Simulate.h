@@ -31,7 +31,7 @@
 #ifndef RP_RUNTIME_SIM_SIMULATE_H
 #define RP_RUNTIME_SIM_SIMULATE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -8,7 +8,7 @@
 
 #include "runtime/sim/Timeline.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 #include "runtime/trace/Trace.h"
 
 #include <algorithm>
@@ -21,7 +21,7 @@
 
 namespace rp::sim {
 
-using runtime::Status;
+using base::Status;
 
 const char *laneName(Lane lane) {
   switch (lane) {
@@ -362,7 +362,7 @@ Status writeSvgGantt(const Timeline &timeline, const std::string &path) {
   }
   o << "</svg>\n";
   std::string text = o.str();
-  return runtime::writeFileAtomic(path, text.data(), text.size());
+  return base::writeFileAtomic(path, text.data(), text.size());
 }
 
 } // namespace rp::sim

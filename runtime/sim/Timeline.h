@@ -12,7 +12,7 @@
 #ifndef RP_RUNTIME_SIM_TIMELINE_H
 #define RP_RUNTIME_SIM_TIMELINE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <string>
 #include <vector>
@@ -106,14 +106,14 @@ TimelineStats computeStats(const Timeline &timeline);
 /// is a complete event named by its label, its category as "cat", times in microseconds of the
 /// virtual clock, args step and device. Written atomically. Errors: Unavailable when the file
 /// cannot be written (naming the path).
-runtime::Status writeChromeTrace(const Timeline &timeline, const std::string &path);
+base::Status writeChromeTrace(const Timeline &timeline, const std::string &path);
 
 /// Writes a self-contained SVG Gantt chart: a title (schedule name, makespan, bubble %), one row
 /// per device lane that has spans (plus the host and node-link rows when they have spans), rectangles colored by
 /// category with the label as a tooltip (<title>), a time axis in ms with gridlines, and a
-/// legend of the categories present. Written atomically (runtime/core/AtomicFile.h).
+/// legend of the categories present. Written atomically (base/AtomicFile.h).
 /// Errors: Unavailable / Internal when the file cannot be written (naming the path).
-runtime::Status writeSvgGantt(const Timeline &timeline, const std::string &path);
+base::Status writeSvgGantt(const Timeline &timeline, const std::string &path);
 
 } // namespace rp::sim
 

@@ -23,7 +23,7 @@
 #ifndef RP_RUNTIME_TRACE_KERNELPROFILE_H
 #define RP_RUNTIME_TRACE_KERNELPROFILE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <map>

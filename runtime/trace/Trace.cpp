@@ -8,7 +8,7 @@
 
 #include "runtime/trace/Trace.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 
 #include <nlohmann/json.hpp>
 

@@ -30,7 +30,7 @@
 #ifndef RP_RUNTIME_TRACE_TRACE_H
 #define RP_RUNTIME_TRACE_TRACE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <chrono>
 #include <cstddef>
@@ -72,7 +72,7 @@ public:
   void complete(int track, std::string name, std::string category, double startUs,
                 double durationUs, std::vector<std::pair<std::string, std::string>> args = {});
 
-  /// Writes the trace to `path` atomically (runtime/core/AtomicFile.h): the metadata events
+  /// Writes the trace to `path` atomically (base/AtomicFile.h): the metadata events
   /// (process name "rp-run", one thread_name and thread_sort_index per track), then the events
   /// sorted by (track, start, recording order) for reproducible output, one event per line.
   /// Names that are not valid UTF-8 are written with U+FFFD replacements. A disabled recorder

@@ -10,7 +10,7 @@
 #ifndef RP_RUNTIME_TRAIN_ARENACHECKPOINT_H
 #define RP_RUNTIME_TRAIN_ARENACHECKPOINT_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/train/Checkpoint.h"
 

@@ -11,7 +11,7 @@
 #ifndef RP_RUNTIME_TRAIN_BACKENDFACTORY_H
 #define RP_RUNTIME_TRAIN_BACKENDFACTORY_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/exec/Backend.h"
 #include "runtime/train/Trainer.h"
 

@@ -2,14 +2,14 @@
 //
 // The save order (tensor files, directory fsync, checkpoint.json, directory fsync, removal of
 // other steps' files) is what makes a checkpoint directory crash-safe: checkpoint.json is the
-// single commit point, replaced by rename (runtime/core/AtomicFile.h), and the files it names
+// single commit point, replaced by rename (base/AtomicFile.h), and the files it names
 // are durable before it is. The same scheme as PyTorch Lightning / Orbax "write then commit".
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/train/Checkpoint.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 #include "runtime/io/JsonNumbers.h"
 
 #include <nlohmann/json.hpp>

@@ -34,7 +34,7 @@
 #ifndef RP_RUNTIME_TRAIN_CHECKPOINT_H
 #define RP_RUNTIME_TRAIN_CHECKPOINT_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/io/Safetensors.h"
 
 #include <cstdint>

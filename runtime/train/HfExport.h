@@ -17,7 +17,7 @@
 #ifndef RP_RUNTIME_TRAIN_HFEXPORT_H
 #define RP_RUNTIME_TRAIN_HFEXPORT_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/io/HfCheckpointWriter.h"
 
 #include <cstdio>

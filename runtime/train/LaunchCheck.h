@@ -10,7 +10,7 @@
 #ifndef RP_RUNTIME_TRAIN_LAUNCHCHECK_H
 #define RP_RUNTIME_TRAIN_LAUNCHCHECK_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstddef>
 #include <cstdint>

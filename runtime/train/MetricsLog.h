@@ -20,7 +20,7 @@
 #ifndef RP_RUNTIME_TRAIN_METRICSLOG_H
 #define RP_RUNTIME_TRAIN_METRICSLOG_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -2,7 +2,7 @@
 
 #include "runtime/train/RunCli.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 #include "runtime/dist/World.h"
 #include "runtime/plan/PlanLoader.h"
 #include "runtime/plan/PlanMemoryCheck.h"

@@ -2,7 +2,7 @@
 
 #include "runtime/train/Trainer.h"
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "runtime/data/BatchSampler.h"
 #include "runtime/dist/World.h"
 #include "runtime/exec/Executor.h"

@@ -26,7 +26,7 @@
 #ifndef RP_RUNTIME_TRAIN_TRAINER_H
 #define RP_RUNTIME_TRAIN_TRAINER_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/data/TokenFile.h"
 #include "runtime/train/HfExport.h"
 

@@ -29,8 +29,8 @@
 #include <vector>
 
 using namespace mlir;
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 
 namespace {
 

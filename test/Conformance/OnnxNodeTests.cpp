@@ -42,8 +42,8 @@
 #include <vector>
 
 using namespace mlir;
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 namespace ronnx = mlir::rp::onnx;
 namespace graph = mlir::rp::graph;
 
@@ -54,7 +54,7 @@ constexpr double kRtol = 1e-4, kAtol = 1e-5;
 /// `t` as float64 (the reference cast kernel converts every dtype).
 HostTensor asF64(const HostTensor &t) {
   HostTensor out(DType::F64, t.shape());
-  ::rp::runtime::Status s = ::rp::kernels::cpu::cast(t, out);
+  ::rp::base::Status s = ::rp::kernels::cpu::cast(t, out);
   (void)s; // every dtype of ours converts to f64
   return out;
 }
@@ -62,8 +62,8 @@ HostTensor asF64(const HostTensor &t) {
 /// Compares `got` with `want`; returns an empty string when they agree.
 std::string compare(const HostTensor &gotIn, const HostTensor &wantIn, RankedTensorType type) {
   if (gotIn.shape() != wantIn.shape())
-    return "shape " + ::rp::runtime::formatShape(gotIn.shape()) + ", expected " +
-           ::rp::runtime::formatShape(wantIn.shape());
+    return "shape " + ::rp::base::formatShape(gotIn.shape()) + ", expected " +
+           ::rp::base::formatShape(wantIn.shape());
   HostTensor got = asF64(graph::tensorToStorage(gotIn, type, graph::EvalPrecision::F64));
   HostTensor want = asF64(graph::tensorToStorage(wantIn, type, graph::EvalPrecision::F64));
   bool exact = !isa<FloatType>(type.getElementType());

@@ -14,7 +14,7 @@
 
 namespace rp::gradtest {
 
-using ::rp::runtime::DType;
+using ::rp::base::DType;
 
 namespace {
 

@@ -19,7 +19,7 @@
 #define RP_TEST_GRADIENTS_GRADIENTCHECK_H
 
 #include "dialects/Graph/Eval/Evaluator.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,7 +34,7 @@
 
 namespace rp::gradtest {
 
-using ::rp::runtime::HostTensor;
+using ::rp::base::HostTensor;
 
 /// Supplies a graph.param's value (as runFunction's loadParam).
 using ParamLoader = std::function<mlir::FailureOr<HostTensor>(mlir::rp::graph::ParamOp)>;

@@ -12,7 +12,7 @@
 //
 // LoraAdapters: rp-inject-lora (rank 4, alpha 8, targets `layers\.0\.(q|v)`) before autodiff;
 // every entry of the four adapters' gradients is checked. The adapters' values: A as the
-// importer's InitializerTable gives it (`init kaiming_uniform`, runtime/core/ParamInit.h);
+// importer's InitializerTable gives it (`init kaiming_uniform`, base/ParamInit.h);
 // B is overridden with U(-0.2, 0.2) values, since with B = 0 (`init zeros`) dA is exactly 0
 // and the check would say nothing about A's VJP path.
 //
@@ -53,7 +53,7 @@
 #include <vector>
 
 using namespace rp::gradtest;
-using ::rp::runtime::DType;
+using ::rp::base::DType;
 namespace ronnx = mlir::rp::onnx;
 namespace graph = mlir::rp::graph;
 

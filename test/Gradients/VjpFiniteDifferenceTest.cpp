@@ -49,7 +49,7 @@
 #include <vector>
 
 using namespace rp::gradtest;
-using ::rp::runtime::DType;
+using ::rp::base::DType;
 
 namespace {
 
@@ -1016,10 +1016,10 @@ TEST_P(VjpFiniteDifference, Check) {
     double err = relativeError(grad, fd);
     worst = std::max(worst, err);
     std::printf("[ %s ] %%%s %s: relative error %.3e (||fd|| = %.3e)\n", def.name.c_str(),
-                in.name.c_str(), ::rp::runtime::formatShape(in.shape).c_str(), err,
+                in.name.c_str(), ::rp::base::formatShape(in.shape).c_str(), err,
                 std::sqrt(std::inner_product(fd.begin(), fd.end(), fd.begin(), 0.0)));
     EXPECT_LT(err, kTolerance) << "gradient of %" << in.name << " "
-                               << ::rp::runtime::formatShape(in.shape)
+                               << ::rp::base::formatShape(in.shape)
                                << "\n  autodiff: " << describe(grad)
                                << "\n  finite difference: " << describe(fd);
   }

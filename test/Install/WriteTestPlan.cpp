@@ -21,7 +21,7 @@ namespace {
 
 using rp::runtime::SafetensorsDType;
 using rp::runtime::SafetensorsTensor;
-using rp::runtime::Status;
+using rp::base::Status;
 
 /// Writes makeValidPlan() and its zero weights into `dir` (which must exist).
 Status writeTestPlan(const std::string &dir) {

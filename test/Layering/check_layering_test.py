@@ -65,23 +65,40 @@ class CheckLayeringTest(unittest.TestCase):
         self.assertIn("runtime/backends/cpu (the runtime world) may not depend on runtime/train",
                       errors[0])
 
+    def test_kernels_including_runtime_fails(self):
+        errors = self.tree({"kernels/cpu/MatMul.cpp": '#include "runtime/exec/Executor.h"\n'})
+        self.assertEqual(len(errors), 1)
+        self.assertIn("kernels/cpu (the runtime world) may not depend on runtime/exec", errors[0])
+
+    def test_table_arrow_back_up_fails(self):
+        saved = dict(layering.ALLOWED)
+        try:
+            layering.ALLOWED["kernels/cpu"] = layering.ALLOWED["kernels/cpu"] + ["runtime/io"]
+            errors = layering.check_table()
+        finally:
+            layering.ALLOWED.clear()
+            layering.ALLOWED.update(saved)
+        self.assertEqual(len(errors), 1)
+        self.assertIn("kernels/cpu lists runtime/io, whose top-level folder comes after its own",
+                      errors[0])
+
     def test_passes_including_compiler_fails(self):
         errors = self.tree({"passes/Export.cpp": '#include "compiler/PlanExport.h"\n'})
         self.assertEqual(len(errors), 1)
         self.assertIn("passes (the compiler world) may not depend on compiler", errors[0])
 
     def test_unknown_folder_fails(self):
-        errors = self.tree({"runtime/newthing/X.cpp": '#include "runtime/core/Status.h"\n'})
+        errors = self.tree({"runtime/newthing/X.cpp": '#include "base/Status.h"\n'})
         self.assertEqual(len(errors), 1)
         self.assertIn("runtime/newthing/ is in no component", errors[0])
 
     def test_main_exit_codes(self):
         with tempfile.TemporaryDirectory() as root:
-            os.makedirs(os.path.join(root, "runtime", "core"))
-            with open(os.path.join(root, "runtime", "core", "A.h"), "w") as f:
-                f.write('#include "runtime/core/B.h"\n')
+            os.makedirs(os.path.join(root, "base"))
+            with open(os.path.join(root, "base", "A.h"), "w") as f:
+                f.write('#include "base/B.h"\n')
             self.assertEqual(layering.main(["--root", root]), 0)
-            with open(os.path.join(root, "runtime", "core", "C.h"), "w") as f:
+            with open(os.path.join(root, "base", "C.h"), "w") as f:
                 f.write('#include "runtime/exec/Executor.h"\n')
             self.assertEqual(layering.main(["--root", root]), 1)
             self.assertEqual(layering.main(["--root", os.path.join(root, "missing")]), 2)

@@ -92,7 +92,7 @@ TEST(CpuAttentionGrad, MatchesDecomposedReference) {
                    Case{{1, 2, 1, 4}, 2}, Case{{2, 3, 1, 3}, 1}, Case{{1, 8, 40, 16}, 1},
                    Case{{1, 4, 130, 32}, 2}})
       for (bool causal : {false, true}) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " q " + runtime::formatShape(c.q) +
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " q " + base::formatShape(c.q) +
                      " Hkv " + std::to_string(c.kvHeads) + (causal ? " causal" : ""));
         const Shape kv{c.q[0], c.kvHeads, c.q[2], c.q[3]};
         HostTensor q = randomTensor(t, c.q, rng), k = randomTensor(t, kv, rng),
@@ -145,7 +145,7 @@ TEST(CpuAttentionGrad, Errors) {
   const DType f = DType::F32;
   HostTensor q(f, {1, 4, 3, 8}), kv(f, {1, 2, 3, 8}), dq(f, {1, 4, 3, 8}), dk(f, {1, 2, 3, 8}),
       dv(f, {1, 2, 3, 8});
-  const auto code = runtime::StatusCode::InvalidArgument;
+  const auto code = base::StatusCode::InvalidArgument;
   HostTensor qi(DType::I64, {1, 4, 3, 8});
   EXPECT_ERROR(attentionVjp(qi, kv, kv, q, q, 1, false, dq, dk, dv), code,
                "attention_vjp: q has dtype i64");

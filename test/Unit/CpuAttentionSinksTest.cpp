@@ -42,7 +42,7 @@ TEST(CpuAttentionSinks, MatchesReference) {
     for (Case c : {Case{{2, 4, 5, 8}, 4}, Case{{1, 4, 7, 4}, 2}, Case{{2, 2, 1, 4}, 1},
                    Case{{1, 8, 40, 16}, 1}, Case{{2, 4, 130, 32}, 2}})
       for (bool causal : {false, true}) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " q " + runtime::formatShape(c.q) +
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " q " + base::formatShape(c.q) +
                      " Hkv " + std::to_string(c.kvHeads) + (causal ? " causal" : ""));
         const Shape kv{c.q[0], c.kvHeads, c.q[2], c.q[3]}, hs{c.q[1]};
         HostTensor q = randomTensor(t, c.q, rng), k = randomTensor(t, kv, rng),
@@ -80,7 +80,7 @@ TEST(CpuAttentionSinks, DsinksMatchesFiniteDifferences) {
              sinks = randomTensor(t, hs, rng);
   auto loss = [&](const HostTensor &s) {
     HostTensor out(t, qs);
-    const runtime::Status st = attention(q, k, v, 0.35, true, out, &s);
+    const base::Status st = attention(q, k, v, 0.35, true, out, &s);
     EXPECT_TRUE(st.ok()) << st.toString();
     double l = 0;
     for (int64_t e = 0; e < out.numElements(); ++e)
@@ -113,7 +113,7 @@ TEST(CpuAttentionSinks, MinusInfinityIsNoSink) {
     HostTensor a(t, qs), b(t, qs);
     ASSERT_OK(attention(q, k, v, 0.5, true, a));
     ASSERT_OK(attention(q, k, v, 0.5, true, b, &sinks));
-    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byteSize()), 0) << runtime::dtypeName(t);
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byteSize()), 0) << base::dtypeName(t);
   }
 }
 
@@ -121,7 +121,7 @@ TEST(CpuAttentionSinks, Errors) {
   const DType f = DType::F32;
   HostTensor q(f, {1, 4, 3, 8}), kv(f, {1, 2, 3, 8}), dq(f, {1, 4, 3, 8}), dk(f, {1, 2, 3, 8}),
       dv(f, {1, 2, 3, 8}), sinks(f, {4}), bad(f, {2}), sinks64(DType::F64, {4});
-  const auto code = runtime::StatusCode::InvalidArgument;
+  const auto code = base::StatusCode::InvalidArgument;
   EXPECT_ERROR(attention(q, kv, kv, 1, false, dq, &bad), code,
                "attention: sinks is f32[2], expected f32[4]");
   EXPECT_ERROR(attention(q, kv, kv, 1, false, dq, &sinks64), code, "attention: sinks");

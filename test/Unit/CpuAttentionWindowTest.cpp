@@ -34,7 +34,7 @@ struct Case {
 
 /// Runs the forward and the VJP of one case and checks them against the reference.
 void checkCase(DType t, const Case &c, bool withSinks, std::mt19937 &rng) {
-  SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " q " + runtime::formatShape(c.q) + " Hkv " +
+  SCOPED_TRACE(std::string(base::dtypeName(t)) + " q " + base::formatShape(c.q) + " Hkv " +
                std::to_string(c.kvHeads) + " window " + std::to_string(c.window) +
                (withSinks ? " sinks" : ""));
   const Shape kv{c.q[0], c.kvHeads, c.q[2], c.q[3]}, hs{c.q[1]};
@@ -84,7 +84,7 @@ TEST(CpuAttentionWindow, WideWindowIsCausal) {
     ASSERT_OK(attention(q, k, v, 0.5, true, a));
     for (int64_t w : {70, 71, 1000}) {
       ASSERT_OK(attention(q, k, v, 0.5, true, b, nullptr, w));
-      EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byteSize()), 0) << runtime::dtypeName(t) << w;
+      EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byteSize()), 0) << base::dtypeName(t) << w;
       HostTensor dq0(t, qs), dk0(t, kv), dv0(t, kv), dq1(t, qs), dk1(t, kv), dv1(t, kv);
       ASSERT_OK(attentionVjp(q, k, v, a, dout, 0.5, true, dq0, dk0, dv0));
       ASSERT_OK(attentionVjp(q, k, v, a, dout, 0.5, true, dq1, dk1, dv1, nullptr, nullptr, w));
@@ -117,7 +117,7 @@ TEST(CpuAttentionWindow, Errors) {
   const DType f = DType::F32;
   HostTensor q(f, {1, 4, 3, 8}), kv(f, {1, 2, 3, 8}), dq(f, {1, 4, 3, 8}), dk(f, {1, 2, 3, 8}),
       dv(f, {1, 2, 3, 8});
-  const auto code = runtime::StatusCode::InvalidArgument;
+  const auto code = base::StatusCode::InvalidArgument;
   EXPECT_ERROR(attention(q, kv, kv, 1, true, dq, nullptr, -1), code,
                "attention: window -1 is negative");
   EXPECT_ERROR(attention(q, kv, kv, 1, false, dq, nullptr, 2), code,

@@ -22,7 +22,7 @@
 namespace rp::kernels::cpu {
 namespace {
 
-using runtime::DType;
+using base::DType;
 using Bytes = std::vector<unsigned char>;
 
 template <typename T>
@@ -222,7 +222,7 @@ bool isNaNAt(DType t, const unsigned char *p) {
 }
 
 bool signBitAt(DType t, const unsigned char *p) {
-  return (p[runtime::dtypeSize(t) - 1] & 0x80) != 0; // little endian
+  return (p[base::dtypeSize(t) - 1] & 0x80) != 0; // little endian
 }
 
 std::string hexBytes(const unsigned char *p, size_t n) {
@@ -242,7 +242,7 @@ class CpuCastPairTest : public ::testing::TestWithParam<std::tuple<DType, DType>
 TEST_P(CpuCastPairTest, MatchesReference) {
   const auto [src, dst] = GetParam();
   const Bytes in = makeInput(src);
-  const size_t sIn = runtime::dtypeSize(src), sOut = runtime::dtypeSize(dst);
+  const size_t sIn = base::dtypeSize(src), sOut = base::dtypeSize(dst);
   const auto n = static_cast<int64_t>(in.size() / sIn);
   Bytes out(static_cast<size_t>(n) * sOut, 0xA5);
   ASSERT_TRUE(cast(in.data(), src, out.data(), dst, n).ok());
@@ -263,8 +263,8 @@ TEST_P(CpuCastPairTest, MatchesReference) {
 }
 
 std::string pairName(const ::testing::TestParamInfo<std::tuple<DType, DType>> &info) {
-  return std::string(runtime::dtypeName(std::get<0>(info.param))) + "_to_" +
-         runtime::dtypeName(std::get<1>(info.param));
+  return std::string(base::dtypeName(std::get<0>(info.param))) + "_to_" +
+         base::dtypeName(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPairs, CpuCastPairTest,
@@ -277,7 +277,7 @@ INSTANTIATE_TEST_SUITE_P(AllPairs, CpuCastPairTest,
 template <typename Out, typename In>
 std::vector<Out> castVec(const std::vector<In> &in, DType s, DType d) {
   std::vector<Out> out(in.size());
-  runtime::Status st = cast(in.data(), s, out.data(), d, static_cast<int64_t>(in.size()));
+  base::Status st = cast(in.data(), s, out.data(), d, static_cast<int64_t>(in.size()));
   EXPECT_TRUE(st.ok()) << st.toString();
   return out;
 }
@@ -332,8 +332,8 @@ TEST(CpuCastTest, LargeParallelMatchesScalar) {
   const auto bf = castVec<uint16_t>(in, DType::F32, DType::BF16);
   const auto hf = castVec<uint16_t>(in, DType::F32, DType::F16);
   for (size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(bf[i], runtime::floatToBf16(in[i])) << i;
-    ASSERT_EQ(hf[i], runtime::floatToHalf(in[i])) << i;
+    ASSERT_EQ(bf[i], base::floatToBf16(in[i])) << i;
+    ASSERT_EQ(hf[i], base::floatToHalf(in[i])) << i;
   }
 }
 
@@ -367,20 +367,20 @@ TEST(CpuCastTest, SameTypeCopies) {
 TEST(CpuCastTest, RejectsBadArguments) {
   float f = 0;
   uint16_t h = 0;
-  runtime::Status s = cast(&f, DType::F32, &h, DType::BF16, -1);
-  EXPECT_EQ(s.code(), runtime::StatusCode::InvalidArgument);
+  base::Status s = cast(&f, DType::F32, &h, DType::BF16, -1);
+  EXPECT_EQ(s.code(), base::StatusCode::InvalidArgument);
   EXPECT_NE(s.message().find("-1"), std::string::npos) << s.message();
 
   s = cast(nullptr, DType::F32, &h, DType::BF16, 1);
-  EXPECT_EQ(s.code(), runtime::StatusCode::InvalidArgument);
+  EXPECT_EQ(s.code(), base::StatusCode::InvalidArgument);
   EXPECT_NE(s.message().find("null source"), std::string::npos) << s.message();
 
   s = cast(&f, DType::F32, nullptr, DType::BF16, 1);
-  EXPECT_EQ(s.code(), runtime::StatusCode::InvalidArgument);
+  EXPECT_EQ(s.code(), base::StatusCode::InvalidArgument);
   EXPECT_NE(s.message().find("null destination"), std::string::npos) << s.message();
 
   s = cast(&f, static_cast<DType>(99), &h, DType::BF16, 1);
-  EXPECT_EQ(s.code(), runtime::StatusCode::InvalidArgument);
+  EXPECT_EQ(s.code(), base::StatusCode::InvalidArgument);
 
   EXPECT_TRUE(cast(nullptr, DType::F32, nullptr, DType::BF16, 0).ok()); // nothing to do
 }

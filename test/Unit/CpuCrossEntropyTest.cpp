@@ -56,8 +56,8 @@ TEST(CpuCrossEntropy, MatchesReference) {
     for (DType lt : {DType::I64, DType::I32})
       for (const Shape &shape : {Shape{16, 10}, Shape{2, 7, 3, 4}, Shape{64, 1000}})
         for (LossReduction r : {LossReduction::Mean, LossReduction::Sum}) {
-          SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " labels " + runtime::dtypeName(lt) +
-                       " " + runtime::formatShape(shape) +
+          SCOPED_TRACE(std::string(base::dtypeName(t)) + " labels " + base::dtypeName(lt) +
+                       " " + base::formatShape(shape) +
                        (r == LossReduction::Mean ? " mean" : " sum"));
           HostTensor logits = randomTensor(t, shape, rng, -8, 8);
           Shape labelShape{shape[0]};

@@ -21,7 +21,7 @@ namespace {
 /// Runs `kernel` into a fresh poisoned `out` with 1 and with 4 threads and
 /// expects identical bytes.
 void expectThreadIndependent(const char *what,
-                             const std::function<runtime::Status(HostTensor &)> &kernel,
+                             const std::function<base::Status(HostTensor &)> &kernel,
                              DType dtype, const Shape &shape) {
   SCOPED_TRACE(what);
   const int ompThreads = omp_get_max_threads();
@@ -38,9 +38,9 @@ void expectThreadIndependent(const char *what,
   ASSERT_EQ(serial.byteSize(), parallel.byteSize());
   int64_t differ = 0, first = -1;
   for (int64_t i = 0; i < serial.numElements(); ++i)
-    if (std::memcmp(static_cast<const char *>(serial.raw()) + i * runtime::dtypeSize(dtype),
-                    static_cast<const char *>(parallel.raw()) + i * runtime::dtypeSize(dtype),
-                    runtime::dtypeSize(dtype)) != 0 &&
+    if (std::memcmp(static_cast<const char *>(serial.raw()) + i * base::dtypeSize(dtype),
+                    static_cast<const char *>(parallel.raw()) + i * base::dtypeSize(dtype),
+                    base::dtypeSize(dtype)) != 0 &&
         differ++ == 0)
       first = i;
   EXPECT_EQ(differ, 0) << "first differing element " << first << ": " << get(serial, first)

@@ -57,7 +57,7 @@ TEST(CpuUnary, FloatKindsMatchReference) {
   for (const UnaryCase &c : floatUnaryCases()) {
     for (DType t : kFloatDTypes) {
       for (const Shape &shape : {Shape{3, 5}, Shape{70000}}) {
-        SCOPED_TRACE(std::string(unaryKindName(c.kind)) + " " + runtime::dtypeName(t));
+        SCOPED_TRACE(std::string(unaryKindName(c.kind)) + " " + base::dtypeName(t));
         HostTensor x = randomTensor(t, shape, rng, c.lo, c.hi);
         HostTensor out = poisoned(t, shape);
         ASSERT_OK(unary(c.kind, x, out));
@@ -214,8 +214,8 @@ TEST(CpuBinary, FloatArithmeticBroadcasts) {
        {BinaryKind::Add, BinaryKind::Sub, BinaryKind::Mul, BinaryKind::Div, BinaryKind::Pow}) {
     for (DType t : kFloatDTypes) {
       for (const BroadcastCase &c : kBroadcastCases) {
-        SCOPED_TRACE(std::string(binaryKindName(k)) + " " + runtime::dtypeName(t) + " " +
-                     runtime::formatShape(c.a) + " with " + runtime::formatShape(c.b));
+        SCOPED_TRACE(std::string(binaryKindName(k)) + " " + base::dtypeName(t) + " " +
+                     base::formatShape(c.a) + " with " + base::formatShape(c.b));
         const bool positive = k == BinaryKind::Pow || k == BinaryKind::Div;
         HostTensor a = randomTensor(t, c.a, rng, positive ? 0.2 : -2.0, 2.0);
         HostTensor b = randomTensor(t, c.b, rng, positive ? 0.5 : -2.0, 2.0);
@@ -322,7 +322,7 @@ TEST(CpuBinary, Comparisons) {
   };
   for (const auto &[k, f] : cmps) {
     for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I1}) {
-      SCOPED_TRACE(std::string(binaryKindName(k)) + " " + runtime::dtypeName(t));
+      SCOPED_TRACE(std::string(binaryKindName(k)) + " " + base::dtypeName(t));
       HostTensor a = randomTensor(t, {4, 3}, rng, -2, 2);
       HostTensor b = randomTensor(t, {3}, rng, -2, 2);
       set(b, 1, get(a, 1)); // at least one tie
@@ -384,7 +384,7 @@ TEST(CpuBinary, Errors) {
 TEST(CpuWhere, ThreeWayBroadcast) {
   std::mt19937 rng(5);
   for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I1}) {
-    SCOPED_TRACE(runtime::dtypeName(t));
+    SCOPED_TRACE(base::dtypeName(t));
     const Shape cs{4, 1}, ts{1, 3}, fs{}, os{4, 3};
     HostTensor cond = randomTensor(DType::I1, cs, rng);
     HostTensor onTrue = randomTensor(t, ts, rng, -5, 5);

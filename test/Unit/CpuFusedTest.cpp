@@ -79,7 +79,7 @@ TEST(CpuFused, SwigluMatchesReference) {
   std::mt19937 rng(7);
   for (DType t : kFloatDTypes)
     for (const Shape &shape : {Shape{5}, Shape{2, 3, 7}, Shape{4, 64, 172}}) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " " + runtime::formatShape(shape));
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " " + base::formatShape(shape));
       HostTensor a = randomTensor(t, shape, rng, -6, 6);
       HostTensor u = randomTensor(t, shape, rng);
       HostTensor out = poisoned(t, shape);
@@ -104,7 +104,7 @@ TEST(CpuFused, RopeMatchesReference) {
   const Shape x{2, 3, 5, 8};
   for (DType t : kFloatDTypes)
     for (const Shape &cs : {Shape{5, 8}, Shape{2, 1, 5, 8}, Shape{1, 1, 5, 8}, x}) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " cos " + runtime::formatShape(cs));
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " cos " + base::formatShape(cs));
       HostTensor in = randomTensor(t, x, rng);
       HostTensor c = randomTensor(t, cs, rng, -1, 1);
       HostTensor s = randomTensor(t, cs, rng, -1, 1);
@@ -180,7 +180,7 @@ TEST(CpuFused, AttentionMatchesReference) {
   for (DType t : kFloatDTypes)
     for (C c : {C{{2, 4, 5, 8}, 4}, C{{1, 4, 6, 4}, 2}, C{{2, 8, 3, 2}, 2}, C{{1, 8, 64, 16}, 1}})
       for (bool causal : {false, true}) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " q " + runtime::formatShape(c.q) +
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " q " + base::formatShape(c.q) +
                      " Hkv " + std::to_string(c.kvHeads) + (causal ? " causal" : ""));
         Shape kv{c.q[0], c.kvHeads, c.q[2], c.q[3]};
         HostTensor q = randomTensor(t, c.q, rng), k = randomTensor(t, kv, rng),
@@ -206,25 +206,25 @@ TEST(CpuFused, AttentionCausalFirstRow) {
 TEST(CpuFused, Errors) {
   HostTensor a(DType::F32, {2, 4}), u64(DType::F64, {2, 4}), u3(DType::F32, {2, 3});
   HostTensor out(DType::F32, {2, 4});
-  EXPECT_ERROR(swiglu(a, u64, out), runtime::StatusCode::InvalidArgument, "swiglu: up");
-  EXPECT_ERROR(swiglu(a, u3, out), runtime::StatusCode::InvalidArgument, "swiglu: up");
+  EXPECT_ERROR(swiglu(a, u64, out), base::StatusCode::InvalidArgument, "swiglu: up");
+  EXPECT_ERROR(swiglu(a, u3, out), base::StatusCode::InvalidArgument, "swiglu: up");
   HostTensor i(DType::I64, {2, 4});
-  EXPECT_ERROR(swiglu(i, i, i), runtime::StatusCode::InvalidArgument, "swiglu: gate");
+  EXPECT_ERROR(swiglu(i, i, i), base::StatusCode::InvalidArgument, "swiglu: gate");
 
   HostTensor odd(DType::F32, {2, 3}), oddOut(DType::F32, {2, 3});
-  EXPECT_ERROR(rope(odd, u3, u3, oddOut), runtime::StatusCode::InvalidArgument, "even");
+  EXPECT_ERROR(rope(odd, u3, u3, oddOut), base::StatusCode::InvalidArgument, "even");
   HostTensor c2(DType::F32, {2}), c3(DType::F32, {3, 4}), c4(DType::F32, {4});
-  EXPECT_ERROR(rope(a, c2, c2, out), runtime::StatusCode::InvalidArgument, "last dimension");
-  EXPECT_ERROR(rope(a, c3, c3, out), runtime::StatusCode::InvalidArgument, "rope");
-  EXPECT_ERROR(rope(a, c4, c2, out), runtime::StatusCode::InvalidArgument, "rope: sin");
+  EXPECT_ERROR(rope(a, c2, c2, out), base::StatusCode::InvalidArgument, "last dimension");
+  EXPECT_ERROR(rope(a, c3, c3, out), base::StatusCode::InvalidArgument, "rope");
+  EXPECT_ERROR(rope(a, c4, c2, out), base::StatusCode::InvalidArgument, "rope: sin");
 
   HostTensor q(DType::F32, {1, 4, 3, 2}), kv3(DType::F32, {1, 3, 3, 2}), kv2(DType::F32, {1, 2, 3, 2});
   HostTensor qOut(DType::F32, {1, 4, 3, 2});
-  EXPECT_ERROR(attention(q, kv3, kv3, 1.0, false, qOut), runtime::StatusCode::InvalidArgument,
+  EXPECT_ERROR(attention(q, kv3, kv3, 1.0, false, qOut), base::StatusCode::InvalidArgument,
                "Hkv dividing 4");
-  EXPECT_ERROR(attention(q, kv2, kv3, 1.0, false, qOut), runtime::StatusCode::InvalidArgument,
+  EXPECT_ERROR(attention(q, kv2, kv3, 1.0, false, qOut), base::StatusCode::InvalidArgument,
                "attention: v");
-  EXPECT_ERROR(attention(a, a, a, 1.0, false, out), runtime::StatusCode::InvalidArgument,
+  EXPECT_ERROR(attention(a, a, a, 1.0, false, out), base::StatusCode::InvalidArgument,
                "expected [B, Hq, S, D]");
 }
 

@@ -21,8 +21,8 @@ TEST(CpuGather, MatchesReference) {
     for (DType it : {DType::I64, DType::I32})
       for (int64_t axis = 0; axis < 3; ++axis)
         for (const Shape &is : {Shape{}, Shape{7}, Shape{2, 3}}) {
-          SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " indices " + runtime::dtypeName(it) +
-                       runtime::formatShape(is) + " axis " + std::to_string(axis));
+          SCOPED_TRACE(std::string(base::dtypeName(t)) + " indices " + base::dtypeName(it) +
+                       base::formatShape(is) + " axis " + std::to_string(axis));
           const int64_t s = shape[axis];
           HostTensor x = randomTensor(t, shape, rng, -9, 9);
           HostTensor idx = randomTensor(it, is, rng, static_cast<double>(-s), s - 1.0);
@@ -88,7 +88,7 @@ TEST(CpuGatherElements, MatchesReference) {
   for (DType t : kDTypes)
     for (DType it : {DType::I64, DType::I32})
       for (int64_t axis = 0; axis < 3; ++axis) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " axis " + std::to_string(axis));
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " axis " + std::to_string(axis));
         const int64_t s = shape[axis];
         Shape is{3, 4, 2};
         is[axis] = 6; // the axis dimension may exceed data's

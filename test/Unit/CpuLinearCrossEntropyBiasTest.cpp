@@ -88,7 +88,7 @@ Outputs runVjp(const HostTensor &h, const HostTensor &w, const HostTensor &b, co
   Outputs o{poisoned(h.dtype(), {}), poisoned(h.dtype(), h.shape()),
             poisoned(h.dtype(), w.shape()), poisoned(h.dtype(), b.shape())};
   HostTensor s = tensor(h.dtype(), {}, {seed});
-  const runtime::Status st =
+  const base::Status st =
       linearCrossEntropyVjp(h, w, y, s, kIgnore, r, chunk, o.loss, o.dh, o.dw, &b, &o.db);
   EXPECT_TRUE(st.ok()) << st.toString();
   return o;
@@ -106,7 +106,7 @@ TEST(CpuLinearCrossEntropyBias, MatchesReference) {
   for (DType t : kFloatDTypes)
     for (Case c : {Case{16, 8, 10, 0}, Case{37, 20, 300, 5}, Case{64, 33, 129, 64}})
       for (LossReduction r : {LossReduction::Mean, LossReduction::Sum}) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " N=" + std::to_string(c.n) +
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " N=" + std::to_string(c.n) +
                      " V=" + std::to_string(c.vocab) + (r == LossReduction::Mean ? " mean" : " sum"));
         HostTensor h = randomTensor(t, {c.n, c.width}, rng, -1, 1);
         HostTensor w = randomTensor(t, {c.vocab, c.width}, rng, -1, 1);
@@ -182,21 +182,21 @@ TEST(CpuLinearCrossEntropyBias, Errors) {
   HostTensor shortBias(f, {4}), f64Bias(DType::F64, {5}), bias(f, {5}), db(f, {5}),
       badDb(f, {6});
   EXPECT_ERROR(linearCrossEntropy(h, w, y, kIgnore, LossReduction::Mean, 0, loss, &shortBias),
-               runtime::StatusCode::InvalidArgument,
+               base::StatusCode::InvalidArgument,
                "linear_cross_entropy: bias is f32[4], expected f32[5]");
   EXPECT_ERROR(linearCrossEntropy(h, w, y, kIgnore, LossReduction::Mean, 0, loss, &f64Bias),
-               runtime::StatusCode::InvalidArgument,
+               base::StatusCode::InvalidArgument,
                "linear_cross_entropy: bias is f64[5], expected f32[5]");
   EXPECT_ERROR(linearCrossEntropyVjp(h, w, y, seed, kIgnore, LossReduction::Mean, 0, loss, dh,
                                      dw, &bias, nullptr),
-               runtime::StatusCode::InvalidArgument, "bias and dbias come together");
+               base::StatusCode::InvalidArgument, "bias and dbias come together");
   EXPECT_ERROR(linearCrossEntropyVjp(h, w, y, seed, kIgnore, LossReduction::Mean, 0, loss, dh,
                                      dw, &bias, &badDb),
-               runtime::StatusCode::InvalidArgument,
+               base::StatusCode::InvalidArgument,
                "linear_cross_entropy_vjp: dbias is f32[6], expected f32[5]");
   EXPECT_ERROR(linearCrossEntropyVjp(h, w, y, seed, kIgnore, LossReduction::Mean, 0, loss, dh,
                                      dw, &shortBias, &db),
-               runtime::StatusCode::InvalidArgument,
+               base::StatusCode::InvalidArgument,
                "linear_cross_entropy_vjp: bias is f32[4], expected f32[5]");
 }
 

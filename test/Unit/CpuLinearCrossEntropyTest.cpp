@@ -84,7 +84,7 @@ Outputs runVjp(const HostTensor &h, const HostTensor &w, const HostTensor &y, do
   Outputs o{poisoned(h.dtype(), {}), poisoned(h.dtype(), h.shape()),
             poisoned(h.dtype(), w.shape())};
   HostTensor s = tensor(h.dtype(), {}, {seed});
-  const runtime::Status st =
+  const base::Status st =
       linearCrossEntropyVjp(h, w, y, s, kIgnore, r, chunk, o.loss, o.dh, o.dw);
   EXPECT_TRUE(st.ok()) << st.toString();
   return o;
@@ -103,7 +103,7 @@ TEST(CpuLinearCrossEntropy, MatchesReference) {
     for (DType lt : {DType::I64, DType::I32})
       for (Case c : {Case{16, 8, 10, 0}, Case{37, 20, 300, 5}, Case{64, 33, 129, 64}})
         for (LossReduction r : {LossReduction::Mean, LossReduction::Sum}) {
-          SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " N=" + std::to_string(c.n) +
+          SCOPED_TRACE(std::string(base::dtypeName(t)) + " N=" + std::to_string(c.n) +
                        " H=" + std::to_string(c.width) + " V=" + std::to_string(c.vocab) +
                        (r == LossReduction::Mean ? " mean" : " sum"));
           HostTensor h = randomTensor(t, {c.n, c.width}, rng, -1, 1);
@@ -188,27 +188,27 @@ TEST(CpuLinearCrossEntropy, Errors) {
   HostTensor h(DType::F32, {4, 3}), w(DType::F32, {5, 3}), loss(DType::F32, {});
   HostTensor y = tensor(DType::I64, {4}, {0, 1, 5, 2});
   EXPECT_ERROR(linearCrossEntropy(h, w, y, kIgnore, LossReduction::Mean, 0, loss),
-               runtime::StatusCode::OutOfRange, "label 5 at position 2 is outside [0, 5)");
+               base::StatusCode::OutOfRange, "label 5 at position 2 is outside [0, 5)");
   HostTensor ok = tensor(DType::I64, {4}, {0, 1, 4, 2});
   EXPECT_ERROR(linearCrossEntropy(h, HostTensor(DType::F32, {5, 2}), ok, kIgnore,
                                   LossReduction::Mean, 0, loss),
-               runtime::StatusCode::InvalidArgument, "expected hidden [N, H] and weight [V, H]");
+               base::StatusCode::InvalidArgument, "expected hidden [N, H] and weight [V, H]");
   EXPECT_ERROR(linearCrossEntropy(h, w, tensor(DType::I64, {3}, {0, 1, 2}), kIgnore,
                                   LossReduction::Mean, 0, loss),
-               runtime::StatusCode::InvalidArgument, "labels");
+               base::StatusCode::InvalidArgument, "labels");
   EXPECT_ERROR(linearCrossEntropy(h, w, ok, kIgnore, LossReduction::Mean, -1, loss),
-               runtime::StatusCode::InvalidArgument, "chunk_rows must be >= 0");
+               base::StatusCode::InvalidArgument, "chunk_rows must be >= 0");
   EXPECT_ERROR(linearCrossEntropy(h, HostTensor(DType::F64, {5, 3}), ok, kIgnore,
                                   LossReduction::Mean, 0, loss),
-               runtime::StatusCode::InvalidArgument, "weight");
+               base::StatusCode::InvalidArgument, "weight");
   HostTensor dh(DType::F32, {4, 3}), dw(DType::F32, {5, 3}), badSeed(DType::F32, {1});
   EXPECT_ERROR(linearCrossEntropyVjp(h, w, ok, badSeed, kIgnore, LossReduction::Mean, 0, loss, dh,
                                      dw),
-               runtime::StatusCode::InvalidArgument, "seed");
+               base::StatusCode::InvalidArgument, "seed");
   HostTensor seed(DType::F32, {}), badDw(DType::F32, {3, 5});
   EXPECT_ERROR(linearCrossEntropyVjp(h, w, ok, seed, kIgnore, LossReduction::Mean, 0, loss, dh,
                                      badDw),
-               runtime::StatusCode::InvalidArgument, "dweight");
+               base::StatusCode::InvalidArgument, "dweight");
 }
 
 TEST(CpuLinearCrossEntropy, DefaultChunkRows) {

@@ -55,8 +55,8 @@ void refMatMul(const HostTensor &a, const HostTensor &b, const Shape &outShape,
 }
 
 void expectMatMul(DType t, const Shape &sa, const Shape &sb, const Shape &so, std::mt19937 &rng) {
-  SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " " + runtime::formatShape(sa) + " @ " +
-               runtime::formatShape(sb));
+  SCOPED_TRACE(std::string(base::dtypeName(t)) + " " + base::formatShape(sa) + " @ " +
+               base::formatShape(sb));
   HostTensor a = randomTensor(t, sa, rng, -3, 3);
   HostTensor b = randomTensor(t, sb, rng, -3, 3);
   HostTensor out = poisoned(t, so);
@@ -64,7 +64,7 @@ void expectMatMul(DType t, const Shape &sa, const Shape &sb, const Shape &so, st
   std::vector<double> want, mag;
   refMatMul(a, b, so, want, mag);
   ASSERT_EQ(out.numElements(), static_cast<int64_t>(want.size()));
-  const Tolerance tol = runtime::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0};
+  const Tolerance tol = base::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0};
   int failures = 0;
   for (int64_t i = 0; i < out.numElements() && failures < 10; ++i) {
     const double g = get(out, i);
@@ -117,8 +117,8 @@ HostTensor swapLastTwo(const HostTensor &x) {
 /// op(a) @ op(b) with the flags, the operands stored transposed where flagged, against the
 /// float64 product of the logical operands (same tolerance as MatchesReference).
 void expectTransposedMatMul(DType t, const Case &c, bool ta, bool tb, std::mt19937 &rng) {
-  SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " " + runtime::formatShape(c.a) + " @ " +
-               runtime::formatShape(c.b) + (ta ? " transpose_a" : "") +
+  SCOPED_TRACE(std::string(base::dtypeName(t)) + " " + base::formatShape(c.a) + " @ " +
+               base::formatShape(c.b) + (ta ? " transpose_a" : "") +
                (tb ? " transpose_b" : ""));
   HostTensor a = randomTensor(t, c.a, rng, -3, 3);
   HostTensor b = randomTensor(t, c.b, rng, -3, 3);
@@ -128,7 +128,7 @@ void expectTransposedMatMul(DType t, const Case &c, bool ta, bool tb, std::mt199
   ASSERT_OK(matmul(storedA, storedB, ta, tb, out));
   std::vector<double> want, mag;
   refMatMul(a, b, c.out, want, mag);
-  const Tolerance tol = runtime::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0};
+  const Tolerance tol = base::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0};
   int failures = 0;
   for (int64_t i = 0; i < out.numElements() && failures < 10; ++i) {
     const double g = get(out, i);

@@ -39,8 +39,8 @@ TEST(CpuNorm, MatchesReference) {
   for (DType t : kFloatDTypes)
     for (int64_t axis : {1, 2, 0})
       for (const Shape &shape : {Shape{2, 3, 16}, Shape{4, 8, 300}}) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " axis " + std::to_string(axis) + " " +
-                     runtime::formatShape(shape));
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " axis " + std::to_string(axis) + " " +
+                     base::formatShape(shape));
         HostTensor x = randomTensor(t, shape, rng, -1, 3);
         const Shape ps(shape.begin() + axis, shape.end());
         HostTensor g = randomTensor(t, ps, rng, 0.5, 1.5);

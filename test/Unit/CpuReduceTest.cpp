@@ -77,12 +77,12 @@ TEST(CpuReduce, AllAxisSubsetsMatchReference) {
       HostTensor x = randomTensor(t, shape, rng, -50, 50);
       for (const Shape &axes : axisSubsets(4))
         for (bool keepdims : {false, true}) {
-          SCOPED_TRACE(std::string(name(k)) + " " + runtime::dtypeName(t) + " axes " +
-                       runtime::formatShape(axes) + (keepdims ? " keepdims" : ""));
+          SCOPED_TRACE(std::string(name(k)) + " " + base::dtypeName(t) + " axes " +
+                       base::formatShape(axes) + (keepdims ? " keepdims" : ""));
           HostTensor out = poisoned(t, reducedShape(shape, axes, keepdims));
           ASSERT_OK(reduce(k, x, axes, keepdims, out));
           expectClose(out, refReduce(k, x, axes),
-                      runtime::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0});
+                      base::isFloat(t) ? toleranceFor(t) : Tolerance{0, 0});
         }
     }
 }

@@ -65,8 +65,8 @@ void forEachScatterAddCase(const std::function<void(DType, DType, int64_t, const
     for (DType it : kIndexDTypes)
       for (int64_t axis = 0; axis < 3; ++axis)
         for (const Shape &is : {Shape{}, Shape{7}, Shape{2, 3}}) {
-          SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " indices " + runtime::dtypeName(it) +
-                       runtime::formatShape(is) + " axis " + std::to_string(axis));
+          SCOPED_TRACE(std::string(base::dtypeName(t)) + " indices " + base::dtypeName(it) +
+                       base::formatShape(is) + " axis " + std::to_string(axis));
           fn(t, it, axis, is);
         }
 }
@@ -201,7 +201,7 @@ void forEachElementsCase(const std::function<void(DType, DType, int64_t, const S
   for (DType t : kFloatDTypes)
     for (DType it : kIndexDTypes)
       for (int64_t axis = 0; axis < 3; ++axis) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " indices " + runtime::dtypeName(it) +
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " indices " + base::dtypeName(it) +
                      " axis " + std::to_string(axis));
         Shape is{3, 4, 2};
         is[axis] = 6;
@@ -339,8 +339,8 @@ Shape sliceShape(const std::vector<Shape> &kept) {
 }
 
 std::string describe(const SliceCase &c) {
-  return "axes " + runtime::formatShape(c.axes) + " starts " + runtime::formatShape(c.starts) +
-         " ends " + runtime::formatShape(c.ends) + " steps " + runtime::formatShape(c.steps);
+  return "axes " + base::formatShape(c.axes) + " starts " + base::formatShape(c.starts) +
+         " ends " + base::formatShape(c.ends) + " steps " + base::formatShape(c.steps);
 }
 
 // Every dtype, exactly: the sliced positions hold update, the rest 0.
@@ -348,7 +348,7 @@ TEST(CpuSliceScatter, MatchesReference) {
   std::mt19937 rng(85);
   for (DType t : kDTypes)
     for (const SliceCase &c : kSliceCases) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " " + describe(c));
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " " + describe(c));
       const std::vector<Shape> kept = keptIndices(c);
       const Shape us = sliceShape(kept);
       HostTensor u = randomTensor(t, us, rng, -9, 9);
@@ -373,7 +373,7 @@ TEST(CpuSliceScatter, AdjointOfSlice) {
       const Shape us = sliceShape(keptIndices(c));
       if (numElements(us) == 0)
         continue;
-      SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " " + describe(c));
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " " + describe(c));
       HostTensor x = randomTensor(t, kSliceShape, rng);
       HostTensor u = randomTensor(t, us, rng);
       HostTensor sx = poisoned(t, us), su = poisoned(t, kSliceShape);
@@ -441,15 +441,15 @@ TEST(CpuSliceScatter, Errors) {
 /// Runs `kernel` into a fresh poisoned `out` with 1 and with 4 OpenMP threads
 /// and expects identical bytes.
 void expectThreadIndependent(const char *what,
-                             const std::function<runtime::Status(HostTensor &)> &kernel,
+                             const std::function<base::Status(HostTensor &)> &kernel,
                              DType dtype, const Shape &shape) {
   SCOPED_TRACE(what);
   const int threads = omp_get_max_threads();
   HostTensor serial = poisoned(dtype, shape), parallel = poisoned(dtype, shape);
   omp_set_num_threads(1);
-  const runtime::Status s1 = kernel(serial);
+  const base::Status s1 = kernel(serial);
   omp_set_num_threads(4);
-  const runtime::Status s4 = kernel(parallel);
+  const base::Status s4 = kernel(parallel);
   omp_set_num_threads(threads);
   ASSERT_TRUE(s1.ok()) << s1.toString();
   ASSERT_TRUE(s4.ok()) << s4.toString();
@@ -461,7 +461,7 @@ void expectThreadIndependent(const char *what,
 TEST(CpuScatter, ThreadCountDoesNotChangeResults) {
   std::mt19937 rng(87);
   for (DType t : kFloatDTypes) {
-    SCOPED_TRACE(runtime::dtypeName(t));
+    SCOPED_TRACE(base::dtypeName(t));
     // Embedding gradient: 8x256 ids into 100 rows of 64.
     HostTensor ids = randomTensor(DType::I64, {8, 256}, rng, -100, 99);
     HostTensor dh = randomTensor(t, {8, 256, 64}, rng);

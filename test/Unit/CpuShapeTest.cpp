@@ -20,7 +20,7 @@ TEST(CpuTranspose, MatchesReference) {
   for (DType t : kDTypes)
     for (const Shape &shape : {Shape{2, 3, 4, 5}, Shape{8, 64, 4, 32}})
       for (const Shape &perm : perms) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " perm " + runtime::formatShape(perm));
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + " perm " + base::formatShape(perm));
         HostTensor x = randomTensor(t, shape, rng, -100, 100);
         Shape outShape;
         for (int64_t p : perm)
@@ -146,9 +146,9 @@ TEST(CpuSlice, MatchesReference) {
   };
   for (DType t : kDTypes)
     for (const Case &c : cases) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " axes " + runtime::formatShape(c.axes) +
-                   " starts " + runtime::formatShape(c.starts) + " steps " +
-                   runtime::formatShape(c.steps));
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " axes " + base::formatShape(c.axes) +
+                   " starts " + base::formatShape(c.starts) + " steps " +
+                   base::formatShape(c.steps));
       HostTensor x = randomTensor(t, shape, rng, -9, 9);
       // Reference: per dimension, the list of kept indices.
       std::vector<Shape> kept(shape.size());

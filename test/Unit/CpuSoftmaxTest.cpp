@@ -36,7 +36,7 @@ TEST(CpuSoftmax, MatchesReference) {
     for (bool log : {false, true}) {
       HostTensor x = randomTensor(t, {3, 4, 5}, rng, -6, 6);
       for (int64_t axis = 0; axis < 3; ++axis) {
-        SCOPED_TRACE(std::string(runtime::dtypeName(t)) + (log ? " log" : "") + " axis " +
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + (log ? " log" : "") + " axis " +
                      std::to_string(axis));
         HostTensor out = poisoned(t, x.shape());
         ASSERT_OK(softmax(x, axis, log, out));

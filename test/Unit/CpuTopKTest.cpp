@@ -70,7 +70,7 @@ TEST(CpuTopK, MatchesReference) {
       for (bool largest : {true, false}) {
         const int64_t n = shape[axis];
         for (int64_t k : {int64_t{1}, (n + 1) / 2, n}) {
-          SCOPED_TRACE(std::string(runtime::dtypeName(t)) + " axis " + std::to_string(axis) +
+          SCOPED_TRACE(std::string(base::dtypeName(t)) + " axis " + std::to_string(axis) +
                        " k " + std::to_string(k) + (largest ? " largest" : " smallest"));
           // Integers in [-3, 3]: most rows have ties.
           HostTensor x(t, shape);

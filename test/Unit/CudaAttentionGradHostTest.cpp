@@ -17,7 +17,7 @@
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/FlashAttentionBackward.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
 #include "test/Unit/KernelTestUtil.h"
@@ -32,8 +32,8 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::Status;
-using runtime::StatusCode;
+using base::Status;
+using base::StatusCode;
 
 struct Grads {
   HostTensor dq, dk, dv;
@@ -42,7 +42,7 @@ struct Grads {
 /// replay::attentionVjp with key/query tiles of `tile` and sliding `window` (0: none).
 Grads hostAttentionVjp(const AttentionVjpInputs &in, bool causal, int64_t tile,
                        int64_t window = 0) {
-  runtime::StatusOr<AttentionVjpPlan> plan =
+  base::StatusOr<AttentionVjpPlan> plan =
       planAttentionVjp(in.q.dtype(), in.q.shape(), in.k.shape(), in.v.shape(), in.out.shape(),
                        in.dout.shape(), in.scale, causal, in.q.shape(), in.k.shape(),
                        in.k.shape(), window);
@@ -137,7 +137,7 @@ TEST(CudaAttentionGradHost, TileOnlyRounds) {
 }
 
 TEST(CudaAttentionGradHost, PlanGeometry) {
-  runtime::StatusOr<AttentionVjpPlan> p = planAttentionVjp(
+  base::StatusOr<AttentionVjpPlan> p = planAttentionVjp(
       DType::BF16, {2, 6, 5, 16}, {2, 3, 5, 16}, {2, 3, 5, 16}, {2, 6, 5, 16}, {2, 6, 5, 16}, 0.5,
       true, {2, 6, 5, 16}, {2, 3, 5, 16}, {2, 3, 5, 16});
   ASSERT_TRUE(p.ok()) << p.status().toString();
@@ -149,21 +149,21 @@ TEST(CudaAttentionGradHost, PlanGeometry) {
   EXPECT_TRUE(p->tensorCores); // bf16, D = 16: the tensor-core backward's
   EXPECT_EQ(p->forward.rows, 60);
   EXPECT_GE(p->scratchBytes, flashAttentionBackwardScratchBytes(p->forward));
-  runtime::StatusOr<AttentionVjpPlan> d =
+  base::StatusOr<AttentionVjpPlan> d =
       planAttentionVjp(DType::F32, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4},
                        {1, 1, 2, 4}, 1, false, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4});
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->scratchBytes, 2 * 2 * sizeof(double)); // f32 computes in double
   EXPECT_FALSE(d->tensorCores);
   const Shape h{1, 2, 3, 8}; // f16 with D = 8: below the tensor cores' 16
-  runtime::StatusOr<AttentionVjpPlan> small =
+  base::StatusOr<AttentionVjpPlan> small =
       planAttentionVjp(DType::F16, h, h, h, h, h, 1, false, h, h, h);
   ASSERT_TRUE(small.ok());
   EXPECT_FALSE(small->tensorCores);
 }
 
 /// The plan fails with the CPU kernel's InvalidArgument message.
-template <typename T> void expectSameError(const Status &cpu, const runtime::StatusOr<T> &gpu) {
+template <typename T> void expectSameError(const Status &cpu, const base::StatusOr<T> &gpu) {
   EXPECT_EQ(cpu.code(), StatusCode::InvalidArgument) << cpu.toString();
   ASSERT_FALSE(gpu.ok()) << "the GPU plan accepted what the CPU rejects: " << cpu.toString();
   EXPECT_EQ(gpu.status().code(), StatusCode::InvalidArgument);
@@ -204,12 +204,12 @@ TEST(CudaAttentionGradHost, PlanErrors) {
     expectSameError(cpu, planAttentionVjp(f, q, k, s[0], s[1], s[2], 1, false, s[3], s[4], s[5]));
   }
   const Shape wide{1, 1, 2, 2048};
-  runtime::StatusOr<AttentionVjpPlan> p =
+  base::StatusOr<AttentionVjpPlan> p =
       planAttentionVjp(f, wide, wide, wide, wide, wide, 1, false, wide, wide, wide);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "attention_vjp: head dimension 2048 exceeds the GPU kernel's limit of 1024");
-  runtime::StatusOr<AttentionVjpPlan> i = planAttentionVjp(
+  base::StatusOr<AttentionVjpPlan> i = planAttentionVjp(
       DType::I64, q, k, k, q, q, 1, false, q, k, k);
   ASSERT_FALSE(i.ok());
   EXPECT_EQ(i.status().code(), StatusCode::InvalidArgument);

@@ -17,7 +17,7 @@
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/FlashAttentionBackward.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
 #include "test/Unit/KernelTestUtil.h"
@@ -54,7 +54,7 @@ TEST_F(CudaAttentionGrad, MatchesCpu) {
       const AttentionVjpInputs in =
           randomAttentionVjpInputs(dtype, c.q, c.k, c.causal, rng, c.window);
       ASSERT_OK(in.cpuStatus);
-      runtime::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
+      base::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
           dtype, c.q, c.k, c.k, c.q, c.q, in.scale, c.causal, c.q, c.k, c.k, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       plan->tensorCores = false; // the row kernels (the tensor-core one: the test below)
@@ -92,7 +92,7 @@ TEST_F(CudaAttentionGrad, TensorCorePathIsTheFlashKernel) {
     SCOPED_TRACE(label(dtype, q));
     const AttentionVjpInputs in = randomAttentionVjpInputs(dtype, q, k, true, rng);
     ASSERT_OK(in.cpuStatus);
-    runtime::StatusOr<AttentionVjpPlan> plan =
+    base::StatusOr<AttentionVjpPlan> plan =
         planAttentionVjp(dtype, q, k, k, q, q, in.scale, true, q, k, k);
     ASSERT_TRUE(plan.ok()) << plan.status().toString();
     ASSERT_TRUE(plan->tensorCores);
@@ -122,7 +122,7 @@ TEST_F(CudaAttentionGrad, TensorCorePathIsTheFlashKernel) {
 // launches nothing for empty outputs.
 TEST(CudaAttentionGradArgs, RejectsBadPointersWithoutADevice) {
   const Shape s{1, 1, 2, 4};
-  runtime::StatusOr<AttentionVjpPlan> plan =
+  base::StatusOr<AttentionVjpPlan> plan =
       planAttentionVjp(DType::F32, s, s, s, s, s, 1, false, s, s, s);
   ASSERT_TRUE(plan.ok());
   alignas(8) float f[8] = {};

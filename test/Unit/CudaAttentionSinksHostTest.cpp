@@ -23,7 +23,7 @@
 #include "kernels/cpu/Fused.h"
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/Fused.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "test/Unit/CudaAttentionSinksTestUtil.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
@@ -40,12 +40,12 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::Status;
-using runtime::StatusCode;
+using base::Status;
+using base::StatusCode;
 
 /// replay::attention with `sinks` (null: the sink-free kernel) and key tiles of `tile`.
 HostTensor hostForward(const SinkInputs &in, bool causal, int64_t tile, const HostTensor *sinks) {
-  runtime::StatusOr<AttentionPlan> plan = planAttention(
+  base::StatusOr<AttentionPlan> plan = planAttention(
       in.q.dtype(), in.q.shape(), in.k.shape(), in.v.shape(), in.scale, causal, in.q.shape());
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   if (sinks)
@@ -65,7 +65,7 @@ struct Grads {
 /// replay::attentionVjp with `sinks` (null: the sink-free kernel) and tiles of `tile`.
 Grads hostVjp(const SinkInputs &in, bool causal, int64_t tile, const HostTensor *sinks) {
   const Shape &qs = in.q.shape(), &ks = in.k.shape();
-  runtime::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
+  base::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
       in.q.dtype(), qs, ks, ks, qs, qs, in.scale, causal, qs, ks, ks);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   if (sinks)
@@ -126,7 +126,7 @@ TEST(CudaAttentionSinksHost, MatchesCpu) {
 TEST(CudaAttentionSinksHost, MinusInfinityIsNoSink) {
   std::mt19937 rng(59);
   for (DType dtype : kGpuFloatTypes) {
-    SCOPED_TRACE(runtime::dtypeName(dtype));
+    SCOPED_TRACE(base::dtypeName(dtype));
     SinkInputs in = randomSinkInputs(dtype, {2, 4, 9, 8}, {2, 2, 9, 8}, true, -3, 3, rng);
     ASSERT_OK(in.cpuStatus);
     HostTensor none = in.sinks.clone();
@@ -159,7 +159,7 @@ TEST(CudaAttentionSinksHost, SinkChangesTheRows) {
 // launcher zeroes it the same way).
 TEST(CudaAttentionSinksHost, EmptyBatchGivesZeroDsinks) {
   const Shape q{0, 3, 4, 8};
-  runtime::StatusOr<AttentionVjpPlan> plan =
+  base::StatusOr<AttentionVjpPlan> plan =
       planAttentionVjp(DType::F32, q, q, q, q, q, 0.5, true, q, q, q);
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
   ASSERT_OK(planAttentionSinks("attention_vjp", plan->forward, DType::F32, {3}));
@@ -192,14 +192,14 @@ TEST(CudaAttentionSinksHost, PlanErrors) {
     HostTensor out = t(f, q), sinks = t(b.dtype, b.shape);
     const Status cpu = cpu::attention(t(f, q), t(f, k), t(f, k), 1, false, out, &sinks);
     EXPECT_EQ(cpu.message(), b.message);
-    runtime::StatusOr<AttentionPlan> plan = planAttention(f, q, k, k, 1, false, q);
+    base::StatusOr<AttentionPlan> plan = planAttention(f, q, k, k, 1, false, q);
     ASSERT_TRUE(plan.ok());
     const Status gpu = planAttentionSinks("attention", *plan, b.dtype, b.shape);
     EXPECT_EQ(gpu.code(), StatusCode::InvalidArgument);
     EXPECT_EQ(gpu.message(), cpu.message());
     EXPECT_FALSE(plan->sinks);
   }
-  runtime::StatusOr<AttentionVjpPlan> vjp =
+  base::StatusOr<AttentionVjpPlan> vjp =
       planAttentionVjp(f, q, k, k, q, q, 1, false, q, k, k);
   ASSERT_TRUE(vjp.ok());
   const Status s = planAttentionSinks("attention_vjp", vjp->forward, f, {2});
@@ -211,7 +211,7 @@ TEST(CudaAttentionSinksHost, PlanErrors) {
 // The launchers refuse, before touching a device, sinks that do not match the plan.
 TEST(CudaAttentionSinksHost, LaunchersCheckTheSinksPointer) {
   const Shape q{1, 2, 4, 8};
-  runtime::StatusOr<AttentionPlan> plain = planAttention(DType::F32, q, q, q, 1, false, q);
+  base::StatusOr<AttentionPlan> plain = planAttention(DType::F32, q, q, q, 1, false, q);
   ASSERT_TRUE(plain.ok());
   AttentionPlan withSinks = *plain;
   ASSERT_OK(planAttentionSinks("attention", withSinks, DType::F32, {2}));
@@ -219,7 +219,7 @@ TEST(CudaAttentionSinksHost, LaunchersCheckTheSinksPointer) {
   void *p = buf;
   EXPECT_EQ(launchAttention(withSinks, p, p, p, p, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(launchAttention(*plain, p, p, p, p, nullptr, p), cudaErrorInvalidValue);
-  runtime::StatusOr<AttentionVjpPlan> vjp =
+  base::StatusOr<AttentionVjpPlan> vjp =
       planAttentionVjp(DType::F32, q, q, q, q, q, 1, false, q, q, q);
   ASSERT_TRUE(vjp.ok());
   AttentionVjpPlan vjpSinks = *vjp;

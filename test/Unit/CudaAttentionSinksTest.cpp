@@ -17,7 +17,7 @@
 
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/Fused.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "test/Unit/CudaAttentionSinksTestUtil.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
@@ -45,8 +45,8 @@ DeviceResults runOnDevice(const SinkInputs &in, bool causal, bool tensorCores,
                           cudaStream_t stream) {
   const DType dtype = in.q.dtype();
   const Shape &qs = in.q.shape(), &ks = in.k.shape(), hs{qs[1]};
-  runtime::StatusOr<AttentionPlan> fwd = planAttention(dtype, qs, ks, ks, in.scale, causal, qs);
-  runtime::StatusOr<AttentionVjpPlan> vjp =
+  base::StatusOr<AttentionPlan> fwd = planAttention(dtype, qs, ks, ks, in.scale, causal, qs);
+  base::StatusOr<AttentionVjpPlan> vjp =
       planAttentionVjp(dtype, qs, ks, ks, qs, qs, in.scale, causal, qs, ks, ks);
   EXPECT_TRUE(fwd.ok() && vjp.ok());
   EXPECT_TRUE(planAttentionSinks("attention", *fwd, dtype, hs).ok());

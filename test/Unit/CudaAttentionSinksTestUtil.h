@@ -27,7 +27,7 @@ struct SinkInputs {
   HostTensor q, k, v, sinks, out, dout;
   HostTensor wantOut, wantDq, wantDk, wantDv, wantDsinks;
   double scale = 1;
-  runtime::Status cpuStatus;
+  base::Status cpuStatus;
 };
 
 inline SinkInputs randomSinkInputs(DType dtype, const Shape &qs, const Shape &ks, bool causal,

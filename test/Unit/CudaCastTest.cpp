@@ -1,7 +1,7 @@
 //===- CudaCastTest.cpp - CUDA cast launchers against the CPU conversions -===//
 //
 // Device tests compare the GPU output bit for bit with the scalar conversions
-// of runtime/core/Float16.h on random bit patterns (NaN, inf, subnormals
+// of base/Float16.h on random bit patterns (NaN, inf, subnormals
 // included) and on all 65536 16-bit patterns, through the vector path
 // (16-byte aligned) and the scalar path (offset by one element), with the
 // output poisoned before each launch and guard elements past n checked. They
@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/cuda/Cast.cuh"
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 #include "test/Unit/CudaTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -143,10 +143,10 @@ void checkAll16To32(F16To32 launch, float (*cpu)(uint16_t)) {
     }
 }
 
-TEST_F(CudaCastTest, F32ToBf16MatchesCpu) { checkF32To16(castF32ToBf16, runtime::floatToBf16); }
-TEST_F(CudaCastTest, F32ToF16MatchesCpu) { checkF32To16(castF32ToF16, runtime::floatToHalf); }
-TEST_F(CudaCastTest, Bf16ToF32AllPatterns) { checkAll16To32(castBf16ToF32, runtime::bf16ToFloat); }
-TEST_F(CudaCastTest, F16ToF32AllPatterns) { checkAll16To32(castF16ToF32, runtime::halfToFloat); }
+TEST_F(CudaCastTest, F32ToBf16MatchesCpu) { checkF32To16(castF32ToBf16, base::floatToBf16); }
+TEST_F(CudaCastTest, F32ToF16MatchesCpu) { checkF32To16(castF32ToF16, base::floatToHalf); }
+TEST_F(CudaCastTest, Bf16ToF32AllPatterns) { checkAll16To32(castBf16ToF32, base::bf16ToFloat); }
+TEST_F(CudaCastTest, F16ToF32AllPatterns) { checkAll16To32(castF16ToF32, base::halfToFloat); }
 
 // The launchers check their arguments before touching the device: no GPU needed.
 TEST(CudaCastArgsTest, RejectsBadArguments) {

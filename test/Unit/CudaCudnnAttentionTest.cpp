@@ -20,7 +20,7 @@
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/CudnnAttention.h"
 #include "kernels/cuda/FlashAttentionBackward.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 
@@ -34,8 +34,8 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::DType;
-using runtime::HostTensor;
+using base::DType;
+using base::HostTensor;
 
 constexpr unsigned char kPoison = 0xFF;
 
@@ -130,7 +130,7 @@ protected:
     CudaStreamTest::SetUp();
     if (IsSkipped())
       return;
-    runtime::StatusOr<std::unique_ptr<CudnnSdpaRunner>> r =
+    base::StatusOr<std::unique_ptr<CudnnSdpaRunner>> r =
         CudnnSdpaRunner::create(AttentionKernel::Cudnn, nullptr);
     ASSERT_TRUE(r.ok()) << r.status().toString();
     runner_ = std::move(r.value());
@@ -153,20 +153,20 @@ TEST_F(CudaCudnnAttention, ForwardMatchesTheDefinitionAndFlash) {
   std::mt19937 rng(7);
   for (DType dtype : {DType::BF16, DType::F16})
     for (const Case &c : kCases) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(dtype)) + " q " + runtime::formatShape(c.q) +
-                   " k " + runtime::formatShape(c.k) + (c.causal ? " causal" : ""));
+      SCOPED_TRACE(std::string(base::dtypeName(dtype)) + " q " + base::formatShape(c.q) +
+                   " k " + base::formatShape(c.k) + (c.causal ? " causal" : ""));
       const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
       const HostTensor q = randomOf(dtype, c.q, rng), k = randomOf(dtype, c.k, rng),
                        v = randomOf(dtype, c.k, rng);
       const Vjp want = definition(c.q, c.k, valuesOf(q), valuesOf(k), valuesOf(v),
                                   std::vector<double>(q.numElements(), 0.0), scale, c.causal);
-      runtime::StatusOr<AttentionPlan> plan =
+      base::StatusOr<AttentionPlan> plan =
           planAttention(dtype, c.q, c.k, c.k, scale, c.causal, c.q);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       ASSERT_EQ(cudnnSdpaDecline(*plan), "");
       auto dQ = upload(q), dK = upload(k), dV = upload(v);
       auto out = poisonedOutput(q.byteSize(), kPoison, 64);
-      runtime::StatusOr<bool> ran =
+      base::StatusOr<bool> ran =
           runner_->forward(*plan, "", dQ->get(), dK->get(), dV->get(), out->get(), stream_);
       ASSERT_TRUE(ran.ok()) << ran.status().toString();
       ASSERT_TRUE(ran.value());
@@ -184,15 +184,15 @@ TEST_F(CudaCudnnAttention, BackwardMatchesTheDefinitionAndFlashDeterministically
   std::mt19937 rng(31);
   for (DType dtype : {DType::BF16, DType::F16})
     for (const Case &c : kCases) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(dtype)) + " q " + runtime::formatShape(c.q) +
-                   " k " + runtime::formatShape(c.k) + (c.causal ? " causal" : ""));
+      SCOPED_TRACE(std::string(base::dtypeName(dtype)) + " q " + base::formatShape(c.q) +
+                   " k " + base::formatShape(c.k) + (c.causal ? " causal" : ""));
       const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
       const HostTensor q = randomOf(dtype, c.q, rng), k = randomOf(dtype, c.k, rng),
                        v = randomOf(dtype, c.k, rng), dout = randomOf(dtype, c.q, rng);
       const Vjp want = definition(c.q, c.k, valuesOf(q), valuesOf(k), valuesOf(v),
                                   valuesOf(dout), scale, c.causal);
       const HostTensor out = tensorOf(dtype, c.q, want.out);
-      runtime::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
+      base::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
           dtype, c.q, c.k, c.k, c.q, c.q, scale, c.causal, c.q, c.k, c.k);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dQ = upload(q), dK = upload(k), dV = upload(v), dO = upload(out), ddO = upload(dout);
@@ -201,7 +201,7 @@ TEST_F(CudaCudnnAttention, BackwardMatchesTheDefinitionAndFlashDeterministically
       ASSERT_CUDA_OK(scratch.status());
       // Plan load builds both graphs (forward with statistics, backward); the runs add none.
       const size_t graphs = runner_->cachedGraphs();
-      runtime::StatusOr<bool> prepared = runner_->prepare(plan->forward, "", /*backward=*/true);
+      base::StatusOr<bool> prepared = runner_->prepare(plan->forward, "", /*backward=*/true);
       ASSERT_TRUE(prepared.ok()) << prepared.status().toString();
       ASSERT_TRUE(prepared.value());
       EXPECT_EQ(runner_->cachedGraphs(), graphs + 2);
@@ -211,7 +211,7 @@ TEST_F(CudaCudnnAttention, BackwardMatchesTheDefinitionAndFlashDeterministically
         auto gk = poisonedOutput(k.byteSize(), kPoison, 64);
         auto gv = poisonedOutput(v.byteSize(), kPoison, 64);
         if (r < 2) {
-          runtime::StatusOr<bool> ran = runner_->backward(
+          base::StatusOr<bool> ran = runner_->backward(
               plan->forward, "", dQ->get(), dK->get(), dV->get(), dO->get(), ddO->get(),
               gq->get(), gk->get(), gv->get(), scratch.get(), stream_);
           ASSERT_TRUE(ran.ok()) << ran.status().toString();
@@ -241,36 +241,36 @@ TEST_F(CudaCudnnAttention, BackwardMatchesTheDefinitionAndFlashDeterministically
 }
 
 TEST_F(CudaCudnnAttention, DeclinedCasesFallBackUnderAutoAndFailUnderCudnn) {
-  runtime::StatusOr<AttentionPlan> f32 =
+  base::StatusOr<AttentionPlan> f32 =
       planAttention(DType::F32, {1, 1, 8, 16}, {1, 1, 8, 16}, {1, 1, 8, 16}, 0.25, true, {1, 1, 8, 16});
   ASSERT_TRUE(f32.ok());
   const std::string why = cudnnSdpaDecline(*f32);
   ASSERT_NE(why, "");
   DeviceBuffer buf(4096);
   void *p = buf.get();
-  runtime::StatusOr<bool> forced = runner_->forward(*f32, why, p, p, p, p, stream_);
+  base::StatusOr<bool> forced = runner_->forward(*f32, why, p, p, p, p, stream_);
   ASSERT_FALSE(forced.ok());
-  EXPECT_EQ(forced.status().code(), runtime::StatusCode::Unimplemented);
+  EXPECT_EQ(forced.status().code(), base::StatusCode::Unimplemented);
   EXPECT_NE(forced.status().message().find(why), std::string::npos);
-  runtime::StatusOr<std::unique_ptr<CudnnSdpaRunner>> automatic =
+  base::StatusOr<std::unique_ptr<CudnnSdpaRunner>> automatic =
       CudnnSdpaRunner::create(AttentionKernel::Auto, nullptr);
   ASSERT_TRUE(automatic.ok() && automatic.value());
-  runtime::StatusOr<bool> fwd = automatic.value()->forward(*f32, why, p, p, p, p, stream_);
+  base::StatusOr<bool> fwd = automatic.value()->forward(*f32, why, p, p, p, p, stream_);
   ASSERT_TRUE(fwd.ok());
   EXPECT_FALSE(fwd.value());
-  runtime::StatusOr<bool> bwd =
+  base::StatusOr<bool> bwd =
       automatic.value()->backward(*f32, why, p, p, p, p, p, p, p, p, p, stream_);
   ASSERT_TRUE(bwd.ok());
   EXPECT_FALSE(bwd.value());
   // A supported case at a misaligned pointer: declined (auto) or refused (cudnn), not run.
-  runtime::StatusOr<AttentionPlan> bf16 = planAttention(DType::BF16, {1, 1, 8, 16}, {1, 1, 8, 16},
+  base::StatusOr<AttentionPlan> bf16 = planAttention(DType::BF16, {1, 1, 8, 16}, {1, 1, 8, 16},
                                                         {1, 1, 8, 16}, 0.25, true, {1, 1, 8, 16});
   ASSERT_TRUE(bf16.ok());
   void *odd = static_cast<char *>(p) + 2;
-  runtime::StatusOr<bool> misaligned = automatic.value()->forward(*bf16, "", odd, p, p, p, stream_);
+  base::StatusOr<bool> misaligned = automatic.value()->forward(*bf16, "", odd, p, p, p, stream_);
   ASSERT_TRUE(misaligned.ok());
   EXPECT_FALSE(misaligned.value());
-  runtime::StatusOr<bool> refused = runner_->forward(*bf16, "", p, p, p, odd, stream_);
+  base::StatusOr<bool> refused = runner_->forward(*bf16, "", p, p, p, odd, stream_);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("16-byte"), std::string::npos);
   EXPECT_EQ(automatic.value()->cachedGraphs(), 0u); // declined before cuDNN was asked

@@ -22,8 +22,8 @@
 #include "kernels/cuda/ElementwiseOps.h"
 #include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/Layout.h"
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 
@@ -34,8 +34,8 @@
 namespace rp::kernels::cuda {
 namespace {
 
-using runtime::DType;
-using runtime::HostTensor;
+using base::DType;
+using base::HostTensor;
 namespace cpu = ::rp::kernels::cpu;
 
 HostTensor randomTensor(DType dtype, const Shape &shape, std::mt19937 &rng) {
@@ -118,7 +118,7 @@ TEST(CudaElementwiseHost, IntegerAndBoolUnary) {
       HostTensor want(dt, {4, 6}), got(dt, {4, 6});
       ASSERT_TRUE(cpu::unary(kind, x, want).ok());
       unary(planUnary(op, dt, {4, 6}, {4, 6}).value(), x.raw(), got.raw());
-      expectSameBytes(got, want, runtime::dtypeName(dt));
+      expectSameBytes(got, want, base::dtypeName(dt));
     }
   }
   HostTensor b = randomTensor(DType::I1, {9}, rng), want(DType::I1, {9}), got(DType::I1, {9});
@@ -159,7 +159,7 @@ TEST(CudaElementwiseHost, BinaryBroadcastMatchesCpu) {
         ASSERT_TRUE(plan.ok()) << plan.status().message();
         binary(plan.value(), a.raw(), b.raw(), got.raw());
         expectSameBytes(got, want,
-                        std::string(cpu::binaryKindName(kind)) + " " + runtime::dtypeName(dt) +
+                        std::string(cpu::binaryKindName(kind)) + " " + base::dtypeName(dt) +
                             " " + formatShape(c.a) + " x " + formatShape(c.b));
       }
     }
@@ -195,7 +195,7 @@ TEST(CudaElementwiseHost, WhereAndCast) {
         });
       });
       expectSameBytes(
-          g, w, std::string("cast ") + runtime::dtypeName(from) + " -> " + runtime::dtypeName(to));
+          g, w, std::string("cast ") + base::dtypeName(from) + " -> " + base::dtypeName(to));
     }
   }
 }
@@ -230,7 +230,7 @@ TEST(CudaElementwiseHost, AccumulateAddsInOrder) {
     ops::accumulateAt<DType::F32>(g.data(), acc.data(), /*first=*/false, i);
   for (size_t i = 0; i < 5; ++i)
     EXPECT_EQ(acc[i], g[i] + g[i]);
-  std::vector<uint16_t> h = {runtime::floatToBf16(0.5f), runtime::floatToBf16(-3.0f)};
+  std::vector<uint16_t> h = {base::floatToBf16(0.5f), base::floatToBf16(-3.0f)};
   std::vector<float> acc2 = {1.0f, 1.0f};
   for (int64_t i = 0; i < 2; ++i)
     ops::accumulateAt<DType::BF16>(h.data(), acc2.data(), /*first=*/false, i);

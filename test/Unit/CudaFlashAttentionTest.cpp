@@ -17,7 +17,7 @@
 
 #include "kernels/cuda/FlashAttentionBackward.h"
 #include "kernels/cuda/Fused.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 
@@ -31,8 +31,8 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::DType;
-using runtime::HostTensor;
+using base::DType;
+using base::HostTensor;
 
 constexpr unsigned char kPoison = 0xFF;
 
@@ -152,8 +152,8 @@ TEST_F(CudaFlashAttentionBackward, MatchesTheDefinition) {
                {{1, 2, 130, 16}, {1, 2, 130, 16}, true, 1}};
   for (DType dtype : {DType::BF16, DType::F16})
     for (const auto &c : cases) {
-      SCOPED_TRACE(std::string(runtime::dtypeName(dtype)) + " q " + runtime::formatShape(c.q) +
-                   " k " + runtime::formatShape(c.k) + (c.causal ? " causal" : "") +
+      SCOPED_TRACE(std::string(base::dtypeName(dtype)) + " q " + base::formatShape(c.q) +
+                   " k " + base::formatShape(c.k) + (c.causal ? " causal" : "") +
                    " window " + std::to_string(c.window));
       const double scale = 1.0 / std::sqrt(static_cast<double>(c.q[3]));
       const HostTensor q = randomOf(dtype, c.q, rng), k = randomOf(dtype, c.k, rng),
@@ -161,7 +161,7 @@ TEST_F(CudaFlashAttentionBackward, MatchesTheDefinition) {
       const Vjp want = referenceVjp(c.q, c.k, valuesOf(q), valuesOf(k), valuesOf(v),
                                     valuesOf(dout), scale, c.causal, c.window);
       const HostTensor out = tensorOf(dtype, c.q, want.out);
-      runtime::StatusOr<AttentionPlan> plan =
+      base::StatusOr<AttentionPlan> plan =
           planAttention(dtype, c.q, c.k, c.k, scale, c.causal, c.q, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dQ = upload(q), dK = upload(k), dV = upload(v), dO = upload(out), ddO = upload(dout);
@@ -190,19 +190,19 @@ TEST_F(CudaFlashAttentionBackward, MatchesTheDefinition) {
 }
 
 TEST_F(CudaFlashAttentionBackward, DeclinesWhatItDoesNotTake) {
-  runtime::StatusOr<AttentionPlan> f32 =
+  base::StatusOr<AttentionPlan> f32 =
       planAttention(DType::F32, {1, 1, 8, 16}, {1, 1, 8, 16}, {1, 1, 8, 16}, 0.25, true, {1, 1, 8, 16});
   ASSERT_TRUE(f32.ok());
   DeviceBuffer buf(4096);
   void *p = buf.get();
   EXPECT_EQ(launchFlashAttentionBackward(*f32, p, p, p, p, p, p, p, p, p, stream_),
             cudaErrorNotSupported);
-  runtime::StatusOr<AttentionPlan> d8 =
+  base::StatusOr<AttentionPlan> d8 =
       planAttention(DType::BF16, {1, 1, 8, 8}, {1, 1, 8, 8}, {1, 1, 8, 8}, 0.25, true, {1, 1, 8, 8});
   ASSERT_TRUE(d8.ok());
   EXPECT_EQ(launchFlashAttentionBackward(*d8, p, p, p, p, p, p, p, p, p, stream_),
             cudaErrorNotSupported); // D = 8: not a multiple of 16
-  runtime::StatusOr<AttentionPlan> ok =
+  base::StatusOr<AttentionPlan> ok =
       planAttention(DType::BF16, {1, 1, 8, 16}, {1, 1, 8, 16}, {1, 1, 8, 16}, 0.25, true, {1, 1, 8, 16});
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(launchFlashAttentionBackward(*ok, static_cast<char *>(p) + 2, p, p, p, p, p, p, p, p,

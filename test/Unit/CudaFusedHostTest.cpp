@@ -40,7 +40,7 @@
 #include "kernels/cuda/Gather.h"
 #include "kernels/cuda/Generators.h"
 #include "kernels/cuda/TopK.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "runtime/optim/AdamW.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
@@ -59,13 +59,13 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::Status;
-using runtime::StatusCode;
+using base::Status;
+using base::StatusCode;
 
 //===--- plan errors ------------------------------------------------------===//
 
 /// The GPU plan fails like the CPU kernel: InvalidArgument with the same message.
-template <typename T> void expectSameError(const Status &cpu, const runtime::StatusOr<T> &gpu) {
+template <typename T> void expectSameError(const Status &cpu, const base::StatusOr<T> &gpu) {
   EXPECT_EQ(cpu.code(), StatusCode::InvalidArgument) << cpu.toString();
   ASSERT_FALSE(gpu.ok()) << "the GPU plan accepted what the CPU rejects: " << cpu.toString();
   EXPECT_EQ(gpu.status().code(), StatusCode::InvalidArgument);
@@ -74,7 +74,7 @@ template <typename T> void expectSameError(const Status &cpu, const runtime::Sta
 
 /// The plan fails with InvalidArgument and exactly `message`.
 template <typename T>
-void expectError(const runtime::StatusOr<T> &gpu, const std::string &message) {
+void expectError(const base::StatusOr<T> &gpu, const std::string &message) {
   ASSERT_FALSE(gpu.ok());
   EXPECT_EQ(gpu.status().code(), StatusCode::InvalidArgument);
   EXPECT_EQ(gpu.status().message(), message);
@@ -83,7 +83,7 @@ void expectError(const runtime::StatusOr<T> &gpu, const std::string &message) {
 //===--- host runs of the kernel bodies ------------------------------------===//
 
 HostTensor hostSwiglu(const HostTensor &gate, const HostTensor &up) {
-  runtime::StatusOr<SwigluPlan> plan =
+  base::StatusOr<SwigluPlan> plan =
       planSwiglu(gate.dtype(), gate.shape(), up.shape(), gate.shape());
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(gate.dtype(), gate.shape());
@@ -95,7 +95,7 @@ HostTensor hostSwiglu(const HostTensor &gate, const HostTensor &up) {
 }
 
 HostTensor hostRope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin) {
-  runtime::StatusOr<RopePlan> plan =
+  base::StatusOr<RopePlan> plan =
       planRope(x.dtype(), x.shape(), cos.shape(), sin.shape(), x.shape());
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(x.dtype(), x.shape());
@@ -111,7 +111,7 @@ HostTensor hostRope(const HostTensor &x, const HostTensor &cos, const HostTensor
 HostTensor hostAttention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
                          double scale, bool causal, int64_t tile = kAttentionTile,
                          int64_t window = 0) {
-  runtime::StatusOr<AttentionPlan> plan =
+  base::StatusOr<AttentionPlan> plan =
       planAttention(q.dtype(), q.shape(), k.shape(), v.shape(), scale, causal, q.shape(), window);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   plan->tile = tile;
@@ -140,11 +140,11 @@ unsigned long long hostIndexCheck(const IndexSpec &spec, const HostTensor &indic
 HostTensor hostGather(const HostTensor &data, const HostTensor &indices, int64_t axis,
                       unsigned long long *error = nullptr) {
   const Shape shape = spliced(data.shape(), axis, indices.shape());
-  runtime::StatusOr<GatherPlan> plan =
+  base::StatusOr<GatherPlan> plan =
       planGather(data.dtype(), data.shape(), indices.dtype(), indices.shape(), axis, shape);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(data.dtype(), shape);
-  visitBits(runtime::dtypeSize(data.dtype()), [&](auto bits) {
+  visitBits(base::dtypeSize(data.dtype()), [&](auto bits) {
     visitIndex(indices.dtype(), [&](auto index) {
       for (int64_t o = 0; o < plan->numel; ++o)
         gatherAt<decltype(bits), decltype(index)::value>(*plan, data.raw(), indices.raw(),
@@ -158,11 +158,11 @@ HostTensor hostGather(const HostTensor &data, const HostTensor &indices, int64_t
 
 HostTensor hostGatherElements(const HostTensor &data, const HostTensor &indices, int64_t axis,
                               unsigned long long *error = nullptr) {
-  runtime::StatusOr<GatherElementsPlan> plan = planGatherElements(
+  base::StatusOr<GatherElementsPlan> plan = planGatherElements(
       data.dtype(), data.shape(), indices.dtype(), indices.shape(), axis, indices.shape());
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(data.dtype(), indices.shape());
-  visitBits(runtime::dtypeSize(data.dtype()), [&](auto bits) {
+  visitBits(base::dtypeSize(data.dtype()), [&](auto bits) {
     visitIndex(indices.dtype(), [&](auto index) {
       for (int64_t i = 0; i < plan->numel; ++i)
         gatherElementsAt<decltype(bits), decltype(index)::value>(*plan, data.raw(), indices.raw(),
@@ -176,7 +176,7 @@ HostTensor hostGatherElements(const HostTensor &data, const HostTensor &indices,
 
 HostTensor hostScatterAdd(const HostTensor &updates, const HostTensor &indices, int64_t axis,
                           const Shape &outShape, unsigned long long *error = nullptr) {
-  runtime::StatusOr<ScatterAddPlan> plan = planScatterAdd(
+  base::StatusOr<ScatterAddPlan> plan = planScatterAdd(
       updates.dtype(), updates.shape(), indices.dtype(), indices.shape(), axis, outShape);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(updates.dtype(), outShape);
@@ -214,7 +214,7 @@ HostTensor hostScatterAdd(const HostTensor &updates, const HostTensor &indices, 
 HostTensor hostScatterElementsAdd(const HostTensor &updates, const HostTensor &indices,
                                   int64_t axis, const Shape &outShape,
                                   unsigned long long *error = nullptr) {
-  runtime::StatusOr<ScatterElementsAddPlan> plan = planScatterElementsAdd(
+  base::StatusOr<ScatterElementsAddPlan> plan = planScatterElementsAdd(
       updates.dtype(), updates.shape(), indices.dtype(), indices.shape(), axis, outShape);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(updates.dtype(), outShape);
@@ -242,10 +242,10 @@ HostTensor hostRange(const RangePlan &plan) {
 }
 
 HostTensor hostTrilu(const HostTensor &x, int64_t k, bool upper) {
-  runtime::StatusOr<TriluPlan> plan = planTrilu(x.dtype(), x.shape(), k, upper, x.shape());
+  base::StatusOr<TriluPlan> plan = planTrilu(x.dtype(), x.shape(), k, upper, x.shape());
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(x.dtype(), x.shape());
-  visitBits(runtime::dtypeSize(x.dtype()), [&](auto bits) {
+  visitBits(base::dtypeSize(x.dtype()), [&](auto bits) {
     for (int64_t e = 0; e < plan->numel; ++e)
       triluAt<decltype(bits)>(*plan, x.raw(), out.raw(), e);
   });
@@ -452,7 +452,7 @@ TEST(CudaFusedHost, TopKMatchesCpu) {
           outShape[axis] = k;
           HostTensor want(DType::I64, outShape);
           ASSERT_OK(cpu::topK(cpuInput(x), k, axis, largest, want));
-          runtime::StatusOr<TopKPlan> plan =
+          base::StatusOr<TopKPlan> plan =
               planTopK(dtype, shape, k, axis, largest, DType::I64, outShape);
           ASSERT_TRUE(plan.ok()) << plan.status().toString();
           HostTensor got(DType::I64, outShape);
@@ -498,7 +498,7 @@ TEST(CudaFusedHost, GatherOutOfRangeWritesZerosAndRecordsFirstPosition) {
   HostTensor got = hostGather(data, idx, 0, &error);
   expectBitsEqual(got, cpu::test::tensor(DType::F32, {4, 2}, {5, 6, 0, 0, 0, 0, 5, 6}), "gather");
   EXPECT_EQ(error, 1u);
-  runtime::StatusOr<GatherPlan> plan = planGather(DType::F32, {3, 2}, DType::I64, {4}, 0, {4, 2});
+  base::StatusOr<GatherPlan> plan = planGather(DType::F32, {3, 2}, DType::I64, {4}, 0, {4, 2});
   ASSERT_TRUE(plan.ok());
   const Status s = indexOutOfRange(plan->index, 1, 3);
   EXPECT_EQ(s.code(), StatusCode::OutOfRange);
@@ -593,7 +593,7 @@ TEST(CudaFusedHost, RangeMatchesCpu) {
       const double n = std::fmax(std::ceil((a[1] - a[0]) / a[2]), 0.0);
       const Shape shape{static_cast<int64_t>(n)};
       SCOPED_TRACE(label(dtype, shape) + " start " + std::to_string(a[0]));
-      runtime::StatusOr<RangePlan> plan = planRange(dtype, a[0], a[1], a[2], shape);
+      base::StatusOr<RangePlan> plan = planRange(dtype, a[0], a[1], a[2], shape);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       HostTensor want(cpuDType(dtype), shape);
       ASSERT_OK(cpu::range(a[0], a[1], a[2], want));
@@ -622,11 +622,11 @@ TEST(CudaFusedHost, IntegerRangeMatchesCpu) {
       SCOPED_TRACE(label(dtype, {n}) + " start " + std::to_string(a[0]));
       HostTensor want(dtype, {n});
       ASSERT_OK(cpu::rangeInt(a[0], a[1], a[2], want));
-      runtime::StatusOr<RangePlan> plan = planRangeInt(dtype, a[0], a[1], a[2], {n});
+      base::StatusOr<RangePlan> plan = planRangeInt(dtype, a[0], a[1], a[2], {n});
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       expectBitsEqual(hostRange(*plan), want, "rangeInt");
       if (a[0] < (int64_t(1) << 40)) {
-        runtime::StatusOr<RangePlan> viaDouble =
+        base::StatusOr<RangePlan> viaDouble =
             planRange(dtype, static_cast<double>(a[0]), static_cast<double>(a[1]),
                       static_cast<double>(a[2]), {n});
         ASSERT_TRUE(viaDouble.ok()) << viaDouble.status().toString();
@@ -664,13 +664,13 @@ TEST(CudaFusedHost, AdamWMatchesHostOptimizer) {
   std::uniform_real_distribution<float> dist(-1, 1);
   const int64_t n = 1000;
   for (DType wdt : {DType::F32, DType::BF16, DType::F16}) {
-    SCOPED_TRACE(runtime::dtypeName(wdt));
+    SCOPED_TRACE(base::dtypeName(wdt));
     std::vector<float> master(n), grad(n), m(n, 0), v(n, 0);
     for (auto &x : master)
       x = dist(rng);
     std::vector<float> cMaster = master, cM = m, cV = v;
     std::vector<float> gMaster = master, gM = m, gV = v;
-    std::vector<unsigned char> gWeights(static_cast<size_t>(n) * runtime::dtypeSize(wdt), 0xA5);
+    std::vector<unsigned char> gWeights(static_cast<size_t>(n) * base::dtypeSize(wdt), 0xA5);
     std::vector<unsigned char> cWeights(gWeights.size());
     for (int64_t step = 1; step <= 4; ++step) {
       for (auto &g : grad)
@@ -687,7 +687,7 @@ TEST(CudaFusedHost, AdamWMatchesHostOptimizer) {
       params.weightDecay = config.weightDecay;
       params.step = step;
       params.gradScale = scale;
-      runtime::StatusOr<AdamWPlan> plan = planAdamW(params, n, wdt);
+      base::StatusOr<AdamWPlan> plan = planAdamW(params, n, wdt);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       for (int64_t i = 0; i < n; ++i) {
         if (wdt == DType::F32)
@@ -712,7 +712,7 @@ TEST(CudaFusedHost, AdamWMatchesHostOptimizer) {
 TEST(CudaFusedHost, AdamWWithoutWeightCopy) {
   AdamWParams params;
   params.lr = 0.1;
-  runtime::StatusOr<AdamWPlan> plan = planAdamW(params, 1, DType::BF16);
+  base::StatusOr<AdamWPlan> plan = planAdamW(params, 1, DType::BF16);
   ASSERT_TRUE(plan.ok());
   float master = 1, m = 0, v = 0;
   const float grad = 0.5f;

@@ -33,7 +33,7 @@
 #include "kernels/cuda/Gather.h"
 #include "kernels/cuda/Generators.h"
 #include "kernels/cuda/TopK.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "runtime/optim/AdamW.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
@@ -51,8 +51,8 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::Status;
-using runtime::StatusCode;
+using base::Status;
+using base::StatusCode;
 
 /// Skips without a device; stream_ for the launches.
 class CudaFused : public CudaStreamTest {};
@@ -66,7 +66,7 @@ TEST_F(CudaFused, SwigluMatchesCpu) {
       SCOPED_TRACE(label(dtype, shape));
       const SwigluInputs in = randomSwigluInputs(dtype, shape, rng);
       ASSERT_OK(in.cpuStatus);
-      runtime::StatusOr<SwigluPlan> plan = planSwiglu(dtype, shape, shape, shape);
+      base::StatusOr<SwigluPlan> plan = planSwiglu(dtype, shape, shape, shape);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dGate = upload(in.gate), dUp = upload(in.up);
       auto dOut = poisonedOutput(dtype, shape);
@@ -86,7 +86,7 @@ TEST_F(CudaFused, RopeMatchesCpu) {
       SCOPED_TRACE(label(dtype, xs) + " cos " + formatShape(cs));
       const RopeInputs in = randomRopeInputs(dtype, xs, cs, rng);
       ASSERT_OK(in.cpuStatus);
-      runtime::StatusOr<RopePlan> plan = planRope(dtype, xs, cs, cs, xs);
+      base::StatusOr<RopePlan> plan = planRope(dtype, xs, cs, cs, xs);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       auto dX = upload(in.x), dC = upload(in.cos), dS = upload(in.sin);
       auto dOut = poisonedOutput(dtype, xs);
@@ -115,7 +115,7 @@ TEST_F(CudaFused, AttentionMatchesCpu) {
                    " window " + std::to_string(c.window));
       const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng, c.window);
       ASSERT_OK(in.cpuStatus);
-      runtime::StatusOr<AttentionPlan> plan =
+      base::StatusOr<AttentionPlan> plan =
           planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       plan->tensorCores = false; // the row kernel; FlashAttentionMatchesCpu tests the other
@@ -158,7 +158,7 @@ TEST_F(CudaFused, FlashAttentionMatchesCpu) {
                    " window " + std::to_string(c.window));
       const AttentionInputs in = randomAttentionInputs(dtype, c.q, c.k, c.causal, rng, c.window);
       ASSERT_OK(in.cpuStatus);
-      runtime::StatusOr<AttentionPlan> plan =
+      base::StatusOr<AttentionPlan> plan =
           planAttention(dtype, c.q, c.k, c.k, in.scale, c.causal, c.q, c.window);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       ASSERT_TRUE(plan->tensorCores);
@@ -211,7 +211,7 @@ TEST_F(CudaFused, GatherMatchesCpu) {
         HostTensor cpuData = dtype == DType::BF16 ? convertTo(data, DType::F64) : data.clone();
         HostTensor want(cpuData.dtype(), shape);
         ASSERT_OK(cpu::gather(cpuData, idx, c.axis, want));
-        runtime::StatusOr<GatherPlan> plan =
+        base::StatusOr<GatherPlan> plan =
             planGather(dtype, c.data, index, c.indices, c.axis, shape);
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         auto dData = upload(data), dIdx = upload(idx);
@@ -246,7 +246,7 @@ TEST_F(CudaFused, GatherElementsMatchesCpu) {
         HostTensor cpuData = is16Bit(dtype) ? convertTo(data, DType::F64) : data.clone();
         HostTensor want(cpuData.dtype(), c.indices);
         ASSERT_OK(cpu::gatherElements(cpuData, idx, c.axis, want));
-        runtime::StatusOr<GatherElementsPlan> plan =
+        base::StatusOr<GatherElementsPlan> plan =
             planGatherElements(dtype, c.data, index, c.indices, c.axis, c.indices);
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         auto dData = upload(data), dIdx = upload(idx);
@@ -279,7 +279,7 @@ TEST_F(CudaFused, TopKMatchesCpu) {
         outShape[c.axis] = c.k;
         HostTensor want(DType::I64, outShape);
         ASSERT_OK(cpu::topK(cpuInput(x), c.k, c.axis, largest, want));
-        runtime::StatusOr<TopKPlan> plan =
+        base::StatusOr<TopKPlan> plan =
             planTopK(dtype, c.x, c.k, c.axis, largest, DType::I64, outShape);
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         auto dX = upload(x);
@@ -294,7 +294,7 @@ TEST_F(CudaFused, TopKMatchesCpu) {
 TEST_F(CudaFused, GatherOutOfRangeReportsFirstBadIndex) {
   HostTensor data = cpu::test::tensor(DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6});
   HostTensor idx = cpu::test::tensor(DType::I32, {5}, {2, 0, 3, -4, 7});
-  runtime::StatusOr<GatherPlan> plan = planGather(DType::F32, {3, 2}, DType::I32, {5}, 0, {5, 2});
+  base::StatusOr<GatherPlan> plan = planGather(DType::F32, {3, 2}, DType::I32, {5}, 0, {5, 2});
   ASSERT_TRUE(plan.ok());
   auto dData = upload(data), dIdx = upload(idx);
   auto dOut = poisonedOutput(DType::F32, {5, 2});
@@ -328,7 +328,7 @@ TEST_F(CudaFused, ScatterAddMatchesCpuBitForBit) {
         const ScatterInputs in =
             randomScatterAddInputs(dtype, index, c.out, c.indices, c.axis, rng);
         ASSERT_OK(in.cpuStatus);
-        runtime::StatusOr<ScatterAddPlan> plan =
+        base::StatusOr<ScatterAddPlan> plan =
             planScatterAdd(dtype, in.updates.shape(), index, c.indices, c.axis, c.out);
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         auto dUpd = upload(in.updates), dIdx = upload(in.indices);
@@ -361,7 +361,7 @@ TEST_F(CudaFused, ScatterElementsAddMatchesCpuBitForBit) {
         const ScatterInputs in =
             randomScatterElementsAddInputs(dtype, index, c.out, c.updates, c.axis, rng);
         ASSERT_OK(in.cpuStatus);
-        runtime::StatusOr<ScatterElementsAddPlan> plan =
+        base::StatusOr<ScatterElementsAddPlan> plan =
             planScatterElementsAdd(dtype, c.updates, index, c.updates, c.axis, c.out);
         ASSERT_TRUE(plan.ok()) << plan.status().toString();
         auto dUpd = upload(in.updates), dIdx = upload(in.indices);
@@ -375,7 +375,7 @@ TEST_F(CudaFused, ScatterElementsAddMatchesCpuBitForBit) {
 TEST_F(CudaFused, ScattersSkipOutOfRangeIndices) {
   HostTensor updates = cpu::test::tensor(DType::F32, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   HostTensor idx = cpu::test::tensor(DType::I64, {4}, {1, -1, 9, -4});
-  runtime::StatusOr<ScatterAddPlan> plan =
+  base::StatusOr<ScatterAddPlan> plan =
       planScatterAdd(DType::F32, {4, 2}, DType::I64, {4}, 0, {3, 2});
   ASSERT_TRUE(plan.ok());
   auto dUpd = upload(updates), dIdx = upload(idx);
@@ -391,7 +391,7 @@ TEST_F(CudaFused, ScattersSkipOutOfRangeIndices) {
   EXPECT_EQ(s.message(), "scatter_add: index 9 at row-major position 2 of indices (i64, 4 "
                          "elements) is outside [-3, 3) (dimension 0 of out)");
 
-  runtime::StatusOr<ScatterElementsAddPlan> plan2 =
+  base::StatusOr<ScatterElementsAddPlan> plan2 =
       planScatterElementsAdd(DType::F32, {1, 4}, DType::I64, {1, 4}, 1, {1, 3});
   ASSERT_TRUE(plan2.ok());
   HostTensor u2 = cpu::test::tensor(DType::F32, {1, 4}, {1, 2, 4, 8});
@@ -418,7 +418,7 @@ TEST_F(CudaFused, RangeMatchesCpu) {
       const double n = std::fmax(std::ceil((a[1] - a[0]) / a[2]), 0.0);
       const Shape shape{static_cast<int64_t>(n)};
       SCOPED_TRACE(label(dtype, shape) + " start " + std::to_string(a[0]));
-      runtime::StatusOr<RangePlan> plan = planRange(dtype, a[0], a[1], a[2], shape);
+      base::StatusOr<RangePlan> plan = planRange(dtype, a[0], a[1], a[2], shape);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       HostTensor want(is16Bit(dtype) ? DType::F64 : dtype, shape);
       ASSERT_OK(cpu::range(a[0], a[1], a[2], want));
@@ -440,7 +440,7 @@ TEST_F(CudaFused, TriluMatchesCpu) {
           HostTensor cpuX = dtype == DType::BF16 ? convertTo(x, DType::F64) : x.clone();
           HostTensor want(cpuX.dtype(), shape);
           ASSERT_OK(cpu::trilu(cpuX, k, upper, want));
-          runtime::StatusOr<TriluPlan> plan = planTrilu(dtype, shape, k, upper, shape);
+          base::StatusOr<TriluPlan> plan = planTrilu(dtype, shape, k, upper, shape);
           ASSERT_TRUE(plan.ok());
           auto dX = upload(x);
           auto dOut = poisonedOutput(dtype, shape);
@@ -457,12 +457,12 @@ TEST_F(CudaFused, AdamWMatchesHostOptimizerBitForBit) {
   std::uniform_real_distribution<float> dist(-1, 1);
   const int64_t n = 100003;
   for (DType wdt : {DType::F32, DType::BF16, DType::F16}) {
-    SCOPED_TRACE(runtime::dtypeName(wdt));
+    SCOPED_TRACE(base::dtypeName(wdt));
     std::vector<float> master(n), grad(n), zeros(n, 0.0f);
     for (auto &x : master)
       x = dist(rng);
     std::vector<float> cMaster = master, cM = zeros, cV = zeros;
-    const size_t wBytes = static_cast<size_t>(n) * runtime::dtypeSize(wdt);
+    const size_t wBytes = static_cast<size_t>(n) * base::dtypeSize(wdt);
     std::vector<unsigned char> cWeights(wBytes), gWeights(wBytes);
     DeviceBuffer dMaster(n * 4), dM(n * 4), dV(n * 4), dGrad(n * 4), dWeights(wBytes);
     ASSERT_CUDA_OK(cudaMemcpy(dMaster.get(), master.data(), n * 4, cudaMemcpyHostToDevice));
@@ -477,7 +477,7 @@ TEST_F(CudaFused, AdamWMatchesHostOptimizerBitForBit) {
       ASSERT_OK(runtime::writeComputeWeights(cMaster.data(), wdt, cWeights.data(), n));
       AdamWParams params{config.lr,          config.beta1, config.beta2, config.eps,
                          config.weightDecay, step,         scale};
-      runtime::StatusOr<AdamWPlan> plan = planAdamW(params, n, wdt);
+      base::StatusOr<AdamWPlan> plan = planAdamW(params, n, wdt);
       ASSERT_TRUE(plan.ok()) << plan.status().toString();
       ASSERT_CUDA_OK(cudaMemcpy(dGrad.get(), grad.data(), n * 4, cudaMemcpyHostToDevice));
       ASSERT_CUDA_OK(launchAdamW(*plan, static_cast<float *>(dMaster.get()),
@@ -510,23 +510,23 @@ TEST(CudaFusedArgs, RejectsBadPointersWithoutADevice) {
             cudaSuccess);
   alignas(8) unsigned char raw[16] = {};
   EXPECT_EQ(launchSwiglu(swiglu, raw + 1, f, f, nullptr), cudaErrorInvalidValue); // misaligned
-  runtime::StatusOr<AttentionPlan> attention =
+  base::StatusOr<AttentionPlan> attention =
       planAttention(DType::F32, {1, 1, 2, 4}, {1, 1, 2, 4}, {1, 1, 2, 4}, 1, false, {1, 1, 2, 4});
   ASSERT_TRUE(attention.ok());
   EXPECT_EQ(launchAttention(*attention, f, f, nullptr, f, nullptr), cudaErrorInvalidValue);
-  runtime::StatusOr<GatherPlan> gather = planGather(DType::F32, {4}, DType::I64, {2}, 0, {2});
+  base::StatusOr<GatherPlan> gather = planGather(DType::F32, {4}, DType::I64, {2}, 0, {2});
   ASSERT_TRUE(gather.ok());
   EXPECT_EQ(launchGather(*gather, f, nullptr, f, nullptr, nullptr), cudaErrorInvalidValue);
-  runtime::StatusOr<ScatterAddPlan> scatter =
+  base::StatusOr<ScatterAddPlan> scatter =
       planScatterAdd(DType::F32, {2}, DType::I64, {2}, 0, {4});
   ASSERT_TRUE(scatter.ok());
   int64_t idx[2] = {};
   EXPECT_EQ(launchScatterAdd(*scatter, f, idx, f, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue); // no workspace
-  runtime::StatusOr<RangePlan> range = planRange(DType::F32, 0, 4, 1, {4});
+  base::StatusOr<RangePlan> range = planRange(DType::F32, 0, 4, 1, {4});
   ASSERT_TRUE(range.ok());
   EXPECT_EQ(launchRange(*range, nullptr, nullptr), cudaErrorInvalidValue);
-  runtime::StatusOr<AdamWPlan> adamw = planAdamW(AdamWParams{}, 4, DType::F32);
+  base::StatusOr<AdamWPlan> adamw = planAdamW(AdamWParams{}, 4, DType::F32);
   ASSERT_TRUE(adamw.ok());
   EXPECT_EQ(launchAdamW(*adamw, f, f, nullptr, f, nullptr, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(launchAdamW(*planAdamW(AdamWParams{}, 0, DType::F32), nullptr, nullptr, nullptr,

@@ -16,9 +16,9 @@
 #include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Scatter.h"
 #include "kernels/cuda/Strided.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 #include "test/Unit/CudaTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -108,7 +108,7 @@ inline DType cpuDType(DType d) { return d == DType::F32 ? DType::F32 : DType::F6
 
 /// "f32[2, 3]", for traces.
 inline std::string label(DType d, const Shape &s) {
-  return std::string(runtime::dtypeName(d)) + formatShape(s);
+  return std::string(base::dtypeName(d)) + formatShape(s);
 }
 
 /// `a` with dimension `axis` replaced by the dimensions of `mid` (gather's result shape).
@@ -126,7 +126,7 @@ inline Shape spliced(const Shape &a, int64_t axis, const Shape &mid) {
 /// swiglu: gate in [-30, 30] (both sigmoid branches, large |gate|), up in [-2, 2].
 struct SwigluInputs {
   HostTensor gate, up, want;
-  runtime::Status cpuStatus;
+  base::Status cpuStatus;
 };
 inline SwigluInputs randomSwigluInputs(DType dtype, const Shape &shape, std::mt19937 &rng) {
   SwigluInputs in;
@@ -140,7 +140,7 @@ inline SwigluInputs randomSwigluInputs(DType dtype, const Shape &shape, std::mt1
 /// rope: x of `xShape` in [-2, 2], cos and sin of `cosShape` in [-1, 1].
 struct RopeInputs {
   HostTensor x, cos, sin, want;
-  runtime::Status cpuStatus;
+  base::Status cpuStatus;
 };
 inline RopeInputs randomRopeInputs(DType dtype, const Shape &xShape, const Shape &cosShape,
                                    std::mt19937 &rng) {
@@ -158,7 +158,7 @@ inline RopeInputs randomRopeInputs(DType dtype, const Shape &xShape, const Shape
 struct AttentionInputs {
   HostTensor q, k, v, want;
   double scale;
-  runtime::Status cpuStatus;
+  base::Status cpuStatus;
 };
 inline AttentionInputs randomAttentionInputs(DType dtype, const Shape &qShape, const Shape &kvShape,
                                              bool causal, std::mt19937 &rng,
@@ -180,7 +180,7 @@ inline AttentionInputs randomAttentionInputs(DType dtype, const Shape &qShape, c
 struct AttentionVjpInputs {
   HostTensor q, k, v, out, dout, wantDq, wantDk, wantDv;
   double scale;
-  runtime::Status cpuStatus;
+  base::Status cpuStatus;
 };
 inline AttentionVjpInputs randomAttentionVjpInputs(DType dtype, const Shape &qShape,
                                                    const Shape &kvShape, bool causal,
@@ -209,7 +209,7 @@ inline AttentionVjpInputs randomAttentionVjpInputs(DType dtype, const Shape &qSh
 /// shape `updates`.
 struct ScatterInputs {
   HostTensor updates, indices, want;
-  runtime::Status cpuStatus;
+  base::Status cpuStatus;
 };
 inline ScatterInputs randomScatterAddInputs(DType dtype, DType index, const Shape &out,
                                             const Shape &indices, int64_t axis, std::mt19937 &rng) {
@@ -237,8 +237,8 @@ inline ScatterInputs randomScatterElementsAddInputs(DType dtype, DType index, co
 inline void expectBitsEqual(const HostTensor &got, const HostTensor &want,
                             const std::string &what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  ASSERT_EQ(runtime::dtypeSize(got.dtype()), runtime::dtypeSize(want.dtype())) << what;
-  const size_t size = runtime::dtypeSize(got.dtype());
+  ASSERT_EQ(base::dtypeSize(got.dtype()), base::dtypeSize(want.dtype())) << what;
+  const size_t size = base::dtypeSize(got.dtype());
   const auto *g = static_cast<const unsigned char *>(got.raw());
   const auto *w = static_cast<const unsigned char *>(want.raw());
   int failures = 0;
@@ -314,7 +314,7 @@ inline constexpr double kSwigluF32Rtol = 1e-6;
 
 /// A device output of dtype/shape, every byte kPoisonByte.
 inline std::unique_ptr<DeviceBuffer> poisonedOutput(DType dtype, const Shape &shape) {
-  return poisonedOutput(static_cast<size_t>(numElements(shape)) * runtime::dtypeSize(dtype),
+  return poisonedOutput(static_cast<size_t>(numElements(shape)) * base::dtypeSize(dtype),
                         kPoisonByte);
 }
 

@@ -23,8 +23,8 @@
 #include "kernels/cuda/Gemm.h"
 
 #include "kernels/cpu/MatMul.h"
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
 #include "test/Unit/CudaTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -42,9 +42,9 @@
 namespace rp::kernels::cuda {
 namespace {
 
-using runtime::DType;
-using runtime::HostTensor;
-using runtime::StatusCode;
+using base::DType;
+using base::HostTensor;
+using base::StatusCode;
 using Shape = std::vector<int64_t>;
 using Call = MatMulPlan::Call;
 
@@ -58,14 +58,14 @@ using test::haveDevice;
   do {                                                                                             \
     const auto &rp_st_ = (expr);                                                                   \
     ASSERT_TRUE(rp_st_.ok()) << #expr << ": "                                                      \
-                             << ::rp::runtime::detail::toStatus(rp_st_).toString();                \
+                             << ::rp::base::detail::toStatus(rp_st_).toString();                \
   } while (0)
 
 //===--- planner ------------------------------------------------------------===//
 
 MatMulPlan planOrDie(DType t, const Shape &a, const Shape &b, const Shape &out, bool ta = false,
                      bool tb = false) {
-  runtime::StatusOr<MatMulPlan> p = planMatMul(t, a, b, out, ta, tb);
+  base::StatusOr<MatMulPlan> p = planMatMul(t, a, b, out, ta, tb);
   EXPECT_TRUE(p.ok()) << p.status().toString();
   return p.ok() ? *p : MatMulPlan{};
 }
@@ -167,7 +167,7 @@ TEST(CudaGemmPlanTest, EmptyProducts) {
 
 void expectError(DType t, const Shape &a, const Shape &b, const Shape &out,
                  const std::string &message) {
-  const runtime::StatusOr<MatMulPlan> p = planMatMul(t, a, b, out);
+  const base::StatusOr<MatMulPlan> p = planMatMul(t, a, b, out);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::InvalidArgument);
   EXPECT_EQ(p.status().message(), message);
@@ -313,7 +313,7 @@ TEST(CudaGemmPlanTest, RandomBroadcastsCoverEveryRowOnce) {
       out.push_back(m);
     if (!bVector)
       out.push_back(n);
-    SCOPED_TRACE(runtime::formatShape(sa) + " @ " + runtime::formatShape(sb));
+    SCOPED_TRACE(base::formatShape(sa) + " @ " + base::formatShape(sb));
     const MatMulPlan p = planOrDie(DType::F32, sa, sb, out);
     const auto got = rowsOfPlan(p);
     const auto want = rowsOfNumpy(sa, sb);
@@ -334,7 +334,7 @@ TEST(CudaGemmPlanTest, RandomBroadcastsCoverEveryRowOnce) {
 
 // Without a device create() fails cleanly (no abort); with one it succeeds.
 TEST(CudaGemmRunnerTest, CreateReportsMissingDevice) {
-  runtime::StatusOr<std::unique_ptr<GemmRunner>> runner = GemmRunner::create();
+  base::StatusOr<std::unique_ptr<GemmRunner>> runner = GemmRunner::create();
   if (haveDevice()) {
     ASSERT_OK(runner);
     EXPECT_EQ((*runner)->workspaceBytes(), size_t(32) << 20);
@@ -356,13 +356,13 @@ int64_t elementsOf(const Shape &s) {
 
 /// Storage bytes of `values` in `dtype` (f32 as is, f16/bf16 rounded).
 std::vector<unsigned char> encode(DType dtype, const std::vector<float> &values) {
-  std::vector<unsigned char> bytes(values.size() * runtime::dtypeSize(dtype));
+  std::vector<unsigned char> bytes(values.size() * base::dtypeSize(dtype));
   for (size_t i = 0; i < values.size(); ++i) {
     if (dtype == DType::F32) {
       std::memcpy(bytes.data() + 4 * i, &values[i], 4);
     } else {
       const uint16_t h =
-          dtype == DType::BF16 ? runtime::floatToBf16(values[i]) : runtime::floatToHalf(values[i]);
+          dtype == DType::BF16 ? base::floatToBf16(values[i]) : base::floatToHalf(values[i]);
       std::memcpy(bytes.data() + 2 * i, &h, 2);
     }
   }
@@ -370,7 +370,7 @@ std::vector<unsigned char> encode(DType dtype, const std::vector<float> &values)
 }
 
 std::vector<float> decode(DType dtype, const std::vector<unsigned char> &bytes) {
-  const size_t esize = runtime::dtypeSize(dtype);
+  const size_t esize = base::dtypeSize(dtype);
   std::vector<float> values(bytes.size() / esize);
   for (size_t i = 0; i < values.size(); ++i) {
     if (dtype == DType::F32) {
@@ -378,7 +378,7 @@ std::vector<float> decode(DType dtype, const std::vector<unsigned char> &bytes) 
     } else {
       uint16_t h;
       std::memcpy(&h, bytes.data() + 2 * i, 2);
-      values[i] = dtype == DType::BF16 ? runtime::bf16ToFloat(h) : runtime::halfToFloat(h);
+      values[i] = dtype == DType::BF16 ? base::bf16ToFloat(h) : base::halfToFloat(h);
     }
   }
   return values;
@@ -407,7 +407,7 @@ TEST(CudaGemmPlanTest, TransposedOperands) {
   // The same with transpose_b only still folds.
   expectPlan(planOrDie(DType::F32, {2, 3, 4}, {5, 4}, {2, 3, 5}, false, true), 6, 5, 4, 1, 0, 0,
              0, {{0, 0, 0}}, 30);
-  runtime::StatusOr<MatMulPlan> bad = planMatMul(DType::F32, {4}, {4, 5}, {5}, true, false);
+  base::StatusOr<MatMulPlan> bad = planMatMul(DType::F32, {4}, {4, 5}, {5}, true, false);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "matmul: expected a transposed operand of rank >= 2, got a [4] (transposed) and b "
@@ -447,7 +447,7 @@ TEST(CudaGemmPlanTest, TransposedHostReplayMatchesCpu) {
   for (const Shapes &c : cases)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        SCOPED_TRACE(runtime::formatShape(c.a) + " @ " + runtime::formatShape(c.b) +
+        SCOPED_TRACE(base::formatShape(c.a) + " @ " + base::formatShape(c.b) +
                      (ta ? " transpose_a" : "") + (tb ? " transpose_b" : ""));
         std::vector<float> a(static_cast<size_t>(elementsOf(c.a)));
         std::vector<float> b(static_cast<size_t>(elementsOf(c.b)));
@@ -486,7 +486,7 @@ protected:
   void SetUp() override {
     if (!haveDevice())
       GTEST_SKIP() << "no CUDA device";
-    runtime::StatusOr<std::unique_ptr<GemmRunner>> r = GemmRunner::create();
+    base::StatusOr<std::unique_ptr<GemmRunner>> r = GemmRunner::create();
     ASSERT_TRUE(r.ok()) << r.status().toString();
     runner_ = std::move(*r);
     ASSERT_CUDA_OK(cudaStreamCreate(&stream_));
@@ -503,9 +503,9 @@ protected:
                    const Shape &so, size_t offset, const std::vector<float> &a,
                    const std::vector<float> &b, std::vector<float> *out,
                    bool transposeA = false, bool transposeB = false) {
-    runtime::StatusOr<MatMulPlan> plan = planMatMul(dtype, sa, sb, so, transposeA, transposeB);
+    base::StatusOr<MatMulPlan> plan = planMatMul(dtype, sa, sb, so, transposeA, transposeB);
     ASSERT_OK(plan);
-    const size_t esize = runtime::dtypeSize(dtype);
+    const size_t esize = base::dtypeSize(dtype);
     const size_t no = static_cast<size_t>(elementsOf(so));
     DeviceBuffer dA((offset + a.size()) * esize), dB((offset + b.size()) * esize),
         dOut((offset + no) * esize);
@@ -532,8 +532,8 @@ protected:
   /// Checks a @ b on the device against cpu::matmul (tolerances: file comment).
   void check(DType dtype, const Shape &sa, const Shape &sb, const Shape &so, uint32_t seed,
              size_t offset = 0) {
-    SCOPED_TRACE(std::string(runtime::dtypeName(dtype)) + " " + runtime::formatShape(sa) + " @ " +
-                 runtime::formatShape(sb) + " offset " + std::to_string(offset));
+    SCOPED_TRACE(std::string(base::dtypeName(dtype)) + " " + base::formatShape(sa) + " @ " +
+                 base::formatShape(sb) + " offset " + std::to_string(offset));
     std::mt19937 rng(seed);
     const std::vector<float> a = randomValues(dtype, elementsOf(sa), rng);
     const std::vector<float> b = randomValues(dtype, elementsOf(sb), rng);
@@ -627,7 +627,7 @@ TEST_F(CudaGemmTest, TransposedOperandsMatchCpu) {
   for (const Case &c : cases)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        SCOPED_TRACE(runtime::formatShape(c.a) + " @ " + runtime::formatShape(c.b) +
+        SCOPED_TRACE(base::formatShape(c.a) + " @ " + base::formatShape(c.b) +
                      (ta ? " transpose_a" : "") + (tb ? " transpose_b" : ""));
         const std::vector<float> a = randomValues(DType::F32, elementsOf(c.a), rng);
         const std::vector<float> b = randomValues(DType::F32, elementsOf(c.b), rng);
@@ -694,7 +694,7 @@ TEST_F(CudaGemmTest, EmptyContractionAndEmptyOutput) {
     ASSERT_EQ(got.size(), 30u);
     for (float v : got)
       ASSERT_EQ(v, 0.0f);
-    runtime::StatusOr<MatMulPlan> empty = planMatMul(t, {0, 4}, {4, 5}, {0, 5});
+    base::StatusOr<MatMulPlan> empty = planMatMul(t, {0, 4}, {4, 5}, {0, 5});
     ASSERT_OK(empty);
     EXPECT_TRUE(runner_->run(*empty, nullptr, nullptr, nullptr, stream_).ok());
   }
@@ -722,7 +722,7 @@ TEST_F(CudaGemmTest, CachedAlgorithmIsReusedAndDeterministic) {
 
 // A runner without a workspace still finds algorithms.
 TEST_F(CudaGemmTest, NoWorkspace) {
-  runtime::StatusOr<std::unique_ptr<GemmRunner>> r = GemmRunner::create(0);
+  base::StatusOr<std::unique_ptr<GemmRunner>> r = GemmRunner::create(0);
   ASSERT_OK(r);
   std::mt19937 rng(9);
   const std::vector<float> a = randomValues(DType::F32, 2 * 17 * 40, rng);
@@ -737,12 +737,12 @@ TEST_F(CudaGemmTest, NoWorkspace) {
 }
 
 TEST_F(CudaGemmTest, RunRejectsBadArguments) {
-  runtime::StatusOr<MatMulPlan> plan = planMatMul(DType::F32, {4, 4}, {4, 4}, {4, 4});
+  base::StatusOr<MatMulPlan> plan = planMatMul(DType::F32, {4, 4}, {4, 4}, {4, 4});
   ASSERT_OK(plan);
   DeviceBuffer buf(3 * 16 * sizeof(float));
   ASSERT_CUDA_OK(buf.status());
   float *a = buf.as<float>(), *b = a + 16, *out = a + 32;
-  auto expectInvalid = [&](const runtime::Status &s, const std::string &message) {
+  auto expectInvalid = [&](const base::Status &s, const std::string &message) {
     EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << s.toString();
     EXPECT_EQ(s.message(), message);
   };

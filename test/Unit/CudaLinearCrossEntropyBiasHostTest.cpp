@@ -16,8 +16,8 @@
 #include "kernels/cpu/LinearCrossEntropy.h"
 #include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/LinearCrossEntropy.h"
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 
@@ -28,27 +28,27 @@
 namespace rp::kernels::cuda {
 namespace {
 
-using runtime::DType;
-using runtime::HostTensor;
+using base::DType;
+using base::HostTensor;
 
 /// The CUDA kernel table's HostExec, reduced to what runLinearCrossEntropy uses.
 struct TestExec {
   void *scratchPtr;
   template <typename Plan, typename Launch, typename Replay, typename... Ptrs>
-  runtime::Status run(const Plan &plan, Launch, Replay replay, Ptrs... ptrs) const {
+  base::Status run(const Plan &plan, Launch, Replay replay, Ptrs... ptrs) const {
     replay(plan, ptrs...);
-    return runtime::okStatus();
+    return base::okStatus();
   }
-  runtime::Status gemm(const MatMulPlan &p, const void *a, const void *b, void *o) const {
+  base::Status gemm(const MatMulPlan &p, const void *a, const void *b, void *o) const {
     replay::matmul(p, a, b, o);
-    return runtime::okStatus();
+    return base::okStatus();
   }
   void *scratch() const { return scratchPtr; }
 };
 
 constexpr int64_t kIgnore = -100;
 
-float bf(float x) { return runtime::bf16ToFloat(runtime::floatToBf16(x)); }
+float bf(float x) { return base::bf16ToFloat(base::floatToBf16(x)); }
 
 struct Problem {
   int64_t n, h, v;
@@ -74,7 +74,7 @@ Problem randomProblem(int64_t n, int64_t h, int64_t v, unsigned seed) {
 std::vector<uint16_t> toBf16(const std::vector<float> &values) {
   std::vector<uint16_t> out;
   for (float x : values)
-    out.push_back(runtime::floatToBf16(x));
+    out.push_back(base::floatToBf16(x));
   return out;
 }
 
@@ -82,7 +82,7 @@ template <typename T> std::vector<double> widen(const std::vector<T> &v) {
   std::vector<double> out;
   for (T x : v) {
     if constexpr (std::is_same_v<T, uint16_t>)
-      out.push_back(runtime::bf16ToFloat(x));
+      out.push_back(base::bf16ToFloat(x));
     else
       out.push_back(x);
   }
@@ -127,7 +127,7 @@ Result runReplay(const Problem &pr, DType dtype, int64_t chunk, float seed) {
   if (dtype == DType::F32)
     return runTyped<float>(pr, dtype, chunk, pr.hidden, pr.weight, pr.bias, seed);
   return runTyped<uint16_t>(pr, dtype, chunk, toBf16(pr.hidden), toBf16(pr.weight),
-                            toBf16(pr.bias), runtime::floatToBf16(seed));
+                            toBf16(pr.bias), base::floatToBf16(seed));
 }
 
 /// The CPU kernel's results in f32.
@@ -202,7 +202,7 @@ TEST(CudaLinearCrossEntropyBiasHost, PlanErrorsAndScratch) {
   ASSERT_TRUE(p.ok());
   const size_t before = p->scratchBytes;
   LinearCrossEntropyPlan copy = *p;
-  runtime::Status s = planLinearCrossEntropyBias(copy, DType::F32, {9}, DType::F32, {10});
+  base::Status s = planLinearCrossEntropyBias(copy, DType::F32, {9}, DType::F32, {10});
   EXPECT_EQ(s.message(), "linear_cross_entropy_vjp: bias is f32[9], expected f32[10]");
   copy = *p;
   s = planLinearCrossEntropyBias(copy, DType::F32, {10}, DType::BF16, {10});

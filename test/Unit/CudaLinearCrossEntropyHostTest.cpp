@@ -18,8 +18,8 @@
 #include "kernels/cpu/LinearCrossEntropy.h"
 #include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/LinearCrossEntropy.h"
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 
@@ -30,20 +30,20 @@
 namespace rp::kernels::cuda {
 namespace {
 
-using runtime::DType;
-using runtime::HostTensor;
+using base::DType;
+using base::HostTensor;
 
 /// The CUDA kernel table's HostExec, reduced to what runLinearCrossEntropy uses.
 struct TestExec {
   void *scratchPtr;
   template <typename Plan, typename Launch, typename Replay, typename... Ptrs>
-  runtime::Status run(const Plan &plan, Launch, Replay replay, Ptrs... ptrs) const {
+  base::Status run(const Plan &plan, Launch, Replay replay, Ptrs... ptrs) const {
     replay(plan, ptrs...);
-    return runtime::okStatus();
+    return base::okStatus();
   }
-  runtime::Status gemm(const MatMulPlan &p, const void *a, const void *b, void *o) const {
+  base::Status gemm(const MatMulPlan &p, const void *a, const void *b, void *o) const {
     replay::matmul(p, a, b, o);
-    return runtime::okStatus();
+    return base::okStatus();
   }
   void *scratch() const { return scratchPtr; }
 };
@@ -60,7 +60,7 @@ Problem randomProblem(int64_t n, int64_t h, int64_t v, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1, 1);
   Problem p{n, h, v, {}, {}, {}};
-  auto bf = [](float x) { return runtime::bf16ToFloat(runtime::floatToBf16(x)); };
+  auto bf = [](float x) { return base::bf16ToFloat(base::floatToBf16(x)); };
   for (int64_t i = 0; i < n * h; ++i)
     p.hidden.push_back(bf(u(rng)));
   for (int64_t i = 0; i < v * h; ++i)
@@ -74,7 +74,7 @@ Problem randomProblem(int64_t n, int64_t h, int64_t v, unsigned seed) {
 std::vector<uint16_t> toBf16(const std::vector<float> &values) {
   std::vector<uint16_t> out;
   for (float x : values)
-    out.push_back(runtime::floatToBf16(x));
+    out.push_back(base::floatToBf16(x));
   return out;
 }
 
@@ -102,15 +102,15 @@ Result runReplay(const Problem &pr, DType dtype, LossReduction r, int64_t chunk,
   } else {
     std::vector<uint16_t> h = toBf16(pr.hidden), w = toBf16(pr.weight);
     std::vector<uint16_t> dh(h.size()), dw(w.size());
-    uint16_t s = runtime::floatToBf16(seed), loss = 0;
+    uint16_t s = base::floatToBf16(seed), loss = 0;
     EXPECT_TRUE(runLinearCrossEntropy(e, *plan, h.data(), w.data(), pr.labels.data(), &s, &loss,
                                       dh.data(), dw.data())
                     .ok());
-    out.loss = runtime::bf16ToFloat(loss);
+    out.loss = base::bf16ToFloat(loss);
     for (uint16_t x : dh)
-      out.dh.push_back(runtime::bf16ToFloat(x));
+      out.dh.push_back(base::bf16ToFloat(x));
     for (uint16_t x : dw)
-      out.dw.push_back(runtime::bf16ToFloat(x));
+      out.dw.push_back(base::bf16ToFloat(x));
   }
   return out;
 }

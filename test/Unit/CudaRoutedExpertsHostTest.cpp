@@ -50,7 +50,7 @@ TEST(CudaRoutedExpertsHost, MatchCpuKernels) {
   expectEqual(goff, values(off), "offsets");
   const int64_t r = tokens * k;
   for (DType dt : kFloatDTypes) {
-    SCOPED_TRACE(runtime::dtypeName(dt));
+    SCOPED_TRACE(base::dtypeName(dt));
     HostTensor x = randomTensor(dt, {tokens, h}, rng), w = randomTensor(dt, {tokens, k}, rng);
     HostTensor rows(dt, {r, h}), grows(dt, {r, h});
     ASSERT_OK(moeDispatch(x, pos, rows));

@@ -47,7 +47,7 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::StatusCode;
+using base::StatusCode;
 
 /// The thread counts every replay runs with (besides the plan's own).
 const int kThreadCounts[] = {1, 32, 64, 96, 256, 1024};
@@ -95,7 +95,7 @@ const ReduceCase kReduceCases[] = {
 
 /// x with a NaN and +-inf planted (floats only), so max and sum propagate them.
 void plantSpecials(HostTensor &x, std::mt19937 &rng) {
-  if (!runtime::isFloat(x.dtype()) || x.numElements() < 40)
+  if (!base::isFloat(x.dtype()) || x.numElements() < 40)
     return;
   HostTensor f64 = convertTo(x, DType::F64);
   f64.data<double>()[rng() % x.numElements()] = NAN;
@@ -114,9 +114,9 @@ void checkReduce(DType dtype, const ReduceCase &c, bool keepdims, bool specials,
   const Shape outShape = reduceOutShape(c.shape, c.axes, keepdims);
   for (cpu::ReduceKind kind : kCpuKinds) {
     SCOPED_TRACE(describe(reduceKindName(kind), dtype, c.shape) + " axes " +
-                 runtime::formatShape(c.axes) + (keepdims ? " keepdims" : ""));
+                 base::formatShape(c.axes) + (keepdims ? " keepdims" : ""));
     HostTensor want = cpu::test::poisoned(referenceDType(dtype), outShape);
-    const runtime::Status cpuStatus = cpu::reduce(kind, xRef, c.axes, keepdims, want);
+    const base::Status cpuStatus = cpu::reduce(kind, xRef, c.axes, keepdims, want);
     auto plan = planReduce(kind, dtype, c.shape, c.axes, keepdims, outShape);
     if (!cpuStatus.ok()) { // the empty integer mean
       ASSERT_FALSE(plan.ok());
@@ -292,7 +292,7 @@ void checkNorm(DType dtype, const AxisCase &c, bool rms, bool withBias, std::mt1
   const NormInputs in = randomNormInputs(dtype, c, rms, withBias, rng);
   SCOPED_TRACE(in.trace);
   HostTensor want = cpu::test::poisoned(referenceDType(dtype), c.shape);
-  const runtime::Status cpuStatus = in.reference(want);
+  const base::Status cpuStatus = in.reference(want);
   ASSERT_TRUE(cpuStatus.ok()) << cpuStatus.toString();
   auto plan = in.plan();
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
@@ -371,7 +371,7 @@ void checkCrossEntropy(DType dtype, DType labelType, const Shape &shape, int64_t
       labelsIn ? labelsIn->clone() : randomLabels(labelType, labelShape, shape[1], ignore, rng);
   const HostTensor logitsRef = convertTo(logits, referenceDType(dtype));
   SCOPED_TRACE(describe("cross_entropy", dtype, shape) + " labels " +
-               runtime::dtypeName(labelType) + " ignore " + std::to_string(ignore) +
+               base::dtypeName(labelType) + " ignore " + std::to_string(ignore) +
                (reduction == cpu::LossReduction::Mean ? " mean" : " sum"));
   HostTensor want = cpu::test::poisoned(referenceDType(dtype), {});
   ASSERT_TRUE(cpu::crossEntropy(logitsRef, labels, ignore, reduction, want).ok());
@@ -491,7 +491,7 @@ TEST(CudaRowKernelsHost, CrossEntropyPlanGeometry) {
 //===--- plan errors: the CPU kernels' messages ------------------------------------===//
 
 /// The plan's error equals the CPU kernel's status for the same arguments.
-void expectSameError(const runtime::Status &gpu, const runtime::Status &cpu) {
+void expectSameError(const base::Status &gpu, const base::Status &cpu) {
   EXPECT_FALSE(cpu.ok());
   EXPECT_EQ(gpu, cpu) << "gpu: " << gpu.toString() << "\ncpu: " << cpu.toString();
 }
@@ -522,7 +522,7 @@ TEST(CudaRowKernelsHost, ReducePlanErrorsMatchCpu) {
   // dtype: the GPU's list
   auto bad = planReduce(ReduceKind::Sum, DType::I1, xs, {0}, false, {3, 4});
   EXPECT_EQ(bad.status(),
-            runtime::invalidArgument(
+            base::invalidArgument(
                 "reduce_sum: x has dtype i1, expected f32, f16, bf16, f64, i64 or i32"));
   // more than 8 dimensions in a group after merging
   Shape wide(18, 2), alternate, keptShape;
@@ -532,7 +532,7 @@ TEST(CudaRowKernelsHost, ReducePlanErrorsMatchCpu) {
     keptShape.push_back(2);
   bad = planReduce(ReduceKind::Sum, DType::F32, wide, alternate, false, keptShape);
   EXPECT_EQ(bad.status(),
-            runtime::invalidArgument("reduce_sum: rank 9 (after merging contiguous dimensions) "
+            base::invalidArgument("reduce_sum: rank 9 (after merging contiguous dimensions) "
                                      "exceeds the GPU kernels' limit of 8"));
 }
 
@@ -553,7 +553,7 @@ TEST(CudaRowKernelsHost, SoftmaxPlanErrorsMatchCpu) {
   }
   EXPECT_EQ(
       planSoftmax(DType::I64, {2, 3}, 1, true, {2, 3}).status(),
-      runtime::invalidArgument("log_softmax: x has dtype i64, expected f32, f16, bf16 or f64"));
+      base::invalidArgument("log_softmax: x has dtype i64, expected f32, f16, bf16 or f64"));
 }
 
 TEST(CudaRowKernelsHost, NormPlanErrorsMatchCpu) {
@@ -578,7 +578,7 @@ TEST(CudaRowKernelsHost, NormPlanErrorsMatchCpu) {
   expectSameError(planRmsNorm(DType::F32, xs, scaleShape, 1, 1e-6, {2, 12}).status(),
                   cpu::rmsNorm(x, scale, 1, 1e-6, badOut));
   EXPECT_EQ(planRmsNorm(DType::I32, xs, scaleShape, 1, 1e-6, xs).status(),
-            runtime::invalidArgument("rms_norm: x has dtype i32, expected f32, f16, bf16 or f64"));
+            base::invalidArgument("rms_norm: x has dtype i32, expected f32, f16, bf16 or f64"));
 }
 
 TEST(CudaRowKernelsHost, CrossEntropyPlanErrorsMatchCpu) {
@@ -600,7 +600,7 @@ TEST(CudaRowKernelsHost, CrossEntropyPlanErrorsMatchCpu) {
       planCrossEntropy(DType::F32, {4, 10}, DType::I64, {4}, kIgnore, mean, {1}).status(),
       cpu::crossEntropy(logits, labels, kIgnore, cpuMean, badOut));
   EXPECT_EQ(planCrossEntropy(DType::I64, {4, 10}, DType::I64, {4}, kIgnore, mean, {}).status(),
-            runtime::invalidArgument(
+            base::invalidArgument(
                 "cross_entropy: logits has dtype i64, expected f32, f16, bf16 or f64"));
 }
 

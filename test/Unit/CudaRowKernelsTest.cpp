@@ -47,7 +47,7 @@
 namespace rp::kernels::cuda::test {
 namespace {
 
-using runtime::StatusCode;
+using base::StatusCode;
 
 /// Guard bytes after every device output; they must keep the poison.
 constexpr size_t kGuard = 64;
@@ -89,9 +89,9 @@ TEST_F(CudaRowKernelsTest, ReduceMatchesCpu) {
       auto dx = upload(x);
       for (cpu::ReduceKind kind : kCpuKinds) {
         SCOPED_TRACE(describe(reduceKindName(kind), dtype, c.shape) + " axes " +
-                     runtime::formatShape(c.axes));
+                     base::formatShape(c.axes));
         HostTensor want(referenceDType(dtype), outShape);
-        const runtime::Status cpuStatus = cpu::reduce(kind, xRef, c.axes, false, want);
+        const base::Status cpuStatus = cpu::reduce(kind, xRef, c.axes, false, want);
         auto plan = planReduce(kind, dtype, c.shape, c.axes, false, outShape);
         if (!cpuStatus.ok()) { // the empty integer mean: both refuse it alike
           ASSERT_FALSE(plan.ok());
@@ -102,7 +102,7 @@ TEST_F(CudaRowKernelsTest, ReduceMatchesCpu) {
         HostTensor runs[2];
         for (HostTensor &got : runs) {
           auto dout = poisonedOutput(static_cast<size_t>(cpu::test::numElements(outShape)) *
-                                     runtime::dtypeSize(dtype));
+                                     base::dtypeSize(dtype));
           ASSERT_CUDA_OK(launchReduce(*plan, dx->get(), dout->get(), stream_));
           ASSERT_CUDA_OK(cudaStreamSynchronize(stream_));
           got = download(*dout, dtype, outShape);
@@ -198,7 +198,7 @@ HostTensor gpuLoss(const CrossEntropyPlan &plan, const HostTensor &logits, const
   EXPECT_EQ(scratch.status(), cudaSuccess);
   HostTensor runs[2];
   for (HostTensor &got : runs) {
-    auto dout = poisonedOutput(runtime::dtypeSize(plan.dtype));
+    auto dout = poisonedOutput(base::dtypeSize(plan.dtype));
     EXPECT_EQ(launchCrossEntropy(plan, dlogits->get(), dlabels->get(), dout->get(), scratch.get(),
                                  stream),
               cudaSuccess);
@@ -220,7 +220,7 @@ TEST_F(CudaRowKernelsTest, CrossEntropyMatchesCpu) {
           if (shape[1] > 100000 && (dtype == DType::F64 || dtype == DType::F16))
             continue; // the vocabulary rows: f32 and bf16
           SCOPED_TRACE(describe("cross_entropy", dtype, shape) + " labels " +
-                       runtime::dtypeName(labelType) +
+                       base::dtypeName(labelType) +
                        (r == LossReduction::Mean ? " mean" : " sum"));
           const Shape labelShape = labelShapeOf(shape);
           const HostTensor logits = randomInput(dtype, shape, rng, -8, 8);

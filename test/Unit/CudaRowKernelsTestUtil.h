@@ -31,8 +31,8 @@
 #include "kernels/cpu/Reduce.h"
 #include "kernels/cuda/Norm.h"
 #include "kernels/cuda/Reduce.h"
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
 #include "test/Unit/CudaTestUtil.h"
 #include "test/Unit/KernelTestUtil.h"
 
@@ -141,7 +141,7 @@ inline HostTensor randomLabels(DType t, const Shape &shape, int64_t classes, int
 
 /// A "<what>: f32[2, 3]" trace line.
 inline std::string describe(const std::string &what, DType d, const Shape &shape) {
-  return what + " " + runtime::dtypeName(d) + runtime::formatShape(shape);
+  return what + " " + base::dtypeName(d) + base::formatShape(shape);
 }
 
 //===--- reduce -----------------------------------------------------------===//
@@ -174,7 +174,7 @@ inline Shape reduceOutShape(const Shape &shape, const std::vector<int64_t> &axes
 inline std::vector<double> reduceSlack(cpu::ReduceKind kind, DType dtype, const HostTensor &x,
                                        const std::vector<int64_t> &axes, bool keepdims,
                                        int threads) {
-  if (kind == cpu::ReduceKind::Max || !runtime::isFloat(dtype))
+  if (kind == cpu::ReduceKind::Max || !base::isFloat(dtype))
     return {};
   HostTensor absX(DType::F64, x.shape());
   for (int64_t i = 0; i < absX.numElements(); ++i)
@@ -214,12 +214,12 @@ struct NormInputs {
   std::string trace;
 
   /// cpu::rmsNorm or cpu::layerNorm on the reference inputs into `want`.
-  runtime::Status reference(HostTensor &want) const {
+  base::Status reference(HostTensor &want) const {
     return rms ? cpu::rmsNorm(xRef, scaleRef, axis, epsilon, want)
                : cpu::layerNorm(xRef, scaleRef, withBias ? &biasRef : nullptr, axis, epsilon, want);
   }
   /// planRmsNorm or planLayerNorm of the case.
-  runtime::StatusOr<NormPlan> plan() const {
+  base::StatusOr<NormPlan> plan() const {
     return rms ? planRmsNorm(dtype, shape, paramShape, axis, epsilon, shape)
                : planLayerNorm(dtype, shape, paramShape, withBias ? &paramShape : nullptr, axis,
                                epsilon, shape);

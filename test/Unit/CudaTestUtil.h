@@ -16,9 +16,9 @@
 #ifndef RP_TEST_UNIT_CUDATESTUTIL_H
 #define RP_TEST_UNIT_CUDATESTUTIL_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Float16.h"
-#include "runtime/core/HostTensor.h"
+#include "base/DType.h"
+#include "base/Float16.h"
+#include "base/HostTensor.h"
 #include "test/Unit/KernelTestUtil.h"
 
 #include <cuda_runtime.h>
@@ -34,8 +34,8 @@
 
 namespace rp::kernels::cuda::test {
 
-using runtime::DType;
-using runtime::HostTensor;
+using base::DType;
+using base::HostTensor;
 using Shape = std::vector<int64_t>;
 
 //===--- host tensors in the GPU's dtypes ---------------------------------===//
@@ -45,9 +45,9 @@ inline bool is16Bit(DType d) { return d == DType::F16 || d == DType::BF16; }
 /// Element i of t as a double (16-bit floats decoded exactly; the others as cpu::test::get).
 inline double valueAt(const HostTensor &t, int64_t i) {
   if (t.dtype() == DType::F16)
-    return runtime::halfToFloat(t.data<uint16_t>()[i]);
+    return base::halfToFloat(t.data<uint16_t>()[i]);
   if (t.dtype() == DType::BF16)
-    return runtime::bf16ToFloat(t.data<uint16_t>()[i]);
+    return base::bf16ToFloat(t.data<uint16_t>()[i]);
   return cpu::test::get(t, i);
 }
 
@@ -55,9 +55,9 @@ inline double valueAt(const HostTensor &t, int64_t i) {
 /// double via round-to-odd: correctly rounded), the others as cpu::test::set.
 inline void setValue(HostTensor &t, int64_t i, double v) {
   if (t.dtype() == DType::F16)
-    t.data<uint16_t>()[i] = runtime::doubleToHalf(v);
+    t.data<uint16_t>()[i] = base::doubleToHalf(v);
   else if (t.dtype() == DType::BF16)
-    t.data<uint16_t>()[i] = runtime::doubleToBf16(v);
+    t.data<uint16_t>()[i] = base::doubleToBf16(v);
   else
     cpu::test::set(t, i, v);
 }

@@ -18,11 +18,11 @@
 namespace rp::kernels::cuda {
 namespace {
 
-using runtime::DType;
+using base::DType;
 
 AttentionPlan planOf(DType dtype, int64_t heads, int64_t kvHeads, int64_t seq, int64_t dim,
                      bool causal = true) {
-  runtime::StatusOr<AttentionPlan> p =
+  base::StatusOr<AttentionPlan> p =
       planAttention(dtype, {2, heads, seq, dim}, {2, kvHeads, seq, dim}, {2, kvHeads, seq, dim},
                     0.125, causal, {2, heads, seq, dim});
   EXPECT_TRUE(p.ok()) << p.status().toString();
@@ -36,9 +36,9 @@ TEST(CudnnAttention, ParsesTheKernelChoice) {
   for (AttentionKernel k : {AttentionKernel::Auto, AttentionKernel::Cudnn, AttentionKernel::Flash})
     EXPECT_EQ(parseAttentionKernel(attentionKernelName(k)).value(), k);
   for (const char *bad : {"", "CUDNN", "fa2", "auto "}) {
-    runtime::StatusOr<AttentionKernel> k = parseAttentionKernel(bad);
+    base::StatusOr<AttentionKernel> k = parseAttentionKernel(bad);
     ASSERT_FALSE(k.ok()) << bad;
-    EXPECT_EQ(k.status().code(), runtime::StatusCode::InvalidArgument);
+    EXPECT_EQ(k.status().code(), base::StatusCode::InvalidArgument);
     EXPECT_EQ(k.status().message(), "unknown --attention-kernel '" + std::string(bad) +
                                         "' (expected auto, cudnn or flash)");
   }
@@ -119,10 +119,10 @@ bool haveGpu() {
 // with the frontend, rp-cuda-cudnn-attention-nofrontend-test without).
 TEST(CudnnAttention, RunnerReportsWhyCudnnIsUnusable) {
   std::string why;
-  runtime::StatusOr<std::unique_ptr<CudnnSdpaRunner>> automatic =
+  base::StatusOr<std::unique_ptr<CudnnSdpaRunner>> automatic =
       CudnnSdpaRunner::create(AttentionKernel::Auto, &why);
   ASSERT_TRUE(automatic.ok()) << automatic.status().toString();
-  runtime::StatusOr<std::unique_ptr<CudnnSdpaRunner>> forced =
+  base::StatusOr<std::unique_ptr<CudnnSdpaRunner>> forced =
       CudnnSdpaRunner::create(AttentionKernel::Cudnn, nullptr);
   if (!cudnnSdpaBuilt() || !haveGpu()) {
     EXPECT_EQ(automatic.value(), nullptr);
@@ -140,7 +140,7 @@ TEST(CudnnAttention, RunnerReportsWhyCudnnIsUnusable) {
     EXPECT_EQ(forced.value()->kernel(), AttentionKernel::Cudnn);
   } else {
     ASSERT_FALSE(forced.ok());
-    EXPECT_EQ(forced.status().code(), runtime::StatusCode::Unavailable);
+    EXPECT_EQ(forced.status().code(), base::StatusCode::Unavailable);
     EXPECT_EQ(forced.status().message(), "--attention-kernel cudnn: " + why);
   }
 }

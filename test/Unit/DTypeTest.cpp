@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/core/DType.h"
+#include "base/DType.h"
 #include "test/Unit/Float16Reference.h"
 
 #include <gtest/gtest.h>

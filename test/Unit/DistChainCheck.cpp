@@ -41,7 +41,7 @@ bool checkSum(rp::runtime::World &world, int64_t count, int64_t chunk, int64_t &
   for (int64_t i = 0; i < count; ++i)
     data[static_cast<size_t>(i)] = value(rank, i);
   world.setChunkFloatsForTests(chunk);
-  if (rp::runtime::Status s = world.sumInRankOrder(data.data(), count); !s.ok()) {
+  if (rp::base::Status s = world.sumInRankOrder(data.data(), count); !s.ok()) {
     std::fprintf(stderr, "rank %d: sumInRankOrder failed: %s\n", rank, s.toString().c_str());
     return false;
   }
@@ -68,7 +68,7 @@ bool checkSum(rp::runtime::World &world, int64_t count, int64_t chunk, int64_t &
 } // namespace
 
 int main() {
-  rp::runtime::StatusOr<std::unique_ptr<rp::runtime::World>> world = rp::runtime::World::init();
+  rp::base::StatusOr<std::unique_ptr<rp::runtime::World>> world = rp::runtime::World::init();
   if (!world.ok()) {
     std::fprintf(stderr, "World::init failed: %s\n", world.status().toString().c_str());
     return 1;

@@ -40,6 +40,7 @@ inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &bac
                                double lr = 1e-2, runtime::RankReducer *ranks = nullptr,
                                int64_t microBatchOffset = 0, bool commThread = true) {
   using namespace rp::runtime;
+  using namespace rp::base;
   RunResult run;
   StatusOr<HostArena> arena = HostArena::create(plan);
   EXPECT_TRUE(arena.ok()) << arena.status().toString();

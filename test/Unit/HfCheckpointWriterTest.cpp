@@ -1,13 +1,13 @@
 //===- HfCheckpointWriterTest.cpp - Checkpoints in the Hugging Face layout -===//
 //
 // writeHfCheckpoint and writePeftAdapter: the files and names, sharding, dtype conversion
-// (against runtime/core/Float16.h), shared and aliased names, the all-or-nothing directory
+// (against base/Float16.h), shared and aliased names, the all-or-nothing directory
 // replacement, and the parsers of the export flags. Files are read back with readSafetensors
 // and WeightSource (the reader rp-run --weights uses).
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 #include "runtime/io/HfCheckpointWriter.h"
 #include "runtime/io/WeightSource.h"
 

@@ -1,6 +1,6 @@
-//===- HostTensorTest.cpp - runtime::HostTensor ---------------------------===//
+//===- HostTensorTest.cpp - base::HostTensor ---------------------------===//
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #ifndef RP_TEST_UNIT_KERNELTESTUTIL_H
 #define RP_TEST_UNIT_KERNELTESTUTIL_H
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <gtest/gtest.h>
 
@@ -30,9 +30,9 @@
 
 namespace rp::kernels::cpu::test {
 
-using runtime::DType;
-using runtime::HostTensor;
-using runtime::StatusCode;
+using base::DType;
+using base::HostTensor;
+using base::StatusCode;
 using Shape = std::vector<int64_t>;
 
 struct Tolerance {
@@ -208,14 +208,14 @@ inline int64_t numElements(const Shape &shape) {
 
 #define EXPECT_STATUS(expr, code_)                                                                 \
   do {                                                                                             \
-    const ::rp::runtime::Status s_ = (expr);                                                       \
+    const ::rp::base::Status s_ = (expr);                                                       \
     EXPECT_EQ(s_.code(), (code_)) << s_.toString();                                                \
   } while (0)
 
 /// Expects an error with `code` whose message contains `needle`.
 #define EXPECT_ERROR(expr, code_, needle)                                                          \
   do {                                                                                             \
-    const ::rp::runtime::Status s_ = (expr);                                                       \
+    const ::rp::base::Status s_ = (expr);                                                       \
     EXPECT_EQ(s_.code(), (code_)) << s_.toString();                                                \
     EXPECT_NE(s_.message().find(needle), std::string::npos)                                        \
         << "message: " << s_.message() << "\nexpected to contain: " << (needle);                   \
@@ -223,7 +223,7 @@ inline int64_t numElements(const Shape &shape) {
 
 #define ASSERT_OK(expr)                                                                            \
   do {                                                                                             \
-    const ::rp::runtime::Status s_ = (expr);                                                       \
+    const ::rp::base::Status s_ = (expr);                                                       \
     ASSERT_TRUE(s_.ok()) << s_.toString();                                                         \
   } while (0)
 

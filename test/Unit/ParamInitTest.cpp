@@ -1,14 +1,14 @@
 //===- ParamInitTest.cpp - Initial values of LoRA adapters ----------------===//
 //
-// initParam (runtime/core/ParamInit.h): zeros, kaiming_uniform bounds and moments,
+// initParam (base/ParamInit.h): zeros, kaiming_uniform bounds and moments,
 // determinism by name, golden values (computed by an independent Python implementation of
 // FNV-1a, splitmix64 and xoshiro256**), and the errors.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/core/ParamInit.h"
+#include "base/ParamInit.h"
 
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 
 #include <gtest/gtest.h>
 

@@ -20,7 +20,7 @@
 #include <random>
 
 using namespace rp::partition;
-using rp::runtime::StatusCode;
+using rp::base::StatusCode;
 
 namespace {
 

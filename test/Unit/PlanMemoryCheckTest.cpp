@@ -1,6 +1,6 @@
 //===- PlanMemoryCheckTest.cpp - Plans larger than the machine are refused ===//
 
-#include "runtime/core/SystemMemory.h"
+#include "base/SystemMemory.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 

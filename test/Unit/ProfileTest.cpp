@@ -15,7 +15,7 @@
 #include <string>
 
 using namespace rp::partition;
-using rp::runtime::StatusCode;
+using rp::base::StatusCode;
 
 namespace {
 

@@ -163,7 +163,7 @@ TEST(SimEngineTest, Errors) {
   cycle.add(SimTask{0, Lane::Compute, 1, 0, {}, {}, -1, "b", "", "", "", 0});
   r = simulate(cycle, 1, "cycle");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), rp::runtime::StatusCode::Internal);
+  EXPECT_EQ(r.status().code(), rp::base::StatusCode::Internal);
   EXPECT_NE(r.status().message().find("deadlock"), std::string::npos);
   EXPECT_NE(r.status().message().find("'a'"), std::string::npos);
 }
@@ -228,7 +228,7 @@ TEST_F(SimOutputTest, LabelsAreEscaped) {
 
 TEST_F(SimOutputTest, WriteErrorsLeaveNothing) {
   std::string p = path("missing-dir/out.svg");
-  rp::runtime::Status s = writeSvgGantt(handMade(), p);
+  rp::base::Status s = writeSvgGantt(handMade(), p);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("missing-dir"), std::string::npos);
   EXPECT_FALSE(writeChromeTrace(handMade(), path("missing-dir/t.json")).ok());

@@ -1,6 +1,6 @@
 //===- StatusTest.cpp - Status, StatusOr and the propagation macros -------===//
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/io/WeightSource.h"
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/plan/Weights.h"
 

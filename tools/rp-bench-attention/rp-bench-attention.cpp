@@ -33,7 +33,7 @@
 
 namespace {
 
-using rp::runtime::DType;
+using rp::base::DType;
 namespace kc = rp::kernels::cuda;
 
 struct Options {
@@ -102,7 +102,7 @@ int runCudnn(const Options &o, const kc::AttentionPlan &plan, double flops, cons
   }
   const std::string declined = kc::cudnnSdpaDecline(plan);
   std::string error;
-  auto status = [&](const rp::runtime::StatusOr<bool> &r) {
+  auto status = [&](const rp::base::StatusOr<bool> &r) {
     if (!r.ok() && error.empty())
       error = r.status().toString();
     return r.ok() ? cudaSuccess : cudaErrorUnknown;

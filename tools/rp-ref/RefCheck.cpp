@@ -16,8 +16,8 @@
 #include <map>
 
 using namespace mlir;
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 
 namespace {
 
@@ -122,11 +122,11 @@ int readMicroBatches(func::FuncOp trainStep, const ::rp::runtime::SafetensorsFil
     if (!t || llvm::ArrayRef<int64_t>(t->shape()) != llvm::ArrayRef<int64_t>(whole) ||
         t->dtype() != graph::irDType(type.getElementType()) || (whole.empty() && M > 1))
       return badInput(src + ": '" + key + "' has " +
-                      (t ? std::string(::rp::runtime::dtypeName(t->dtype())) + " " +
-                               ::rp::runtime::formatShape(t->shape())
+                      (t ? std::string(::rp::base::dtypeName(t->dtype())) + " " +
+                               ::rp::base::formatShape(t->shape())
                          : std::string("an unsupported dtype")) +
                       ", the model expects " +
-                      ::rp::runtime::dtypeName(graph::irDType(type.getElementType())) + " " +
+                      ::rp::base::dtypeName(graph::irDType(type.getElementType())) + " " +
                       graph::formatShape(whole) +
                       (M > 1 ? " (" + std::to_string(M) + " micro-batches)" : std::string()));
     for (int64_t m = 0; m < M; ++m)

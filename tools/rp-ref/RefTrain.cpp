@@ -21,8 +21,8 @@
 
 namespace mlir::rp {
 
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
 namespace rt = ::rp::runtime;
 
 namespace {
@@ -167,11 +167,11 @@ int ReferenceTrainer::findFeed() {
 }
 
 int ReferenceTrainer::openData() {
-  rt::StatusOr<rt::TokenData> data = rt::readTokens(o_.dataPath, o_.dataFormat);
+  ::rp::base::StatusOr<rt::TokenData> data = rt::readTokens(o_.dataPath, o_.dataFormat);
   if (!data.ok())
     return fail(data.status().message());
   data_ = std::move(data).value();
-  rt::StatusOr<rt::BatchSampler> sampler =
+  ::rp::base::StatusOr<rt::BatchSampler> sampler =
       rt::BatchSampler::create(*data_, feed_.batch, feed_.seq, o_.seed);
   if (!sampler.ok())
     return fail(sampler.status().message());
@@ -220,13 +220,13 @@ int ReferenceTrainer::loadParams() {
 
 int ReferenceTrainer::openOutputs() {
   if (!o_.logPath.empty()) {
-    rt::StatusOr<rt::MetricsLog> l = rt::MetricsLog::open(o_.logPath);
+    ::rp::base::StatusOr<rt::MetricsLog> l = rt::MetricsLog::open(o_.logPath);
     if (!l.ok())
       return fail(l.status().message());
     log_ = std::move(l).value();
   }
   if (!o_.saveDir.empty())
-    if (rt::Status s = rt::checkCheckpointDir(o_.saveDir); !s.ok())
+    if (::rp::base::Status s = rt::checkCheckpointDir(o_.saveDir); !s.ok())
       return fail(s.message());
   return 0;
 }
@@ -245,7 +245,7 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
     args.resize(func_.getNumArguments());
     HostTensor tokens(feed_.idType, {feed_.batch, feed_.seq}),
         labels(feed_.labelType, {feed_.batch, feed_.seq});
-    if (rt::Status s = sampler_->fillTrain(step, mb, feed_.idType, tokens.raw(), feed_.labelType,
+    if (::rp::base::Status s = sampler_->fillTrain(step, mb, feed_.idType, tokens.raw(), feed_.labelType,
                                            labels.raw(), &trained[static_cast<size_t>(mb)]);
         !s.ok())
       return fail(s.message());
@@ -292,7 +292,7 @@ int ReferenceTrainer::optimizerStep(int64_t step, double &lr) {
     for (auto &[name, p] : params_) // std::map: sorted by name
       if (p.trainable)
         squares += rt::sumOfSquares(p.acc.data<float>(), p.acc.numElements(), gradScale);
-    rt::StatusOr<float> clipped = rt::clippedGradScale(squares, o_.gradClip, M, step + 1);
+    ::rp::base::StatusOr<float> clipped = rt::clippedGradScale(squares, o_.gradClip, M, step + 1);
     if (!clipped.ok()) { // a diverged run, not bad input: exit 1 as rp-run
       fail(clipped.status().message());
       return 1;
@@ -333,7 +333,7 @@ int ReferenceTrainer::saveCheckpoint() {
     if (o_.async)
       ckpt.optimizer.push_back(tensorOf("weights." + name, p.compute));
   }
-  if (rt::Status s = rt::saveCheckpoint(o_.saveDir, ckpt); !s.ok())
+  if (::rp::base::Status s = rt::saveCheckpoint(o_.saveDir, ckpt); !s.ok())
     return fail(s.message());
   return 0;
 }
@@ -361,7 +361,7 @@ int ReferenceTrainer::run() {
       metrics.loss = loss;
       metrics.lr = lr;
       metrics.tokens = M * feed_.batch * feed_.seq;
-      if (rt::Status s = log_->write(metrics); !s.ok())
+      if (::rp::base::Status s = log_->write(metrics); !s.ok())
         return fail(s.message());
     }
   }

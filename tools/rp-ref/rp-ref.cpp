@@ -48,7 +48,7 @@
 #include <cctype>
 
 using namespace mlir;
-using ::rp::runtime::HostTensor;
+using ::rp::base::HostTensor;
 
 namespace {
 
@@ -191,13 +191,13 @@ int readInputs(func::FuncOp func, const std::string &dir, std::vector<HostTensor
     auto name = func.getArgAttrOfType<StringAttr>(i, "graph.name");
     if (llvm::ArrayRef<int64_t>(t->shape()) != type.getShape())
       return fail(llvm::Twine(path) + ": input '" + name.getValue() + "' has shape " +
-                  ::rp::runtime::formatShape(t->shape()) + ", the model expects " +
+                  ::rp::base::formatShape(t->shape()) + ", the model expects " +
                   mlir::rp::graph::formatShape(type.getShape()));
-    ::rp::runtime::DType expected = mlir::rp::graph::irDType(type.getElementType());
+    ::rp::base::DType expected = mlir::rp::graph::irDType(type.getElementType());
     if (t->dtype() != expected)
       return fail(llvm::Twine(path) + ": input '" + name.getValue() + "' has element type " +
-                  ::rp::runtime::dtypeName(t->dtype()) + ", the model expects " +
-                  ::rp::runtime::dtypeName(expected));
+                  ::rp::base::dtypeName(t->dtype()) + ", the model expects " +
+                  ::rp::base::dtypeName(expected));
     inputs.push_back(std::move(*t));
   }
   return 0;

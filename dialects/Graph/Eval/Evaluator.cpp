@@ -27,9 +27,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-using ::rp::runtime::DType;
-using ::rp::runtime::HostTensor;
-using ::rp::runtime::Status;
+using ::rp::base::DType;
+using ::rp::base::HostTensor;
+using ::rp::base::Status;
 namespace cpu = ::rp::kernels::cpu;
 
 namespace mlir::rp::graph {
@@ -341,7 +341,7 @@ runFunction(func::FuncOp func, ArrayRef<HostTensor> args,
     auto type = cast<RankedTensorType>(arg.getType());
     if (ArrayRef<int64_t>(tensor.shape()) != type.getShape()) {
       func.emitError() << "input " << arg.getArgNumber() << " has shape "
-                       << ::rp::runtime::formatShape(tensor.shape()) << ", expected "
+                       << ::rp::base::formatShape(tensor.shape()) << ", expected "
                        << type;
       return failure();
     }

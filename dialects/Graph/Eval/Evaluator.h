@@ -14,7 +14,7 @@
 #ifndef RP_DIALECTS_GRAPH_EVAL_EVALUATOR_H
 #define RP_DIALECTS_GRAPH_EVAL_EVALUATOR_H
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -31,39 +31,39 @@ class ParamOp;
 enum class EvalPrecision { F32, F64 };
 
 /// The storage dtype of values of element type `type` under `precision`.
-::rp::runtime::DType storageDType(Type type, EvalPrecision precision);
+::rp::base::DType storageDType(Type type, EvalPrecision precision);
 
 /// The dtype of element type `type` itself (bf16 -> BF16), as in files.
-::rp::runtime::DType irDType(Type type);
+::rp::base::DType irDType(Type type);
 
 /// Converts an elements attribute to a host tensor in storage form.
-::rp::runtime::HostTensor tensorFromAttr(ElementsAttr attr, EvalPrecision precision);
+::rp::base::HostTensor tensorFromAttr(ElementsAttr attr, EvalPrecision precision);
 
 /// Converts a host tensor in storage form to an attribute of `type` (rounding floats to the
 /// element type).
-DenseElementsAttr attrFromTensor(const ::rp::runtime::HostTensor &tensor, RankedTensorType type);
+DenseElementsAttr attrFromTensor(const ::rp::base::HostTensor &tensor, RankedTensorType type);
 
 /// Converts a storage-form tensor to the dtype of `type` itself (f32 stays f32, bf16 becomes
 /// BF16 bits, f64 storage of an f32 value becomes F32), for writing results out.
-::rp::runtime::HostTensor tensorInIRType(const ::rp::runtime::HostTensor &tensor,
+::rp::base::HostTensor tensorInIRType(const ::rp::base::HostTensor &tensor,
                                          RankedTensorType type);
 
 /// Converts a tensor of any dtype to the storage form of `type` (e.g. BF16 bits -> F32).
-::rp::runtime::HostTensor tensorToStorage(const ::rp::runtime::HostTensor &tensor,
+::rp::base::HostTensor tensorToStorage(const ::rp::base::HostTensor &tensor,
                                           RankedTensorType type, EvalPrecision precision);
 
 /// Evaluates one op of the graph dialect (any but graph.param and graph.load_param) on
 /// operands in storage form. On failure `error` holds a one-line message.
-FailureOr<SmallVector<::rp::runtime::HostTensor>>
-evaluateOp(Operation *op, ArrayRef<const ::rp::runtime::HostTensor *> operands,
+FailureOr<SmallVector<::rp::base::HostTensor>>
+evaluateOp(Operation *op, ArrayRef<const ::rp::base::HostTensor *> operands,
            EvalPrecision precision, std::string &error);
 
 /// Runs `func` (graph ops, func.return) on `args` in storage form. `loadParam` provides each
 /// `graph.param`'s value (any dtype; converted to storage form). Errors are emitted at the
 /// failing op.
-FailureOr<SmallVector<::rp::runtime::HostTensor>>
-runFunction(func::FuncOp func, ArrayRef<::rp::runtime::HostTensor> args,
-            llvm::function_ref<FailureOr<::rp::runtime::HostTensor>(ParamOp)> loadParam,
+FailureOr<SmallVector<::rp::base::HostTensor>>
+runFunction(func::FuncOp func, ArrayRef<::rp::base::HostTensor> args,
+            llvm::function_ref<FailureOr<::rp::base::HostTensor>(ParamOp)> loadParam,
             EvalPrecision precision);
 
 } // namespace mlir::rp::graph

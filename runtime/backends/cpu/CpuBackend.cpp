@@ -5,7 +5,7 @@
 #include "kernels/cpu/Kernels.h"
 
 #include "runtime/optim/AdamW.h"
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"

@@ -27,9 +27,9 @@
 #ifndef RP_RUNTIME_BACKENDS_CPU_KERNELDISPATCH_H
 #define RP_RUNTIME_BACKENDS_CPU_KERNELDISPATCH_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 #include "runtime/exec/InstructionDecoder.h"
 
 #include <cstdint>

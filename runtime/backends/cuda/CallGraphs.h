@@ -20,7 +20,7 @@
 #ifndef RP_RUNTIME_BACKENDS_CUDA_CALLGRAPHS_H
 #define RP_RUNTIME_BACKENDS_CUDA_CALLGRAPHS_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/exec/Backend.h"
 
 #include <cuda_runtime.h>

@@ -4,7 +4,7 @@
 
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Gemm.h"
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"

@@ -17,7 +17,7 @@
 #ifndef RP_RUNTIME_BACKENDS_CUDA_CUDAKERNEL_H
 #define RP_RUNTIME_BACKENDS_CUDA_CUDAKERNEL_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 #include "runtime/exec/InstructionDecoder.h"
 #include "runtime/plan/plan.pb.h"
 

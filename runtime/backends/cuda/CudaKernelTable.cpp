@@ -371,7 +371,7 @@ void addShapeOps(Table &t) {
                  RP_ASSIGN_OR_RETURN(SliceGeometry g, sliceOf(d, "slice", operandShape(d, 0)));
                  if (g.shape != resultShape(d, 0))
                    return d.fail("result 0 is " + typeText(d.results()[0]) + "; the slice is " +
-                                 runtime::formatShape(g.shape));
+                                 base::formatShape(g.shape));
                  RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
                                      kc::planStridedCopy("slice", elementBytes(d), g.shape,
                                                          g.strides, g.base,
@@ -384,7 +384,7 @@ void addShapeOps(Table &t) {
                                      sliceOf(d, "slice_scatter", resultShape(d, 0)));
                  if (g.shape != operandShape(d, 0))
                    return d.fail("operand 0 is " + typeText(d.operands()[0]) +
-                                 "; the slice of the result is " + runtime::formatShape(g.shape));
+                                 "; the slice of the result is " + base::formatShape(g.shape));
                  RP_ASSIGN_OR_RETURN(kc::CopyPlan plan,
                                      kc::planStridedCopy("slice_scatter", elementBytes(d), g.shape,
                                                          kc::contiguousStrides(g.shape), 0,

@@ -1,10 +1,11 @@
 //===- DType.cpp - Element types of runtime tensors -----------------------===//
 
-#include "runtime/core/DType.h"
+#include "base/DType.h"
 
 #include <string>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 size_t dtypeSize(DType type) {
   switch (type) {
@@ -67,4 +68,5 @@ bool isFloat(DType type) {
   return type == DType::F32 || type == DType::F16 || type == DType::BF16 || type == DType::F64;
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

@@ -1,10 +1,11 @@
 //===- FormatBytes.cpp - Byte counts and numbers for messages -------------===//
 
-#include "runtime/core/FormatBytes.h"
+#include "base/FormatBytes.h"
 
 #include <cstdio>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 std::string formatBytes(uint64_t bytes) {
   static const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -27,4 +28,5 @@ std::string formatNumber(double v) {
   return buf;
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

@@ -5,16 +5,17 @@
 // binary32 and the 16-bit float formats.
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_CORE_DTYPE_H
-#define RP_RUNTIME_CORE_DTYPE_H
+#ifndef RP_BASE_DTYPE_H
+#define RP_BASE_DTYPE_H
 
-#include "runtime/core/Float16.h"
-#include "runtime/core/Status.h"
+#include "base/Float16.h"
+#include "base/Status.h"
 
 #include <cstddef>
 #include <string_view>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// Element type of a tensor. Storage: F32 binary32, F16 IEEE binary16,
 /// BF16 bfloat16, F64 binary64, I64/I32 two's-complement integers, I1 a
@@ -40,6 +41,7 @@ StatusOr<DType> parseDType(std::string_view name);
 /// True for F32, F16, BF16 and F64.
 bool isFloat(DType type);
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_DTYPE_H
+#endif // RP_BASE_DTYPE_H

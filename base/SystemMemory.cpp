@@ -1,12 +1,13 @@
 //===- SystemMemory.cpp - How much memory this machine has ----------------===//
 
-#include "runtime/core/SystemMemory.h"
+#include "base/SystemMemory.h"
 
 #include <cstdlib>
 
 #include <unistd.h>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 uint64_t physicalMemoryBytes() {
   if (const char *limit = std::getenv("RP_MEMORY_LIMIT_BYTES")) {
@@ -22,4 +23,5 @@ uint64_t physicalMemoryBytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

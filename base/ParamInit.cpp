@@ -1,13 +1,14 @@
 //===- ParamInit.cpp - Initial values of params without stored weights ----===//
 
-#include "runtime/core/ParamInit.h"
+#include "base/ParamInit.h"
 
-#include "runtime/core/Float16.h"
+#include "base/Float16.h"
 
 #include <cmath>
 #include <cstring>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 const char *paramInitName(ParamInit kind) {
   switch (kind) {
@@ -132,4 +133,5 @@ Status initParam(ParamInit kind, const std::string &name, HostTensor &out) {
                          std::to_string(static_cast<int>(kind)));
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

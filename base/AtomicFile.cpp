@@ -1,6 +1,6 @@
 //===- AtomicFile.cpp - all-or-nothing file writes ------------------------===//
 
-#include "runtime/core/AtomicFile.h"
+#include "base/AtomicFile.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 StatusOr<AtomicFileWriter> AtomicFileWriter::open(const std::string &path) {
   std::string temp = path + ".tmp.XXXXXX";
@@ -86,4 +87,5 @@ Status writeFileAtomic(const std::string &path, const void *data, size_t size) {
   return file.commit();
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

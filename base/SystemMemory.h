@@ -5,18 +5,20 @@
 // (frontends/onnx/OnnxModel.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_CORE_SYSTEMMEMORY_H
-#define RP_RUNTIME_CORE_SYSTEMMEMORY_H
+#ifndef RP_BASE_SYSTEMMEMORY_H
+#define RP_BASE_SYSTEMMEMORY_H
 
 #include <cstdint>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// Bytes of physical memory of this machine (sysconf _SC_PHYS_PAGES x _SC_PAGE_SIZE); 0 when
 /// unknown. A decimal RP_MEMORY_LIMIT_BYTES in the environment overrides it (tests; containers
 /// whose limit is below the machine's memory).
 uint64_t physicalMemoryBytes();
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_SYSTEMMEMORY_H
+#endif // RP_BASE_SYSTEMMEMORY_H

@@ -25,17 +25,18 @@
 // to the dtype). No std:: distribution is used: those differ between standard libraries.
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_CORE_PARAMINIT_H
-#define RP_RUNTIME_CORE_PARAMINIT_H
+#ifndef RP_BASE_PARAMINIT_H
+#define RP_BASE_PARAMINIT_H
 
-#include "runtime/core/HostTensor.h"
-#include "runtime/core/Status.h"
+#include "base/HostTensor.h"
+#include "base/Status.h"
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// How a param without a stored value starts (the `init` of `graph.param`).
 enum class ParamInit {
@@ -75,6 +76,7 @@ private:
 /// KaimingUniform on a tensor of rank 0 or above 3; `out` is unchanged then.
 Status initParam(ParamInit kind, const std::string &name, HostTensor &out);
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_PARAMINIT_H
+#endif // RP_BASE_PARAMINIT_H

@@ -1,11 +1,12 @@
 //===- Status.cpp - Status values for the runtime world -------------------===//
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 const char *statusCodeName(StatusCode code) {
   switch (code) {
@@ -48,4 +49,5 @@ void fatalStatus(const char *what, const Status &status) {
 }
 } // namespace detail
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

@@ -17,8 +17,8 @@
 // overflow (after rounding) give infinity; binary16 subnormals are exact.
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_CORE_FLOAT16_H
-#define RP_RUNTIME_CORE_FLOAT16_H
+#ifndef RP_BASE_FLOAT16_H
+#define RP_BASE_FLOAT16_H
 
 #include <cstdint>
 #include <cstring>
@@ -29,7 +29,8 @@
 #define RP_HOST_DEVICE
 #endif
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 //===--- bit casts (std::bit_cast is C++20) -------------------------------===//
 
@@ -150,6 +151,7 @@ RP_HOST_DEVICE inline uint16_t doubleToHalf(double d) {
   return floatToHalf(doubleToFloatRoundToOdd(d));
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_FLOAT16_H
+#endif // RP_BASE_FLOAT16_H

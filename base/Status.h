@@ -15,15 +15,16 @@
 //   }
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_CORE_STATUS_H
-#define RP_RUNTIME_CORE_STATUS_H
+#ifndef RP_BASE_STATUS_H
+#define RP_BASE_STATUS_H
 
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// Error classes (meaning as in absl::StatusCode).
 enum class StatusCode {
@@ -159,7 +160,8 @@ const Status &toStatus(const StatusOr<T> &s) {
 }
 } // namespace detail
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
 #define RP_STATUS_CONCAT_INNER_(a, b) a##b
 #define RP_STATUS_CONCAT_(a, b) RP_STATUS_CONCAT_INNER_(a, b)
@@ -168,7 +170,7 @@ const Status &toStatus(const StatusOr<T> &s) {
 /// enclosing function (which returns Status or StatusOr<U>) when it is an error.
 #define RP_RETURN_IF_ERROR(expr)                                                                   \
   do {                                                                                             \
-    ::rp::runtime::Status rp_status_tmp_ = ::rp::runtime::detail::toStatus(expr);                 \
+    ::rp::base::Status rp_status_tmp_ = ::rp::base::detail::toStatus(expr);                 \
     if (!rp_status_tmp_.ok())                                                                      \
       return rp_status_tmp_;                                                                       \
   } while (0)
@@ -183,4 +185,4 @@ const Status &toStatus(const StatusOr<T> &s) {
     return tmp.status();                                                                           \
   lhs = std::move(tmp).value()
 
-#endif // RP_RUNTIME_CORE_STATUS_H
+#endif // RP_BASE_STATUS_H

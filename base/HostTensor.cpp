@@ -1,6 +1,6 @@
 //===- HostTensor.cpp - An owning dense tensor in host memory -------------===//
 
-#include "runtime/core/HostTensor.h"
+#include "base/HostTensor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,8 @@
 #include <new>
 #include <utility>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string out = "[";
@@ -167,4 +168,5 @@ StatusOr<HostTensor> reshaped(HostTensor tensor, std::vector<int64_t> newShape) 
   return tensor;
 }
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp

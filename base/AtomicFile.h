@@ -7,15 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RP_RUNTIME_CORE_ATOMICFILE_H
-#define RP_RUNTIME_CORE_ATOMICFILE_H
+#ifndef RP_BASE_ATOMICFILE_H
+#define RP_BASE_ATOMICFILE_H
 
-#include "runtime/core/Status.h"
+#include "base/Status.h"
 
 #include <cstddef>
 #include <string>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// Writes `size` bytes at `data` to `path` atomically (temporary file, fsync, rename).
 /// Errors: the directory is missing or not writable, the disk is full (Unavailable / Internal
@@ -46,6 +47,7 @@ private:
   int fd_ = -1;
 };
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_ATOMICFILE_H
+#endif // RP_BASE_ATOMICFILE_H

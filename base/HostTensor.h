@@ -10,11 +10,11 @@
 //   RP_RETURN_IF_ERROR(x.reshape({16, 64}));
 //
 //===----------------------------------------------------------------------===//
-#ifndef RP_RUNTIME_CORE_HOSTTENSOR_H
-#define RP_RUNTIME_CORE_HOSTTENSOR_H
+#ifndef RP_BASE_HOSTTENSOR_H
+#define RP_BASE_HOSTTENSOR_H
 
-#include "runtime/core/DType.h"
-#include "runtime/core/Status.h"
+#include "base/DType.h"
+#include "base/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +23,8 @@
 #include <string>
 #include <vector>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// "[2, 8, 64]"; "[]" for a 0-D shape.
 std::string formatShape(const std::vector<int64_t> &shape);
@@ -142,6 +143,7 @@ private:
 /// Errors: as HostTensor::reshape.
 StatusOr<HostTensor> reshaped(HostTensor tensor, std::vector<int64_t> newShape);
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_HOSTTENSOR_H
+#endif // RP_BASE_HOSTTENSOR_H

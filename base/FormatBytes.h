@@ -1,11 +1,12 @@
 //===- FormatBytes.h - Byte counts and numbers for messages ------*- C++ -*-===//
-#ifndef RP_RUNTIME_CORE_FORMATBYTES_H
-#define RP_RUNTIME_CORE_FORMATBYTES_H
+#ifndef RP_BASE_FORMATBYTES_H
+#define RP_BASE_FORMATBYTES_H
 
 #include <cstdint>
 #include <string>
 
-namespace rp::runtime {
+namespace rp {
+inline namespace base {
 
 /// "1.5 GiB", "300.0 MiB", "12.0 KiB", "17 B" (binary units up to TiB, one decimal): for
 /// messages and summaries.
@@ -14,6 +15,7 @@ std::string formatBytes(uint64_t bytes);
 /// `v` in printf's %g form ("25", "0.001", "12.5", "inf", "nan"): the value a message quotes.
 std::string formatNumber(double v);
 
-} // namespace rp::runtime
+} // namespace base
+} // namespace rp
 
-#endif // RP_RUNTIME_CORE_FORMATBYTES_H
+#endif // RP_BASE_FORMATBYTES_H

@@ -268,8 +268,8 @@ std::string pairName(const ::testing::TestParamInfo<std::tuple<DType, DType>> &i
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPairs, CpuCastPairTest,
-                         ::testing::Combine(::testing::ValuesIn(runtime::kAllDTypes),
-                                            ::testing::ValuesIn(runtime::kAllDTypes)),
+                         ::testing::Combine(::testing::ValuesIn(base::kAllDTypes),
+                                            ::testing::ValuesIn(base::kAllDTypes)),
                          pairName);
 
 //===--- semantics spelled out --------------------------------------------===//

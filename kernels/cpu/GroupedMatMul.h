@@ -3,9 +3,11 @@
 // graph.grouped_matmul and graph.grouped_matmul_wgrad (docs/dialects/Graph.md): the rows of a
 // routed-experts layer sorted by expert (graph.moe_sort), expert e's segment
 // [offsets[e], offsets[e + 1]) multiplied by expert e's matrix, and the weight gradient as a
-// per-expert sum of outer products. One OpenBLAS call per task; the tasks (64-row blocks of
-// each segment forward, one expert each for the weight gradient) depend only on the offsets,
-// so the results do not depend on the thread count (no atomics, fixed summation order).
+// per-expert sum of outer products. One GEMM call per task (KernelSupport.h's gemm: f32 on the
+// project's own sgemm, kernels/cpu/Sgemm.h, or OpenBLAS on a CPU without FMA; f64 on OpenBLAS);
+// the tasks (64-row blocks of each segment forward, one expert each for the weight gradient)
+// depend only on the offsets, so the results do not depend on the thread count (no atomics,
+// fixed summation order).
 //
 // Floats: f32 or f64 (one dtype for every float tensor); offsets: i64 [E + 1],
 // non-decreasing from 0 to R (else OutOfRange naming the first bad entry). Shape and dtype

@@ -222,12 +222,35 @@ void reportNoMatch(Location loc, StringRef targets, ArrayRef<StringRef> matmulWe
     diag << "matmul weights: " << detail::joinNamesForMessage(matmulWeights);
 }
 
+/// The dense matmuls to adapt, grouped by weight (in the order of first use), how each of
+/// those weights is read (true: x @ W^T), and every matmul weight of the module (named by the
+/// error for targets that match none).
+struct DenseSites {
+  llvm::MapVector<Operation *, SmallVector<graph::MatMulOp>> byWeight;
+  llvm::DenseMap<Operation *, bool> transposed;
+  llvm::SetVector<StringRef> matmulWeights;
+};
+
 struct InjectLora : impl::InjectLoraBase<InjectLora> {
   using InjectLoraBase::InjectLoraBase;
 
   void runOnOperation() override;
 
 private:
+  /// The regex of `targets` once every option is valid; emits an error at `loc` and returns
+  /// nullopt on the first bad option.
+  std::optional<std::regex> checkOptions(Location loc);
+  /// Finds the matmuls whose weight matches `regex` and checks them before the IR changes;
+  /// returns true when it reported an error (every one is reported).
+  bool findDenseSites(ModuleOp module, const std::regex &regex, DenseSites &dense);
+  /// Records `matmul` in `dense` when its weight matches; returns true when it reported a
+  /// weight read both as W and as W^T, of another type than a rank-2 float [in, out], or
+  /// whose adapters' names are taken.
+  bool addDenseSite(graph::MatMulOp matmul, SymbolTable &symbols, const std::regex &regex,
+                    DenseSites &dense);
+  /// One A/B pair per weight, one adapted computation per matmul or expert site.
+  void adaptSites(const DenseSites &dense,
+                  const llvm::MapVector<Operation *, SmallVector<ExpertSite>> &experts);
   /// Adds W's A [in, rank] and B [rank, out] right after `weight` (named by adapterName);
   /// returns them.
   std::pair<graph::ParamOp, graph::ParamOp> createAdapters(graph::ParamOp weight,
@@ -244,97 +267,119 @@ private:
   Value scaleConstant(OpBuilder &builder, Location loc, Type element);
 };
 
+/// LoRA trains the adapters only: every other param is frozen.
+void freezeAllButAdapters(ModuleOp module) {
+  for (graph::ParamOp param : module.getOps<graph::ParamOp>())
+    if (!isLoraAdapter(param.getSymName()))
+      param.setTrainable(false);
+}
+
 void InjectLora::runOnOperation() {
   ModuleOp module = getOperation();
-  Location moduleLoc = module.getLoc();
-
-  if (rank <= 0) {
-    emitError(moduleLoc) << "rp-inject-lora: 'rank' must be positive, got "
-                         << static_cast<int64_t>(rank);
+  std::optional<std::regex> regex = checkOptions(module.getLoc());
+  if (!regex)
     return signalPassFailure();
+
+  // Find the sites and check everything before changing the IR.
+  DenseSites dense;
+  bool reported = findDenseSites(module, *regex, dense);
+  llvm::MapVector<Operation *, SmallVector<ExpertSite>> experts;
+  reported |= findStackedExperts(module, *regex, dense.byWeight, experts);
+  if (reported)
+    return signalPassFailure();
+  if (dense.byWeight.empty() && experts.empty()) {
+    reportNoMatch(module.getLoc(), targets, dense.matmulWeights.getArrayRef());
+    return signalPassFailure();
+  }
+
+  adaptSites(dense, experts);
+  freezeAllButAdapters(module);
+}
+
+std::optional<std::regex> InjectLora::checkOptions(Location loc) {
+  if (rank <= 0) {
+    emitError(loc) << "rp-inject-lora: 'rank' must be positive, got "
+                   << static_cast<int64_t>(rank);
+    return std::nullopt;
   }
   if (!std::isfinite(alpha)) {
     const char *value = std::isnan(alpha) ? "nan" : (alpha > 0 ? "inf" : "-inf");
-    emitError(moduleLoc) << "rp-inject-lora: 'alpha' must be finite, got " << value;
-    return signalPassFailure();
+    emitError(loc) << "rp-inject-lora: 'alpha' must be finite, got " << value;
+    return std::nullopt;
   }
   if (targets.empty()) {
-    emitError(moduleLoc) << "rp-inject-lora: 'targets' is empty; give a regex of the weights "
-                            "to adapt (e.g. targets=q_proj|v_proj)";
-    return signalPassFailure();
+    emitError(loc) << "rp-inject-lora: 'targets' is empty; give a regex of the weights "
+                      "to adapt (e.g. targets=q_proj|v_proj)";
+    return std::nullopt;
   }
   std::string whyNot;
   std::optional<std::regex> regex = detail::compileParamPattern(targets, whyNot);
-  if (!regex) {
-    emitError(moduleLoc) << "rp-inject-lora: bad targets '" << targets << "': " << whyNot;
-    return signalPassFailure();
-  }
+  if (!regex)
+    emitError(loc) << "rp-inject-lora: bad targets '" << targets << "': " << whyNot;
+  return regex;
+}
 
-  // Phase 1: find the matmuls to adapt, grouped by weight (in the order of first use), and
-  // check everything before changing the IR.
+bool InjectLora::findDenseSites(ModuleOp module, const std::regex &regex, DenseSites &dense) {
   SymbolTable symbols(module);
-  llvm::MapVector<Operation *, SmallVector<graph::MatMulOp>> sites;
-  llvm::DenseMap<Operation *, bool> transposedUse;
-  llvm::SetVector<StringRef> matmulWeights;
-  bool failed = false;
+  bool reported = false;
   module.walk([&](graph::MatMulOp matmul) {
-    auto [load, transposed] = matmulWeight(matmul);
-    if (!load)
-      return;
-    auto weight = symbols.lookup<graph::ParamOp>(load.getParam());
-    if (!weight) // The load_param verifier reports it.
-      return;
-    StringRef name = weight.getSymName();
-    matmulWeights.insert(name);
-    if (isLoraAdapter(name) || !std::regex_search(name.str(), *regex))
-      return;
-    bool firstUse = !sites.contains(weight);
-    sites[weight].push_back(matmul);
-    if (!firstUse) {
-      if (transposedUse[weight] != transposed) {
-        InFlightDiagnostic diag = weight.emitError()
-                                  << "rp-inject-lora: param '" << name
-                                  << "' is read both as x @ W and as x @ transpose(W); LoRA "
-                                     "adapts one of the two";
-        diag.attachNote(matmul.getLoc()) << "used as a matmul weight here";
-        failed = true;
-      }
-      return;
-    }
-    transposedUse[weight] = transposed;
-    RankedTensorType type = weight.getTensorType();
-    if (type.getRank() != 2 || !isa<FloatType>(type.getElementType())) {
-      InFlightDiagnostic diag = weight.emitError()
-                                << "rp-inject-lora: param '" << name << "' matches targets '"
-                                << targets << "' but has type " << type
-                                << "; LoRA adapts a rank-2 floating-point [in, out] weight";
-      diag.attachNote(matmul.getLoc()) << "used as a matmul weight here";
-      failed = true;
-      return;
-    }
-    for (StringRef part : {"lora_A", "lora_B"}) {
-      std::string adapter = adapterName(name, transposed, part);
-      if (Operation *existing = symbols.lookup(adapter)) {
-        InFlightDiagnostic diag = weight.emitError()
-                                  << "rp-inject-lora: cannot add '" << adapter << "' for param '"
-                                  << name << "': the symbol exists (was LoRA injected already?)";
-        diag.attachNote(existing->getLoc()) << "existing symbol here";
-        failed = true;
-      }
-    }
+    reported |= addDenseSite(matmul, symbols, regex, dense);
   });
-  llvm::MapVector<Operation *, SmallVector<ExpertSite>> experts;
-  failed |= findStackedExperts(module, *regex, sites, experts);
-  if (failed)
-    return signalPassFailure();
-  if (sites.empty() && experts.empty()) {
-    reportNoMatch(moduleLoc, targets, matmulWeights.getArrayRef());
-    return signalPassFailure();
-  }
+  return reported;
+}
 
-  // Phase 2: one A/B pair per weight, one adapted computation per matmul.
-  for (auto &[op, matmuls] : sites) {
-    auto [a, b] = createAdapters(cast<graph::ParamOp>(op), transposedUse[op]);
+bool InjectLora::addDenseSite(graph::MatMulOp matmul, SymbolTable &symbols,
+                              const std::regex &regex, DenseSites &dense) {
+  auto [load, transposed] = matmulWeight(matmul);
+  if (!load)
+    return false;
+  auto weight = symbols.lookup<graph::ParamOp>(load.getParam());
+  if (!weight) // The load_param verifier reports it.
+    return false;
+  StringRef name = weight.getSymName();
+  dense.matmulWeights.insert(name);
+  if (isLoraAdapter(name) || !std::regex_search(name.str(), regex))
+    return false;
+  bool firstUse = !dense.byWeight.contains(weight);
+  dense.byWeight[weight].push_back(matmul);
+  if (!firstUse) {
+    if (dense.transposed[weight] == transposed)
+      return false;
+    InFlightDiagnostic diag = weight.emitError()
+                              << "rp-inject-lora: param '" << name
+                              << "' is read both as x @ W and as x @ transpose(W); LoRA "
+                                 "adapts one of the two";
+    diag.attachNote(matmul.getLoc()) << "used as a matmul weight here";
+    return true;
+  }
+  dense.transposed[weight] = transposed;
+  RankedTensorType type = weight.getTensorType();
+  if (type.getRank() != 2 || !isa<FloatType>(type.getElementType())) {
+    InFlightDiagnostic diag = weight.emitError()
+                              << "rp-inject-lora: param '" << name << "' matches targets '"
+                              << targets << "' but has type " << type
+                              << "; LoRA adapts a rank-2 floating-point [in, out] weight";
+    diag.attachNote(matmul.getLoc()) << "used as a matmul weight here";
+    return true;
+  }
+  bool reported = false;
+  for (StringRef part : {"lora_A", "lora_B"}) {
+    std::string adapter = adapterName(name, transposed, part);
+    if (Operation *existing = symbols.lookup(adapter)) {
+      InFlightDiagnostic diag = weight.emitError()
+                                << "rp-inject-lora: cannot add '" << adapter << "' for param '"
+                                << name << "': the symbol exists (was LoRA injected already?)";
+      diag.attachNote(existing->getLoc()) << "existing symbol here";
+      reported = true;
+    }
+  }
+  return reported;
+}
+
+void InjectLora::adaptSites(const DenseSites &dense,
+                            const llvm::MapVector<Operation *, SmallVector<ExpertSite>> &experts) {
+  for (auto &[op, matmuls] : dense.byWeight) {
+    auto [a, b] = createAdapters(cast<graph::ParamOp>(op), dense.transposed.lookup(op));
     for (graph::MatMulOp matmul : matmuls)
       adaptMatMul(matmul, a, b);
   }
@@ -343,11 +388,6 @@ void InjectLora::runOnOperation() {
     for (const ExpertSite &site : expertSites)
       adaptExpertSite(site, a, b);
   }
-
-  // Phase 3: LoRA trains the adapters only.
-  for (graph::ParamOp param : module.getOps<graph::ParamOp>())
-    if (!isLoraAdapter(param.getSymName()))
-      param.setTrainable(false);
 }
 
 std::pair<graph::ParamOp, graph::ParamOp> InjectLora::createAdapters(graph::ParamOp weight,

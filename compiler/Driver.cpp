@@ -9,7 +9,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Schedule/IR/ScheduleOps.h"
 #include "frontends/onnx/OnnxImporter.h"
-#include "passes/StagePlanning.h"
+#include "passes/Schedule/StagePlanning.h"
 #include "base/AtomicFile.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanReport.h"

@@ -10,7 +10,7 @@
 #define RP_COMPILER_PIPELINE_H
 
 #include "compiler/CompileOptions.h"
-#include "passes/StagePlanning.h"
+#include "passes/Schedule/StagePlanning.h"
 
 #include "mlir/Pass/PassManager.h"
 

@@ -3,7 +3,7 @@
 // Each case is a function of constants only, `func.func @f() -> tensor<...>`, parsed from
 // MLIR text. The reference interpreter (dialects/Graph/Eval, float32 precision: every op's
 // result rounded to its element type) computes the whole result; LazyElements (passes/
-// LazyElements.h) evaluates it one element at a time, and every element must be equal
+// Analysis/LazyElements.h) evaluates it one element at a time, and every element must be equal
 // (exactly: both round each op's result to its element type), one at a time and row by row.
 // The cases cover every op
 // LazyElements supports, broadcasting, reshapes that merge dimensions, f32, bf16, i64 and i1.
@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LazyElements.h"
+#include "passes/Analysis/LazyElements.h"
 
 #include "compiler/InitAll.h"
 #include "dialects/Graph/Eval/Evaluator.h"

@@ -36,8 +36,9 @@ class CheckLayeringTest(unittest.TestCase):
         errors = self.tree({
             "runtime/exec/Executor.cpp": '#include "runtime/exec/Executor.h"\n'
                                          '#include "runtime/trace/Trace.h"\n#include <vector>\n',
-            "passes/Pass.cpp": '#include "mlir/IR/Builders.h"\n'
-                               '#include "runtime/partition/Profile.h"\n',
+            "passes/Schedule/Pass.cpp": '#include "mlir/IR/Builders.h"\n'
+                                        '#include "passes/Graph/Passes.h"\n'
+                                        '#include "runtime/partition/Profile.h"\n',
             "tools/rp-run/rp-run.cpp": '#include "runtime/train/Trainer.h"\n',
         })
         self.assertEqual(errors, [])
@@ -86,6 +87,17 @@ class CheckLayeringTest(unittest.TestCase):
         errors = self.tree({"passes/Export.cpp": '#include "compiler/PlanExport.h"\n'})
         self.assertEqual(len(errors), 1)
         self.assertIn("passes (the compiler world) may not depend on compiler", errors[0])
+
+    def test_pass_kind_including_a_kind_above_fails(self):
+        for path, include, message in (
+                ("passes/Graph/Fuse.cpp", "passes/Schedule/Passes.h",
+                 "passes/Graph (the compiler world) may not depend on passes/Schedule"),
+                ("passes/Analysis/Mask.cpp", "passes/Graph/Passes.h",
+                 "passes/Analysis (the compiler world) may not depend on passes/Graph")):
+            with self.subTest(path=path):
+                errors = self.tree({path: f'#include "{include}"\n'})
+                self.assertEqual(len(errors), 1)
+                self.assertIn(message, errors[0])
 
     def test_unknown_folder_fails(self):
         errors = self.tree({"runtime/newthing/X.cpp": '#include "base/Status.h"\n'})

@@ -32,7 +32,7 @@
 //    for one micro-batch (the residuals of rp-split-gradient and the inputs the backward reads:
 //    PyTorch autograd's saved tensors). A backward stage and the fused tail hold them for each
 //    of their layers from the layer's forward to its backward (CostModel.h). Absent: rpc
-//    estimates it from the layer function (passes/LayerCosts.h).
+//    estimates it from the layer function (passes/Schedule/LayerCosts.h).
 //  - comm_ms (optional): a measured time of one boundary-activation transfer (one direction,
 //    one micro-batch), as in the artifact's pp-simulate inputs ("comm per hop"). When present
 //    it replaces act_bytes / pcie bandwidth in the cost model.
@@ -84,7 +84,7 @@ struct LayerProfile {
   /// Bytes the layer's forward keeps for its backward, one micro-batch (its residuals and the
   /// inputs its backward reads); held by a backward stage or the fused tail from the layer's
   /// saving forward to its backward. nullopt = not measured: rpc fills in its estimate
-  /// (passes/LayerCosts.h), the cost model alone counts 0.
+  /// (passes/Schedule/LayerCosts.h), the cost model alone counts 0.
   std::optional<uint64_t> savedBytes = std::nullopt;
 };
 

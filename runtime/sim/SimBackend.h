@@ -108,7 +108,7 @@ struct SimConfig {
   rp::sim::NodeLink nodes;
 };
 
-/// The default target: an RTX 4090 as the partitioner assumes it (passes/PartitionStages.cpp):
+/// The default target: an RTX 4090 as the partitioner assumes it (passes/Schedule/PartitionStages.cpp):
 /// 165 dense bf16 TFLOP/s, 1008 GB/s HBM, 25 GB/s PCIe per direction, 24 GiB.
 rp::partition::TargetSpec defaultSimTarget();
 

@@ -533,6 +533,12 @@ void Importer::foldConstants(ArrayRef<Operation *> created, const ::onnx::NodePr
     if (it != values.end())
       if (Value v = replaced.lookup(it->second))
         it->second = v;
+    // A sequence's pieces (SplitToSequence) may be folded results too.
+    auto seq = sequences.find(name);
+    if (seq != sequences.end())
+      for (Value &piece : seq->second)
+        if (Value v = replaced.lookup(piece))
+          piece = v;
   }
   // Erase the folded ops, last first (an earlier folded op may feed a later one).
   for (Operation *op : llvm::reverse(created))

@@ -326,6 +326,15 @@ inline base::Status checkAttentionWindow(std::string_view op, bool causal, int64
   return base::okStatus();
 }
 
+/// graph.attention's soft-cap: 0 (none) or positive and finite. Errors: InvalidArgument
+/// "<op>: softcap <c> is not positive and finite".
+inline base::Status checkAttentionSoftcap(std::string_view op, double softcap) {
+  if (softcap == 0.0 || (softcap > 0.0 && softcap <= 1.7976931348623157e308))
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": softcap " + std::to_string(softcap) +
+                                  " is not positive and finite");
+}
+
 } // namespace rp::kernels
 
 #endif // RP_KERNELS_KERNELCHECKS_H

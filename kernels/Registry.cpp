@@ -87,9 +87,9 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("swiglu", 2, 1, R::Float));
   t.push_back(fixed("rope", 3, 1, R::Float));
   // Optional attention sinks: one more operand (and attention_vjp's dsinks result).
-  // An optional sliding `window` (>= 1, with causal).
+  // An optional sliding `window` (>= 1, with causal) and logit `softcap` (> 0).
   const std::vector<AttrSpec> attentionAttrs = {req("scale", K::Float), opt("causal", K::Bool),
-                                                opt("window", K::Int)};
+                                                opt("window", K::Int), opt("softcap", K::Float)};
   t.push_back(KernelInfo{"attention", 3, 4, 1, R::Float, attentionAttrs});
   t.push_back(KernelInfo{"attention_vjp", 5, 6, 3, R::Float, attentionAttrs, 4});
   const std::vector<AttrSpec> linearLossAttrs = {

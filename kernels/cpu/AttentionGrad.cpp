@@ -22,24 +22,27 @@ template <typename T> struct Problem {
   const T *q, *k, *v, *out, *dout;
   const T *sinks; ///< [Hq] or null
   int64_t window; ///< sliding window (>= 1, causal) or 0
+  double softcap; ///< logit soft-cap (> 0) or 0
 };
 
 /// The VJP of one k/v head (b, g): for each of its query heads h (ascending) and each block of
 /// kAttentionQueryBlock query rows (ascending), with the keys the block sees (with a sliding
 /// window, from the first key of its first row's window):
-///   P = softmaxRows(scale q k^T)        (the forward's probabilities, bit for bit)
+///   P = softmaxRows(capScores(scale q k^T))  (the forward's probabilities, bit for bit; with a
+///         softcap, capDeriv = the cap's derivative per score)
 ///   D_i = dout_i . out_i (double, c ascending, rounded to T; dP_i0 for a row that sees one
 ///         key, so that its dS is exactly 0)
-///   dS = P (dout v^T - D)
+///   dS = P (dout v^T - D)  (times capDeriv with a softcap)
 ///   dq_blk = scale dS k,  dk += scale dS^T q_blk,  dv += P^T dout_blk
 /// (GEMMs on the calling thread). dk and dv start at 0 and sum heads, then blocks, in that fixed
 /// order; a task owns its head's dk, dv and its query heads' dq, so the bits do not depend on
-/// the thread count. prob and ds: scratch of kAttentionQueryBlock * seq. With sinks, also
+/// the thread count. prob, ds (and capDeriv with a softcap): scratch of kAttentionQueryBlock *
+/// seq. With sinks, also
 /// dsinkPart[h] = -sum_i P_sink,i D_i (double, rows ascending) for the group's query heads h
 /// (dsinkPart: this batch row's [Hq] partial sums); sinkProb: scratch of kAttentionQueryBlock.
 template <typename T>
 void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T *prob, T *ds,
-               T *sinkProb, double *dsinkPart) {
+               T *capDeriv, T *sinkProb, double *dsinkPart) {
   const int64_t seq = p.seq, dim = p.dim;
   const int64_t kvBase = (b * p.kvHeads + g) * seq * dim;
   const T *ks = p.k + kvBase, *vs = p.v + kvBase;
@@ -58,6 +61,7 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
       const T *qs = p.q + rowBase, *dos = p.dout + rowBase, *os = p.out + rowBase;
       const T *kb = ks + k0 * dim, *vb = vs + k0 * dim;
       gemm(false, true, rows, keys, dim, scale, qs, dim, kb, dim, T(0), prob, keys);
+      capScores(prob, rows * keys, p.softcap, capDeriv);
       softmaxRows(prob, rows, keys, i0, p.causal, sink, sinkProb, k0, p.window);
       gemm(false, true, rows, keys, dim, T(1), dos, dim, vb, dim, T(0), ds, keys);
       for (int64_t r = 0; r < rows; ++r) {
@@ -76,6 +80,9 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
         const T *pr = prob + r * keys;
         for (int64_t j = 0; j < keys; ++j)
           dsr[j] = pr[j] * (dsr[j] - d);
+        if (p.softcap != 0.0)
+          for (int64_t j = 0; j < keys; ++j)
+            dsr[j] *= capDeriv[r * keys + j];
       }
       gemm(false, false, rows, dim, keys, scale, ds, keys, kb, dim, T(0), dq + rowBase, dim);
       gemm(true, false, keys, dim, rows, scale, ds, keys, qs, dim, T(1), dks + k0 * dim, dim);
@@ -105,12 +112,13 @@ void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostT
   {
     std::vector<T> prob(static_cast<size_t>(kAttentionQueryBlock * p.seq)),
         ds(static_cast<size_t>(kAttentionQueryBlock * p.seq)),
+        capDeriv(p.softcap != 0.0 ? static_cast<size_t>(kAttentionQueryBlock * p.seq) : 0),
         sinkProb(static_cast<size_t>(kAttentionQueryBlock));
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t b = t / p.kvHeads;
-      kvHeadVjp(p, b, t % p.kvHeads, pdq, pdk, pdv, prob.data(), ds.data(), sinkProb.data(),
-                dsinks ? dsinkParts.data() + b * p.heads : nullptr);
+      kvHeadVjp(p, b, t % p.kvHeads, pdq, pdk, pdv, prob.data(), ds.data(), capDeriv.data(),
+                sinkProb.data(), dsinks ? dsinkParts.data() + b * p.heads : nullptr);
     }
   }
   if (!dsinks)
@@ -128,7 +136,7 @@ void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostT
 Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &v,
                     const HostTensor &out, const HostTensor &dout, double scale, bool causal,
                     HostTensor &dq, HostTensor &dk, HostTensor &dv, const HostTensor *sinks,
-                    HostTensor *dsinks, int64_t window) {
+                    HostTensor *dsinks, int64_t window, double softcap) {
   const char *op = "attention_vjp";
   RP_RETURN_IF_ERROR(checkDType(op, "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape(), op));
@@ -148,11 +156,12 @@ Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &
     RP_RETURN_IF_ERROR(checkType(op, "dsinks", *dsinks, q.dtype(), Shape{qs[1]}));
   }
   RP_RETURN_IF_ERROR(checkAttentionWindow(op, causal, window));
+  RP_RETURN_IF_ERROR(checkAttentionSoftcap(op, softcap));
   visitFloat(q.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const Problem<T> p{qs[0], qs[1], ks[1], qs[1] / ks[1], qs[2], qs[3], scale, causal,
                        q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), dout.data<T>(),
-                       sinks ? sinks->data<T>() : nullptr, window};
+                       sinks ? sinks->data<T>() : nullptr, window, softcap};
     attentionVjpLoop(p, dq, dk, dv, dsinks);
   });
   return okStatus();

@@ -45,12 +45,18 @@ namespace rp::kernels::cpu {
 /// With a sliding `window` (>= 1, with `causal`; cpu::attention's; 0 is none), the sums run
 /// over i - window < j <= i only, and each block's GEMMs start at the first key its first
 /// row sees (the single-key shortcut holds for every row when window is 1).
+///
+/// With a `softcap` (> 0; cpu::attention's; 0 is none) s_ij above is the capped score
+/// softcap * tanh(t_ij), t_ij = scale q_i . k_j / softcap (capScores, the forward's bits), and
+/// dS_ij is multiplied by the cap's derivative 1 - tanh^2(t_ij) (rounded to the dtype) before
+/// dq and dk are formed. Memory: a third [64, S] block per thread.
 base::Status attentionVjp(const base::HostTensor &q, const base::HostTensor &k,
                              const base::HostTensor &v, const base::HostTensor &out,
                              const base::HostTensor &dout, double scale, bool causal,
                              base::HostTensor &dq, base::HostTensor &dk,
                              base::HostTensor &dv, const base::HostTensor *sinks = nullptr,
-                             base::HostTensor *dsinks = nullptr, int64_t window = 0);
+                             base::HostTensor *dsinks = nullptr, int64_t window = 0,
+                             double softcap = 0.0);
 
 } // namespace rp::kernels::cpu
 

@@ -77,11 +77,12 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
 
 /// Per block of kAttentionQueryBlock query rows of one head (b, h): scores = scale q k^T over
 /// the keys the block sees (one GEMM; with a sliding `window`, from the first key in its first
-/// row's window), softmaxRows, out = P v (one GEMM). Blocks are independent tasks, so the
-/// bits do not depend on the thread count.
+/// row's window), capScores (with a softcap), softmaxRows, out = P v (one GEMM). Blocks are
+/// independent tasks, so the bits do not depend on the thread count.
 template <typename T>
 void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
-                   bool causal, const HostTensor *sinks, HostTensor &out, int64_t window) {
+                   bool causal, const HostTensor *sinks, HostTensor &out, int64_t window,
+                   double softcap) {
   const int64_t batch = q.shape()[0], heads = q.shape()[1], seq = q.shape()[2],
                 dim = q.shape()[3], kvHeads = k.shape()[1];
   if (out.numElements() == 0 || seq == 0)
@@ -107,6 +108,7 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
       const int64_t keys = (causal ? i0 + rows : seq) - k0;
       gemm(false, true, rows, keys, dim, static_cast<T>(scale), pq + (bh * seq + i0) * dim, dim,
            pk + kvBase + k0 * dim, dim, T(0), p.data(), keys);
+      capScores(p.data(), rows * keys, softcap);
       softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr,
                   static_cast<T *>(nullptr), k0, window);
       gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase + k0 * dim, dim,
@@ -140,7 +142,8 @@ Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, H
 }
 
 Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, double scale,
-                 bool causal, HostTensor &out, const HostTensor *sinks, int64_t window) {
+                 bool causal, HostTensor &out, const HostTensor *sinks, int64_t window,
+                 double softcap) {
   RP_RETURN_IF_ERROR(checkDType("attention", "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape()));
   RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "k", k));
@@ -151,8 +154,10 @@ Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, 
   if (sinks)
     RP_RETURN_IF_ERROR(checkType("attention", "sinks", *sinks, q.dtype(), Shape{qs[1]}));
   RP_RETURN_IF_ERROR(checkAttentionWindow("attention", causal, window));
+  RP_RETURN_IF_ERROR(checkAttentionSoftcap("attention", softcap));
   visitFloat(q.dtype(), [&](auto tag) {
-    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, sinks, out, window);
+    attentionLoop<typename decltype(tag)::type>(q, k, v, scale, causal, sinks, out, window,
+                                                softcap);
   });
   return okStatus();
 }

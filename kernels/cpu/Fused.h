@@ -51,12 +51,14 @@ base::Status rope(const base::HostTensor &x, const base::HostTensor &cos,
 /// and has no value, p_j = e^(s_j) / (e^(sinks[h]) + sum_j' e^(s_j')).
 /// With a sliding `window` (>= 1, with `causal`; 0 is none): only keys j with
 /// i - window < j <= i; a block's GEMMs start at the first key its first row sees.
+/// With a `softcap` (> 0; 0 is none; Gemma-2's logit soft-capping) the scores are
+/// softcap * tanh(s / softcap) before the mask and the softmax (capScores, in double).
 /// Errors: InvalidArgument for a bad dtype or shape, a negative window or a window without
-/// `causal`.
+/// `causal`, a softcap that is negative or not finite.
 base::Status attention(const base::HostTensor &q, const base::HostTensor &k,
                           const base::HostTensor &v, double scale, bool causal,
                           base::HostTensor &out, const base::HostTensor *sinks = nullptr,
-                          int64_t window = 0);
+                          int64_t window = 0, double softcap = 0.0);
 
 } // namespace rp::kernels::cpu
 

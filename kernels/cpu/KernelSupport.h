@@ -221,6 +221,22 @@ inline int64_t attentionFirstKey(int64_t i0, bool causal, int64_t window) {
   return causal && window > 0 && i0 - window + 1 > 0 ? i0 - window + 1 : 0;
 }
 
+/// Attention logit soft-capping in place (Gemma-2): each of the `n` scores s becomes
+/// softcap * tanh(s / softcap), in double, rounded once; with `deriv` (not null), deriv[i]
+/// receives the cap's derivative 1 - tanh^2(s / softcap). `softcap` 0 is none (nothing
+/// changes). The forward and the VJP both call it, so the VJP's scores are the forward's bits.
+template <typename T>
+void capScores(T *p, int64_t n, double softcap, T *deriv = nullptr) {
+  if (softcap == 0.0)
+    return;
+  for (int64_t i = 0; i < n; ++i) {
+    const double t = std::tanh(static_cast<double>(p[i]) / softcap);
+    p[i] = static_cast<T>(softcap * t);
+    if (deriv)
+      deriv[i] = static_cast<T>(1.0 - t * t);
+  }
+}
+
 /// Softmax in place of `rows` rows of attention scores, row r (query i0 + r) stored at
 /// p + r * keys: over its first `causal ? i0 + r + 1 : keys` entries (the rest become 0), as
 /// e_j = e^(s_j - max) (expOf), then e_j / sum_j e_j with the sum in double in key order. The

@@ -73,11 +73,12 @@ unsigned blocksFor(int64_t rows) {
 StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const Shape &k,
                                             const Shape &v, const Shape &out, const Shape &dout,
                                             double scale, bool causal, const Shape &dq,
-                                            const Shape &dk, const Shape &dv, int64_t window) {
+                                            const Shape &dk, const Shape &dv, int64_t window,
+                                            double softcap) {
   const char *op = "attention_vjp";
   RP_ASSIGN_OR_RETURN(const AttentionPlan forward,
                       planAttentionFor(op, dtype, q, k, v, scale, causal, out,
-                                       kMaxAttentionVjpHeadDim, window));
+                                       kMaxAttentionVjpHeadDim, window, softcap));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dout", dtype, dout, q));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dq", dtype, dq, q));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dk", dtype, dk, k));

@@ -10,7 +10,9 @@
 // [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D], Hkv dividing Hq. Nothing of size S x S is stored.
 // With attention sinks (GPT-OSS, sinks [Hq]): lse_i also sums e^(sinks[h]), the formulas
 // above hold as written, and dsinks [Hq] receives dsinks[h] = -sum_(b, i) P_sink,i D_i with
-// P_sink,i = e^(sinks[h] - lse_i) (cpu::attentionVjp's).
+// P_sink,i = e^(sinks[h] - lse_i) (cpu::attentionVjp's). With a logit soft-cap c, s_ij is
+// c tanh(t_ij), t_ij = scale q_i . k_j / c, and dS_ij is multiplied by 1 - tanh^2(t_ij)
+// (attentionCapped; cpu::attentionVjp's).
 //
 // Algorithm: the FlashAttention-2 backward (Dao 2023, Algorithm 2) split into two launches so
 // that no value is summed by two blocks (no atomics; docs/DECISIONS.md "Numerics"):
@@ -86,14 +88,15 @@ struct AttentionVjpPlan {
 
 /// Checks attention_vjp's operands as cpu::attentionVjp does: dtype f32, f64, f16 or bf16 (one
 /// for all); q [B, Hq, S, D]; k [B, Hkv, S, D] with Hkv > 0 dividing Hq; v, dk, dv of k's shape;
-/// out, dout, dq of q's shape; D <= kMaxAttentionVjpHeadDim; `window` as planAttention's.
+/// out, dout, dq of q's shape; D <= kMaxAttentionVjpHeadDim; `window` and `softcap` as
+/// planAttention's.
 /// Errors: InvalidArgument, e.g.
 /// "attention_vjp: q is [2, 3], expected [B, Hq, S, D]", "attention_vjp: dk is ...",
 /// "attention_vjp: head dimension 2048 exceeds the GPU kernel's limit of 1024".
 base::StatusOr<AttentionVjpPlan>
 planAttentionVjp(base::DType dtype, const Shape &q, const Shape &k, const Shape &v,
                  const Shape &out, const Shape &dout, double scale, bool causal, const Shape &dq,
-                 const Shape &dk, const Shape &dv, int64_t window = 0);
+                 const Shape &dk, const Shape &dv, int64_t window = 0, double softcap = 0.0);
 
 /// Enqueues the backward on `stream`: with plan.tensorCores the tensor-core kernel of
 /// FlashAttentionBackward.h where it applies (f16/bf16, D in 16..128 by 16, 16-byte aligned
@@ -166,7 +169,8 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
   for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
-      score[t] = attentionDot<D>(sq, k, kvBase + (j0 + t) * dim, dim) * scale;
+      score[t] = attentionCapped(f, attentionDot<D>(sq, k, kvBase + (j0 + t) * dim, dim) * scale)
+                     .value;
     });
     block.sync();
     C mNew = m;
@@ -187,8 +191,9 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
       const int64_t kb = kvBase + (j0 + t) * dim;
-      const C p = fusedExp(attentionDot<D>(sq, k, kb, dim) * scale - L);
-      ds[t] = p * (attentionDot<D>(sdo, v, kb, dim) - dsum);
+      const CappedScore<C> s = attentionCapped(f, attentionDot<D>(sq, k, kb, dim) * scale);
+      const C p = fusedExp(s.value - L);
+      ds[t] = p * (attentionDot<D>(sdo, v, kb, dim) - dsum) * s.slope;
     });
     block.sync();
     block.forEach(dim, [&](int64_t c) {
@@ -247,8 +252,9 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
         C dp = C(0);
         for (int64_t c = 0; c < dim; ++c)
           dp += static_cast<C>(loadAs<D>(dout, row * dim + c)) * sv[c];
-        p[t] = fusedExp(s * scale - lse[row]);
-        ds[t] = p[t] * (dp - delta[row]);
+        const CappedScore<C> capped = attentionCapped(f, s * scale);
+        p[t] = fusedExp(capped.value - lse[row]);
+        ds[t] = p[t] * (dp - delta[row]) * capped.slope;
       });
       block.sync();
       block.forEach(dim, [&](int64_t c) {

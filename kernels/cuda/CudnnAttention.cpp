@@ -58,6 +58,8 @@ std::string cudnnSdpaDecline(const AttentionPlan &plan, const SdpaExtras &extras
     return "attention sinks (not handed to cuDNN yet)";
   if (extras.window > 0)
     return "a sliding window (not handed to cuDNN yet)";
+  if (extras.softcap != 0.0)
+    return "a logit soft-cap (cuDNN SDPA has none)";
   return "";
 }
 

@@ -66,6 +66,7 @@ bool cudnnSdpaBuilt();
 struct SdpaExtras {
   bool sinks = false;     ///< per-head attention sinks (GPT-OSS)
   int64_t window = 0;     ///< sliding window (keys i - window < j <= i); 0: none
+  double softcap = 0.0;   ///< logit soft-cap (Gemma-2); 0: none
 };
 
 /// The largest head dimension handed to cuDNN (its Hopper SDPA forward and backward).
@@ -73,7 +74,8 @@ inline constexpr int64_t kCudnnSdpaMaxDim = 128;
 
 /// Why cuDNN SDPA is not asked to run `plan` (from planAttention), or "" when it may be
 /// (cuDNN may still refuse the graph at build time). Declines: dtype other than f16/bf16,
-/// head dimension not a multiple of 8 or above kCudnnSdpaMaxDim, sinks, a window.
+/// head dimension not a multiple of 8 or above kCudnnSdpaMaxDim, sinks, a window, a logit
+/// soft-cap (cuDNN's SDPA graphs have none).
 std::string cudnnSdpaDecline(const AttentionPlan &plan, const SdpaExtras &extras = {});
 
 /// The three graphs of the runner.

@@ -41,8 +41,8 @@ __device__ void warpSoftmax(const FlashParams &p, float *sS, T *sP, float *sO, f
     const float *srow = sS + row * kScoreStride;
     const bool keep0 = keyVisible(qi, n0 + lane, p.seq, p.causal, p.window);
     const bool keep1 = keyVisible(qi, n0 + lane + 32, p.seq, p.causal, p.window);
-    const float s0 = keep0 ? srow[lane] * p.scale : -INFINITY;
-    const float s1 = keep1 ? srow[lane + 32] * p.scale : -INFINITY;
+    const float s0 = keep0 ? cappedScore(p, srow[lane]) : -INFINITY;
+    const float s1 = keep1 ? cappedScore(p, srow[lane + 32]) : -INFINITY;
     const float mNew = fmaxf(m[r], warpMax(fmaxf(s0, s1)));
     const float e0 = mNew == -INFINITY ? 0.0f : expf(s0 - mNew);
     const float e1 = mNew == -INFINITY ? 0.0f : expf(s1 - mNew);

@@ -54,8 +54,8 @@ __device__ void warpRowLogSumExp(const Params &p, const float *sS, int w, int la
     const float *srow = sS + (w + r) * kScoreStride;
     const bool keep0 = keyVisible(qi, n0 + lane, p.seq, p.causal, p.window);
     const bool keep1 = keyVisible(qi, n0 + lane + 32, p.seq, p.causal, p.window);
-    const float s0 = keep0 ? srow[lane] * p.scale : -INFINITY;
-    const float s1 = keep1 ? srow[lane + 32] * p.scale : -INFINITY;
+    const float s0 = keep0 ? cappedScore(p, srow[lane]) : -INFINITY;
+    const float s1 = keep1 ? cappedScore(p, srow[lane + 32]) : -INFINITY;
     const float mNew = fmaxf(m[r], warpMax(fmaxf(s0, s1)));
     if (mNew == -INFINITY)
       continue; // nothing visible yet: l stays 0
@@ -66,7 +66,7 @@ __device__ void warpRowLogSumExp(const Params &p, const float *sS, int w, int la
 }
 
 /// Pass 1, per warp: dS = P (dP - D) for its 16 query rows of a tile (P from the scores in sS
-/// and the rows' log-sum-exp L), rounded into sdS.
+/// and the rows' log-sum-exp L; with a soft-cap, times the cap's derivative), rounded into sdS.
 template <typename T>
 __device__ void warpQueryGradScores(const Params &p, const float *sS, const float *sDP,
                                     const float (&lse)[kWarpRows], const float (&d)[kWarpRows],
@@ -77,8 +77,11 @@ __device__ void warpQueryGradScores(const Params &p, const float *sS, const floa
     const int64_t qi = m0 + row;
     for (int c = lane; c < kTile; c += 32) {
       const bool keep = keyVisible(qi, n0 + c, p.seq, p.causal, p.window);
-      const float prob = keep ? expf(sS[row * kScoreStride + c] * p.scale - lse[r]) : 0.0f;
-      sdS[row * kProbStride + c] = toStorage<T>(prob * (sDP[row * kScoreStride + c] - d[r]));
+      float slope = 1.0f;
+      const float s = cappedScore(p, sS[row * kScoreStride + c], &slope);
+      const float prob = keep ? expf(s - lse[r]) : 0.0f;
+      sdS[row * kProbStride + c] =
+          toStorage<T>(prob * (sDP[row * kScoreStride + c] - d[r]) * slope);
     }
   }
 }
@@ -160,8 +163,18 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// The probability of key kj (a row of the transposed tile) for query m0 + c from its raw
+/// score in sST, and the soft-cap's derivative there.
+__device__ inline float keyProb(const Params &p, const float *sST, const float *sL, int row,
+                                int c, int64_t kj, int64_t m0, float *slope) {
+  const bool keep = keyVisible(m0 + c, kj, p.seq, p.causal, p.window);
+  const float s = cappedScore(p, sST[row * kScoreStride + c], slope);
+  return keep ? expf(s - sL[c]) : 0.0f;
+}
+
 /// Pass 2, per warp: P^T for its 16 keys against a query tile (lanes over the queries), from
-/// the transposed scores in sST (f32, in place) and rounded into sPT.
+/// the transposed scores in sST (f32), rounded into sPT. Without a soft-cap P replaces the
+/// scores in sST; with one the scores stay for warpKeyGradScores' derivative.
 template <typename T>
 __device__ void warpKeyProbs(const Params &p, float *sST, T *sPT, const float *sL, int w, int lane,
                              int64_t n0, int64_t m0) {
@@ -170,24 +183,32 @@ __device__ void warpKeyProbs(const Params &p, float *sST, T *sPT, const float *s
     const int row = w + r; // a key of the tile
     const int64_t kj = n0 + row;
     for (int c = lane; c < kTile; c += 32) { // c: a query of the tile
-      const bool keep = keyVisible(m0 + c, kj, p.seq, p.causal, p.window);
-      const float prob = keep ? expf(sST[row * kScoreStride + c] * p.scale - sL[c]) : 0.0f;
-      sST[row * kScoreStride + c] = prob;
+      float slope = 1.0f;
+      const float prob = keyProb(p, sST, sL, row, c, kj, m0, &slope);
+      if (p.softcap == 0.0f)
+        sST[row * kScoreStride + c] = prob;
       sPT[row * kProbStride + c] = toStorage<T>(prob);
     }
   }
 }
 
-/// Pass 2, per warp: dS^T = P^T (dP^T - D) for its 16 keys, rounded into sdST.
+/// Pass 2, per warp: dS^T = P^T (dP^T - D) for its 16 keys (with a soft-cap, P^T recomputed
+/// from the scores and dS^T times the cap's derivative), rounded into sdST.
 template <typename T>
-__device__ void warpKeyGradScores(const float *sPTf, const float *sDPT, const float *sD, T *sdST,
-                                  int w, int lane) {
+__device__ void warpKeyGradScores(const Params &p, const float *sST, const float *sDPT,
+                                  const float *sL, const float *sD, T *sdST, int w, int lane,
+                                  int64_t n0, int64_t m0) {
 #pragma unroll
   for (int r = 0; r < kWarpRows; ++r) {
     const int row = w + r;
-    for (int c = lane; c < kTile; c += 32)
+    for (int c = lane; c < kTile; c += 32) {
+      float slope = 1.0f;
+      const float prob = p.softcap == 0.0f
+                             ? sST[row * kScoreStride + c]
+                             : keyProb(p, sST, sL, row, c, n0 + row, m0, &slope);
       sdST[row * kProbStride + c] =
-          toStorage<T>(sPTf[row * kScoreStride + c] * (sDPT[row * kScoreStride + c] - sD[c]));
+          toStorage<T>(prob * (sDPT[row * kScoreStride + c] - sD[c]) * slope);
+    }
   }
 }
 
@@ -237,7 +258,7 @@ __global__ void __launch_bounds__(kThreads)
         warpAccumulateAB(sPT + w * kProbStride, sdO, sdV + w * ldA, dim); // dV += P^T dO
         warpABt(sV + w * ld, sdO, sDPT + w * kScoreStride, dim);          // dP^T = V dO^T
         __syncwarp();
-        warpKeyGradScores(sST, sDPT, sD, sdST, w, lane);
+        warpKeyGradScores(p, sST, sDPT, sL, sD, sdST, w, lane, n0, m0);
         __syncwarp();
         warpAccumulateAB(sdST + w * kProbStride, sQ, sdK + w * ldA, dim); // dK += dS^T Q
       }

@@ -36,6 +36,7 @@ struct Params {
   float scale;
   bool causal;
   int64_t window; ///< sliding window (>= 1, causal) or 0
+  float softcap;  ///< logit soft-cap (> 0) or 0
 };
 
 /// Params of `plan`; blocks = B * Hq * tilesM (one per 64 query rows of a head).
@@ -51,7 +52,24 @@ inline Params paramsOf(const AttentionPlan &plan) {
   p.scale = static_cast<float>(plan.scale);
   p.causal = plan.causal;
   p.window = plan.window;
+  p.softcap = static_cast<float>(plan.softcap);
   return p;
+}
+
+/// The scaled score s = raw * scale after the soft-cap: softcap tanh(s / softcap), or s
+/// without one; `slope` (when not null) receives the cap's derivative 1 - tanh^2(s / softcap)
+/// (1 without one).
+__device__ inline float cappedScore(const Params &p, float raw, float *slope = nullptr) {
+  const float s = raw * p.scale;
+  if (p.softcap == 0.0f) {
+    if (slope)
+      *slope = 1.0f;
+    return s;
+  }
+  const float t = tanhf(s / p.softcap);
+  if (slope)
+    *slope = 1.0f - t * t;
+  return p.softcap * t;
 }
 
 /// Row strides of the shared-memory tiles, padded so that the rows of a WMMA fragment, and the

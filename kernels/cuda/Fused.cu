@@ -123,7 +123,7 @@ cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, con
 StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shape &q,
                                          const Shape &k, const Shape &v, double scale,
                                          bool causal, const Shape &out, int64_t maxHeadDim,
-                                         int64_t window) {
+                                         int64_t window, double softcap) {
   RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q, op));
   RP_RETURN_IF_ERROR(checkAttentionKey(q, k, op));
@@ -133,6 +133,7 @@ StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shap
     return invalidArgument(std::string(op) + ": head dimension " + std::to_string(q[3]) +
                            " exceeds the GPU kernel's limit of " + std::to_string(maxHeadDim));
   RP_RETURN_IF_ERROR(checkAttentionWindow(op, causal, window));
+  RP_RETURN_IF_ERROR(checkAttentionSoftcap(op, softcap));
   AttentionPlan plan;
   plan.dtype = dtype;
   plan.batch = q[0];
@@ -145,6 +146,7 @@ StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shap
   plan.scale = scale;
   plan.causal = causal;
   plan.window = window;
+  plan.softcap = softcap;
   plan.tile = kAttentionTile;
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
   plan.scratchBytes = static_cast<size_t>(2 * plan.dim + 2 * plan.tile) * computeBytes;
@@ -154,9 +156,9 @@ StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shap
 
 StatusOr<AttentionPlan> planAttention(DType dtype, const Shape &q, const Shape &k, const Shape &v,
                                       double scale, bool causal, const Shape &out,
-                                      int64_t window) {
+                                      int64_t window, double softcap) {
   return planAttentionFor("attention", dtype, q, k, v, scale, causal, out,
-                          kMaxAttentionHeadDim, window);
+                          kMaxAttentionHeadDim, window, softcap);
 }
 
 Status planAttentionSinks(const char *op, AttentionPlan &plan, DType dtype, const Shape &sinks) {

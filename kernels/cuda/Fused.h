@@ -18,6 +18,7 @@
 //              With attention sinks (GPT-OSS; [Hq], q's dtype): head h's softmax has one more
 //              logit sinks[h] in its max and denominator, attached to no value,
 //              p_j = e^(s_j) / (e^(sinks[h]) + sum_j' e^(s_j')) (cpu::attention's).
+//              With a logit soft-cap c (Gemma-2) each score is c tanh(s / c) (attentionCap).
 //
 // Dtypes: f32, f64, f16 or bf16, one dtype for every operand of an op (the caller checks that
 // its buffers have the plan's dtype). Numerics (kernels/cuda/Strided.h): f32 and f64 compute
@@ -80,6 +81,9 @@ namespace rp::kernels::cuda {
 /// and <= 2 ulp for float).
 RP_HD inline double fusedExp(double x) { return ::exp(x); }
 RP_HD inline float fusedExp(float x) { return ::expf(x); }
+/// tanh(x) in the compute type (host: libm; device: the CUDA math library).
+RP_HD inline double fusedTanh(double x) { return ::tanh(x); }
+RP_HD inline float fusedTanh(float x) { return ::tanhf(x); }
 
 /// The logistic function without overflow for large |x| (the CPU kernels' formula).
 template <typename C> RP_HD inline C fusedSigmoid(C x) {
@@ -191,6 +195,8 @@ struct AttentionPlan {
   bool sinks = false;
   /// Sliding window (>= 1, with causal): query i sees keys i - window < j <= i; 0 is none.
   int64_t window = 0;
+  /// Logit soft-cap (> 0): each score s becomes softcap * tanh(s / softcap); 0 is none.
+  double softcap = 0.0;
 };
 
 /// Checks attention's operands as cpu::attention does: dtype f32, f64, f16 or bf16; q of rank
@@ -201,10 +207,12 @@ struct AttentionPlan {
 /// "attention: out is ...", "attention: head dimension 4096 exceeds the GPU kernel's limit of
 /// 2048". `window`: a sliding window (>= 1, with causal; 0 is none; cpu::attention's), else
 /// "attention: window -1 is negative", "attention: a sliding window (4) needs causal
-/// attention".
+/// attention". `softcap`: a logit soft-cap (> 0; 0 is none; cpu::attention's), else
+/// "attention: softcap -1.000000 is not positive and finite".
 base::StatusOr<AttentionPlan> planAttention(base::DType dtype, const Shape &q, const Shape &k,
                                                const Shape &v, double scale, bool causal,
-                                               const Shape &out, int64_t window = 0);
+                                               const Shape &out, int64_t window = 0,
+                                               double softcap = 0.0);
 
 /// planAttention's checks and plan for the operands q, k, v, out of op `op` (its name in the
 /// messages) whose kernel takes head dimensions up to `maxHeadDim` (planAttentionVjp's
@@ -212,11 +220,26 @@ base::StatusOr<AttentionPlan> planAttention(base::DType dtype, const Shape &q, c
 base::StatusOr<AttentionPlan> planAttentionFor(const char *op, base::DType dtype,
                                                   const Shape &q, const Shape &k, const Shape &v,
                                                   double scale, bool causal, const Shape &out,
-                                                  int64_t maxHeadDim, int64_t window = 0);
+                                                  int64_t maxHeadDim, int64_t window = 0,
+                                                  double softcap = 0.0);
 
 /// The first key query row i sees: i - window + 1 (at least 0) with a sliding window, else 0.
 RP_HD inline int64_t attentionRowFirstKey(const AttentionPlan &plan, int64_t i) {
   return plan.causal && plan.window > 0 && i - plan.window + 1 > 0 ? i - plan.window + 1 : 0;
+}
+
+/// A scaled score s after the plan's soft-cap, with the cap's derivative: (softcap tanh(s /
+/// softcap), 1 - tanh^2(s / softcap)), or (s, 1) without a soft-cap.
+template <typename C> struct CappedScore {
+  C value, slope;
+};
+template <typename C>
+RP_HD inline CappedScore<C> attentionCapped(const AttentionPlan &plan, C s) {
+  if (plan.softcap == 0.0)
+    return {s, C(1)};
+  const C c = static_cast<C>(plan.softcap);
+  const C t = fusedTanh(s / c);
+  return {c * t, C(1) - t * t};
 }
 
 /// Checks an attention(_vjp)'s sinks operand against `plan` (from planAttention(For)) as
@@ -286,7 +309,7 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
       C dot = C(0);
       for (int64_t c = 0; c < dim; ++c)
         dot += sq[c] * static_cast<C>(loadAs<D>(k, kb + c));
-      score[t] = dot * scale;
+      score[t] = attentionCapped(plan, dot * scale).value;
     });
     block.sync();
     C mNew = m;

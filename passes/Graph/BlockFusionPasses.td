@@ -110,6 +110,11 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
     does not end at the diagonal, a window off by one in any row, or slices with different
     windows stay unfused. A `w` of at least `S` is the plain causal mask (no `window`).
 
+    A logit soft-cap between the scale and the mask (Gemma-2's eager attention:
+    `mul(tanh(div(scores, c)), c)`, the division possibly a product by `1 / c`, either operand
+    order of the products, every intermediate single-use) sets the attention's `softcap = c`
+    when `c` is positive and the two constants agree within a relative 1e-6.
+
     Before:
     ```mlir
     %kt = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>

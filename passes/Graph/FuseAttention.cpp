@@ -4,7 +4,8 @@
 // as imported at its final `graph.matmul` and replaces it with `graph.attention`; the
 // intermediates become dead and the greedy driver erases them. GPT-OSS's attention sinks (a
 // concatenated sink column, softmax, the column sliced off) become its `sinks` operand; a
-// sliding-window causal mask (passes/Analysis/CausalMask.h) becomes its `window`.
+// sliding-window causal mask (passes/Analysis/CausalMask.h) becomes its `window`; Gemma-2's
+// logit soft-cap (`tanh(s / c) * c` on the scaled scores) becomes its `softcap`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,6 +164,43 @@ std::optional<int64_t> takeCausalMask(Value &scores, int64_t seq, CausalMaskReco
   return std::nullopt;
 }
 
+/// The divisor of `v` when it is a single-use `div(x, c)` or `mul(x, 1 / c)` (either side)
+/// of a constant scalar, and sets `x`; nullopt and `x` untouched otherwise.
+std::optional<double> takeScalarDivisor(Value v, Value &x) {
+  if (!v.hasOneUse())
+    return std::nullopt;
+  if (auto div = v.getDefiningOp<DivOp>())
+    if (std::optional<double> c = splatScalar(div.getRhs());
+        c && div.getLhs().getType() == div.getType()) {
+      x = div.getLhs();
+      return *c;
+    }
+  Value y = v;
+  if (std::optional<double> r = takeScalarFactor(y); r && *r != 0.0) {
+    x = y;
+    return 1.0 / *r;
+  }
+  return std::nullopt;
+}
+
+/// Strips an optional logit soft-cap, `mul(tanh(div(s, c)), c)` (Gemma-2: the scaled scores
+/// divided by c, tanh, times c; the division may be a product by 1 / c; either operand order
+/// of the products; every intermediate single-use), off `scores`; returns c (positive, the
+/// two constants equal within a relative 1e-6), or 0 when there is none.
+double takeSoftcap(Value &scores) {
+  Value capped = scores;
+  std::optional<double> outer = takeScalarFactor(capped);
+  auto tanh = outer ? capped.getDefiningOp<TanhOp>() : TanhOp();
+  if (!tanh || !tanh.getResult().hasOneUse() || !(*outer > 0.0) || !std::isfinite(*outer))
+    return 0.0;
+  Value s;
+  std::optional<double> inner = takeScalarDivisor(tanh.getInput(), s);
+  if (!inner || std::abs(*inner - *outer) > 1e-6 * *outer)
+    return 0.0;
+  scores = s;
+  return *outer;
+}
+
 /// Strips an optional scale (mul by or div by a constant scalar) off `scores`; returns it.
 double takeScale(Value &scores) {
   if (std::optional<double> s = takeScalarFactor(scores))
@@ -283,6 +321,7 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
       return fail("the sinks are not one per query head of the query's element type");
 
     std::optional<int64_t> window = takeCausalMask(qk, seq, masks);
+    const double softcap = takeSoftcap(qk);
     double scale = takeScale(qk);
     auto scoreMm = qk.getDefiningOp<MatMulOp>();
     if (!scoreMm || !qk.hasOneUse())
@@ -322,7 +361,8 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         root, qType, q, k, v, sinks, rewriter.getF64FloatAttr(scale),
         window ? rewriter.getUnitAttr() : UnitAttr(),
-        window && *window > 0 ? rewriter.getI64IntegerAttr(*window) : IntegerAttr());
+        window && *window > 0 ? rewriter.getI64IntegerAttr(*window) : IntegerAttr(),
+        softcap > 0.0 ? rewriter.getF64FloatAttr(softcap) : FloatAttr());
     return success();
   }
 };

@@ -127,6 +127,11 @@ public:
     auto it = ins_.attrs().find(std::string(name));
     return it == ins_.attrs().end() ? fallback : it->second.i();
   }
+  /// An optional float: `fallback` when absent.
+  double f64Or(std::string_view name, double fallback) const {
+    auto it = ins_.attrs().find(std::string(name));
+    return it == ins_.attrs().end() ? fallback : it->second.f();
+  }
   /// An optional bool (a UnitAttr): absent = false.
   bool flag(std::string_view name) const {
     auto it = ins_.attrs().find(std::string(name));

@@ -428,12 +428,14 @@ Case rope(Rng &rng, bool batched) {
 /// graph.attention with Hkv key/value heads, each shared by `groups` query heads.
 /// graph.attention over [B, Hkv * groups, S, D]; S random in [3, 4] when `seq` is 0.
 /// With `sinks`, also attention sinks [Hq] (GPT-OSS), differentiated too; with `window`
-/// (>= 1, causal), a sliding window.
+/// (>= 1, causal), a sliding window; with `softcap` (> 0), a logit soft-cap (Gemma-2; 1.5, so
+/// that the U(-2, 2) inputs' scores reach its bend).
 Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal, int64_t seq = 0,
-               bool sinks = false, int64_t window = 0) {
+               bool sinks = false, int64_t window = 0, double softcap = 0) {
   int64_t b = randInt(rng, 1, 2), s = seq ? seq : randInt(rng, 3, 4), d = randInt(rng, 2, 4);
   Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d}, hs{kvHeads * groups};
   std::string attrs = " {" + std::string(causal ? "causal, " : "") + "scale = 0.5 : f64" +
+                      (softcap ? ", softcap = " + std::to_string(softcap) + " : f64" : "") +
                       (window ? ", window = " + std::to_string(window) + " : i64" : "") + "} : ";
   if (sinks)
     return {{{"q", q}, {"k", kv}, {"v", kv}, {"s", hs}},
@@ -839,6 +841,12 @@ std::vector<CaseDef> allCases() {
   add("attention_window5", [](Rng &r) { return attention(r, 1, 2, true, 9, false, 5); });
   add("attention_window1", [](Rng &r) { return attention(r, 2, 1, true, 6, false, 1); });
   add("attention_window3_sinks", [](Rng &r) { return attention(r, 2, 2, true, 9, true, 3); });
+  // A logit soft-cap (Gemma-2): the VJP's dS takes the cap's derivative.
+  add("attention_softcap", [](Rng &r) { return attention(r, 2, 1, false, 0, false, 0, 1.5); });
+  add("attention_softcap_gqa_causal",
+      [](Rng &r) { return attention(r, 2, 2, true, 9, false, 0, 1.5); });
+  add("attention_softcap_sinks_window",
+      [](Rng &r) { return attention(r, 1, 2, true, 9, true, 4, 1.5); });
   return cases;
 }
 

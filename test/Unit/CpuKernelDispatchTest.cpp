@@ -371,8 +371,9 @@ TEST(CpuKernelDispatch, AttentionSinks) {
   });
 }
 
-// A sliding window: attention's and attention_vjp's optional int attribute `window`.
-TEST(CpuKernelDispatch, AttentionWindow) {
+// A sliding window and a logit soft-cap: attention's and attention_vjp's optional int
+// attribute `window` and float attribute `softcap`.
+TEST(CpuKernelDispatch, AttentionWindowAndSoftcap) {
   std::mt19937 rng(23);
   const Ty q{F32, {1, 4, 70, 8}}, kv{F32, {1, 2, 70, 8}};
   const double scale = 1.0 / std::sqrt(8.0);
@@ -380,17 +381,19 @@ TEST(CpuKernelDispatch, AttentionWindow) {
   setFloat(&fwd, "scale", scale);
   setBool(&fwd, "causal", true);
   setInt(&fwd, "window", 5);
+  setFloat(&fwd, "softcap", 1.5);
   expectMatchesDirect(fwd, randomInputs({q, kv, kv}, rng), [scale](auto &i, auto &o) {
-    return cpu::attention(*i[0], *i[1], *i[2], scale, true, *o[0], nullptr, 5);
+    return cpu::attention(*i[0], *i[1], *i[2], scale, true, *o[0], nullptr, 5, 1.5);
   });
   std::vector<Ty> in = {q, kv, kv, q, q};
   pb::Instruction vjp = instr("attention_vjp", in, {q, kv, kv});
   setFloat(&vjp, "scale", scale);
   setBool(&vjp, "causal", true);
   setInt(&vjp, "window", 5);
+  setFloat(&vjp, "softcap", 1.5);
   expectMatchesDirect(vjp, randomInputs(in, rng), [scale](auto &i, auto &o) {
     return cpu::attentionVjp(*i[0], *i[1], *i[2], *i[3], *i[4], scale, true, *o[0], *o[1],
-                             *o[2], nullptr, nullptr, 5);
+                             *o[2], nullptr, nullptr, 5, 1.5);
   });
 }
 

@@ -24,7 +24,7 @@
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/Fused.h"
 #include "base/HostTensor.h"
-#include "test/Unit/CudaAttentionSinksTestUtil.h"
+#include "test/Unit/CudaAttentionTestUtil.h"
 #include "test/Unit/CudaFusedTestUtil.h"
 #include "test/Unit/CudaTestUtil.h"
 #include "test/Unit/KernelTestUtil.h"
@@ -42,45 +42,6 @@ namespace {
 
 using base::Status;
 using base::StatusCode;
-
-/// replay::attention with `sinks` (null: the sink-free kernel) and key tiles of `tile`.
-HostTensor hostForward(const SinkInputs &in, bool causal, int64_t tile, const HostTensor *sinks) {
-  base::StatusOr<AttentionPlan> plan = planAttention(
-      in.q.dtype(), in.q.shape(), in.k.shape(), in.v.shape(), in.scale, causal, in.q.shape());
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  if (sinks)
-    EXPECT_TRUE(planAttentionSinks("attention", *plan, sinks->dtype(), sinks->shape()).ok());
-  plan->tile = tile;
-  plan->tensorCores = false;
-  HostTensor out = poisoned(in.q.dtype(), in.q.shape());
-  replay::attention(*plan, in.q.raw(), in.k.raw(), in.v.raw(), out.raw(),
-                    sinks ? sinks->raw() : nullptr);
-  return out;
-}
-
-struct Grads {
-  HostTensor dq, dk, dv, dsinks;
-};
-
-/// replay::attentionVjp with `sinks` (null: the sink-free kernel) and tiles of `tile`.
-Grads hostVjp(const SinkInputs &in, bool causal, int64_t tile, const HostTensor *sinks) {
-  const Shape &qs = in.q.shape(), &ks = in.k.shape();
-  base::StatusOr<AttentionVjpPlan> plan = planAttentionVjp(
-      in.q.dtype(), qs, ks, ks, qs, qs, in.scale, causal, qs, ks, ks);
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  if (sinks)
-    EXPECT_TRUE(
-        planAttentionSinks("attention_vjp", plan->forward, sinks->dtype(), sinks->shape()).ok());
-  plan->tile = tile;
-  plan->tensorCores = false;
-  Grads g{poisoned(in.q.dtype(), qs), poisoned(in.q.dtype(), ks), poisoned(in.q.dtype(), ks),
-          poisoned(in.q.dtype(), {qs[1]})};
-  std::vector<double> scratch(plan->scratchBytes / sizeof(double) + 1);
-  replay::attentionVjp(*plan, in.q.raw(), in.k.raw(), in.v.raw(), in.out.raw(), in.dout.raw(),
-                       g.dq.raw(), g.dk.raw(), g.dv.raw(), scratch.data(),
-                       sinks ? sinks->raw() : nullptr, sinks ? g.dsinks.raw() : nullptr);
-  return g;
-}
 
 struct Case {
   Shape q, k;
@@ -112,13 +73,7 @@ TEST(CudaAttentionSinksHost, MatchesCpu) {
       const SinkInputs in =
           randomSinkInputs(dtype, c.q, c.k, c.causal, c.sinkLo, c.sinkHi, rng);
       ASSERT_OK(in.cpuStatus);
-      expectFloat(hostForward(in, c.causal, c.tile, &in.sinks), in.wantOut, kAttentionF32Rtol,
-                  kAttentionF32Atol, "out");
-      const Grads g = hostVjp(in, c.causal, c.tile, &in.sinks);
-      expectFloat(g.dq, in.wantDq, kAttentionF32Rtol, kAttentionVjpF32Atol, "dq");
-      expectFloat(g.dk, in.wantDk, kAttentionF32Rtol, kAttentionVjpF32Atol, "dk");
-      expectFloat(g.dv, in.wantDv, kAttentionF32Rtol, kAttentionVjpF32Atol, "dv");
-      expectFloat(g.dsinks, in.wantDsinks, kAttentionF32Rtol, kDsinkF32Atol, "dsinks");
+      expectMatchesCpu(in, hostForward(in, c.tile, &in.sinks), hostVjp(in, c.tile, &in.sinks));
     }
 }
 
@@ -132,8 +87,8 @@ TEST(CudaAttentionSinksHost, MinusInfinityIsNoSink) {
     HostTensor none = in.sinks.clone();
     for (int64_t h = 0; h < none.numElements(); ++h)
       setValue(none, h, -INFINITY);
-    expectBitsEqual(hostForward(in, true, 3, &none), hostForward(in, true, 3, nullptr), "out");
-    const Grads with = hostVjp(in, true, 3, &none), without = hostVjp(in, true, 3, nullptr);
+    expectBitsEqual(hostForward(in, 3, &none), hostForward(in, 3, nullptr), "out");
+    const Grads with = hostVjp(in, 3, &none), without = hostVjp(in, 3, nullptr);
     expectBitsEqual(with.dq, without.dq, "dq");
     expectBitsEqual(with.dk, without.dk, "dk");
     expectBitsEqual(with.dv, without.dv, "dv");
@@ -149,8 +104,8 @@ TEST(CudaAttentionSinksHost, SinkChangesTheRows) {
   std::mt19937 rng(61);
   const SinkInputs in = randomSinkInputs(DType::F64, {1, 2, 5, 4}, {1, 2, 5, 4}, false, 1, 2, rng);
   ASSERT_OK(in.cpuStatus);
-  const HostTensor with = hostForward(in, false, kAttentionTile, &in.sinks);
-  const HostTensor without = hostForward(in, false, kAttentionTile, nullptr);
+  const HostTensor with = hostForward(in, kAttentionTile, &in.sinks);
+  const HostTensor without = hostForward(in, kAttentionTile, nullptr);
   for (int64_t i = 0; i < with.numElements(); ++i)
     EXPECT_LT(std::fabs(valueAt(with, i)), std::fabs(valueAt(without, i))) << "element " << i;
 }

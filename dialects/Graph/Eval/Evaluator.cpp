@@ -193,6 +193,12 @@ namespace {
 cpu::LossReduction lossReduction(LossReduction r) {
   return r == LossReduction::mean ? cpu::LossReduction::Mean : cpu::LossReduction::Sum;
 }
+
+/// An attention op's softcap, 0 when it has none (the kernels' convention).
+template <typename AttentionLike> double softcapOf(AttentionLike op) {
+  std::optional<APFloat> c = op.getSoftcap();
+  return c ? c->convertToDouble() : 0.0;
+}
 } // namespace
 
 FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const HostTensor *> in,
@@ -256,13 +262,13 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
   } else if (auto a = dyn_cast<AttentionOp>(op)) {
     status = cpu::attention(operand(0), operand(1), operand(2), a.getScale().convertToDouble(),
                             a.getCausal(), out[0], a.getSinks() ? &operand(3) : nullptr,
-                            a.getWindow().value_or(0));
+                            a.getWindow().value_or(0), softcapOf(a));
   } else if (auto a = dyn_cast<AttentionVjpOp>(op)) {
     const bool sinks = static_cast<bool>(a.getSinks());
     status = cpu::attentionVjp(operand(0), operand(1), operand(2), operand(3), operand(4),
                                a.getScale().convertToDouble(), a.getCausal(), out[0], out[1],
                                out[2], sinks ? &operand(5) : nullptr, sinks ? &out[3] : nullptr,
-                               a.getWindow().value_or(0));
+                               a.getWindow().value_or(0), softcapOf(a));
   } else if (isa<ReshapeOp>(op)) {
     status = cpu::copyInto(operand(0), out[0]);
   } else if (auto t = dyn_cast<TransposeOp>(op)) {

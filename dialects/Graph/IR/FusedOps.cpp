@@ -98,6 +98,16 @@ LogicalResult verifyWindow(Operation *op, std::optional<int64_t> window, bool ca
   return success();
 }
 
+/// A soft-cap, when present, is positive and finite.
+LogicalResult verifySoftcap(Operation *op, std::optional<APFloat> softcap) {
+  if (!softcap)
+    return success();
+  const double c = softcap->convertToDouble();
+  if (!(c > 0.0) || !std::isfinite(c))
+    return op->emitOpError("expected a positive finite softcap, got ") << c;
+  return success();
+}
+
 } // namespace
 
 LogicalResult AttentionOp::verify() {
@@ -105,7 +115,8 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, q, getKey().getType(), getValue().getType(),
                                      getScale().convertToDouble())) ||
       failed(verifySinks(*this, q, getSinks())) ||
-      failed(verifyWindow(*this, getWindow(), getCausal())))
+      failed(verifyWindow(*this, getWindow(), getCausal())) ||
+      failed(verifySoftcap(*this, getSoftcap())))
     return failure();
   if (getType() != q)
     return emitOpError("expected result type ") << q << ", got " << getType();
@@ -121,7 +132,8 @@ LogicalResult AttentionVjpOp::verify() {
   if (failed(verifyAttentionOperands(*this, q, k, getValue().getType(),
                                      getScale().convertToDouble())) ||
       failed(verifySinks(*this, q, getSinks())) ||
-      failed(verifyWindow(*this, getWindow(), getCausal())))
+      failed(verifyWindow(*this, getWindow(), getCausal())) ||
+      failed(verifySoftcap(*this, getSoftcap())))
     return failure();
   if (!getSinks() != !getDsinks())
     return emitOpError("expected a dsinks result exactly when there are sinks");

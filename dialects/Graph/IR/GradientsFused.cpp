@@ -101,7 +101,7 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
     types.push_back(sinks.getType());
   auto vjp = AttentionVjpOp::create(b, getLoc(), types, getQuery(), getKey(), getValue(),
                                     getResult(), g, sinks, getScaleAttr(), getCausalAttr(),
-                                    getWindowAttr());
+                                    getWindowAttr(), getSoftcapAttr());
   out.push_back(vjp.getDquery());
   out.push_back(vjp.getDkey());
   out.push_back(vjp.getDvalue());

@@ -727,15 +727,19 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<G
     `j` exactly when `j <= i` and `i - j < window`, the last `window` positions including its
     own. A window of at least `S` is plain causal attention; the fusion then leaves it out.
 
+    The optional `softcap` (positive, finite) caps the scores before the mask and the softmax
+    (logit soft-capping: Gemma-2, Grok): `s = softcap * tanh(q k^T * scale / softcap)`.
+
     ```mlir
     %y = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
     %z = graph.attention %q, %k, %v sinks %s {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xf32>) -> tensor<2x4x8x16xf32>
     %w = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64, window = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %c = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
                        Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window, OptionalAttr<F64Attr>:$softcap);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -762,6 +766,10 @@ def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
     `window` is the forward's: the masked pairs (`j > i` or `i - j >= window`) have `P = 0`
     and contribute to no gradient.
 
+    `softcap` is the forward's: `P` is the softmax of the capped scores `softcap * tanh(t_ij)`,
+    `t_ij = q_i . k_j * scale / softcap`, and `dS` above is multiplied by the cap's derivative
+    `1 - tanh^2(t_ij)` before `dq` and `dk` are formed.
+
     ```mlir
     %dq, %dk, %dv = graph.attention_vjp %q, %k, %v, %y, %dy {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
     ```
@@ -769,7 +777,7 @@ def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
                        Graph_FloatTensor:$out, Graph_FloatTensor:$dout,
                        Optional<Graph_FloatTensor>:$sinks, F64Attr:$scale, UnitAttr:$causal,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window, OptionalAttr<F64Attr>:$softcap);
   let results = (outs Graph_FloatTensor:$dquery, Graph_FloatTensor:$dkey,
                       Graph_FloatTensor:$dvalue, Optional<Graph_FloatTensor>:$dsinks);
   let assemblyFormat = "$query `,` $key `,` $value `,` $out `,` $dout (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)";

@@ -242,20 +242,22 @@ void addFused(Table &t) {
                  double scale = d.f64("scale");
                  bool causal = d.flag("causal");
                  int64_t window = d.i64Or("window", 0);
-                 return Body([scale, causal, window](const Operands &in, const Results &out) {
+                 double softcap = d.f64Or("softcap", 0.0);
+                 return Body([=](const Operands &in, const Results &out) {
                    return cpu::attention(*in[0], *in[1], *in[2], scale, causal, *out[0],
-                                         in.size() > 3 ? in[3] : nullptr, window);
+                                         in.size() > 3 ? in[3] : nullptr, window, softcap);
                  });
                }});
   t.push_back({"attention_vjp", [](const Decoder &d) -> StatusOr<Body> {
                  double scale = d.f64("scale");
                  bool causal = d.flag("causal");
                  int64_t window = d.i64Or("window", 0);
-                 return Body([scale, causal, window](const Operands &in, const Results &out) {
+                 double softcap = d.f64Or("softcap", 0.0);
+                 return Body([=](const Operands &in, const Results &out) {
                    return cpu::attentionVjp(*in[0], *in[1], *in[2], *in[3], *in[4], scale, causal,
                                             *out[0], *out[1], *out[2],
                                             in.size() > 5 ? in[5] : nullptr,
-                                            out.size() > 3 ? out[3] : nullptr, window);
+                                            out.size() > 3 ? out[3] : nullptr, window, softcap);
                  });
                }});
 }

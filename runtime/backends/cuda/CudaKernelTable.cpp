@@ -477,17 +477,20 @@ std::string attentionVariant(const std::string &declined) {
 }
 
 /// graph.attention: q, k, v and, with attention sinks (GPT-OSS), a fourth operand sinks [Hq].
-/// cuDNN SDPA where it takes the case (it declines sinks and windows), else rpc's kernels.
+/// cuDNN SDPA where it takes the case (it declines sinks, windows and soft-caps), else rpc's
+/// kernels.
 StatusOr<Built> attention(const Decoder &d) {
   RP_ASSIGN_OR_RETURN(kc::AttentionPlan plan,
                       kc::planAttention(operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
                                         operandShape(d, 2), d.f64("scale"), d.flag("causal"),
-                                        resultShape(d, 0), d.i64Or("window", 0)));
+                                        resultShape(d, 0), d.i64Or("window", 0),
+                                        d.f64Or("softcap", 0.0)));
   const bool sinks = d.operands().size() > 3;
   if (sinks)
     RP_RETURN_IF_ERROR(
         kc::planAttentionSinks("attention", plan, operandDType(d, 3), operandShape(d, 3)));
-  const std::string declined = kc::cudnnSdpaDecline(plan, kc::SdpaExtras{sinks, plan.window});
+  const std::string declined =
+      kc::cudnnSdpaDecline(plan, kc::SdpaExtras{sinks, plan.window, plan.softcap});
   Built built = both([plan, declined](const auto &e, const Operands &in, const Results &out) {
     return e.attention(plan, declined, in[0], in[1], in[2], out[0], operandOrNull(in, 3));
   });
@@ -503,7 +506,8 @@ StatusOr<Built> attentionVjp(const Decoder &d) {
                                            operandShape(d, 1), operandShape(d, 2),
                                            operandShape(d, 3), operandShape(d, 4), d.f64("scale"),
                                            d.flag("causal"), resultShape(d, 0), resultShape(d, 1),
-                                           resultShape(d, 2), d.i64Or("window", 0)));
+                                           resultShape(d, 2), d.i64Or("window", 0),
+                                           d.f64Or("softcap", 0.0)));
   const bool sinks = d.operands().size() > 5;
   if (sinks != (d.results().size() > 3))
     return invalidArgument("attention_vjp: sinks and dsinks come together");
@@ -515,7 +519,8 @@ StatusOr<Built> attentionVjp(const Decoder &d) {
                                           {plan.forward.heads}));
   }
   const std::string declined =
-      kc::cudnnSdpaDecline(plan.forward, kc::SdpaExtras{sinks, plan.forward.window});
+      kc::cudnnSdpaDecline(plan.forward,
+                           kc::SdpaExtras{sinks, plan.forward.window, plan.forward.softcap});
   // The cuDNN path keeps its recomputed O' and log-sum-exp in the scratch.
   const int64_t scratch = static_cast<int64_t>(
       declined.empty() ? std::max(plan.scratchBytes, kc::cudnnSdpaBackwardScratchBytes(plan.forward))

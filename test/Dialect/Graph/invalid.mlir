@@ -950,6 +950,24 @@ func.func @attention_window_zero(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16x
 
 // -----
 
+// attention's soft-cap is positive.
+func.func @attention_softcap_zero(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected a positive finite softcap, got 0}}
+  %0 = graph.attention %q, %kv, %kv {causal, scale = 0.25 : f64, softcap = 0.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// attention_vjp's soft-cap is finite.
+func.func @attention_vjp_softcap_inf(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected a positive finite softcap, got INF}}
+  %0:3 = graph.attention_vjp %q, %kv, %kv, %q, %q {scale = 0.25 : f64, softcap = 0x7FF0000000000000 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+  return
+}
+
+// -----
+
 // attention's sliding window comes with causal.
 func.func @attention_window_not_causal(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) {
   // expected-error @+1 {{'graph.attention' op expected `causal` with a sliding window}}

@@ -297,6 +297,16 @@ func.func @attention_window(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>,
   return %g#0, %g#3 : tensor<2x4x8x16xf32>, tensor<4xf32>
 }
 
+// A logit soft-cap (Gemma-2); the VJP carries the forward's.
+// CHECK-LABEL: func.func @attention_softcap
+func.func @attention_softcap(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  // CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %y = graph.attention %q, %kv, %kv {causal, scale = 0.25 : f64, softcap = 50.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  // CHECK: graph.attention_vjp %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64}
+  %g:3 = graph.attention_vjp %q, %kv, %kv, %y, %y {causal, scale = 0.25 : f64, softcap = 50.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+  return %g#0 : tensor<2x4x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @linear_cross_entropy
 func.func @linear_cross_entropy(%h: tensor<4x8xbf16>, %w: tensor<10x8xbf16>, %y: tensor<4xi32>, %s: tensor<bf16>) -> (tensor<bf16>, tensor<bf16>, tensor<4x8xbf16>, tensor<10x8xbf16>) {
   // CHECK: graph.linear_cross_entropy mean %{{.+}}, %{{.+}}, %{{.+}} {chunk_rows = 2 : i64, ignore_index = -100 : i64} : (tensor<4x8xbf16>, tensor<10x8xbf16>, tensor<4xi32>) -> tensor<bf16>

@@ -314,6 +314,25 @@ inline base::Status checkAttentionKey(const std::vector<int64_t> &q,
                                   std::to_string(q[1]));
 }
 
+/// graph.attention's v for a 4-D k: [B, Hkv, S, Dv], the key's batch, heads and positions
+/// with any head size Dv (multi-head latent attention: Dv != D). Errors: InvalidArgument
+/// "<op>: v is <shape>, expected [B, Hkv, S, Dv]" (B, Hkv, S as numbers).
+inline base::Status checkAttentionValue(const std::vector<int64_t> &k,
+                                           const std::vector<int64_t> &v,
+                                           std::string_view op = "attention") {
+  if (v.size() == 4 && v[0] == k[0] && v[1] == k[1] && v[2] == k[2])
+    return base::okStatus();
+  return base::invalidArgument(std::string(op) + ": v is " + base::formatShape(v) + ", expected [" +
+                                  std::to_string(k[0]) + ", " + std::to_string(k[1]) + ", " +
+                                  std::to_string(k[2]) + ", Dv]");
+}
+
+/// The shape of attention's result for q [B, Hq, S, D] and v [B, Hkv, S, Dv]: [B, Hq, S, Dv].
+inline std::vector<int64_t> attentionOutShape(const std::vector<int64_t> &q,
+                                              const std::vector<int64_t> &v) {
+  return {q[0], q[1], q[2], v[3]};
+}
+
 /// graph.attention's sliding window: 0 (none) or >= 1 with `causal`. Errors: InvalidArgument
 /// "<op>: window <w> is negative" or "<op>: a sliding window (<w>) needs causal attention".
 inline base::Status checkAttentionWindow(std::string_view op, bool causal, int64_t window) {

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/KernelSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace {
 /// The dimensions of one attention_vjp and its operands (f32 or f64 data of type T).
 template <typename T> struct Problem {
   int64_t batch, heads, kvHeads, groups, seq, dim;
+  int64_t vdim; ///< the value head size Dv (out, dout, v, dv)
   double scale;
   bool causal;
   const T *q, *k, *v, *out, *dout;
@@ -43,12 +45,12 @@ template <typename T> struct Problem {
 template <typename T>
 void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T *prob, T *ds,
                T *capDeriv, T *sinkProb, double *dsinkPart) {
-  const int64_t seq = p.seq, dim = p.dim;
-  const int64_t kvBase = (b * p.kvHeads + g) * seq * dim;
-  const T *ks = p.k + kvBase, *vs = p.v + kvBase;
-  T *dks = dk + kvBase, *dvs = dv + kvBase;
-  for (int64_t e = 0; e < seq * dim; ++e)
-    dks[e] = dvs[e] = T(0);
+  const int64_t seq = p.seq, dim = p.dim, vdim = p.vdim;
+  const int64_t kvRow = (b * p.kvHeads + g) * seq;
+  const T *ks = p.k + kvRow * dim, *vs = p.v + kvRow * vdim;
+  T *dks = dk + kvRow * dim, *dvs = dv + kvRow * vdim;
+  std::fill(dks, dks + seq * dim, T(0));
+  std::fill(dvs, dvs + seq * vdim, T(0));
   const T scale = static_cast<T>(p.scale);
   for (int64_t h = g * p.groups; h < (g + 1) * p.groups; ++h) {
     const T *sink = p.sinks ? p.sinks + h : nullptr;
@@ -57,17 +59,17 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
       const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
       const int64_t k0 = attentionFirstKey(i0, p.causal, p.window);
       const int64_t keys = (p.causal ? i0 + rows : seq) - k0;
-      const int64_t rowBase = ((b * p.heads + h) * seq + i0) * dim;
-      const T *qs = p.q + rowBase, *dos = p.dout + rowBase, *os = p.out + rowBase;
-      const T *kb = ks + k0 * dim, *vb = vs + k0 * dim;
+      const int64_t row0 = (b * p.heads + h) * seq + i0;
+      const T *qs = p.q + row0 * dim, *dos = p.dout + row0 * vdim, *os = p.out + row0 * vdim;
+      const T *kb = ks + k0 * dim, *vb = vs + k0 * vdim;
       gemm(false, true, rows, keys, dim, scale, qs, dim, kb, dim, T(0), prob, keys);
       capScores(prob, rows * keys, p.softcap, capDeriv);
       softmaxRows(prob, rows, keys, i0, p.causal, sink, sinkProb, k0, p.window);
-      gemm(false, true, rows, keys, dim, T(1), dos, dim, vb, dim, T(0), ds, keys);
+      gemm(false, true, rows, keys, vdim, T(1), dos, vdim, vb, vdim, T(0), ds, keys);
       for (int64_t r = 0; r < rows; ++r) {
         double delta = 0.0;
-        for (int64_t c = 0; c < dim; ++c)
-          delta += static_cast<double>(dos[r * dim + c]) * static_cast<double>(os[r * dim + c]);
+        for (int64_t c = 0; c < vdim; ++c)
+          delta += static_cast<double>(dos[r * vdim + c]) * static_cast<double>(os[r * vdim + c]);
         // A row that sees one key (P = 1, out = v_0): D = dP_i0 exactly, so dS = 0, as in exact
         // arithmetic (the GEMM's dP and this D would differ by rounding). A sink takes a share
         // of the row, so then P < 1 and D is computed as for any row.
@@ -84,9 +86,10 @@ void kvHeadVjp(const Problem<T> &p, int64_t b, int64_t g, T *dq, T *dk, T *dv, T
           for (int64_t j = 0; j < keys; ++j)
             dsr[j] *= capDeriv[r * keys + j];
       }
-      gemm(false, false, rows, dim, keys, scale, ds, keys, kb, dim, T(0), dq + rowBase, dim);
+      gemm(false, false, rows, dim, keys, scale, ds, keys, kb, dim, T(0), dq + row0 * dim, dim);
       gemm(true, false, keys, dim, rows, scale, ds, keys, qs, dim, T(1), dks + k0 * dim, dim);
-      gemm(true, false, keys, dim, rows, T(1), prob, keys, dos, dim, T(1), dvs + k0 * dim, dim);
+      gemm(true, false, keys, vdim, rows, T(1), prob, keys, dos, vdim, T(1), dvs + k0 * vdim,
+           vdim);
     }
     if (sink)
       dsinkPart[h] = dsink;
@@ -101,8 +104,8 @@ void attentionVjpLoop(const Problem<T> &p, HostTensor &dq, HostTensor &dk, HostT
   if (dsinks)
     for (int64_t h = 0; h < p.heads; ++h)
       dsinks->data<T>()[h] = T(0);
-  if (dq.numElements() == 0 || dk.numElements() == 0)
-    return;
+  if (p.batch * p.kvHeads * p.seq == 0)
+    return; // no key row: dq, dk, dv are empty
   std::vector<double> dsinkParts(dsinks ? static_cast<size_t>(p.batch * p.heads) : 0, 0.0);
   const int64_t tasks = p.batch * p.kvHeads;
   const bool parallel =
@@ -141,14 +144,16 @@ Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &
   RP_RETURN_IF_ERROR(checkDType(op, "q", q, kFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q.shape(), op));
   RP_RETURN_IF_ERROR(checkSameDType(op, "q", q, "k", k));
-  const Shape &qs = q.shape(), &ks = k.shape();
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
   RP_RETURN_IF_ERROR(checkAttentionKey(qs, ks, op));
-  RP_RETURN_IF_ERROR(checkType(op, "v", v, k.dtype(), ks));
-  RP_RETURN_IF_ERROR(checkType(op, "out", out, q.dtype(), qs));
-  RP_RETURN_IF_ERROR(checkType(op, "dout", dout, q.dtype(), qs));
+  RP_RETURN_IF_ERROR(checkSameDType(op, "q", q, "v", v));
+  RP_RETURN_IF_ERROR(checkAttentionValue(ks, vs, op));
+  const Shape os = attentionOutShape(qs, vs);
+  RP_RETURN_IF_ERROR(checkType(op, "out", out, q.dtype(), os));
+  RP_RETURN_IF_ERROR(checkType(op, "dout", dout, q.dtype(), os));
   RP_RETURN_IF_ERROR(checkType(op, "dq", dq, q.dtype(), qs));
   RP_RETURN_IF_ERROR(checkType(op, "dk", dk, q.dtype(), ks));
-  RP_RETURN_IF_ERROR(checkType(op, "dv", dv, q.dtype(), ks));
+  RP_RETURN_IF_ERROR(checkType(op, "dv", dv, q.dtype(), vs));
   if ((sinks == nullptr) != (dsinks == nullptr))
     return base::invalidArgument(std::string(op) + ": sinks and dsinks come together");
   if (sinks) {
@@ -159,7 +164,7 @@ Status attentionVjp(const HostTensor &q, const HostTensor &k, const HostTensor &
   RP_RETURN_IF_ERROR(checkAttentionSoftcap(op, softcap));
   visitFloat(q.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const Problem<T> p{qs[0], qs[1], ks[1], qs[1] / ks[1], qs[2], qs[3], scale, causal,
+    const Problem<T> p{qs[0], qs[1], ks[1], qs[1] / ks[1], qs[2], qs[3], vs[3], scale, causal,
                        q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), dout.data<T>(),
                        sinks ? sinks->data<T>() : nullptr, window, softcap};
     attentionVjpLoop(p, dq, dk, dv, dsinks);

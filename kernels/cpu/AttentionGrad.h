@@ -37,7 +37,8 @@ namespace rp::kernels::cpu {
 /// `dsinks` [Hq] receives dsinks[h] = -sum_(b, i) P_sink,i D_i with P_sink,i =
 /// e^(sinks[h] - lse_i) (per row in double, rows ascending, then batch rows ascending).
 ///
-/// Shapes: q, out, dout, dq [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D] with Hkv dividing Hq.
+/// Shapes: q, dq [B, Hq, S, D]; k, dk [B, Hkv, S, D] with Hkv dividing Hq; v, dv [B, Hkv, S,
+/// Dv]; out, dout [B, Hq, S, Dv] (the value head size Dv may differ from D).
 /// Dtype f32 or f64, one for all tensors. Errors: InvalidArgument naming
 /// "attention_vjp", the operand, what was expected and what was found; sinks without dsinks
 /// or the reverse; a negative window or a window without `causal`.

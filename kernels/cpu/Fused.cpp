@@ -84,7 +84,7 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
                    bool causal, const HostTensor *sinks, HostTensor &out, int64_t window,
                    double softcap) {
   const int64_t batch = q.shape()[0], heads = q.shape()[1], seq = q.shape()[2],
-                dim = q.shape()[3], kvHeads = k.shape()[1];
+                dim = q.shape()[3], vdim = v.shape()[3], kvHeads = k.shape()[1];
   if (out.numElements() == 0 || seq == 0)
     return;
   const int64_t groups = heads / kvHeads;
@@ -103,16 +103,16 @@ void attentionLoop(const HostTensor &q, const HostTensor &k, const HostTensor &v
       const int64_t bh = t / blocks, i0 = (t % blocks) * kAttentionQueryBlock;
       const int64_t rows = seq - i0 < kAttentionQueryBlock ? seq - i0 : kAttentionQueryBlock;
       const int64_t b = bh / heads, h = bh % heads;
-      const int64_t kvBase = (b * kvHeads + h / groups) * seq * dim;
+      const int64_t kvRow = (b * kvHeads + h / groups) * seq;
       const int64_t k0 = attentionFirstKey(i0, causal, window);
       const int64_t keys = (causal ? i0 + rows : seq) - k0;
       gemm(false, true, rows, keys, dim, static_cast<T>(scale), pq + (bh * seq + i0) * dim, dim,
-           pk + kvBase + k0 * dim, dim, T(0), p.data(), keys);
+           pk + (kvRow + k0) * dim, dim, T(0), p.data(), keys);
       capScores(p.data(), rows * keys, softcap);
       softmaxRows(p.data(), rows, keys, i0, causal, psink ? psink + h : nullptr,
                   static_cast<T *>(nullptr), k0, window);
-      gemm(false, false, rows, dim, keys, T(1), p.data(), keys, pv + kvBase + k0 * dim, dim,
-           T(0), po + (bh * seq + i0) * dim, dim);
+      gemm(false, false, rows, vdim, keys, T(1), p.data(), keys, pv + (kvRow + k0) * vdim, vdim,
+           T(0), po + (bh * seq + i0) * vdim, vdim);
     }
   }
 }
@@ -149,8 +149,10 @@ Status attention(const HostTensor &q, const HostTensor &k, const HostTensor &v, 
   RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "k", k));
   const Shape &qs = q.shape(), &ks = k.shape();
   RP_RETURN_IF_ERROR(checkAttentionKey(qs, ks));
-  RP_RETURN_IF_ERROR(checkType("attention", "v", v, k.dtype(), ks));
-  RP_RETURN_IF_ERROR(checkType("attention", "out", out, q.dtype(), qs));
+  RP_RETURN_IF_ERROR(checkSameDType("attention", "q", q, "v", v));
+  RP_RETURN_IF_ERROR(checkAttentionValue(ks, v.shape()));
+  RP_RETURN_IF_ERROR(
+      checkType("attention", "out", out, q.dtype(), attentionOutShape(qs, v.shape())));
   if (sinks)
     RP_RETURN_IF_ERROR(checkType("attention", "sinks", *sinks, q.dtype(), Shape{qs[1]}));
   RP_RETURN_IF_ERROR(checkAttentionWindow("attention", causal, window));

@@ -40,8 +40,9 @@ base::Status rope(const base::HostTensor &x, const base::HostTensor &cos,
 /// torch.nn.functional.scaled_dot_product_attention with enable_gqa):
 ///   y[b, h, i] = sum_j p_j v[b, h / G, j],  p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale)
 /// with G = Hq / Hkv and, when `causal`, only j <= i. q is f32 or f64
-/// [B, Hq, S, D]; k and v have q's dtype and shape [B, Hkv, S, D] with Hkv
-/// dividing Hq; out has q's dtype and shape. Per block of 64 query rows of a
+/// [B, Hq, S, D]; k has q's dtype and shape [B, Hkv, S, D] with Hkv dividing Hq;
+/// v has q's dtype and shape [B, Hkv, S, Dv], its head size Dv any (multi-head latent
+/// attention); out has q's dtype and shape [B, Hq, S, Dv]. Per block of 64 query rows of a
 /// head: scores = scale q k^T by one GEMM (sgemm / dgemm on the calling thread)
 /// over the keys the block sees, softmax in place (exponentials by expF32 for
 /// f32, std::exp for f64; their sum in double in key order), y = P v by one

@@ -79,16 +79,17 @@ StatusOr<AttentionVjpPlan> planAttentionVjp(DType dtype, const Shape &q, const S
   RP_ASSIGN_OR_RETURN(const AttentionPlan forward,
                       planAttentionFor(op, dtype, q, k, v, scale, causal, out,
                                        kMaxAttentionVjpHeadDim, window, softcap));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "dout", dtype, dout, q));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dout", dtype, dout, attentionOutShape(q, v)));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dq", dtype, dq, q));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "dk", dtype, dk, k));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "dv", dtype, dv, k));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dv", dtype, dv, v));
   AttentionVjpPlan plan;
   plan.forward = forward;
   plan.keyRows = k[0] * k[1] * k[2];
   plan.tile = kAttentionTile;
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
-  plan.sharedBytes = static_cast<size_t>(4 * forward.dim + 2 * plan.tile) * computeBytes;
+  plan.sharedBytes =
+      static_cast<size_t>(2 * forward.dim + 2 * forward.valueDim + 2 * plan.tile) * computeBytes;
   plan.scratchBytes = std::max(static_cast<size_t>(2 * forward.rows) * computeBytes,
                                flashAttentionBackwardScratchBytes(forward));
   plan.tensorCores = forward.tensorCores;
@@ -112,7 +113,8 @@ cudaError_t launchAttentionVjp(const AttentionVjpPlan &plan, const void *q, cons
                            stream);
   if (plan.forward.rows == 0 || plan.forward.dim == 0)
     return cudaSuccess; // dq, dk, dv are empty
-  if (plan.tile != kAttentionTile || plan.forward.dim > kMaxAttentionVjpHeadDim)
+  if (plan.tile != kAttentionTile || plan.forward.dim > kMaxAttentionVjpHeadDim ||
+      plan.forward.valueDim > kMaxAttentionVjpHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttentionVjp
   if (!usablePointers(base::dtypeSize(plan.forward.dtype), q, k, v, out, dout,
                       static_cast<const void *>(dq), static_cast<const void *>(dk),

@@ -6,8 +6,9 @@
 //   s_ij = scale q_i . k_j (j <= i when causal), lse_i = log sum_j e^(s_ij),
 //   P_ij = e^(s_ij - lse_i), D_i = dout_i . out_i, dS_ij = P_ij (dout_i . v_j - D_i),
 //   dq_i = scale sum_j dS_ij k_j, dk_j = scale sum_(h, i) dS_ij q_i, dv_j = sum_(h, i) P_ij dout_i,
-// the (h, i) sums over the query heads of k/v head j's group and their rows. q, out, dout, dq
-// [B, Hq, S, D]; k, v, dk, dv [B, Hkv, S, D], Hkv dividing Hq. Nothing of size S x S is stored.
+// the (h, i) sums over the query heads of k/v head j's group and their rows. q, dq [B, Hq, S,
+// D]; k, dk [B, Hkv, S, D], Hkv dividing Hq; v, dv [B, Hkv, S, Dv]; out, dout [B, Hq, S, Dv]
+// (the value head size Dv may differ from D). Nothing of size S x S is stored.
 // With attention sinks (GPT-OSS, sinks [Hq]): lse_i also sums e^(sinks[h]), the formulas
 // above hold as written, and dsinks [Hq] receives dsinks[h] = -sum_(b, i) P_sink,i D_i with
 // P_sink,i = e^(sinks[h] - lse_i) (cpu::attentionVjp's). With a logit soft-cap c, s_ij is
@@ -35,8 +36,9 @@
 // never materialise [B, Hq, S, S].
 //
 // Dtypes and numerics as Fused.h: f32 and f64 compute in double and round once when stored;
-// f16 and bf16 compute in float. Shared memory per block: (4 D + 2 kAttentionTile) compute
-// values (key pass; the query pass takes 3 D + 2 kAttentionTile); D <= kMaxAttentionVjpHeadDim.
+// f16 and bf16 compute in float. Shared memory per block: (2 D + 2 Dv + 2 kAttentionTile)
+// compute values (key pass; the query pass takes D + Dv + max(D, Dv) + 2 kAttentionTile);
+// D, Dv <= kMaxAttentionVjpHeadDim.
 // Device scratch: 2 B Hq S compute values (lse, D).
 //
 // Host verification: the per-row bodies attentionVjpQueryRow and attentionVjpKeyRow are
@@ -61,8 +63,9 @@
 
 namespace rp::kernels::cuda {
 
-/// The largest head dimension D attention_vjp takes (shared memory: 4 D + 2 kAttentionTile
-/// compute values, 34.8 KB for double at D = 1024, under the 48 KB default).
+/// The largest head dimension D (and value head size Dv) attention_vjp takes (shared memory:
+/// 2 D + 2 Dv + 2 kAttentionTile compute values, 34.8 KB for double at D = Dv = 1024, under
+/// the 48 KB default).
 inline constexpr int64_t kMaxAttentionVjpHeadDim = 1024;
 
 /// The geometry of one attention_vjp. Query row r = (b, h, i) = (r / (Hq S), r / S % Hq,
@@ -75,7 +78,7 @@ struct AttentionVjpPlan {
   int64_t keyRows = 0; ///< B * Hkv * S key rows.
   /// Keys (pass 1) or query rows (pass 2) per tile (kAttentionTile; host tests vary it).
   int64_t tile = kAttentionTile;
-  /// Shared memory per block: (4 dim + 2 tile) compute values.
+  /// Shared memory per block: (2 dim + 2 valueDim + 2 tile) compute values.
   size_t sharedBytes = 0;
   /// Device scratch: lse then D, `rows` compute values each (and at least what the
   /// tensor-core kernel takes).
@@ -87,9 +90,9 @@ struct AttentionVjpPlan {
 };
 
 /// Checks attention_vjp's operands as cpu::attentionVjp does: dtype f32, f64, f16 or bf16 (one
-/// for all); q [B, Hq, S, D]; k [B, Hkv, S, D] with Hkv > 0 dividing Hq; v, dk, dv of k's shape;
-/// out, dout, dq of q's shape; D <= kMaxAttentionVjpHeadDim; `window` and `softcap` as
-/// planAttention's.
+/// for all); q, dq [B, Hq, S, D]; k, dk [B, Hkv, S, D] with Hkv > 0 dividing Hq; v, dv
+/// [B, Hkv, S, Dv]; out, dout [B, Hq, S, Dv]; D, Dv <= kMaxAttentionVjpHeadDim; `window` and
+/// `softcap` as planAttention's.
 /// Errors: InvalidArgument, e.g.
 /// "attention_vjp: q is [2, 3], expected [B, Hq, S, D]", "attention_vjp: dk is ...",
 /// "attention_vjp: head dimension 2048 exceeds the GPU kernel's limit of 1024".
@@ -131,7 +134,8 @@ attentionDot(const typename DTypeTraits<D>::Compute *a, const void *p, int64_t b
 }
 
 /// Pass 1 for query row `row` (see the file comment): dq row, lse[row], delta[row]. `block`
-/// and the block-shared `shared` ((3 dim + 2 tile) compute values) as attentionRow's; `sinks`
+/// and the block-shared `shared` ((dim + valueDim + max(dim, valueDim) + 2 tile) compute
+/// values) as attentionRow's; `sinks`
 /// [Hq] when plan.forward.sinks (lse then includes the sink), otherwise null.
 template <base::DType D, typename Block>
 RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void *q, const void *k,
@@ -142,24 +146,26 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
                                        const void *sinks = nullptr) {
   using C = typename DTypeTraits<D>::Compute;
   const AttentionPlan &f = plan.forward;
-  const int64_t dim = f.dim, tile = plan.tile;
-  C *sq = shared, *sdo = sq + dim, *acc = sdo + dim, *score = acc + dim, *ds = score + tile;
+  const int64_t dim = f.dim, vdim = f.valueDim, tile = plan.tile;
+  // acc holds the out row (vdim) until D_i is formed, then the dq row (dim).
+  C *sq = shared, *sdo = sq + dim, *acc = sdo + vdim, *score = acc + (dim > vdim ? dim : vdim),
+    *ds = score + tile;
   const int64_t i = row % f.seq, bh = row / f.seq;
   const int64_t b = bh / f.heads, h = bh % f.heads;
-  const int64_t kvBase = (b * f.kvHeads + h / f.groups) * f.seq * dim;
-  const int64_t qBase = row * dim, keys = f.causal ? i + 1 : f.seq;
+  const int64_t kvRow = (b * f.kvHeads + h / f.groups) * f.seq;
+  const int64_t qBase = row * dim, oBase = row * vdim, keys = f.causal ? i + 1 : f.seq;
   const int64_t first = attentionRowFirstKey(f, i);
   const C scale = static_cast<C>(f.scale);
 
   block.sync(); // the previous row of this block is done with the shared memory
-  block.forEach(dim, [&](int64_t c) {
-    sq[c] = loadAs<D>(q, qBase + c);
-    sdo[c] = loadAs<D>(dout, qBase + c);
-    acc[c] = loadAs<D>(out, qBase + c); // out, until D_i is formed
+  block.forEach(dim, [&](int64_t c) { sq[c] = loadAs<D>(q, qBase + c); });
+  block.forEach(vdim, [&](int64_t c) {
+    sdo[c] = loadAs<D>(dout, oBase + c);
+    acc[c] = loadAs<D>(out, oBase + c); // out, until D_i is formed
   });
   block.sync();
   C dsum = C(0);
-  for (int64_t c = 0; c < dim; ++c)
+  for (int64_t c = 0; c < vdim; ++c)
     dsum += sdo[c] * acc[c];
   block.sync();
   block.forEach(dim, [&](int64_t c) { acc[c] = C(0); });
@@ -169,8 +175,8 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
   for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
-      score[t] = attentionCapped(f, attentionDot<D>(sq, k, kvBase + (j0 + t) * dim, dim) * scale)
-                     .value;
+      score[t] =
+          attentionCapped(f, attentionDot<D>(sq, k, (kvRow + j0 + t) * dim, dim) * scale).value;
     });
     block.sync();
     C mNew = m;
@@ -190,16 +196,16 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
   for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
-      const int64_t kb = kvBase + (j0 + t) * dim;
-      const CappedScore<C> s = attentionCapped(f, attentionDot<D>(sq, k, kb, dim) * scale);
+      const int64_t key = kvRow + j0 + t;
+      const CappedScore<C> s = attentionCapped(f, attentionDot<D>(sq, k, key * dim, dim) * scale);
       const C p = fusedExp(s.value - L);
-      ds[t] = p * (attentionDot<D>(sdo, v, kb, dim) - dsum) * s.slope;
+      ds[t] = p * (attentionDot<D>(sdo, v, key * vdim, vdim) - dsum) * s.slope;
     });
     block.sync();
     block.forEach(dim, [&](int64_t c) {
       C a = acc[c];
       for (int64_t t = 0; t < n; ++t)
-        a += ds[t] * static_cast<C>(loadAs<D>(k, kvBase + (j0 + t) * dim + c));
+        a += ds[t] * static_cast<C>(loadAs<D>(k, (kvRow + j0 + t) * dim + c));
       acc[c] = a;
     });
     block.sync(); // ds is rewritten by the next tile
@@ -212,7 +218,7 @@ RP_HD inline void attentionVjpQueryRow(const AttentionVjpPlan &plan, const void 
 }
 
 /// Pass 2 for key row `krow` (see the file comment): dk and dv rows from lse and delta of
-/// pass 1. `shared`: (4 dim + 2 tile) compute values.
+/// pass 1. `shared`: (2 dim + 2 valueDim + 2 tile) compute values.
 template <base::DType D, typename Block>
 RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q, const void *k,
                                      const void *v, const void *dout, void *dk, void *dv,
@@ -221,19 +227,21 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
                                      const Block &block, typename DTypeTraits<D>::Compute *shared) {
   using C = typename DTypeTraits<D>::Compute;
   const AttentionPlan &f = plan.forward;
-  const int64_t dim = f.dim, tile = plan.tile, seq = f.seq;
-  C *sk = shared, *sv = sk + dim, *accK = sv + dim, *accV = accK + dim, *p = accV + dim,
+  const int64_t dim = f.dim, vdim = f.valueDim, tile = plan.tile, seq = f.seq;
+  C *sk = shared, *sv = sk + dim, *accK = sv + vdim, *accV = accK + dim, *p = accV + vdim,
     *ds = p + tile;
   const int64_t j = krow % seq, bg = krow / seq;
   const int64_t b = bg / f.kvHeads, g = bg % f.kvHeads;
-  const int64_t kBase = krow * dim;
+  const int64_t kBase = krow * dim, vBase = krow * vdim;
   const C scale = static_cast<C>(f.scale);
 
   block.sync();
   block.forEach(dim, [&](int64_t c) {
     sk[c] = loadAs<D>(k, kBase + c);
-    sv[c] = loadAs<D>(v, kBase + c);
     accK[c] = C(0);
+  });
+  block.forEach(vdim, [&](int64_t c) {
+    sv[c] = loadAs<D>(v, vBase + c);
     accV[c] = C(0);
   });
   block.sync();
@@ -250,30 +258,30 @@ RP_HD inline void attentionVjpKeyRow(const AttentionVjpPlan &plan, const void *q
         for (int64_t c = 0; c < dim; ++c)
           s += static_cast<C>(loadAs<D>(q, row * dim + c)) * sk[c];
         C dp = C(0);
-        for (int64_t c = 0; c < dim; ++c)
-          dp += static_cast<C>(loadAs<D>(dout, row * dim + c)) * sv[c];
+        for (int64_t c = 0; c < vdim; ++c)
+          dp += static_cast<C>(loadAs<D>(dout, row * vdim + c)) * sv[c];
         const CappedScore<C> capped = attentionCapped(f, s * scale);
         p[t] = fusedExp(capped.value - lse[row]);
         ds[t] = p[t] * (dp - delta[row]) * capped.slope;
       });
       block.sync();
       block.forEach(dim, [&](int64_t c) {
-        C aK = accK[c], aV = accV[c];
-        for (int64_t t = 0; t < n; ++t) {
-          const int64_t at = (rowBase + i0 + t) * dim + c;
-          aV += p[t] * static_cast<C>(loadAs<D>(dout, at));
-          aK += ds[t] * static_cast<C>(loadAs<D>(q, at));
-        }
+        C aK = accK[c];
+        for (int64_t t = 0; t < n; ++t)
+          aK += ds[t] * static_cast<C>(loadAs<D>(q, (rowBase + i0 + t) * dim + c));
         accK[c] = aK;
+      });
+      block.forEach(vdim, [&](int64_t c) {
+        C aV = accV[c];
+        for (int64_t t = 0; t < n; ++t)
+          aV += p[t] * static_cast<C>(loadAs<D>(dout, (rowBase + i0 + t) * vdim + c));
         accV[c] = aV;
       });
       block.sync(); // p and ds are rewritten by the next tile
     }
   }
-  block.forEach(dim, [&](int64_t c) {
-    storeAs<D>(dk, kBase + c, scale * accK[c]);
-    storeAs<D>(dv, kBase + c, accV[c]);
-  });
+  block.forEach(dim, [&](int64_t c) { storeAs<D>(dk, kBase + c, scale * accK[c]); });
+  block.forEach(vdim, [&](int64_t c) { storeAs<D>(dv, vBase + c, accV[c]); });
 }
 
 /// Pass 3 for query head `h` (see the file comment): dsinks[h] = -sum_(b, i)

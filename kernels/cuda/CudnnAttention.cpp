@@ -54,6 +54,9 @@ std::string cudnnSdpaDecline(const AttentionPlan &plan, const SdpaExtras &extras
            std::to_string(kCudnnSdpaMaxDim) + ")";
   if (plan.kvHeads <= 0 || plan.heads % plan.kvHeads != 0 || plan.seq <= 0 || plan.batch <= 0)
     return "empty or inconsistent geometry";
+  if (plan.valueDim != plan.dim)
+    return "a value head size (" + std::to_string(plan.valueDim) + ") other than the query's (" +
+           std::to_string(plan.dim) + ") (not handed to cuDNN)";
   if (extras.sinks)
     return "attention sinks (not handed to cuDNN yet)";
   if (extras.window > 0)

@@ -74,8 +74,8 @@ inline constexpr int64_t kCudnnSdpaMaxDim = 128;
 
 /// Why cuDNN SDPA is not asked to run `plan` (from planAttention), or "" when it may be
 /// (cuDNN may still refuse the graph at build time). Declines: dtype other than f16/bf16,
-/// head dimension not a multiple of 8 or above kCudnnSdpaMaxDim, sinks, a window, a logit
-/// soft-cap (cuDNN's SDPA graphs have none).
+/// head dimension not a multiple of 8 or above kCudnnSdpaMaxDim, a value head size other than
+/// the query's, sinks, a window, a logit soft-cap (cuDNN's SDPA graphs have none).
 std::string cudnnSdpaDecline(const AttentionPlan &plan, const SdpaExtras &extras = {});
 
 /// The three graphs of the runner.

@@ -131,7 +131,7 @@ cudaError_t launchTyped(const FlashParams &params, const void *q, const void *k,
 
 bool flashAttentionFits(const AttentionPlan &plan) {
   return (plan.dtype == DType::BF16 || plan.dtype == DType::F16) && plan.dim >= 16 &&
-         plan.dim <= kFlashMaxDim && plan.dim % 16 == 0;
+         plan.dim <= kFlashMaxDim && plan.dim % 16 == 0 && plan.valueDim == plan.dim;
 }
 
 size_t flashAttentionSharedBytes(int64_t dim) {

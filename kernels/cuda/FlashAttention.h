@@ -17,9 +17,10 @@
 // order, no atomics. The host replay (rp-run --kernels cuda-host) keeps the row kernel's
 // order, as it keeps a plain dot product for cuBLASLt's GEMMs.
 //
-// Applies to f16/bf16, head dimension D a multiple of 16 up to 128, 16-byte aligned operands
-// and a device with enough shared memory per block (93 KiB at D = 128, 61 KiB at D = 64);
-// launchAttention (Fused.h) falls back to the row kernel otherwise.
+// Applies to f16/bf16, head dimension D a multiple of 16 up to 128 and the value head size
+// equal to it (multi-head latent attention's Dv != D runs the row kernels), 16-byte aligned
+// operands and a device with enough shared memory per block (93 KiB at D = 128, 61 KiB at
+// D = 64); launchAttention (Fused.h) falls back to the row kernel otherwise.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_KERNELS_CUDA_FLASHATTENTION_H
@@ -39,7 +40,8 @@ inline constexpr int kFlashKeys = 64;
 inline constexpr int64_t kFlashMaxDim = 128;
 
 /// Whether `plan` (from planAttention) is one the tensor-core kernel takes: f16 or bf16, D a
-/// multiple of 16 in [16, 128]. Host only; alignment and the device are checked at launch.
+/// multiple of 16 in [16, 128], the value head size D too (the row kernels take Dv != D).
+/// Host only; alignment and the device are checked at launch.
 bool flashAttentionFits(const AttentionPlan &plan);
 
 /// Dynamic shared memory of one block for head dimension `dim` (bytes).

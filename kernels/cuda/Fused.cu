@@ -127,11 +127,12 @@ StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shap
   RP_RETURN_IF_ERROR(checkDType(op, "q", dtype, kGpuFloatTypes));
   RP_RETURN_IF_ERROR(checkAttentionQuery(q, op));
   RP_RETURN_IF_ERROR(checkAttentionKey(q, k, op));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "v", dtype, v, k));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, q));
-  if (q[3] > maxHeadDim)
-    return invalidArgument(std::string(op) + ": head dimension " + std::to_string(q[3]) +
-                           " exceeds the GPU kernel's limit of " + std::to_string(maxHeadDim));
+  RP_RETURN_IF_ERROR(checkAttentionValue(k, v, op));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, attentionOutShape(q, v)));
+  for (int64_t d : {q[3], v[3]})
+    if (d > maxHeadDim)
+      return invalidArgument(std::string(op) + ": head dimension " + std::to_string(d) +
+                             " exceeds the GPU kernel's limit of " + std::to_string(maxHeadDim));
   RP_RETURN_IF_ERROR(checkAttentionWindow(op, causal, window));
   RP_RETURN_IF_ERROR(checkAttentionSoftcap(op, softcap));
   AttentionPlan plan;
@@ -142,6 +143,7 @@ StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shap
   plan.groups = q[1] / k[1];
   plan.seq = q[2];
   plan.dim = q[3];
+  plan.valueDim = v[3];
   plan.rows = q[0] * q[1] * q[2];
   plan.scale = scale;
   plan.causal = causal;
@@ -149,7 +151,8 @@ StatusOr<AttentionPlan> planAttentionFor(const char *op, DType dtype, const Shap
   plan.softcap = softcap;
   plan.tile = kAttentionTile;
   const size_t computeBytes = dtype == DType::F16 || dtype == DType::BF16 ? 4 : 8;
-  plan.scratchBytes = static_cast<size_t>(2 * plan.dim + 2 * plan.tile) * computeBytes;
+  plan.scratchBytes =
+      static_cast<size_t>(plan.dim + plan.valueDim + 2 * plan.tile) * computeBytes;
   plan.tensorCores = flashAttentionFits(plan);
   return plan;
 }
@@ -171,9 +174,10 @@ cudaError_t launchAttention(const AttentionPlan &plan, const void *q, const void
                             void *out, cudaStream_t stream, const void *sinks) {
   if (plan.sinks != (sinks != nullptr))
     return cudaErrorInvalidValue; // sinks without plan.sinks or the reverse
-  if (plan.rows == 0 || plan.dim == 0)
+  if (plan.rows == 0 || plan.valueDim == 0)
     return cudaSuccess; // out is empty
-  if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionHeadDim)
+  if (plan.tile != kAttentionTile || plan.dim > kMaxAttentionHeadDim ||
+      plan.valueDim > kMaxAttentionHeadDim)
     return cudaErrorInvalidValue; // not a plan from planAttention
   if (!usablePointers(base::dtypeSize(plan.dtype), q, k, v, static_cast<const void *>(out)) ||
       (sinks && !usablePointers(base::dtypeSize(plan.dtype), sinks)))

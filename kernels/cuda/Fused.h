@@ -14,7 +14,9 @@
 //              (and i - j < window with a sliding window: the row and tensor-core kernels
 //              start at the window's first key, or its tile)
 //              (Vaswani et al. 2017; torch scaled_dot_product_attention with enable_gqa).
-//              q, out [B, Hq, S, D]; k, v [B, Hkv, S, D] with Hkv dividing Hq, G = Hq / Hkv.
+//              q [B, Hq, S, D]; k [B, Hkv, S, D] with Hkv dividing Hq, G = Hq / Hkv; v
+//              [B, Hkv, S, Dv] and out [B, Hq, S, Dv], the value head size Dv any (multi-head
+//              latent attention: Dv != D).
 //              With attention sinks (GPT-OSS; [Hq], q's dtype): head h's softmax has one more
 //              logit sinks[h] in its max and denominator, attached to no value,
 //              p_j = e^(s_j) / (e^(sinks[h]) + sum_j' e^(s_j')) (cpu::attention's).
@@ -45,7 +47,7 @@
 //    Cost: O(B Hq S^2 D) multiply-adds (about half when causal); each block streams the
 //    K and V rows of its (b, kv head) once per query row, so consecutive blocks (the rows of
 //    one head) reuse them from L2. It is the fallback next to cuDNN SDPA, not a tuned kernel.
-//    Shared memory: (2 D + 2 kAttentionTile) compute values; D <= kMaxAttentionHeadDim.
+//    Shared memory: (D + Dv + 2 kAttentionTile) compute values; D, Dv <= kMaxAttentionHeadDim.
 //
 // Host verification. The per-element bodies (swigluAt, ropeAt) and the per-row body of
 // attention (attentionRow, written against a "Block" that provides forEach/sync) are
@@ -170,22 +172,24 @@ RP_HD inline void ropeAt(const RopePlan &plan, const void *x, const void *cos, c
 
 /// Keys per online-softmax tile, and threads per block of the attention kernel.
 inline constexpr int kAttentionTile = 128;
-/// The largest head dimension D the attention kernel takes (its shared memory holds 2 D + 2
-/// kAttentionTile compute values: 34.8 KB for double at D = 2048, under the 48 KB default).
+/// The largest head dimension D (and value head size Dv) the attention kernel takes (its
+/// shared memory holds D + Dv + 2 kAttentionTile compute values: 34.8 KB for double at D = Dv
+/// = 2048, under the 48 KB default).
 inline constexpr int64_t kMaxAttentionHeadDim = 2048;
 
-/// The geometry of one attention: `rows` = B * Hq * S query rows of `dim` values; query row r
-/// is (b, h, i) = (r / (Hq S), r / S % Hq, r % S) and reads the keys and values of kv head
-/// h / groups.
+/// The geometry of one attention: `rows` = B * Hq * S query rows of `dim` values (output rows
+/// of `valueDim` values); query row r is (b, h, i) = (r / (Hq S), r / S % Hq, r % S) and
+/// reads the keys and values of kv head h / groups.
 struct AttentionPlan {
   base::DType dtype = base::DType::F32;
   int64_t batch = 0, heads = 0, kvHeads = 0, groups = 0, seq = 0, dim = 0;
+  int64_t valueDim = 0; ///< Dv: the head size of v and out (dim unless latent attention)
   int64_t rows = 0;
   double scale = 1.0;
   bool causal = false;
   /// Keys per tile (kAttentionTile; the host tests may pick another to exercise tiling).
   int64_t tile = kAttentionTile;
-  /// Scratch per row (shared memory on the device): 2 * dim + 2 * tile compute values.
+  /// Scratch per row (shared memory on the device): dim + valueDim + 2 * tile compute values.
   size_t scratchBytes = 0;
   /// f16/bf16 with a head dimension the tensor-core kernel takes (FlashAttention.h):
   /// launchAttention runs that kernel when the device and the pointers allow it. Tests clear
@@ -200,8 +204,8 @@ struct AttentionPlan {
 };
 
 /// Checks attention's operands as cpu::attention does: dtype f32, f64, f16 or bf16; q of rank
-/// 4 [B, Hq, S, D]; k of rank 4 [B, Hkv, S, D] with Hkv > 0 dividing Hq; v of k's shape; out
-/// of q's shape; and D <= kMaxAttentionHeadDim (a limit of this kernel). Errors:
+/// 4 [B, Hq, S, D]; k of rank 4 [B, Hkv, S, D] with Hkv > 0 dividing Hq; v [B, Hkv, S, Dv];
+/// out [B, Hq, S, Dv]; and D, Dv <= kMaxAttentionHeadDim (a limit of this kernel). Errors:
 /// InvalidArgument, e.g. "attention: q is [2, 3], expected [B, Hq, S, D]", "attention: k
 /// is [1, 3, 4, 8], expected [1, Hkv, 4, 8] with Hkv dividing 4", "attention: v is ...",
 /// "attention: out is ...", "attention: head dimension 4096 exceeds the GPU kernel's limit of
@@ -270,7 +274,7 @@ struct SerialBlock {
 /// Output row `row` of attention (the kernel's body; see the file comment). `block` runs the
 /// data-parallel phases: block.forEach(n, fn) calls fn(t) for t in [0, n), split among the
 /// block's threads (index t always on the same thread for a given n), and block.sync() is a
-/// barrier. `scratch` holds 2 * dim + 2 * tile compute values shared by the block (the
+/// barrier. `scratch` holds dim + valueDim + 2 * tile compute values shared by the block (the
 /// device's dynamic shared memory). Code outside forEach runs on every thread of the block
 /// with the same values (the running max and sum are computed redundantly by each thread, in
 /// key order, from the shared scores). `sinks`: [Hq] when plan.sinks, otherwise null.
@@ -280,24 +284,22 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
                                typename DTypeTraits<D>::Compute *scratch,
                                const void *sinks = nullptr) {
   using C = typename DTypeTraits<D>::Compute;
-  const int64_t dim = plan.dim, tile = plan.tile;
+  const int64_t dim = plan.dim, vdim = plan.valueDim, tile = plan.tile;
   C *sq = scratch;        // q row, [dim]
-  C *acc = sq + dim;      // output accumulators, [dim]
-  C *score = acc + dim;   // scaled scores of the tile, [tile]
+  C *acc = sq + dim;      // output accumulators, [vdim]
+  C *score = acc + vdim;  // scaled scores of the tile, [tile]
   C *prob = score + tile; // e^(score - m'), [tile]
   const int64_t i = row % plan.seq, bh = row / plan.seq;
   const int64_t b = bh / plan.heads, h = bh % plan.heads;
-  const int64_t kvBase = (b * plan.kvHeads + h / plan.groups) * plan.seq * dim;
+  const int64_t kvRow = (b * plan.kvHeads + h / plan.groups) * plan.seq;
   const int64_t qBase = row * dim;
   const int64_t keys = plan.causal ? i + 1 : plan.seq;
   const int64_t first = attentionRowFirstKey(plan, i); // the sliding window's first key
   const C scale = static_cast<C>(plan.scale);
 
   block.sync(); // the previous row of this block is done with the scratch
-  block.forEach(dim, [&](int64_t c) {
-    sq[c] = loadAs<D>(q, qBase + c);
-    acc[c] = C(0);
-  });
+  block.forEach(dim, [&](int64_t c) { sq[c] = loadAs<D>(q, qBase + c); });
+  block.forEach(vdim, [&](int64_t c) { acc[c] = C(0); });
   block.sync();
   // The sink (when there is one) is the softmax's first logit: m = sink, l = e^(sink - m) = 1.
   C m = sinks ? static_cast<C>(loadAs<D>(sinks, h)) : -static_cast<C>(INFINITY);
@@ -305,7 +307,7 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
   for (int64_t j0 = first; j0 < keys; j0 += tile) {
     const int64_t n = keys - j0 < tile ? keys - j0 : tile;
     block.forEach(n, [&](int64_t t) {
-      const int64_t kb = kvBase + (j0 + t) * dim;
+      const int64_t kb = (kvRow + j0 + t) * dim;
       C dot = C(0);
       for (int64_t c = 0; c < dim; ++c)
         dot += sq[c] * static_cast<C>(loadAs<D>(k, kb + c));
@@ -321,17 +323,17 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
     l *= corr;
     for (int64_t t = 0; t < n; ++t)
       l += prob[t];
-    block.forEach(dim, [&](int64_t c) {
+    block.forEach(vdim, [&](int64_t c) {
       C a = acc[c] * corr;
       for (int64_t t = 0; t < n; ++t)
-        a += prob[t] * static_cast<C>(loadAs<D>(v, kvBase + (j0 + t) * dim + c));
+        a += prob[t] * static_cast<C>(loadAs<D>(v, (kvRow + j0 + t) * vdim + c));
       acc[c] = a;
     });
     m = mNew;
     // No barrier here: the next tile writes `score` (read above only before the last sync)
     // and then, after its first sync, `prob`; each acc[c] stays with one thread.
   }
-  block.forEach(dim, [&](int64_t c) { storeAs<D>(out, qBase + c, acc[c] / l); });
+  block.forEach(vdim, [&](int64_t c) { storeAs<D>(out, row * vdim + c, acc[c] / l); });
 }
 
 //===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//

@@ -245,7 +245,7 @@ void attention(const AttentionPlan &p, const void *q, const void *k, const void 
   visitFloatDType(p.dtype, [&](auto d) {
     constexpr DType D = decltype(d)::value;
     using C = typename DTypeTraits<D>::Compute;
-    std::vector<C> scratch(static_cast<size_t>(2 * p.dim + 2 * p.tile));
+    std::vector<C> scratch(static_cast<size_t>(p.dim + p.valueDim + 2 * p.tile));
     for (int64_t row = 0; row < p.rows; ++row)
       attentionRow<D>(p, q, k, v, out, row, SerialBlock{}, scratch.data(), sinks);
   });
@@ -258,7 +258,8 @@ void attentionVjp(const AttentionVjpPlan &p, const void *q, const void *k, const
     constexpr DType D = decltype(d)::value;
     using C = typename DTypeTraits<D>::Compute;
     std::vector<C> shared(static_cast<size_t>(
-        std::max<int64_t>(4 * p.forward.dim + 2 * p.tile, kAttentionSinkLanes)));
+        std::max<int64_t>(2 * p.forward.dim + 2 * p.forward.valueDim + 2 * p.tile,
+                          kAttentionSinkLanes)));
     C *lse = static_cast<C *>(scratch), *delta = lse + p.forward.rows;
     for (int64_t row = 0; row < p.forward.rows; ++row)
       attentionVjpQueryRow<D>(p, q, k, v, out, dout, dq, lse, delta, row, SerialBlock{},

@@ -73,9 +73,11 @@ def FuseAttention : Pass<"rp-fuse-attention", "::mlir::ModuleOp"> {
   let summary = "Fuses eager scaled dot-product attention into graph.attention";
   let description = [{
     Rewrites `matmul(softmax(mask(scale(matmul(q, transpose(k))))), v)` (HF eager attention as
-    imported) into `graph.attention %q, %k, %v`. `q` is `[B, Hq, S, D]`; the transpose swaps
-    the last two dimensions; the scale is a `graph.mul` by (or `graph.div` by) a one-element
-    constant, or absent (scale 1); the softmax is over the last axis. The causal mask is
+    imported) into `graph.attention %q, %k, %v`. `q` is `[B, Hq, S, D]`; `v` is
+    `[B, Hkv, S, Dv]`, its head size possibly other than `D` (multi-head latent attention:
+    DeepSeek's 192 and 128); the transpose swaps the last two dimensions; the scale is a
+    `graph.mul` by (or `graph.div` by) a one-element constant, or absent (scale 1); the
+    softmax is over the last axis. The causal mask is
     optional and is either a constant `[1.., S, S]` added to the scores (0 on and below the
     diagonal, `-inf` or at most `-1e9` above it) or `graph.where(tril, scores, fill)` with a
     constant lower-triangular `i1` condition and a constant fill of at most `-1e9` (those

@@ -311,13 +311,15 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
         return fail("lhs is not a single-use last-axis softmax");
       qk = softmax.getInput();
     }
-    RankedTensorType qType = root.getType();
-    if (qType.getRank() != 4 || softmax.getType().getRank() != 4)
+    // The result [B, Hq, S, Dv]: the value head size Dv may differ from the query's D
+    // (multi-head latent attention).
+    RankedTensorType outType = root.getType();
+    if (outType.getRank() != 4 || softmax.getType().getRank() != 4)
       return fail("not rank-4 attention");
-    int64_t seq = qType.getDimSize(2);
-    if (sinks && (cast<RankedTensorType>(sinks.getType()).getDimSize(0) != qType.getDimSize(1) ||
+    int64_t seq = outType.getDimSize(2);
+    if (sinks && (cast<RankedTensorType>(sinks.getType()).getDimSize(0) != outType.getDimSize(1) ||
                   cast<RankedTensorType>(sinks.getType()).getElementType() !=
-                      qType.getElementType()))
+                      outType.getElementType()))
       return fail("the sinks are not one per query head of the query's element type");
 
     std::optional<int64_t> window = takeCausalMask(qk, seq, masks);
@@ -346,20 +348,26 @@ struct FuseAttentionPattern : OpRewritePattern<MatMulOp> {
         return fail("the key is not rank 4");
       kType = kType.clone({x[0], x[2], x[1], x[3]});
     }
-    if (kGroups != vGroups || kType != v.getType() || q.getType() != qType)
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto vType = cast<RankedTensorType>(v.getType());
+    ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape(), vs = vType.getShape(),
+                      os = outType.getShape();
+    if (kGroups != vGroups || qs.size() != 4 || ks.size() != 4 || vs.size() != 4 ||
+        qs.take_front(3) != os.take_front(3) || vs.take_front(3) != ks.take_front(3) ||
+        vs[3] != os[3] || qType.getElementType() != outType.getElementType() ||
+        kType.getElementType() != outType.getElementType() ||
+        vType.getElementType() != outType.getElementType())
       return fail("query, key and value types do not form attention");
-    ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
     // Multi-query attention (Falcon): a key and value of one head that the two matmuls
     // broadcast over the query's heads are grouped-query attention with one kv head.
-    if (ks.size() == 4 && ks[1] == 1 && kGroups == 1)
+    if (ks[1] == 1 && kGroups == 1)
       kGroups = qs[1];
-    if (ks.size() != 4 || ks[0] != qs[0] || ks[1] * kGroups != qs[1] || ks[2] != qs[2] ||
-        ks[3] != qs[3] || kType.getElementType() != qType.getElementType())
+    if (ks[0] != qs[0] || ks[1] * kGroups != qs[1] || ks[2] != qs[2] || ks[3] != qs[3])
       return fail("key/value shapes do not match the query");
     if (composed)
       k = TransposeOp::create(rewriter, root.getLoc(), k, rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
     rewriter.replaceOpWithNewOp<AttentionOp>(
-        root, qType, q, k, v, sinks, rewriter.getF64FloatAttr(scale),
+        root, outType, q, k, v, sinks, rewriter.getF64FloatAttr(scale),
         window ? rewriter.getUnitAttr() : UnitAttr(),
         window && *window > 0 ? rewriter.getI64IntegerAttr(*window) : IntegerAttr(),
         softcap > 0.0 ? rewriter.getF64FloatAttr(softcap) : FloatAttr());

@@ -429,21 +429,23 @@ Case rope(Rng &rng, bool batched) {
 /// graph.attention over [B, Hkv * groups, S, D]; S random in [3, 4] when `seq` is 0.
 /// With `sinks`, also attention sinks [Hq] (GPT-OSS), differentiated too; with `window`
 /// (>= 1, causal), a sliding window; with `softcap` (> 0), a logit soft-cap (Gemma-2; 1.5, so
-/// that the U(-2, 2) inputs' scores reach its bend).
+/// that the U(-2, 2) inputs' scores reach its bend); with `valueDim` (> 0), a value head size
+/// other than the query's (multi-head latent attention).
 Case attention(Rng &rng, int64_t kvHeads, int64_t groups, bool causal, int64_t seq = 0,
-               bool sinks = false, int64_t window = 0, double softcap = 0) {
+               bool sinks = false, int64_t window = 0, double softcap = 0, int64_t valueDim = 0) {
   int64_t b = randInt(rng, 1, 2), s = seq ? seq : randInt(rng, 3, 4), d = randInt(rng, 2, 4);
-  Shape q{b, kvHeads * groups, s, d}, kv{b, kvHeads, s, d}, hs{kvHeads * groups};
+  Shape q{b, kvHeads * groups, s, d}, k{b, kvHeads, s, d}, hs{kvHeads * groups};
+  Shape v{b, kvHeads, s, valueDim ? valueDim : d}, y{b, kvHeads * groups, s, v[3]};
   std::string attrs = " {" + std::string(causal ? "causal, " : "") + "scale = 0.5 : f64" +
                       (softcap ? ", softcap = " + std::to_string(softcap) + " : f64" : "") +
                       (window ? ", window = " + std::to_string(window) + " : i64" : "") + "} : ";
   if (sinks)
-    return {{{"q", q}, {"k", kv}, {"v", kv}, {"s", hs}},
-            {"%y = graph.attention %q, %k, %v sinks %s" + attrs + sig({q, kv, kv, hs}, q)},
-            {{"y", q}}};
-  return {{{"q", q}, {"k", kv}, {"v", kv}},
-          {"%y = graph.attention %q, %k, %v" + attrs + sig({q, kv, kv}, q)},
-          {{"y", q}}};
+    return {{{"q", q}, {"k", k}, {"v", v}, {"s", hs}},
+            {"%y = graph.attention %q, %k, %v sinks %s" + attrs + sig({q, k, v, hs}, y)},
+            {{"y", y}}};
+  return {{{"q", q}, {"k", k}, {"v", v}},
+          {"%y = graph.attention %q, %k, %v" + attrs + sig({q, k, v}, y)},
+          {{"y", y}}};
 }
 
 std::vector<CaseDef> allCases() {
@@ -847,6 +849,11 @@ std::vector<CaseDef> allCases() {
       [](Rng &r) { return attention(r, 2, 2, true, 9, false, 0, 1.5); });
   add("attention_softcap_sinks_window",
       [](Rng &r) { return attention(r, 1, 2, true, 9, true, 4, 1.5); });
+  // A value head size other than the query's (multi-head latent attention), below and above.
+  add("attention_value_dim5_gqa_causal",
+      [](Rng &r) { return attention(r, 2, 2, true, 9, false, 0, 0, 5); });
+  add("attention_value_dim1_sinks_softcap",
+      [](Rng &r) { return attention(r, 1, 2, false, 0, true, 0, 1.5, 1); });
   return cases;
 }
 

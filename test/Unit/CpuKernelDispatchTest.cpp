@@ -372,21 +372,23 @@ TEST(CpuKernelDispatch, AttentionSinks) {
 }
 
 // A sliding window and a logit soft-cap: attention's and attention_vjp's optional int
-// attribute `window` and float attribute `softcap`.
-TEST(CpuKernelDispatch, AttentionWindowAndSoftcap) {
+// attribute `window` and float attribute `softcap`; a value head size (4) other than the
+// query's (8).
+TEST(CpuKernelDispatch, AttentionWindowSoftcapAndValueDim) {
   std::mt19937 rng(23);
-  const Ty q{F32, {1, 4, 70, 8}}, kv{F32, {1, 2, 70, 8}};
+  const Ty q{F32, {1, 4, 70, 8}}, kv{F32, {1, 2, 70, 8}}, v{F32, {1, 2, 70, 4}},
+      y{F32, {1, 4, 70, 4}};
   const double scale = 1.0 / std::sqrt(8.0);
-  pb::Instruction fwd = instr("attention", {q, kv, kv}, {q});
+  pb::Instruction fwd = instr("attention", {q, kv, v}, {y});
   setFloat(&fwd, "scale", scale);
   setBool(&fwd, "causal", true);
   setInt(&fwd, "window", 5);
   setFloat(&fwd, "softcap", 1.5);
-  expectMatchesDirect(fwd, randomInputs({q, kv, kv}, rng), [scale](auto &i, auto &o) {
+  expectMatchesDirect(fwd, randomInputs({q, kv, v}, rng), [scale](auto &i, auto &o) {
     return cpu::attention(*i[0], *i[1], *i[2], scale, true, *o[0], nullptr, 5, 1.5);
   });
-  std::vector<Ty> in = {q, kv, kv, q, q};
-  pb::Instruction vjp = instr("attention_vjp", in, {q, kv, kv});
+  std::vector<Ty> in = {q, kv, v, y, y};
+  pb::Instruction vjp = instr("attention_vjp", in, {q, kv, v});
   setFloat(&vjp, "scale", scale);
   setBool(&vjp, "causal", true);
   setInt(&vjp, "window", 5);

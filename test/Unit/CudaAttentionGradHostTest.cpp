@@ -188,7 +188,7 @@ TEST(CudaAttentionGradHost, PlanErrors) {
     int which; // 0 v, 1 out, 2 dout, 3 dq, 4 dk, 5 dv
     const char *message;
   };
-  for (Bad b : {Bad{0, "attention_vjp: v is f32[2, 4, 2, 8], expected f32[2, 2, 3, 8]"},
+  for (Bad b : {Bad{0, "attention_vjp: v is [2, 4, 2, 8], expected [2, 2, 3, Dv]"},
                 Bad{1, "attention_vjp: out is f32[2, 4, 2, 8], expected f32[2, 4, 3, 8]"},
                 Bad{2, "attention_vjp: dout is f32[2, 4, 2, 8], expected f32[2, 4, 3, 8]"},
                 Bad{3, "attention_vjp: dq is f32[2, 4, 2, 8], expected f32[2, 4, 3, 8]"},

@@ -1,7 +1,8 @@
 //===- CudaAttentionTestUtil.h - Random attention cases and their replays -*- C++ -*-===//
 //
 // For the CUDA attention tests of attention sinks (CudaAttentionSinks{Host,}Test.cpp) and of
-// soft-capped scores (CudaAttentionVariants{Host,}Test.cpp): random attention inputs with their
+// soft-capped scores and value head sizes other than the query's
+// (CudaAttentionVariants{Host,}Test.cpp): random attention inputs with their
 // CPU references (cpu::attention and cpu::attentionVjp), the host replay of the row kernels
 // on them (replay::attention, replay::attentionVjp), and the f32 tolerance of dsinks.
 //
@@ -9,6 +10,7 @@
 #ifndef RP_TEST_UNIT_CUDAATTENTIONTESTUTIL_H
 #define RP_TEST_UNIT_CUDAATTENTIONTESTUTIL_H
 
+#include "kernels/KernelChecks.h"
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Fused.h"
 #include "kernels/cuda/AttentionGrad.h"
@@ -28,14 +30,20 @@ namespace rp::kernels::cuda::test {
 inline constexpr double kDsinkF32Atol = 2e-5;
 
 /// The options of a random attention case: the mask, attention sinks (GPT-OSS) drawn in
-/// [sinkLo, sinkHi] (drawn always, passed to the kernels when `sinks`) and a logit soft-cap
-/// (Gemma-2; 0: none).
+/// [sinkLo, sinkHi] (drawn always, passed to the kernels when `sinks`), a logit soft-cap
+/// (Gemma-2; 0: none) and the value head size Dv (multi-head latent attention; 0: the key's).
 struct AttentionCase {
   bool causal = false;
   bool sinks = true;
   double sinkLo = -3, sinkHi = 3;
   double softcap = 0;
+  int64_t valueDim = 0;
 };
+
+/// v's shape [B, Hkv, S, Dv] for k's shape and a case's value head size.
+inline Shape valueShape(const Shape &ks, const AttentionCase &options) {
+  return {ks[0], ks[1], ks[2], options.valueDim > 0 ? options.valueDim : ks[3]};
+}
 
 /// Random q, k, v, dout in [-2, 2], sinks (all rounded to `dtype`); out = the CPU forward
 /// rounded to `dtype`; the CPU references (cpuDType) of out and of the VJP.
@@ -53,14 +61,15 @@ inline SinkInputs randomAttentionInputs(DType dtype, const Shape &qs, const Shap
                                         const AttentionCase &options, std::mt19937 &rng) {
   SinkInputs in;
   in.options = options;
+  const Shape vs = valueShape(ks, options), os = attentionOutShape(qs, vs);
   in.q = randomTensor(dtype, qs, rng);
   in.k = randomTensor(dtype, ks, rng);
-  in.v = randomTensor(dtype, ks, rng);
+  in.v = randomTensor(dtype, vs, rng);
   in.sinks = randomTensor(dtype, {qs[1]}, rng, options.sinkLo, options.sinkHi);
-  in.dout = randomTensor(dtype, qs, rng);
+  in.dout = randomTensor(dtype, os, rng);
   in.scale = 1.0 / std::sqrt(static_cast<double>(qs[3]));
   const DType c = cpuDType(dtype);
-  in.wantOut = HostTensor(c, qs);
+  in.wantOut = HostTensor(c, os);
   const HostTensor cq = cpuInput(in.q), ck = cpuInput(in.k), cv = cpuInput(in.v),
                    csinks = cpuInput(in.sinks);
   const HostTensor *s = options.sinks ? &csinks : nullptr;
@@ -71,7 +80,7 @@ inline SinkInputs randomAttentionInputs(DType dtype, const Shape &qs, const Shap
   in.out = convertTo(in.wantOut, dtype);
   in.wantDq = HostTensor(c, qs);
   in.wantDk = HostTensor(c, ks);
-  in.wantDv = HostTensor(c, ks);
+  in.wantDv = HostTensor(c, vs);
   in.wantDsinks = HostTensor(c, {qs[1]});
   in.cpuStatus = cpu::attentionVjp(cq, ck, cv, cpuInput(in.out), cpuInput(in.dout), in.scale,
                                    options.causal, in.wantDq, in.wantDk, in.wantDv, s,
@@ -92,7 +101,7 @@ inline AttentionPlan forwardPlan(const SinkInputs &in, int64_t tile, const HostT
                                  bool tensorCores = false) {
   base::StatusOr<AttentionPlan> plan =
       planAttention(in.q.dtype(), in.q.shape(), in.k.shape(), in.v.shape(), in.scale,
-                    in.options.causal, in.q.shape(), 0, in.options.softcap);
+                    in.options.causal, in.out.shape(), 0, in.options.softcap);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   if (sinks)
     EXPECT_TRUE(planAttentionSinks("attention", *plan, sinks->dtype(), sinks->shape()).ok());
@@ -104,9 +113,9 @@ inline AttentionPlan forwardPlan(const SinkInputs &in, int64_t tile, const HostT
 }
 inline AttentionVjpPlan vjpPlan(const SinkInputs &in, int64_t tile, const HostTensor *sinks,
                                 bool tensorCores = false) {
-  const Shape &qs = in.q.shape(), &ks = in.k.shape();
+  const Shape &qs = in.q.shape(), &ks = in.k.shape(), &vs = in.v.shape(), &os = in.out.shape();
   base::StatusOr<AttentionVjpPlan> plan =
-      planAttentionVjp(in.q.dtype(), qs, ks, ks, qs, qs, in.scale, in.options.causal, qs, ks, ks,
+      planAttentionVjp(in.q.dtype(), qs, ks, vs, os, os, in.scale, in.options.causal, qs, ks, vs,
                        0, in.options.softcap);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   if (sinks)
@@ -123,7 +132,7 @@ inline AttentionVjpPlan vjpPlan(const SinkInputs &in, int64_t tile, const HostTe
 /// `tile`.
 inline HostTensor hostForward(const SinkInputs &in, int64_t tile, const HostTensor *sinks) {
   const AttentionPlan plan = forwardPlan(in, tile, sinks);
-  HostTensor out = poisoned(in.q.dtype(), in.q.shape());
+  HostTensor out = poisoned(in.q.dtype(), in.out.shape());
   replay::attention(plan, in.q.raw(), in.k.raw(), in.v.raw(), out.raw(),
                     sinks ? sinks->raw() : nullptr);
   return out;
@@ -135,9 +144,9 @@ struct Grads {
 
 /// replay::attentionVjp of `in` with `sinks` (null: the sink-free kernel) and tiles of `tile`.
 inline Grads hostVjp(const SinkInputs &in, int64_t tile, const HostTensor *sinks) {
-  const Shape &qs = in.q.shape(), &ks = in.k.shape();
+  const Shape &qs = in.q.shape(), &ks = in.k.shape(), &vs = in.v.shape();
   const AttentionVjpPlan plan = vjpPlan(in, tile, sinks);
-  Grads g{poisoned(in.q.dtype(), qs), poisoned(in.q.dtype(), ks), poisoned(in.q.dtype(), ks),
+  Grads g{poisoned(in.q.dtype(), qs), poisoned(in.q.dtype(), ks), poisoned(in.q.dtype(), vs),
           poisoned(in.q.dtype(), {qs[1]})};
   std::vector<double> scratch(plan.scratchBytes / sizeof(double) + 1);
   replay::attentionVjp(plan, in.q.raw(), in.k.raw(), in.v.raw(), in.out.raw(), in.dout.raw(),
@@ -156,14 +165,15 @@ struct DeviceResults {
 /// tensor-core kernels.
 inline DeviceResults runOnDevice(const SinkInputs &in, bool tensorCores, cudaStream_t stream) {
   const DType dtype = in.q.dtype();
-  const Shape &qs = in.q.shape(), &ks = in.k.shape(), hs{qs[1]};
+  const Shape &qs = in.q.shape(), &ks = in.k.shape(), &vs = in.v.shape(), &os = in.out.shape(),
+              hs{qs[1]};
   const HostTensor *sinks = in.sinksOrNull();
   const AttentionPlan fwd = forwardPlan(in, kAttentionTile, sinks, tensorCores);
   const AttentionVjpPlan vjp = vjpPlan(in, kAttentionTile, sinks, tensorCores);
   auto dQ = upload(in.q), dK = upload(in.k), dV = upload(in.v), dS = upload(in.sinks),
        dO = upload(in.out), dDo = upload(in.dout);
-  auto gO = poisonedOutput(dtype, qs), gQ = poisonedOutput(dtype, qs),
-       gK = poisonedOutput(dtype, ks), gV = poisonedOutput(dtype, ks),
+  auto gO = poisonedOutput(dtype, os), gQ = poisonedOutput(dtype, qs),
+       gK = poisonedOutput(dtype, ks), gV = poisonedOutput(dtype, vs),
        gS = poisonedOutput(dtype, hs);
   void *pS = sinks ? dS->get() : nullptr, *pdS = sinks ? gS->get() : nullptr;
   DeviceBuffer scratch(vjp.scratchBytes);
@@ -173,9 +183,9 @@ inline DeviceResults runOnDevice(const SinkInputs &in, bool tensorCores, cudaStr
     EXPECT_CUDA_OK(launchAttentionVjp(vjp, dQ->get(), dK->get(), dV->get(), dO->get(),
                                       dDo->get(), gQ->get(), gK->get(), gV->get(), scratch.get(),
                                       stream, pS, pdS));
-    run = {download(*gO, dtype, qs, stream),
+    run = {download(*gO, dtype, os, stream),
            {download(*gQ, dtype, qs, stream), download(*gK, dtype, ks, stream),
-            download(*gV, dtype, ks, stream), download(*gS, dtype, hs, stream)}};
+            download(*gV, dtype, vs, stream), download(*gS, dtype, hs, stream)}};
   }
   expectBitsEqual(r[1].out, r[0].out, "out rerun");
   expectBitsEqual(r[1].grads.dq, r[0].grads.dq, "dq rerun");

@@ -1,6 +1,8 @@
-//===- CudaAttentionVariantsTest.cpp - soft-capped attention on the GPU ---===//
+//===- CudaAttentionVariantsTest.cpp - attention variants on the GPU ------===//
 //
-// launchAttention and launchAttentionVjp with a logit soft-cap (Gemma-2) on the device against
+// launchAttention and launchAttentionVjp with a logit soft-cap (Gemma-2) and with a value head
+// size other than the query's (multi-head latent attention; the row kernels) on the device
+// against
 // the CPU kernels on random inputs (CudaAttentionTestUtil.h); outputs poisoned (0xA5 bytes, a
 // NaN in every float format), a second launch must give the same bits. Skips without a CUDA
 // device.
@@ -39,14 +41,18 @@ struct Case {
 
 std::string caseLabel(DType dtype, const Case &c) {
   return label(dtype, c.q) + " k " + formatShape(c.k) + (c.options.causal ? " causal" : "") +
-         " softcap " + std::to_string(c.options.softcap) + (c.options.sinks ? " sinks" : "");
+         " softcap " + std::to_string(c.options.softcap) + (c.options.sinks ? " sinks" : "") +
+         " Dv " + std::to_string(c.options.valueDim);
 }
 
-TEST_F(CudaAttentionVariants, SoftcapRowKernelsMatchCpu) {
+// Soft-caps and value head sizes other than the query's.
+TEST_F(CudaAttentionVariants, RowKernelsMatchCpu) {
   std::mt19937 rng(83);
   const Case cases[] = {{{2, 4, 7, 5}, {2, 2, 7, 5}, {true, false, -3, 3, 1.5}},
                         {{2, 2, 300, 16}, {2, 1, 300, 16}, {true, false, -3, 3, 0.5}},
-                        {{1, 2, 129, 16}, {1, 2, 129, 16}, {false, true, -3, 3, 1.5}}};
+                        {{1, 2, 129, 16}, {1, 2, 129, 16}, {false, true, -3, 3, 1.5}},
+                        {{2, 4, 130, 24}, {2, 2, 130, 24}, {true, false, -3, 3, 0, 16}},
+                        {{1, 2, 70, 8}, {1, 1, 70, 8}, {false, true, -3, 3, 1.5, 20}}};
   for (DType dtype : kGpuFloatTypes)
     for (const Case &c : cases) {
       SCOPED_TRACE(caseLabel(dtype, c));

@@ -57,15 +57,18 @@ LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q, RankedT
                                       RankedTensorType v, double scale) {
   if (q.getRank() != 4)
     return op->emitOpError("expected a query of rank 4 [B, Hq, S, D], got rank ") << q.getRank();
-  if (k != v)
-    return op->emitOpError("expected key and value of the same type, got ") << k << " and " << v;
-  if (k.getElementType() != q.getElementType())
-    return op->emitOpError("expected key element type ")
-           << q.getElementType() << ", got " << k.getElementType();
-  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape();
+  if (k.getElementType() != q.getElementType() || v.getElementType() != q.getElementType())
+    return op->emitOpError("expected key and value element type ")
+           << q.getElementType() << ", got " << k.getElementType() << " and "
+           << v.getElementType();
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
   if (k.getRank() != 4 || ks[0] != qs[0] || ks[2] != qs[2] || ks[3] != qs[3])
-    return op->emitOpError("expected key and value of shape [")
+    return op->emitOpError("expected a key of shape [")
            << qs[0] << ", Hkv, " << qs[2] << ", " << qs[3] << "], got " << formatShape(ks);
+  if (v.getRank() != 4 || vs.take_front(3) != ks.take_front(3))
+    return op->emitOpError("expected a value of shape [")
+           << ks[0] << ", " << ks[1] << ", " << ks[2] << ", Dv] (the key's batch, heads and "
+           << "positions), got " << formatShape(vs);
   if (ks[1] == 0 || qs[1] % ks[1] != 0)
     return op->emitOpError("expected the query heads (") << qs[1] << ") to be a multiple of the "
            << "key/value heads (" << ks[1] << ")";
@@ -98,6 +101,13 @@ LogicalResult verifyWindow(Operation *op, std::optional<int64_t> window, bool ca
   return success();
 }
 
+/// The result type of attention of `q` [B, Hq, S, D] and `v` [B, Hkv, S, Dv]: [B, Hq, S, Dv].
+RankedTensorType attentionResultType(RankedTensorType q, RankedTensorType v) {
+  SmallVector<int64_t> shape(q.getShape());
+  shape.back() = v.getShape().back();
+  return q.clone(shape);
+}
+
 /// A soft-cap, when present, is positive and finite.
 LogicalResult verifySoftcap(Operation *op, std::optional<APFloat> softcap) {
   if (!softcap)
@@ -118,8 +128,9 @@ LogicalResult AttentionOp::verify() {
       failed(verifyWindow(*this, getWindow(), getCausal())) ||
       failed(verifySoftcap(*this, getSoftcap())))
     return failure();
-  if (getType() != q)
-    return emitOpError("expected result type ") << q << ", got " << getType();
+  RankedTensorType result = attentionResultType(q, getValue().getType());
+  if (getType() != result)
+    return emitOpError("expected result type ") << result << ", got " << getType();
   return success();
 }
 
@@ -140,16 +151,19 @@ LogicalResult AttentionVjpOp::verify() {
   if (getSinks() && getDsinks().getType() != getSinks().getType())
     return emitOpError("expected dsinks of the sinks' type ")
            << getSinks().getType() << ", got " << getDsinks().getType();
-  if (getOut().getType() != q)
-    return emitOpError("expected out of the query's type ") << q << ", got " << getOut().getType();
-  if (getDout().getType() != q)
-    return emitOpError("expected dout of the query's type ")
-           << q << ", got " << getDout().getType();
+  RankedTensorType v = getValue().getType(), out = attentionResultType(q, v);
+  if (getOut().getType() != out)
+    return emitOpError("expected out of the forward result's type ")
+           << out << ", got " << getOut().getType();
+  if (getDout().getType() != out)
+    return emitOpError("expected dout of the forward result's type ")
+           << out << ", got " << getDout().getType();
   if (getDquery().getType() != q)
     return emitOpError("expected dquery of the query's type ")
            << q << ", got " << getDquery().getType();
-  if (getDkey().getType() != k || getDvalue().getType() != k)
-    return emitOpError("expected dkey and dvalue of the key's type ")
-           << k << ", got " << getDkey().getType() << " and " << getDvalue().getType();
+  if (getDkey().getType() != k || getDvalue().getType() != v)
+    return emitOpError("expected dkey of the key's type ")
+           << k << " and dvalue of the value's type " << v << ", got " << getDkey().getType()
+           << " and " << getDvalue().getType();
   return success();
 }

@@ -713,10 +713,12 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<G
   let description = [{
     `y = softmax(q k^T * scale + mask) v` per batch and query head (Vaswani et al., 2017;
     `torch.nn.functional.scaled_dot_product_attention` with `enable_gqa`). `q` is
-    `[B, Hq, S, D]`; `k` and `v` have one type `[B, Hkv, S, D]` with `Hq` a multiple of `Hkv`:
-    query head `h` attends with key/value head `h / (Hq / Hkv)` (HF `repeat_kv`). With `causal`,
-    position `i` sees keys `j <= i` (the masked scores are `-inf`). `scale` is positive and
-    finite (`1/sqrt(D)` in most models). The result has `q`'s type.
+    `[B, Hq, S, D]`; `k` is `[B, Hkv, S, D]` and `v` `[B, Hkv, S, Dv]`, of `q`'s element type,
+    with `Hq` a multiple of `Hkv`: query head `h` attends with key/value head `h / (Hq / Hkv)`
+    (HF `repeat_kv`). The value head size `Dv` may differ from the query/key head size `D`
+    (multi-head latent attention: DeepSeek-V2/V3's 192 and 128). With `causal`, position `i`
+    sees keys `j <= i` (the masked scores are `-inf`). `scale` is positive and finite
+    (`1/sqrt(D)` in most models). The result is `[B, Hq, S, Dv]`: `q`'s type when `Dv = D`.
 
     The optional `sinks` (`[Hq]`, `q`'s element type) are attention sinks (GPT-OSS; Xiao et
     al. 2024): head `h`'s softmax has one more logit `sinks[h]` that joins the denominator and
@@ -735,6 +737,7 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, DeclareOpInterfaceMethods<G
     %z = graph.attention %q, %k, %v sinks %s {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4xf32>) -> tensor<2x4x8x16xf32>
     %w = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64, window = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
     %c = graph.attention %q, %k, %v {causal, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %m = graph.attention %q, %k, %v8 {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x8xf32>) -> tensor<2x4x8x8xf32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value,
@@ -754,9 +757,10 @@ def Graph_AttentionVjpOp : Graph_Op<"attention_vjp", [Pure]> {
     `dS = P * (dout v^T - D)`, `dq = scale * dS k`, `dk = scale * dS^T q`, `dv = P^T dout`,
     with `dk` and `dv` summed over the query heads of each key/value head (grouped-query). It
     never materialises the `[B, Hq, S, S]` scores: the kernels recompute them per row (Dao
-    2023, FlashAttention-2, Algorithm 2). `q`, `out`, `dout` and `dq` have `q`'s type; `k`,
-    `v`, `dk` and `dv` have `k`'s type; `scale` and `causal` are the forward's. Emitted by the
-    autodiff for graph.attention; not a differentiable op itself.
+    2023, FlashAttention-2, Algorithm 2). `q` and `dq` have `q`'s type, `k` and `dk` `k`'s, `v`
+    and `dv` `v`'s, `out` and `dout` the forward result's (`[B, Hq, S, Dv]`); `scale` and
+    `causal` are the forward's. Emitted by the autodiff for graph.attention; not a
+    differentiable op itself.
 
     With the forward's `sinks` (`[Hq]`), `P` also normalises over `e^(sinks[h])`, the
     formulas above are unchanged, and a fourth result `dsinks` (`sinks`' type) is

@@ -842,18 +842,18 @@ func.func @attention_rank(%q: tensor<8x16xf32>) {
 
 // -----
 
-// attention's key and value have one type.
+// attention's value has the key's batch, heads and positions (its head size may differ).
 func.func @attention_kv(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x1x8x16xf32>) {
-  // expected-error @+1 {{'graph.attention' op expected key and value of the same type, got 'tensor<1x2x8x16xf32>' and 'tensor<1x1x8x16xf32>'}}
+  // expected-error @+1 {{'graph.attention' op expected a value of shape [1, 2, 8, Dv] (the key's batch, heads and positions), got [1, 1, 8, 16]}}
   %0 = graph.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
 // -----
 
-// attention's key and value share the query's batch, sequence and head size.
+// attention's key shares the query's batch, sequence and head size.
 func.func @attention_kv_shape(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x4x16xf32>) {
-  // expected-error @+1 {{'graph.attention' op expected key and value of shape [1, Hkv, 8, 16], got [1, 2, 4, 16]}}
+  // expected-error @+1 {{'graph.attention' op expected a key of shape [1, Hkv, 8, 16], got [1, 2, 4, 16]}}
   %0 = graph.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
@@ -880,7 +880,7 @@ func.func @attention_scale(%q: tensor<1x2x8x16xf32>) {
 
 // attention's key and value have the query's element type.
 func.func @attention_element(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xbf16>) {
-  // expected-error @+1 {{'graph.attention' op expected key element type 'f32', got 'bf16'}}
+  // expected-error @+1 {{'graph.attention' op expected key and value element type 'f32', got 'bf16' and 'bf16'}}
   %0 = graph.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xf32>
   return
 }
@@ -1012,18 +1012,18 @@ func.func @attention_vjp_scale(%q: tensor<1x2x8x16xf32>) {
 
 // -----
 
-// attention_vjp's forward output has the query's type.
+// attention_vjp's forward output has the forward result's type.
 func.func @attention_vjp_out(%q: tensor<1x2x8x16xf32>, %o: tensor<1x2x4x16xf32>) {
-  // expected-error @+1 {{'graph.attention_vjp' op expected out of the query's type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x4x16xf32>'}}
+  // expected-error @+1 {{'graph.attention_vjp' op expected out of the forward result's type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x4x16xf32>'}}
   %0:3 = graph.attention_vjp %q, %q, %q, %o, %q {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
   return
 }
 
 // -----
 
-// attention_vjp's output cotangent has the query's type.
+// attention_vjp's output cotangent has the forward result's type.
 func.func @attention_vjp_dout(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x16xbf16>) {
-  // expected-error @+1 {{'graph.attention_vjp' op expected dout of the query's type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x8x16xbf16>'}}
+  // expected-error @+1 {{'graph.attention_vjp' op expected dout of the forward result's type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x8x16xbf16>'}}
   %0:3 = graph.attention_vjp %q, %q, %q, %q, %g {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
   return
 }
@@ -1041,8 +1041,26 @@ func.func @attention_vjp_dq(%q: tensor<1x2x8x16xf32>) {
 
 // attention_vjp's dkey and dvalue have the key's type (GQA: the key/value heads).
 func.func @attention_vjp_dk(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
-  // expected-error @+1 {{'graph.attention_vjp' op expected dkey and dvalue of the key's type 'tensor<1x2x8x16xf32>', got 'tensor<1x4x8x16xf32>' and 'tensor<1x2x8x16xf32>'}}
+  // expected-error @+1 {{'graph.attention_vjp' op expected dkey of the key's type 'tensor<1x2x8x16xf32>' and dvalue of the value's type 'tensor<1x2x8x16xf32>', got 'tensor<1x4x8x16xf32>' and 'tensor<1x2x8x16xf32>'}}
   %0:3 = graph.attention_vjp %q, %k, %k, %q, %q {scale = 0.25 : f64} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}
+
+// -----
+
+// A value head size other than the query's: the result's last dimension is the value's.
+func.func @attention_value_dim_result(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x8xf32>) {
+  // expected-error @+1 {{'graph.attention' op expected result type 'tensor<1x2x8x8xf32>', got 'tensor<1x2x8x16xf32>'}}
+  %0 = graph.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// attention_vjp's dvalue has the value's type, with its own head size.
+func.func @attention_vjp_value_dim(%q: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x8xf32>) {
+  // expected-error @+1 {{'graph.attention_vjp' op expected dkey of the key's type 'tensor<1x2x8x16xf32>' and dvalue of the value's type 'tensor<1x2x8x8xf32>', got 'tensor<1x2x8x16xf32>' and 'tensor<1x2x8x16xf32>'}}
+  %0:3 = graph.attention_vjp %q, %q, %v, %v, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
   return
 }
 

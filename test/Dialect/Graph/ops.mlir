@@ -297,6 +297,17 @@ func.func @attention_window(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>,
   return %g#0, %g#3 : tensor<2x4x8x16xf32>, tensor<4xf32>
 }
 
+// A value head size other than the query/key head size (multi-head latent attention): the
+// result and dout have it, dvalue is the value's type.
+// CHECK-LABEL: func.func @attention_value_dim
+func.func @attention_value_dim(%q: tensor<2x4x8x12xf32>, %k: tensor<2x2x8x12xf32>, %v: tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32> {
+  // CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x12xf32>, tensor<2x2x8x12xf32>, tensor<2x2x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y = graph.attention %q, %k, %v {causal, scale = 0.25 : f64} : (tensor<2x4x8x12xf32>, tensor<2x2x8x12xf32>, tensor<2x2x8x8xf32>) -> tensor<2x4x8x8xf32>
+  // CHECK: graph.attention_vjp
+  %g:3 = graph.attention_vjp %q, %k, %v, %y, %y {causal, scale = 0.25 : f64} : (tensor<2x4x8x12xf32>, tensor<2x2x8x12xf32>, tensor<2x2x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> (tensor<2x4x8x12xf32>, tensor<2x2x8x12xf32>, tensor<2x2x8x8xf32>)
+  return %g#2 : tensor<2x2x8x8xf32>
+}
+
 // A logit soft-cap (Gemma-2); the VJP carries the forward's.
 // CHECK-LABEL: func.func @attention_softcap
 func.func @attention_softcap(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32> {

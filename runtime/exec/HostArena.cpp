@@ -6,6 +6,7 @@
 #include "base/HostTensor.h"
 #include "base/ParamInit.h"
 #include "runtime/optim/AdamW.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 
@@ -76,10 +77,7 @@ uint8_t *HostArena::record(int parity, int64_t microBatch) {
 }
 
 int64_t HostArena::paramElements(int index) const {
-  int64_t n = 1;
-  for (int64_t d : plan_->params(index).type().shape())
-    n *= d;
-  return n;
+  return static_cast<int64_t>(elementCount(plan_->params(index).type()));
 }
 
 Status HostArena::writeComputeWeights(int index) {
@@ -90,10 +88,10 @@ Status HostArena::writeComputeWeights(int index) {
 
 Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std::string &file) {
   const rp::plan::Param &p = plan_->params(index);
-  std::optional<DType> stored = fromPlanDType(p.type().dtype());
+  std::optional<DType> stored = dtypeOf(p.type());
   if (!stored)
     return invalidArgument("param '" + p.name() + "' has an invalid dtype");
-  std::vector<int64_t> shape(p.type().shape().begin(), p.type().shape().end());
+  const std::vector<int64_t> shape = shapeOf(p.type());
   RP_ASSIGN_OR_RETURN(HostTensor value, HostTensor::create(*stored, shape));
   if (t && t->dtype != fromRuntimeDType(*stored)) {
     // A floating-point param from an F16 or BF16 checkpoint: to the plan's f32, exactly.
@@ -131,7 +129,7 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
 
 void HostArena::copyEntryWeights(int from, int to) {
   const rp::plan::Param &p = plan_->params(from);
-  const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
+  const DType stored = dtypeOf(p.type()).value_or(DType::F32);
   const size_t bytes = static_cast<size_t>(paramElements(from)) *
                        dtypeSize(isFloat(stored) ? computeDType_ : stored);
   std::memcpy(weights() + plan_->params(to).weight_offset(), weights() + p.weight_offset(),

@@ -22,6 +22,7 @@
 #include "base/DType.h"
 #include "base/HostTensor.h"
 #include "base/Status.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/InstructionRules.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/plan.pb.h"
@@ -83,8 +84,8 @@ public:
   Status decodeTypes() {
     auto convert = [&](const pb::BufferRef &ref, const std::string &what,
                        std::vector<TensorSig> &out) -> Status {
-      std::optional<DType> dtype = fromPlanDType(ref.type().dtype());
-      std::vector<int64_t> shape(ref.type().shape().begin(), ref.type().shape().end());
+      std::optional<DType> dtype = dtypeOf(ref.type());
+      std::vector<int64_t> shape = shapeOf(ref.type());
       if (!dtype)
         return fail(what + " has an unknown dtype (" + std::to_string(ref.type().dtype()) +
                     "); expected f32, i64, i32 or i1");
@@ -112,31 +113,25 @@ public:
     return okStatus();
   }
 
-  // Attribute getters; checkAttributes has run, so required attributes exist with their kind.
+  // Attribute getters (runtime/plan/Instruction.h); checkAttributes has run, so required
+  // attributes exist with their kind.
   const pb::Attribute &attr(std::string_view name) const {
     return ins_.attrs().at(std::string(name));
   }
-  int64_t i64(std::string_view name) const { return attr(name).i(); }
-  double f64(std::string_view name) const { return attr(name).f(); }
-  std::vector<int64_t> ints(std::string_view name) const {
-    const auto &v = attr(name).ints().values();
-    return std::vector<int64_t>(v.begin(), v.end());
-  }
+  int64_t i64(std::string_view name) const { return intAttr(ins_, name); }
+  double f64(std::string_view name) const { return floatAttr(ins_, name); }
+  std::vector<int64_t> ints(std::string_view name) const { return intsAttr(ins_, name); }
   /// An optional int: `fallback` when absent.
   int64_t i64Or(std::string_view name, int64_t fallback) const {
-    auto it = ins_.attrs().find(std::string(name));
-    return it == ins_.attrs().end() ? fallback : it->second.i();
+    return intAttr(ins_, name, fallback);
   }
   /// An optional bool (a UnitAttr): absent = false.
-  bool flag(std::string_view name) const {
-    auto it = ins_.attrs().find(std::string(name));
-    return it != ins_.attrs().end() && it->second.b();
-  }
+  bool flag(std::string_view name) const { return boolAttr(ins_, name); }
   /// An enum keyword, looked up in `keywords`.
   template <typename E>
   StatusOr<E> keyword(std::string_view name,
                       std::initializer_list<std::pair<std::string_view, E>> keywords) const {
-    const std::string &text = attr(name).s();
+    const std::string text = stringAttr(ins_, name);
     std::string known;
     for (const auto &[word, value] : keywords) {
       if (text == word)

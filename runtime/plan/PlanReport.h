@@ -87,6 +87,13 @@ struct StageReport {
   }
 };
 
+/// The FLOPs of one plan function's instructions (instructionFlops, runtime/plan/Instruction.h).
+struct FunctionFlops {
+  std::string name;                 ///< The function's name.
+  std::vector<double> instructions; ///< Per instruction of its body, in order.
+  double total() const;             ///< One call: the sum over its instructions.
+};
+
 /// One value a function instruction writes on the device.
 struct BufferReport {
   int64_t bytes = 0;
@@ -106,6 +113,7 @@ struct PlanReport {
   double nonEmbeddingParams = 0; ///< N.
   double modelAttentionFlops = 0; ///< A: one non-causal forward pass of every attention, per step.
   std::vector<StageReport> stages;
+  std::vector<FunctionFlops> functions;     ///< Every plan function, in plan order.
   std::vector<BufferReport> largestBuffers; ///< At most 5, largest first.
 
   double executedFlops() const; ///< Per step: sum over stages of M x per micro-batch.
@@ -131,8 +139,17 @@ std::string formatPlanReport(const PlanReport &report, const rp::plan::Plan &pla
 /// non_embedding_params, model_attention_flops, upload_bytes, download_bytes),
 /// "host_arena" (bytes, weights, state (one of three), grads, activations (one of two)),
 /// "device_arena" (bytes, constants, slot, activations, workspace), "largest_buffers" (bytes,
-/// type, space, function, kernel, location). FLOPs and counts are JSON integers.
+/// type, space, function, kernel, location), "functions" (every plan function in plan order:
+/// name, flops of one call, instruction_flops: formatInstructionFlops of its instructions).
+/// FLOPs and counts are JSON integers.
 std::string formatPlanReportJson(const PlanReport &report, const rp::plan::Plan &plan);
+
+/// The FLOPs of a function's instructions as text, e.g. "2:4096 5:18432": each instruction
+/// with non-zero FLOPs as "<index>:<FLOPs>" (the index in the function's body, the FLOPs as a
+/// whole number, "%.0f"), in body order, separated by single spaces; "" when none has any. The plan
+/// report's JSON and the simulator's trace (runtime/sim/SimBackend.h) both write a function's
+/// FLOPs with this, so that the two can be compared instruction by instruction.
+std::string formatInstructionFlops(const std::vector<double> &flops);
 
 } // namespace rp::runtime
 

@@ -85,6 +85,11 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
                                     {"function", b.function},
                                     {"kernel", b.kernel},
                                     {"location", b.location}});
+  j["functions"] = ordered_json::array();
+  for (const FunctionFlops &f : r.functions)
+    j["functions"].push_back({{"name", f.name},
+                              {"flops", count(f.total())},
+                              {"instruction_flops", formatInstructionFlops(f.instructions)}});
   return j.dump(1) + "\n";
 }
 

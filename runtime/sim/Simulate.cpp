@@ -6,12 +6,14 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/partition/Profile.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/sim/Compare.h"
 #include "runtime/sim/NodeModel.h"
+#include "runtime/sim/Roofline.h"
 #include "runtime/sim/SimBackend.h"
 #include "runtime/sim/Timeline.h"
 
@@ -330,16 +332,14 @@ part::Profile planProfile(const pb::Plan &plan, const SimConfig &config) {
     lp.recomputeMs = lp.fwdMs;
     for (int pi : layer.params()) {
       const pb::Param &param = plan.params(pi);
-      uint64_t n = 1;
-      for (int64_t d : param.type().shape())
-        n *= static_cast<uint64_t>(d);
+      const auto n = static_cast<uint64_t>(elementCount(param.type()));
       lp.paramBytes += n * computeSize;
       if (param.trainable())
         lp.trainableBytes += 4 * n;
     }
     for (const pb::TensorType &t : plan.functions(layer.forward()).results())
       if (isPlanFloat(t.dtype()))
-        lp.actBytes += static_cast<uint64_t>(tensorTypeBytes(t, "activation").valueOr(0));
+        lp.actBytes += static_cast<uint64_t>(byteCount(t));
     p.layers.push_back(lp);
   }
   return p;

@@ -156,6 +156,30 @@ TEST(PlanReportTest, SavingForwardsCountPerLayerAndThePaperRatio) {
   EXPECT_NE(text.find("0.6667"), std::string::npos) << text;
 }
 
+// Every function's FLOPs, instruction by instruction (what the simulator's trace lists too):
+// the stage FLOPs are their sums over the calls.
+TEST(PlanReportTest, EveryFunctionsInstructionFlops) {
+  const pb::Plan plan = makeValidPlan();
+  const PlanReport r = computePlanReport(plan);
+  ASSERT_EQ(r.functions.size(), 4u);
+  EXPECT_EQ(r.functions[0].name, "block_0");
+  EXPECT_EQ(r.functions[0].instructions, (std::vector<double>{64, 0}));
+  EXPECT_EQ(r.functions[1].name, "block_0_vjp");
+  EXPECT_EQ(r.functions[1].instructions, (std::vector<double>{0, 64, 0, 64, 0}));
+  EXPECT_EQ(r.functions[1].total(), r.stages[2].flops.backward);
+  EXPECT_EQ(formatInstructionFlops(r.functions[1].instructions), "1:64 3:64");
+  EXPECT_EQ(formatInstructionFlops(r.functions[2].instructions), "1:128"); // tail, not called
+  EXPECT_EQ(formatInstructionFlops(r.functions[3].instructions), "2:128");
+  EXPECT_EQ(formatInstructionFlops({0, 0}), "");
+  EXPECT_EQ(formatInstructionFlops({0, 1.5e17}), "1:150000000000000000");
+  const std::string json = formatPlanReportJson(r, plan);
+  EXPECT_NE(json.find(R"("name": "block_0_vjp",)" "\n"
+                      R"(   "flops": 128,)" "\n"
+                      R"(   "instruction_flops": "1:64 3:64")"),
+            std::string::npos)
+      << json;
+}
+
 TEST(PlanReportTest, TextKeepsLongLocationsWhole) {
   pb::Plan plan = makeValidPlan();
   const std::string location(3000, 'x'); // longer than any fixed line buffer

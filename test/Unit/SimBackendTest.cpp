@@ -16,10 +16,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanTestUtil.h"
+#include "TempDirTest.h"
 
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/sim/Roofline.h"
 #include "runtime/sim/SimBackend.h"
 #include "runtime/sim/Simulate.h"
 #include "runtime/trace/Trace.h"
@@ -433,6 +435,39 @@ TEST(SimBackendTest, ForwardsEachSpanToTheTraceOnce) {
   EXPECT_EQ(trace.eventCount(), t.spans.size());
 }
 
+// A roofline run's trace gives each call its function, the FLOPs the roofline charged and
+// those of each instruction, as the plan report's JSON lists them.
+using SimTraceTest = rp::testing::TempDirTest;
+TEST_F(SimTraceTest, TraceGivesTheRooflineFlopsOfEachCall) {
+  TraceRecorder trace(true);
+  SimConfig config;
+  config.devices = 2;
+  config.optimizerMs = 1;
+  const pb::Plan plan = testPlan(); // the arena and the executor refer to it
+  const Timeline t = run(plan, config, 1, &trace);
+  const Span *call = find(t, "F0 s0 mb0 block_0");
+  ASSERT_NE(call, nullptr) << describe(t);
+  const SimBackend::TraceArgs args = {
+      {"function", "block_0"}, {"flops", "64"}, {"instruction_flops", "0:64"}};
+  EXPECT_EQ(call->args, args);
+  ASSERT_TRUE(trace.write(path("roofline.json")).ok());
+  const std::string text = readBytes(path("roofline.json"));
+  // block_0: the matmul [2,4] x [4,4] (instruction 0), 64 FLOP; block_0_vjp: its two matmuls
+  // (instructions 1 and 3).
+  EXPECT_NE(text.find(R"("function":"block_0","flops":"64","instruction_flops":"0:64")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("function":"block_0_vjp","flops":"128","instruction_flops":"1:64 3:64")"),
+            std::string::npos)
+      << text;
+  // With a profile the roofline charges nothing: the calls carry their step only.
+  TraceRecorder profiled(true);
+  run(plan, testConfig(2), 1, &profiled);
+  ASSERT_TRUE(profiled.write(path("profile.json")).ok());
+  const std::string other = readBytes(path("profile.json"));
+  EXPECT_EQ(other.find("instruction_flops"), std::string::npos) << other;
+}
+
 TEST(SimBackendTest, BadConfigurations) {
   SimConfig c = testConfig(0);
   EXPECT_EQ(validateSimConfig(c).message(), "the simulator needs at least 1 GPU (got 0)");
@@ -507,15 +542,47 @@ TEST(SimRoofline, LinearCrossEntropyCountsTheHeadsProducts) {
   }
 }
 
+/// A target of 100 TFLOP/s whose HBM is so fast that the FLOPs decide every roofline time.
+rp::partition::TargetSpec flopBoundTarget() {
+  rp::partition::TargetSpec target;
+  target.peakTflops = 100;
+  target.hbmGbps = 1e9; // memory time negligible: the FLOPs decide
+  return target;
+}
+
+// A causal attention is charged its unmasked (query, key) pairs, S (S + 1) / 2 per head, as
+// the kernels compute them and the plan report counts them (kernels/FlopRules.h), not half of
+// the S x S square; a sliding window only the pairs in its band.
+TEST(SimRoofline, CausalAttentionCountsTheUnmaskedPairs) {
+  using rp::testing::ref;
+  const rp::partition::TargetSpec target = flopBoundTarget();
+  const int64_t heads = 2 * 16, s = 2048, d = 128;
+  const pb::TensorType q = rp::testing::tensorType(pb::BF16, {2, 16, s, d});
+  for (int64_t window : {int64_t(0), int64_t(512)}) {
+    pb::Function f;
+    pb::Instruction *ins = f.add_body();
+    ins->set_kernel("attention");
+    for (int j = 0; j < 3; ++j)
+      *ins->add_operands() = ref(pb::BufferRef::ARG, j, q);
+    *ins->add_results() = ref(pb::BufferRef::RESULT, 0, q);
+    (*ins->mutable_attrs())["scale"].set_f(0.125);
+    (*ins->mutable_attrs())["causal"].set_b(true);
+    if (window)
+      (*ins->mutable_attrs())["window"].set_i(window);
+    const double pairs = window ? 512.0 * 513 / 2 + (s - 512.0) * 512 : s * (s + 1.0) / 2;
+    const double flops = 2.0 * heads * pairs * (d + d);
+    EXPECT_EQ(instructionCost(f.body(0), target, 0.5).flops, flops) << window;
+    EXPECT_DOUBLE_EQ(rooflineMs(f, target, 0.5), flops / (100 * 0.5 * 1e9)) << window;
+  }
+}
+
 // Routed experts (Qwen3-30B-A3B's shape: 4096 tokens x top-8 = 32768 rows, 128 experts of
 // 2048 -> 768): compute-bound at 2 R K N, the active FLOPs; the [E, K, N] weights (and the
 // wgrad's [E, K, N] result) count only as bytes, never as E times the FLOPs.
 TEST(SimRoofline, GroupedMatMulCountsTheActiveRows) {
   using rp::testing::ref;
   using rp::testing::tensorType;
-  rp::partition::TargetSpec target;
-  target.peakTflops = 100;
-  target.hbmGbps = 1e9; // memory time negligible: the FLOPs decide
+  const rp::partition::TargetSpec target = flopBoundTarget();
   const int64_t rows = 4096 * 8, k = 2048, n = 768, experts = 128;
   auto lhs = tensorType(pb::BF16, {rows, k}), out = tensorType(pb::BF16, {rows, n});
   auto weights = tensorType(pb::BF16, {experts, k, n}), offsets = tensorType(pb::I64, {experts + 1});

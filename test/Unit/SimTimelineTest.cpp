@@ -22,7 +22,7 @@ using namespace rp::sim;
 
 Span span(int device, Lane lane, double s, double e, std::string label = "x",
           std::string category = "forward") {
-  return Span{device, lane, s, e, std::move(label), std::move(category), 0};
+  return Span{device, lane, s, e, std::move(label), std::move(category), 0, {}};
 }
 
 /// Two devices and the host:

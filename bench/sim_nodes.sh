@@ -14,7 +14,8 @@
 #   RP_RUN  the rp-run binary (default: build/bin/rp-run); no GPU is used.
 #
 # Environment (defaults): UPDATE (sync | async, default sync), LATENCY_US (10: per message),
-# NODES ("1 2 4 8 16"), LINKS ("25 100": Gb/s), MICRO_BATCHES (16), GPUS (8). Prints a
+# NODES ("1 2 4 8 16"), LINKS ("25 100": NIC ratings in Gb/s, passed to rp-run simulate as
+# GB/s, G / 8), MICRO_BATCHES (16), GPUS (8). Prints a
 # Markdown table per model on stdout. Every number comes from one rp-run invocation of the
 # form shown above each table; a failing run stops the script (exit 1).
 set -euo pipefail
@@ -28,12 +29,12 @@ mb="${MICRO_BATCHES:-16}"
 gpus="${GPUS:-8}"
 
 # Prints "step_ms efficiency_%" of one simulation (rp-run's "step time" and "scaling
-# efficiency" lines; async: the steady-state step).
+# efficiency" lines; async: the steady-state step). LINK is in Gb/s.
 measure() {
   local profile="$1" nodes="$2" link="$3" out step eff
   shift 3
-  out="$("$rp_run" --backend sim --profile "$profile" --gpus "$gpus" --micro-batches "$mb" \
-    --update "$update" --nodes "$nodes" --node-link-gbps "$link" \
+  out="$("$rp_run" simulate --profile "$profile" --gpus "$gpus" --micro-batches "$mb" \
+    --update "$update" --nodes "$nodes" --node-link-gbps "$(awk -v g="$link" 'BEGIN {printf "%.17g", g / 8}')" \
     --node-link-latency-us "$latency" "$@")"
   step="$(sed -n 's/^rp-run: step time \([0-9.]*\) ms.*/\1/p' <<<"$out")"
   eff="$(sed -n 's/^rp-run: scaling efficiency \([0-9.]*\)%.*/\1/p' <<<"$out")"
@@ -44,7 +45,7 @@ measure() {
 for model in qwen3-1.7b-4090 llama3.1-8b-4090; do
   profile="$root/bench/profiles/$model-params.json"
   echo
-  echo "**$model** ($update updates): \`rp-run --backend sim --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps G --node-link-latency-us $latency\` [\`--node-reduce-on-optimizer\` | \`--node-reduction allgather\` | \`--node-reduction ring\`]"
+  echo "**$model** ($update updates): \`rp-run simulate --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps B --node-link-latency-us $latency\` [\`--node-reduce-on-optimizer\` | \`--node-reduction allgather\` | \`--node-reduction ring\`], B = G / 8 GB/s for a link of G Gb/s"
   echo
   echo "| link | nodes | step, chain (ms) | efficiency, chain | chain, on the optimizer thread | allgather | ring |"
   echo "|---|---|---|---|---|---|---|"

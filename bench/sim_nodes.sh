@@ -19,8 +19,7 @@
 # per direction), RP_MICRO_BATCHES (16), RP_GPUS (8: per node). The names before the RP_ prefix
 # (UPDATE, LATENCY_US, NODES, MICRO_BATCHES, GPUS, and LINKS, which was in Gb/s) are still read
 # for one release, with a warning. Prints a Markdown table per model on stdout. Every number
-# comes from one rp-run invocation of the form shown above each table (rp-run's
-# --node-link-gbps takes gigabits per second: 8 x the link in GB/s); a failing run stops the
+# comes from one rp-run invocation of the form shown above each table; a failing run stops the
 # script (exit 1).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,16 +37,14 @@ if [[ -z "${RP_NODE_LINKS:-}" && -n "${LINKS:-}" ]]; then
 else
   links="$(rp_env RP_NODE_LINKS "" "3.125 12.5")"
 fi
-# gbits GB_S: the link for rp-run's --node-link-gbps, which is in gigabits per second.
-gbits() { awk -v b="$1" 'BEGIN { printf "%g", 8 * b }'; }
 
 # Prints "step_ms efficiency_%" of one simulation (rp-run's "step time" and "scaling
-# efficiency" lines; async: the steady-state step).
+# efficiency" lines; async: the steady-state step). LINK is in GB/s.
 measure() {
   local profile="$1" nodes="$2" link="$3" out step eff
   shift 3
-  out="$("$rp_run" --backend sim --profile "$profile" --gpus "$gpus" --micro-batches "$mb" \
-    --update "$update" --nodes "$nodes" --node-link-gbps "$(gbits "$link")" \
+  out="$("$rp_run" simulate --profile "$profile" --gpus "$gpus" --micro-batches "$mb" \
+    --update "$update" --nodes "$nodes" --node-link-gbps "$link" \
     --node-link-latency-us "$latency" "$@")"
   step="$(sed -n 's/^rp-run: step time \([0-9.]*\) ms.*/\1/p' <<<"$out")"
   eff="$(sed -n 's/^rp-run: scaling efficiency \([0-9.]*\)%.*/\1/p' <<<"$out")"
@@ -58,7 +55,7 @@ measure() {
 for model in qwen3-1.7b-4090 llama3.1-8b-4090; do
   profile="$root/bench/profiles/$model-params.json"
   echo
-  echo "**$model** ($update updates): \`rp-run --backend sim --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps 8L --node-link-latency-us $latency\` (L: the link in GB/s) [\`--node-reduce-on-optimizer\` | \`--node-reduction allgather\` | \`--node-reduction ring\`]"
+  echo "**$model** ($update updates): \`rp-run simulate --profile bench/profiles/$model-params.json --gpus $gpus --micro-batches $mb --update $update --nodes R --node-link-gbps L --node-link-latency-us $latency\` (L: the link in GB/s) [\`--node-reduce-on-optimizer\` | \`--node-reduction allgather\` | \`--node-reduction ring\`]"
   echo
   echo "| link | nodes | step, chain (ms) | efficiency, chain | chain, on the optimizer thread | allgather | ring |"
   echo "|---|---|---|---|---|---|---|"

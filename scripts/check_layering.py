@@ -14,7 +14,9 @@ world may use. Three rules follow from the table and are what this check exists 
      kernels/ includes only base/ and kernels/, never runtime/;
   2. the runtime world (base/, kernels/, runtime/, tools/rp-run) never includes compiler/,
      passes/, dialects/, frontends/, MLIR or LLVM: it builds and ships without them;
-  3. nothing below the trainer includes runtime/train/ (only the tools use the trainer).
+  3. nothing below the trainer includes runtime/train/ (only rp-run's driver and the tools use
+     the trainer), and the trainer does not include the simulator: runtime/driver/ is the one
+     component above both.
 
 The table itself must follow LEVELS and be acyclic, and a source folder that is in no component
 fails the check (add the new folder to ALLOWED with the components it may use).
@@ -58,11 +60,11 @@ RUNTIME = {
                     "runtime/plan", "runtime/trace"],
     "runtime/train": ["base", "kernels", "kernels/cpu", "runtime/backends/cpu",
                       "runtime/backends/cuda", "runtime/data", "runtime/dist", "runtime/exec",
-                      "runtime/io", "runtime/optim", "runtime/plan", "runtime/sim",
-                      "runtime/trace"],
+                      "runtime/io", "runtime/optim", "runtime/plan", "runtime/trace"],
+    "runtime/driver": ["base", "runtime/dist", "runtime/plan", "runtime/sim", "runtime/train"],
     "tools/rp-bench-attention": ["base", "kernels", "kernels/cuda"],
-    "tools/rp-run": ["base", "runtime/data", "runtime/io", "runtime/plan", "runtime/sim",
-                     "runtime/train", "runtime/trace"],
+    "tools/rp-run": ["base", "runtime/data", "runtime/driver", "runtime/io", "runtime/sim",
+                     "runtime/train"],
 }
 
 _MLIR = ["mlir", "llvm"]

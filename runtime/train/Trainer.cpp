@@ -153,8 +153,8 @@ Status checkTrainOptions(const TrainOptions &options, bool writesRankZeroOutputs
                            ")");
   RP_RETURN_IF_ERROR(BackendFactory::checkBuilt(options));
   if (options.backend == "sim")
-    return invalidArgument("the simulator backend does not train: rp-run --backend sim "
-                           "simulates the plan (runtime/sim/Simulate.h)");
+    return invalidArgument("the simulator backend does not train: rp-run simulate simulates "
+                           "the plan (runtime/sim/Simulate.h)");
   if (options.backend != "cpu" && options.backend != "cuda")
     return invalidArgument("unknown --backend '" + options.backend +
                            "' (expected cpu, cuda or sim)");

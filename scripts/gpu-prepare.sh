@@ -30,9 +30,8 @@ echo "gpu-prepare: cuDNN attention $(grep -o 'cudnn-sdpa=[A-Z]*' "$build.configu
 rm -rf "$root/gpu-stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plans"
 cp "$build/bin/rp-run" "$build/bin/rp-bench-attention" "$stage/bin/"
-for t in "$build"/test/Unit/rp-cuda-*; do
-  [[ -x "$t" && -f "$t" ]] && cp "$t" "$stage/bin/"
-done
+# The CUDA unit tests, wherever test/Unit's folders put them (kernels/cuda, runtime/backends/cuda).
+find "$build/test/Unit" -type f -name 'rp-cuda-*' -perm -u+x -exec cp {} "$stage/bin/" \;
 # Shared libraries outside glibc/libstdc++ and CUDA that the binaries load.
 for lib in $(ldd "$stage"/bin/* | awk '/=>/ {print $3}' | sort -u); do
   case "$(basename "$lib")" in

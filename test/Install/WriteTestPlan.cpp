@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlanTestUtil.h"
+#include "test/Unit/support/PlanTestUtil.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanFile.h"
 

@@ -83,6 +83,14 @@ cudaError_t launchCast(const CastPlan &plan, const void *x, void *out, cudaStrea
 cudaError_t launchAccumulate(base::DType dtype, const void *src, float *acc, int64_t n,
                              bool first, cudaStream_t stream);
 
+/// The backend's gradient check (runtime/exec/Backend.h `downloadGradients`): sets `*flag` to
+/// 1 when any of the `n` floats at `x` is inf or NaN, and leaves it otherwise (the caller
+/// zeroes it first; several launches may OR into one flag). One grid-stride pass; each thread
+/// ORs its elements, then one atomicOr per thread that found one, so the result does not
+/// depend on the schedule. Errors: cudaErrorInvalidValue for n < 0 or a null or misaligned
+/// pointer when n > 0.
+cudaError_t launchFlagNonFinite(const float *x, int64_t n, uint32_t *flag, cudaStream_t stream);
+
 //===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
 
 /// The launchers' work on the host: the same bodies over every point, on host memory, in the
@@ -94,6 +102,7 @@ void where(const WherePlan &plan, const void *cond, const void *onTrue, const vo
            void *out);
 void cast(const CastPlan &plan, const void *x, void *out);
 void accumulate(base::DType dtype, const void *src, float *acc, int64_t n, bool first);
+void flagNonFinite(const float *x, int64_t n, uint32_t *flag);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

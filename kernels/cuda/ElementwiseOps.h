@@ -254,6 +254,12 @@ RP_HD inline void accumulateAt(const void *g, float *acc, bool first, int64_t i)
   acc[i] = first ? v : acc[i] + v;
 }
 
+/// Whether x[i] is inf or NaN (its exponent bits all ones), from its bits: the same answer
+/// with or without fast-math flags.
+RP_HD inline bool nonFiniteAt(const float *x, int64_t i) {
+  return (base::floatToBits(x[i]) & 0x7f800000u) == 0x7f800000u;
+}
+
 } // namespace rp::kernels::cuda::ops
 
 #endif // RP_KERNELS_CUDA_ELEMENTWISEOPS_H

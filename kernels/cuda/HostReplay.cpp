@@ -54,6 +54,12 @@ void accumulate(DType dtype, const void *src, float *acc, int64_t n, bool first)
   });
 }
 
+void flagNonFinite(const float *x, int64_t n, uint32_t *flag) {
+  for (int64_t i = 0; i < n; ++i)
+    if (ops::nonFiniteAt(x, i))
+      *flag = 1;
+}
+
 void copy(const CopyPlan &p, const void *src, void *dst) {
   visitBits(static_cast<size_t>(p.elementBytes), [&](auto bits) {
     using E = decltype(bits);

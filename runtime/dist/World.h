@@ -98,6 +98,14 @@ public:
   /// Every rank's `words` (the same count on every rank), rank-major. Collective, on the
   /// launch-check communicator (main thread, before the executor starts).
   StatusOr<std::vector<uint64_t>> allGatherWords(const std::vector<uint64_t> &words);
+  /// The largest of the ranks' `mine` (e.g. the signal that asked a rank to stop, 0 for none).
+  /// Collective on the launch-check communicator, from the main thread while the executor's
+  /// threads may make their own MPI calls: only when stopAgreement() holds. Errors: the MPI
+  /// call's.
+  StatusOr<int> maxOverRanks(int mine);
+  /// Whether maxOverRanks may be called during training: the MPI library runs
+  /// MPI_THREAD_MULTIPLE.
+  bool stopAgreement() const { return threadMultiple_; }
   /// Prints "rp-run: rank r of R: error: MESSAGE" on stderr and ends every rank with exit
   /// status `code` (MPI_Abort on the world communicator; mpirun names the rank too).
   [[noreturn]] void abort(const std::string &message, int code);
@@ -109,6 +117,7 @@ private:
   int rank_ = 0;
   int ranks_ = 1;
   int64_t chunkFloats_ = kChainChunkFloats;
+  bool threadMultiple_ = false;
   std::unique_ptr<Comms> comms_;
 };
 

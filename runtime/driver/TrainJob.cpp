@@ -2,6 +2,7 @@
 
 #include "runtime/driver/Driver.h"
 
+#include "base/AbortCleanup.h"
 #include "runtime/dist/World.h"
 #include "runtime/train/Progress.h"
 
@@ -11,25 +12,45 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unistd.h>
 
 namespace rp::runtime {
 
 namespace {
 
-/// Set by the first SIGINT / SIGTERM: the trainer stops after the steps under way and saves.
-std::atomic<bool> stopRequested{false};
+/// Set to the first SIGINT / SIGTERM: the trainer stops after the steps under way and saves;
+/// the exit code is 128 + the signal (130 or 143).
+std::atomic<int> stopSignal{0};
 
-extern "C" void onStopSignal(int) { stopRequested.store(true); }
+/// A second signal: remove the files being written (base/AbortCleanup.h) and exit at once.
+extern "C" void onSecondSignal(int sig) {
+  removeAbortCleanupFiles();
+  _exit(128 + sig);
+}
 
-/// The first SIGINT or SIGTERM asks the run to stop cleanly; the handler then resets to the
-/// default, so a second one ends the process at once.
+extern "C" void onStopSignal(int sig) {
+  stopSignal.store(sig);
+  struct sigaction again {};
+  again.sa_handler = onSecondSignal;
+  sigemptyset(&again.sa_mask);
+  sigaction(SIGINT, &again, nullptr);
+  sigaction(SIGTERM, &again, nullptr);
+}
+
+/// The first SIGINT or SIGTERM asks the run to stop cleanly; a second one ends the process at
+/// once, removing any file it was writing.
 void installStopHandler() {
   struct sigaction action {};
   action.sa_handler = onStopSignal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+/// The exit code of a run that `s` says was interrupted: 128 + the signal (130 for SIGINT, 143
+/// for SIGTERM; under mpirun the same on every rank, whichever rank got it).
+int interruptedExitCode(const TrainSummary &s) {
+  return s.stopSignal > 0 ? 128 + s.stopSignal : kExitInterrupted;
 }
 
 /// A data-parallel run's error that every rank found alike (train() aborts on the others):
@@ -74,7 +95,7 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
   if (s.losses.empty()) { // interrupted before the first step
     std::printf("rp-run: interrupted before step %lld; nothing trained\n",
                 static_cast<long long>(s.firstStep + 1));
-    return kExitInterrupted;
+    return interruptedExitCode(s);
   }
   const auto steps = static_cast<int64_t>(s.losses.size());
   const double tokens = static_cast<double>(s.tokensPerStep) * static_cast<double>(steps);
@@ -86,7 +107,7 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
               o.backend.c_str(), s.devices, ranks.c_str(), s.losses.front(), s.losses.back(),
               s.seconds > 0 ? tokens / s.seconds : 0.0, formatDuration(s.seconds).c_str());
   if (s.skippedSteps > 0)
-    std::printf("rp-run: %lld steps skipped by loss scaling (non-finite gradients)\n",
+    std::printf("rp-run: %lld steps skipped (non-finite gradients; no weight changed)\n",
                 static_cast<long long>(s.skippedSteps));
   printTrainOutputs(s);
   if (!s.interrupted)
@@ -96,7 +117,7 @@ int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
                 "with --export-hf to convert it)\n",
                 o.exportHf.dir.c_str());
   std::printf("rp-run: interrupted after step %lld\n", static_cast<long long>(s.firstStep + steps));
-  return kExitInterrupted;
+  return interruptedExitCode(s);
 }
 
 } // namespace
@@ -106,10 +127,11 @@ int runTrain(TrainOptions options) {
   if (!world.ok())
     return reportError(world.status());
   options.world = world.value().get();
-  // Several ranks cannot agree on the step a signal stops at without talking on the main
-  // thread: there, mpirun's forwarded signal ends the job (docs/MULTI_NODE.md).
-  if (!options.world || options.world->ranks() == 1) {
-    options.stop = &stopRequested;
+  // Several ranks agree on the step a signal stops at with one collective per step on the
+  // main thread, which needs MPI_THREAD_MULTIPLE; without it mpirun's forwarded signal ends
+  // the job (docs/MULTI_NODE.md).
+  if (!options.world || options.world->ranks() == 1 || options.world->stopAgreement()) {
+    options.stop = &stopSignal;
     installStopHandler();
   }
   StatusOr<TrainSummary> result = train(options, stderr);
@@ -117,7 +139,7 @@ int runTrain(TrainOptions options) {
     return options.world ? failOnEveryRank(result.status(), *options.world)
                          : reportError(result.status());
   if (options.world && options.world->rank() != 0)
-    return result.value().interrupted ? kExitInterrupted : kExitOk;
+    return result.value().interrupted ? interruptedExitCode(result.value()) : kExitOk;
   return printTrainSummary(result.value(), options);
 }
 

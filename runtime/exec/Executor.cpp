@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace rp::runtime {
 
@@ -69,6 +70,18 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     if (std::find(owners.begin(), owners.end(), owner) == owners.end())
       owners.push_back(owner);
   }
+  gradRanges_.resize(static_cast<size_t>(numStages_));
+  for (int s = 0; s < numStages_; ++s) {
+    const pb::Stage &st = plan_.stages(s);
+    if (st.grad_bytes() > 0)
+      lastGradStage_ = s;
+    for (const pb::Step &step : st.body())
+      if (step.has_accumulate()) {
+        const int p = step.accumulate().param();
+        gradRanges_[static_cast<size_t>(s)].push_back(
+            {plan_.params(p).grad_offset() - st.state_offset(), host_.paramElements(p)});
+      }
+  }
   std::sort(trainableByName_.begin(), trainableByName_.end(),
             [&](int a, int b) { return plan_.params(a).name() < plan_.params(b).name(); });
   // Async: the weights writer copies the layers as their last upload of the step completes.
@@ -82,6 +95,18 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     writeOrder_.push_back(i);
   std::stable_sort(writeOrder_.begin(), writeOrder_.end(),
                    [&](int a, int b) { return lastUpload(a) < lastUpload(b); });
+  auto firstUpload = [&](int i) {
+    int first = numStages_;
+    for (int u : plan_.optimizer_steps(i).upload_stages())
+      first = std::min(first, u);
+    return first;
+  };
+  adamwOrder_ = writeOrder_;
+  std::iota(adamwOrder_.begin(), adamwOrder_.end(), 0);
+  const int ranks = std::max(options_.ranks ? options_.ranks->ranks() : 1, backend_.modeledRanks());
+  if (!async_ && ranks == 1)
+    std::stable_sort(adamwOrder_.begin(), adamwOrder_.end(),
+                     [&](int a, int b) { return firstUpload(a) < firstUpload(b); });
 }
 
 Executor::~Executor() {
@@ -161,6 +186,8 @@ Executor::StepEvents Executor::makeStepEvents() {
     ev.gradsConsumed.push_back(backend_.newEvent());
     ev.gradsReduced.push_back(backend_.newEvent());
   }
+  ev.finiteChecked = backend_.newEvent();
+  ev.sumOverflow.assign(static_cast<size_t>(plan_.layers_size()), 0);
   return ev;
 }
 
@@ -250,8 +277,10 @@ void Executor::dispatchJob(int64_t job, int64_t step, int stage, Mode mode, Step
   for (int64_t m = 0; m < microBatches_; ++m)
     lastCompute = enqueueMicroBatch(j, m, behind, waitedRecords);
   backend_.record(device, Queue::ActivationUpload, j.events.uploadsDone);
-  if (prefetch)
-    prefetchNextWeights(j, next, behind);
+  if (prefetch && nextStep - 1 <= step)
+    prefetchNextWeights(device, next, behind);
+  else if (prefetch)
+    deferred_.push_back({nextStep - 1, device, next, std::move(behind)});
   enqueueGradients(j, lastCompute);
 }
 
@@ -350,16 +379,25 @@ void Executor::enqueueDownloads(const Job &j, const MicroBatch &mb, const Event 
   devices_[static_cast<size_t>(j.device)].setFree[mb.set] = downloaded;
 }
 
-void Executor::prefetchNextWeights(const Job &j, int64_t next, const std::vector<Event> &behind) {
+void Executor::prefetchNextWeights(int device, int64_t next, const std::vector<Event> &behind) {
   // Enqueued after this job's uploads in program order; each chunk waits for its
   // micro-batch's upload event, so the copies run behind the activations.
   const int64_t nextStep = next / numStages_;
-  const int nextSlot = static_cast<int>(devices_[static_cast<size_t>(j.device)].jobs % 2);
+  const int nextSlot = static_cast<int>(devices_[static_cast<size_t>(device)].jobs % 2);
   const int nextStage = static_cast<int>(next % numStages_);
-  waitWeightsVersion(j.device, nextStep, nextStage);
-  uploadWeights(j.device, nextSlot, nextStep, nextStage,
+  waitWeightsVersion(device, nextStep, nextStage);
+  uploadWeights(device, nextSlot, nextStep, nextStage,
                 events(nextStep).jobs[static_cast<size_t>(nextStage)].weightsReady, &behind);
   prefetched_.insert(next);
+}
+
+void Executor::enqueueDeferredPrefetches(int64_t step) {
+  // In dispatch order, so each device's prefetches keep their order.
+  auto due = std::stable_partition(deferred_.begin(), deferred_.end(),
+                                   [&](const DeferredPrefetch &d) { return d.after == step; });
+  for (auto it = deferred_.begin(); it != due; ++it)
+    prefetchNextWeights(it->device, it->next, it->behind);
+  deferred_.erase(deferred_.begin(), due);
 }
 
 void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
@@ -375,9 +413,10 @@ void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
       for (int reader : stepLayersOf_[static_cast<size_t>(l)])
         backend_.wait(j.device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(reader)]);
   }
-  backend_.copyToHost(j.device, Queue::Download, j.slotOffset + st.weight_bytes(),
-                      reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
-                      st.grad_bytes(), j.tag + " grads");
+  backend_.downloadGradients(j.device, j.slotOffset + st.weight_bytes(),
+                             reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
+                             st.grad_bytes(), gradRanges_[static_cast<size_t>(j.stage)],
+                             &j.events.gradsNonFinite, j.tag + " grads");
   backend_.record(j.device, Queue::Download, j.events.gradsDownloaded);
   dev.slotFree[j.slot] = j.events.gradsDownloaded;
 }
@@ -387,6 +426,7 @@ Status Executor::dispatch(int64_t step, int64_t segmentEnd) {
     return internal("dispatch: step " + std::to_string(step) + " out of order (expected " +
                          std::to_string(nextStep_) + ")");
   StepEvents &ev = events(step);
+  enqueueDeferredPrefetches(step);
   for (int s = 0; s < numStages_; ++s)
     dispatchJob(step * numStages_ + s, step, s, Mode::Train, ev, segmentEnd);
   ++nextStep_;
@@ -446,7 +486,8 @@ Status Executor::gatherStepLosses(int64_t step, StepEvents &ev) {
   return okStatus();
 }
 
-Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os) {
+Status Executor::reduceLayerGradients(int64_t step, StepEvents &ev,
+                                      const pb::OptimizerStep &os) {
   const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   std::vector<int> params;
   int64_t total = 0;
@@ -466,11 +507,15 @@ Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os)
   }
   RP_RETURN_IF_ERROR(options_.ranks->sumInRankOrder(reduceScratch_.data(), total));
   at = reduceScratch_.data();
+  bool finite = true;
   for (int p : params) {
     const int64_t n = host_.paramElements(p);
-    std::memcpy(host_.grads() + plan_.params(p).grad_offset() / 4, at, sizeof(float) * n);
+    finite = copyCheckingFinite(host_.grads() + plan_.params(p).grad_offset() / 4, at, n) &&
+             finite;
     at += n;
   }
+  if (!finite)
+    ev.sumOverflow[static_cast<size_t>(os.layer())] = 1;
   traceSpan(useComm_ ? commTrack_ : optimizerTrack_, t0,
             "s" + std::to_string(step) + " reduce " + plan_.layers(os.layer()).name());
   return okStatus();
@@ -479,12 +524,52 @@ Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os)
 Status Executor::commStep(int64_t step) {
   StepEvents &ev = events(step);
   RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
+  // The finiteness check waits for the step's last gradient download: made just before the
+  // first layer that reads it, so the layers before are reduced while the backward runs.
+  bool checked = false;
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+    if (!checked && readsStage(os, lastGradStage_)) {
+      RP_RETURN_IF_ERROR(checkStepFinite(ev));
+      checked = true;
+    }
     RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-    sumSharedGradients(os);
-    RP_RETURN_IF_ERROR(reduceLayerGradients(step, os));
+    sumSharedGradients(ev, os);
+    RP_RETURN_IF_ERROR(reduceLayerGradients(step, ev, os));
     backend_.signal(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   }
+  if (!checked)
+    RP_RETURN_IF_ERROR(checkStepFinite(ev));
+  return okStatus();
+}
+
+bool Executor::readsStage(const pb::OptimizerStep &os, int stage) {
+  if (os.grads_stage() == stage)
+    return true;
+  for (int s : os.shared_grads_stages())
+    if (s == stage)
+      return true;
+  return false;
+}
+
+Status Executor::checkStepFinite(StepEvents &ev) {
+  float nonFinite = 0;
+  for (int s = 0; s < numStages_; ++s) {
+    if (plan_.stages(s).grad_bytes() <= 0)
+      continue;
+    const JobEvents &job = ev.jobs[static_cast<size_t>(s)];
+    RP_RETURN_IF_ERROR(backend_.hostWait(job.gradsDownloaded));
+    if (job.gradsNonFinite)
+      nonFinite = 1;
+  }
+  if (options_.ranks && options_.ranks->ranks() > 1) {
+    std::vector<float> all(static_cast<size_t>(options_.ranks->ranks()));
+    RP_RETURN_IF_ERROR(options_.ranks->allGather(&nonFinite, 1, all.data()));
+    for (float f : all)
+      if (f != 0)
+        nonFinite = 1;
+  }
+  ev.nonFinite = nonFinite != 0;
+  backend_.signal(ev.finiteChecked);
   return okStatus();
 }
 
@@ -493,13 +578,16 @@ Status Executor::collectLayerGradients(int64_t step, StepEvents &ev,
   if (useComm_) // the communication thread waited, summed and reduced
     return backend_.hostWait(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-  sumSharedGradients(os);
+  sumSharedGradients(ev, os);
   if (options_.ranks)
-    RP_RETURN_IF_ERROR(reduceLayerGradients(step, os));
+    RP_RETURN_IF_ERROR(reduceLayerGradients(step, ev, os));
   return okStatus();
 }
 
 Status Executor::drain() {
+  // Prefetches still deferred belong to steps an interrupt will never dispatch: their jobs
+  // upload their own weights if they ever run.
+  deferred_.clear();
   {
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [&] {
@@ -574,7 +662,7 @@ Status Executor::waitStepGradients(StepEvents &ev, const pb::OptimizerStep &os) 
   return okStatus();
 }
 
-void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
+void Executor::sumSharedGradients(StepEvents &ev, const pb::OptimizerStep &os) {
   if (!options_.hostArithmetic)
     return;
   for (int p : plan_.layers(os.layer()).params()) {
@@ -582,9 +670,13 @@ void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
     if (copies.empty())
       continue;
     float *sum = host_.grads() + plan_.params(p).grad_offset() / 4;
-    for (int c : copies) // the rule rp-ref --train sums with too
-      accumulateGradient(sum, host_.grads() + plan_.params(c).grad_offset() / 4,
-                         host_.paramElements(p), /*first=*/false);
+    bool finite = true;
+    for (int c : copies) // the rule rp-ref --train sums with too (accumulateGradient's)
+      finite = addCheckingFinite(sum, host_.grads() + plan_.params(c).grad_offset() / 4,
+                                 host_.paramElements(p)) &&
+               finite;
+    if (!finite)
+      ev.sumOverflow[static_cast<size_t>(os.layer())] = 1;
   }
 }
 
@@ -630,6 +722,8 @@ bool Executor::needsGlobalNorm() const {
 }
 
 StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
+  if (ev.nonFinite) // a gradient download found inf or NaN: skip the step whole
+    return std::optional<float>();
   const bool scaling = options_.lossScale.enabled;
   double divisor = static_cast<double>(globalMicroBatches_);
   if (scaling) {
@@ -652,8 +746,8 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
       sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
                           host_.paramElements(p), gradScale);
   backend_.hostWork(HostTask::GradNorm, step, -1);
-  if (scaling && !std::isfinite(sum))
-    return std::optional<float>(); // an overflow: skip the step, back the scale off
+  if (!std::isfinite(sum)) // a shared or rank sum overflowed: skip (and back the scale off)
+    return std::optional<float>();
   if (clip <= 0)
     return std::optional<float>(gradScale);
   if (!scaling) {
@@ -664,20 +758,29 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
 }
 
 void Executor::recordOutcome(int64_t step, bool skipped) {
-  if (!options_.lossScale.enabled)
-    return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto prev = scaleAfter_.find(step - 1);
-    const LossScaleState before =
-        prev != scaleAfter_.end() ? prev->second : options_.lossScaleStart;
-    scaleAfter_[step] = nextLossScale(before, !skipped, options_.lossScale);
     outcomes_[step].skipped = skipped;
-    // Older states are no longer read (lossScale reads step - 2 at most, outcome the newest).
-    scaleAfter_.erase(scaleAfter_.begin(), scaleAfter_.lower_bound(step - 4));
+    if (options_.lossScale.enabled) {
+      auto prev = scaleAfter_.find(step - 1);
+      const LossScaleState before =
+          prev != scaleAfter_.end() ? prev->second : options_.lossScaleStart;
+      scaleAfter_[step] = nextLossScale(before, !skipped, options_.lossScale);
+      // Older states are no longer read (lossScale reads step - 2 at most).
+      scaleAfter_.erase(scaleAfter_.begin(), scaleAfter_.lower_bound(step - 4));
+    }
+    // Older outcomes are no longer read (the trainer reads each step's once, in order).
     outcomes_.erase(outcomes_.begin(), outcomes_.lower_bound(step - 4));
   }
   cv_.notify_all();
+}
+
+Status Executor::overflowError(int64_t step, int layer) const {
+  return internal("step " + std::to_string(step + 1) + ": a sum of layer '" +
+                  plan_.layers(layer).name() +
+                  "''s gradients over its readers or ranks overflowed to inf after earlier "
+                  "layers were updated, so the step cannot be skipped whole (a compile with "
+                  "--grad-clip checks every sum before any update); try a lower --lr");
 }
 
 Status Executor::optimizerStep(int64_t step) {
@@ -686,13 +789,23 @@ Status Executor::optimizerStep(int64_t step) {
   // communication thread, that thread gathers.
   if (options_.ranks && !useComm_)
     RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
+  // Whether any gradient of the step is inf or NaN, decided before any AdamW (every rank
+  // alike): such a step is skipped whole, in every dtype.
+  if (useComm_)
+    RP_RETURN_IF_ERROR(backend_.hostWait(ev.finiteChecked));
+  else
+    RP_RETURN_IF_ERROR(checkStepFinite(ev));
   // A shared param's gradient is the sum of its readers' slots (and, with ranks, of every
   // rank's): with a global norm (stepGradScale) every sum is made before it; otherwise each
   // layer's step makes its own.
   RP_ASSIGN_OR_RETURN(const std::optional<float> gradScale, stepGradScale(step, ev));
-  for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    if (!needsGlobalNorm())
+  for (int i : adamwOrder_) {
+    const pb::OptimizerStep &os = plan_.optimizer_steps(i);
+    if (!needsGlobalNorm()) {
       RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
+      if (gradScale && ev.sumOverflow[static_cast<size_t>(os.layer())])
+        return overflowError(step, os.layer());
+    }
     if (async_) // the weights writer has copied W_step into the compute weights
       RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
     const double t0 = options_.trace ? options_.trace->nowUs() : 0;

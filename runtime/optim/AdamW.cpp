@@ -105,6 +105,52 @@ void accumulateGradient(float *acc, const float *g, int64_t n, bool first) {
     acc[i] = acc[i] + g[i];
 }
 
+namespace {
+
+/// The largest |x| bit pattern over n floats: >= 0x7f800000 exactly when one is inf or NaN.
+/// An integer max reduction, which the compiler vectorises (std::isfinite in a loop does not).
+uint32_t maxMagnitudeBits(const float *x, int64_t n) {
+  uint32_t most = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    most = std::max(most, bits & 0x7fffffffu);
+  }
+  return most;
+}
+
+constexpr uint32_t kInfinityBits = 0x7f800000u;
+/// Elements per block of the fused passes: small enough that the check re-reads the block
+/// from cache, so the pass reads and writes memory once.
+constexpr int64_t kCheckBlock = 4096;
+
+} // namespace
+
+bool allFinite(const float *x, int64_t n) {
+  return n <= 0 || maxMagnitudeBits(x, n) < kInfinityBits;
+}
+
+bool copyCheckingFinite(float *dst, const float *src, int64_t n) {
+  uint32_t most = 0;
+  for (int64_t b = 0; b < n; b += kCheckBlock) {
+    const int64_t len = std::min(kCheckBlock, n - b);
+    std::memcpy(dst + b, src + b, static_cast<size_t>(len) * sizeof(float));
+    most = std::max(most, maxMagnitudeBits(dst + b, len));
+  }
+  return most < kInfinityBits;
+}
+
+bool addCheckingFinite(float *acc, const float *g, int64_t n) {
+  uint32_t most = 0;
+  for (int64_t b = 0; b < n; b += kCheckBlock) {
+    const int64_t end = std::min(n, b + kCheckBlock);
+    for (int64_t i = b; i < end; ++i)
+      acc[i] = acc[i] + g[i];
+    most = std::max(most, maxMagnitudeBits(acc + b, end - b));
+  }
+  return most < kInfinityBits;
+}
+
 Status writeComputeWeights(const float *master, DType dtype, void *dst, int64_t n) {
   if (n < 0)
     return invalidArgument("writeComputeWeights: negative element count " + std::to_string(n));

@@ -83,6 +83,20 @@ double learningRate(double lr, int64_t warmup, int64_t step);
 /// agree bit for bit. n <= 0 does nothing.
 void accumulateGradient(float *acc, const float *g, int64_t n, bool first);
 
+/// Non-finite gradients (a step is skipped whole when any of its gradients is inf or NaN,
+/// docs/DECISIONS.md, "Non-finite gradients"). The check rides on a pass the step makes
+/// anyway, never on a pass of its own: the download of a gradient slot (copyCheckingFinite, the
+/// CPU backend; the CUDA backend flags on the device), the sum of a shared param's readers
+/// (addCheckingFinite) and the data-parallel sum's copy back (copyCheckingFinite).
+///
+/// True when every one of the n floats at `x` is finite (exponent bits not all ones).
+bool allFinite(const float *x, int64_t n);
+/// dst[i] = src[i] for i < n (memcpy); true when every value is finite. n <= 0: true.
+bool copyCheckingFinite(float *dst, const float *src, int64_t n);
+/// acc[i] = acc[i] + g[i] in float (accumulateGradient's sum, bit for bit); true when every sum
+/// is finite (an overflow of two finite values included). n <= 0: true.
+bool addCheckingFinite(float *acc, const float *g, int64_t n);
+
 /// Writes n fp32 master values to `dst` as `dtype`: F32 copies the bytes; BF16 and F16 round to
 /// nearest even (kernels/cpu/Cast.h, the same conversion as the CUDA cast kernels).
 /// Errors: InvalidArgument for another dtype, n < 0, or a null pointer with n > 0.

@@ -142,6 +142,10 @@ private:
     app.add_option("--loss-scale-growth-interval", options_.lossScaleGrowthInterval,
                    "Consecutive good steps before the loss scale doubles (default 2000)")
         ->check(CLI::PositiveNumber);
+    app.add_option("--max-skipped-steps", options_.maxSkippedSteps,
+                   "Stop with an error after more than N consecutive steps skipped for "
+                   "non-finite gradients (0: at the first; default 5, 25 with loss scaling)")
+        ->check(CLI::NonNegativeNumber);
   }
 
   void addTestingFlags() {
@@ -151,8 +155,8 @@ private:
                    "rank fails and every rank stops)")
         ->check(CLI::PositiveNumber);
     app.add_option("--inject-nonfinite-step", options_.injectNonFiniteStep,
-                   "Testing: step K's backward seeds are +inf (a gradient overflow; with loss "
-                   "scaling the step is skipped)")
+                   "Testing: step K's backward seeds are +inf (a gradient overflow: the step is "
+                   "skipped)")
         ->check(CLI::PositiveNumber);
   }
 

@@ -2,6 +2,7 @@
 
 #include "runtime/backends/cuda/CudaBackend.h"
 
+#include "base/SystemMemory.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Gemm.h"
 #include "base/FormatBytes.h"
@@ -10,6 +11,7 @@
 #include "runtime/trace/Trace.h"
 
 #include <algorithm>
+#include <sys/resource.h>
 #include <cstdio>
 
 namespace rp::runtime {
@@ -102,6 +104,8 @@ CudaBackend::~CudaBackend() {
       cudaFree(w.arena);
     if (w.scratch)
       cudaFree(w.scratch);
+    if (w.nonFiniteFlag)
+      cudaFree(w.nonFiniteFlag);
   }
   if (registered_)
     cudaHostUnregister(registered_);
@@ -174,6 +178,9 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
       k.scratch = static_cast<uint8_t *>(p);
     }
     k.scratchBytes = scratch;
+    RP_RETURN_IF_ERROR(cudaStatus(cudaMalloc(&p, sizeof(uint32_t)),
+                                  who + ": cudaMalloc (the gradient check's flag)"));
+    k.nonFiniteFlag = static_cast<uint32_t *>(p);
     for (const pb::Constant &c : plan.constants())
       if (!c.data().empty())
         RP_RETURN_IF_ERROR(
@@ -258,10 +265,19 @@ Status CudaBackend::registerHostMemory(void *base, int64_t bytes) {
     return okStatus();
   const cudaError_t e =
       cudaHostRegister(base, static_cast<size_t>(bytes), cudaHostRegisterPortable);
-  if (e != cudaSuccess)
-    return resourceExhausted("cannot page-lock the host arena (" + formatBytes(bytes) +
-                             ") with cudaHostRegister: " + cudaErrorText(e) +
-                             " (check `ulimit -l`)");
+  if (e != cudaSuccess) {
+    struct rlimit limit {};
+    const bool known = ::getrlimit(RLIMIT_MEMLOCK, &limit) == 0;
+    const std::string lockLimit =
+        !known ? "unknown"
+        : limit.rlim_cur == RLIM_INFINITY ? "unlimited"
+                                          : formatBytes(static_cast<uint64_t>(limit.rlim_cur));
+    return resourceExhausted(
+        "cannot page-lock the host arena with cudaHostRegister: it needs " + formatBytes(bytes) +
+        "; this machine has " + formatBytes(physicalMemoryBytes()) +
+        " of memory and a locked-memory limit (ulimit -l) of " + lockLimit + ": " +
+        cudaErrorText(e) + " (raise the limit, or free memory)");
+  }
   registered_ = base;
   return okStatus();
 }
@@ -300,8 +316,12 @@ Status CudaBackend::submitTask(int index, QueueThreads::Task &task) {
     if (end)
       cudaEventDestroy(end);
   }
-  if (!status.ok() && !task.label.empty())
-    status = Status(status.code(), task.label + ": " + status.message());
+  if (!status.ok()) // name the worker and what it ran ("<stage> s<step> mb<m> <what>")
+    status = Status(status.code(),
+                    "CUDA worker " + std::to_string(index / kNumQueues) + " (GPU " +
+                        std::to_string(gpu) + ")" +
+                        (task.label.empty() ? std::string() : ", " + task.label) + ": " +
+                        status.message());
   return status;
 }
 
@@ -326,6 +346,33 @@ void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, in
         return cudaStatus(cudaMemcpyAsync(dst, workers_[static_cast<size_t>(device)].arena + src,
                                           static_cast<size_t>(bytes), cudaMemcpyDeviceToHost,
                                           stream),
+                          "cudaMemcpyAsync device to host");
+      },
+      std::move(label), bytes);
+}
+
+void CudaBackend::downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
+                                    std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                                    std::string label) {
+  enqueue(
+      device, Queue::Download,
+      [this, device, src, dst, bytes, ranges = std::move(ranges), nonFinite](cudaStream_t stream) {
+        Worker &k = workers_[static_cast<size_t>(device)];
+        const uint8_t *from = k.arena + src;
+        // The flag first: the copy of one word into pageable memory returns once the flag
+        // kernels have run (they are short); the bulk copy then runs asynchronously.
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemsetAsync(k.nonFiniteFlag, 0, sizeof(uint32_t), stream),
+                                      "cudaMemsetAsync (gradient check)"));
+        for (const GradientRange &r : ranges)
+          RP_RETURN_IF_ERROR(cudaStatus(
+              kernels::cuda::launchFlagNonFinite(reinterpret_cast<const float *>(from + r.offset),
+                                                 r.elements, k.nonFiniteFlag, stream),
+              "gradient check"));
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(nonFinite, k.nonFiniteFlag, sizeof(uint32_t),
+                                                      cudaMemcpyDeviceToHost, stream),
+                                      "cudaMemcpyAsync (gradient check flag)"));
+        return cudaStatus(cudaMemcpyAsync(dst, from, static_cast<size_t>(bytes),
+                                          cudaMemcpyDeviceToHost, stream),
                           "cudaMemcpyAsync device to host");
       },
       std::move(label), bytes);

@@ -235,21 +235,51 @@ TEST_P(ExecutorRanksTest, EveryRankCallsInTheSameOrderFromOneThread) {
   how.commThread = false;
   how.calls = &onOptimizer;
   trainRanks(plan, 2, steps, M, how);
-  // Per step: the loss gather (M floats), then one sum per optimizer step with gradients.
+  // Per step: the loss gather (M floats), one sum per optimizer step with gradients, and the
+  // gather of the step's non-finite flags (1 float per rank). The flags need the step's last
+  // gradient download: the communication thread gathers them just before the first layer that
+  // reads it (the layers before are reduced while the backward runs); the optimizer thread
+  // before its first AdamW, right after the losses.
+  int lastGradStage = -1;
+  for (int s = 0; s < plan.stages_size(); ++s)
+    if (plan.stages(s).grad_bytes() > 0)
+      lastGradStage = s;
+  size_t flagsAt = 1;
+  for (const pb::OptimizerStep &os : plan.optimizer_steps()) {
+    bool reads = os.grads_stage() == lastGradStage;
+    for (int s : os.shared_grads_stages())
+      reads |= s == lastGradStage;
+    if (reads)
+      break;
+    ++flagsAt;
+  }
   const size_t perStep = comm[0].size() / steps;
   ASSERT_EQ(comm[0].size(), perStep * steps);
-  ASSERT_EQ(perStep, 1 + static_cast<size_t>(plan.optimizer_steps_size()));
-  for (const auto &calls : {comm[0], comm[1], onOptimizer[0], onOptimizer[1]}) {
-    ASSERT_EQ(calls.size(), comm[0].size());
-    for (size_t i = 0; i < calls.size(); ++i) {
-      EXPECT_EQ(calls[i].sum, comm[0][i].sum) << "call " << i;
-      EXPECT_EQ(calls[i].count, comm[0][i].count) << "call " << i;
-      EXPECT_EQ(calls[i].sum, i % perStep != 0) << "call " << i;
-      if (!calls[i].sum) {
-        EXPECT_EQ(calls[i].count, M);
+  ASSERT_EQ(perStep, 2 + static_cast<size_t>(plan.optimizer_steps_size()));
+  for (const auto *mode : {&comm, &onOptimizer}) {
+    const size_t flags = mode == &comm ? flagsAt : 1;
+    for (const auto &calls : *mode) {
+      ASSERT_EQ(calls.size(), comm[0].size());
+      for (size_t i = 0; i < calls.size(); ++i) {
+        EXPECT_EQ(calls[i].sum, (*mode)[0][i].sum) << "call " << i; // every rank alike
+        EXPECT_EQ(calls[i].count, (*mode)[0][i].count) << "call " << i;
+        const size_t at = i % perStep;
+        EXPECT_EQ(calls[i].sum, at != 0 && at != flags) << "call " << i;
+        if (at == 0)
+          EXPECT_EQ(calls[i].count, M) << "call " << i;
+        if (at == flags)
+          EXPECT_EQ(calls[i].count, 1) << "call " << i;
+        EXPECT_EQ(calls[i].thread, calls[0].thread) << "call " << i; // one thread per rank
       }
-      EXPECT_EQ(calls[i].thread, calls[0].thread) << "call " << i; // one thread per rank
     }
+  }
+  // The sums themselves come in the same order and sizes in both modes.
+  for (size_t i = 0, j = 0; i < comm[0].size(); ++i) {
+    if (!comm[0][i].sum)
+      continue;
+    while (!onOptimizer[0][j].sum)
+      ++j;
+    EXPECT_EQ(comm[0][i].count, onOptimizer[0][j++].count) << "sum " << i;
   }
 }
 
@@ -287,6 +317,11 @@ public:
   void copyToHost(int d, Queue q, int64_t src, void *dst, int64_t bytes,
                   std::string label) override {
     cpu_.copyToHost(d, q, src, dst, bytes, std::move(label));
+  }
+  void downloadGradients(int d, int64_t src, void *dst, int64_t bytes,
+                         std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                         std::string label) override {
+    cpu_.downloadGradients(d, src, dst, bytes, std::move(ranges), nonFinite, std::move(label));
   }
   void call(int d, CallFrame frame, std::string label) override {
     cpu_.call(d, std::move(frame), std::move(label));

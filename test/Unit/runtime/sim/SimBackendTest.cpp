@@ -173,12 +173,13 @@ TEST(SimBackendTest, OneStepMatchesTheHandComputedTimeline) {
       {1, Lane::Download, 23.5, 23.625, "B0 s0 mb1 loss", "activations"},
       {1, Lane::Download, 23.625, 24.625, "B0 s0 mb1 block_0#0.grad", "activations"},
       {1, Lane::Download, 24.625, 28.625, "B0 s0 grads", "gradients"},
-      // Host (sync): the tail's AdamW once B0's gradients are on the host, then its weights
-      // (B0's upload has long completed); block_0 after B1's gradients.
-      {-1, Lane::Host, 28.625, 29.625, "s0 adamw tail", "optimizer"},
-      {-1, Lane::Host, 29.625, 29.625, "s0 copy tail", "optimizer"},
+      // Host (sync): once every gradient of the step is on the host (B1's at 33.625) and known
+      // finite, the AdamW and weight copy of each layer in the order the next step uploads
+      // them: block_0 (F0), then the tail (B0).
       {-1, Lane::Host, 33.625, 34.625, "s0 adamw block_0", "optimizer"},
       {-1, Lane::Host, 34.625, 34.625, "s0 copy block_0", "optimizer"},
+      {-1, Lane::Host, 34.625, 35.625, "s0 adamw tail", "optimizer"},
+      {-1, Lane::Host, 35.625, 35.625, "s0 copy tail", "optimizer"},
   };
   ASSERT_EQ(t.spans.size(), expected.size()) << describe(t);
   for (const Expected &e : expected) {

@@ -431,16 +431,18 @@ TEST(SimNodesTest, PlanReductionSitsBetweenGradientsAndAdamW) {
   EXPECT_EQ(tail->lane, Lane::NodeLink);
   EXPECT_EQ(tail->device, -1);
   EXPECT_EQ(tail->category, "reduction");
-  // The tail's gradients are on the host at 28.625 (SimBackendTest), block_0's at 33.625; on
-  // the optimizer thread, block_0's reduction also waits for the tail's AdamW and weight copy.
+  // The tail's gradients are on the host at 28.625 (SimBackendTest), block_0's at 33.625. No
+  // AdamW runs before every gradient of the step is known finite on every rank (the flags of
+  // all downloads, gathered over the ranks), so on the optimizer thread the reductions start
+  // at 33.625; block_0's also waits for the tail's AdamW and weight copy.
   const Span *adamwTail = find(t, "s0 adamw tail");
   const Span *copyTail = find(t, "s0 copy tail");
   const Span *adamwBlock = find(t, "s0 adamw block_0");
   ASSERT_NE(adamwTail, nullptr);
   ASSERT_NE(copyTail, nullptr);
   ASSERT_NE(adamwBlock, nullptr);
-  EXPECT_DOUBLE_EQ(tail->startMs, 28.625);
-  EXPECT_DOUBLE_EQ(tail->endMs, 28.625 + tailMs);
+  EXPECT_DOUBLE_EQ(tail->startMs, 33.625);
+  EXPECT_DOUBLE_EQ(tail->endMs, 33.625 + tailMs);
   EXPECT_DOUBLE_EQ(adamwTail->startMs, tail->endMs);
   EXPECT_DOUBLE_EQ(adamwTail->endMs, tail->endMs + 1);
   EXPECT_DOUBLE_EQ(block->startMs, std::max(33.625, copyTail->endMs));
@@ -449,18 +451,23 @@ TEST(SimNodesTest, PlanReductionSitsBetweenGradientsAndAdamW) {
 }
 
 TEST(SimNodesTest, PlanReductionOverlapsThePreviousAdamW) {
-  // With a fast link and a slow AdamW, block_0's reduction starts when its gradients are on
-  // the host, not when the optimizer thread is free: 2 nodes, 1e-3 Gb/s (the tail: ~1 ms).
+  // With a fast link and a slow AdamW, block_0's reduction follows the tail's on the
+  // communication thread, not the optimizer thread's AdamW of the tail, which it overlaps:
+  // 2 nodes, 1e-3 Gb/s (the tail: ~2 ms). Both wait for the step's non-finite flags, known once
+  // block_0's gradients are on the host (33.625).
   const pb::Plan plan = testPlan();
   SimConfig config = testConfig(link(2, 1e-3)); // the default: a thread of their own
   config.optimizerMs = 8; // the tail's AdamW runs past block_0's gradients (33.625)
   const Timeline t = run(plan, config, 1);
   const Span *tail = find(t, "s0 adamw tail");
+  const Span *reduceTail = find(t, "s0 reduce tail");
   const Span *block = find(t, "s0 reduce block_0");
   ASSERT_NE(tail, nullptr) << describe(t);
+  ASSERT_NE(reduceTail, nullptr) << describe(t);
   ASSERT_NE(block, nullptr) << describe(t);
-  ASSERT_GT(tail->endMs, 33.625) << describe(t);
-  EXPECT_DOUBLE_EQ(block->startMs, 33.625) << describe(t);
+  EXPECT_DOUBLE_EQ(reduceTail->startMs, 33.625) << describe(t);
+  EXPECT_DOUBLE_EQ(block->startMs, reduceTail->endMs) << describe(t);
+  EXPECT_LT(block->startMs, tail->endMs) << describe(t);
   // On the optimizer thread (--node-reduce-on-optimizer) it waits for the tail's AdamW
   // instead.
   config.nodes.commThread = false;

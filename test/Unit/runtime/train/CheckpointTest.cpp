@@ -8,6 +8,7 @@
 
 #include "runtime/train/Checkpoint.h"
 
+#include "base/Checksum.h"
 #include "test/Unit/support/TempDirTest.h"
 
 #include <gtest/gtest.h>
@@ -77,6 +78,13 @@ protected:
     writeBytes(dir + "/checkpoint.json", text);
   }
 
+  /// Writes `j` as `dir`/checkpoint.json with a valid manifest checksum (an edited manifest
+  /// that is whole, so that the field checks behind the checksum are reached).
+  void writeSealedManifest(const std::string &dir, nlohmann::json j) {
+    j.erase("manifest_checksum");
+    writeManifest(dir, sealCheckpointManifest(j.dump(2)));
+  }
+
   void expectLoadError(const std::string &dir, StatusCode code, const std::string &message) {
     StatusOr<LoadedCheckpoint> ckpt = loadCheckpoint(dir);
     ASSERT_FALSE(ckpt.ok());
@@ -103,8 +111,13 @@ TEST_F(CheckpointTest, RoundTrip) {
 
   nlohmann::json manifest = nlohmann::json::parse(readBytes(dir + "/checkpoint.json"));
   EXPECT_EQ(manifest["format"], "rpc-checkpoint");
-  EXPECT_EQ(manifest["version"], 1);
+  EXPECT_EQ(manifest["version"], 2);
   EXPECT_EQ(manifest["step"], 7);
+  const std::string modelSum = manifest["checksums"]["model-step7.safetensors"];
+  const std::string optimizerSum = manifest["checksums"]["optimizer-step7.safetensors"];
+  EXPECT_EQ(modelSum, formatChecksum(checksumFile(dir + "/model-step7.safetensors").value()));
+  EXPECT_EQ(optimizerSum,
+            formatChecksum(checksumFile(dir + "/optimizer-step7.safetensors").value()));
   EXPECT_EQ(manifest["model"], "model-step7.safetensors");
   EXPECT_EQ(manifest["optimizer"], "optimizer-step7.safetensors");
   EXPECT_EQ(manifest["metadata"]["plan_hash"], "abc123");
@@ -308,32 +321,89 @@ TEST_F(CheckpointTest, LoadWrongFormatOrVersion) {
                   "\"format\" is \"pytorch-lightning\", expected \"rpc-checkpoint\"");
 
   j = good;
-  j["version"] = 2;
+  j["version"] = 3;
   writeManifest(dir, j.dump());
-  expectLoadError(dir, StatusCode::InvalidArgument, "\"version\" is 2, expected 1");
+  expectLoadError(dir, StatusCode::InvalidArgument, "\"version\" is 3, expected 2");
 
   j = good;
   j.erase("step");
-  writeManifest(dir, j.dump());
+  writeSealedManifest(dir, j);
   expectLoadError(dir, StatusCode::InvalidArgument, "\"step\" is missing");
 
   j = good;
   j["step"] = -3;
-  writeManifest(dir, j.dump());
+  writeSealedManifest(dir, j);
   expectLoadError(dir, StatusCode::InvalidArgument, "\"step\" is -3");
 
   j = good;
   j["metadata"]["seed"] = 42;
-  writeManifest(dir, j.dump());
+  writeSealedManifest(dir, j);
   expectLoadError(dir, StatusCode::InvalidArgument, "\"metadata\" entry 'seed' is 42");
 
   j = good;
   j["optimizer"] = 7;
-  writeManifest(dir, j.dump());
+  writeSealedManifest(dir, j);
   expectLoadError(dir, StatusCode::InvalidArgument, "\"optimizer\" is 7");
 
-  writeManifest(dir, good.dump());
+  writeSealedManifest(dir, good);
   EXPECT_TRUE(loadCheckpoint(dir).ok());
+}
+
+// Every file of a checkpoint proves it is whole: one byte changed anywhere in any of the three
+// files is refused (never loaded), naming the damaged file.
+TEST_F(CheckpointTest, LoadRefusesAnyChangedByte) {
+  const std::string dir = path("c");
+  ASSERT_TRUE(saveCheckpoint(dir, makeData(3)).ok());
+  for (const char *name :
+       {"model-step3.safetensors", "optimizer-step3.safetensors", "checkpoint.json"}) {
+    const std::string file = dir + "/" + name;
+    const std::string good = readBytes(file);
+    for (size_t at = 0; at < good.size(); ++at) {
+      std::string bad = good;
+      bad[at] = static_cast<char>(bad[at] ^ 0x01);
+      writeBytes(file, bad);
+      StatusOr<LoadedCheckpoint> ckpt = loadCheckpoint(dir);
+      ASSERT_FALSE(ckpt.ok()) << name << " byte " << at;
+      const StatusCode code = ckpt.status().code();
+      EXPECT_TRUE(code == StatusCode::DataLoss || code == StatusCode::InvalidArgument)
+          << name << " byte " << at << ": " << ckpt.status().toString();
+      if (std::string(name) != "checkpoint.json")
+        EXPECT_NE(ckpt.status().message().find(std::string(name) + "' is damaged"),
+                  std::string::npos)
+            << ckpt.status().message();
+    }
+    writeBytes(file, good);
+  }
+  EXPECT_TRUE(loadCheckpoint(dir).ok());
+}
+
+// A version 1 checkpoint (written before checksums) still loads; one that claims version 1
+// but carries checksums is a damaged version 2.
+TEST_F(CheckpointTest, LoadsVersionOneWithoutChecksums) {
+  const std::string dir = path("c");
+  ASSERT_TRUE(saveCheckpoint(dir, makeData(2)).ok());
+  nlohmann::json j = nlohmann::json::parse(readBytes(dir + "/checkpoint.json"));
+  j["version"] = 1;
+  writeManifest(dir, j.dump());
+  expectLoadError(dir, StatusCode::DataLoss, "a version 1 checkpoint has no checksums");
+  j.erase("checksums");
+  j.erase("manifest_checksum");
+  writeManifest(dir, j.dump());
+  StatusOr<LoadedCheckpoint> ckpt = loadCheckpoint(dir);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().toString();
+  EXPECT_EQ(ckpt->step, 2);
+}
+
+// A save that fails after writing its model file removes it: nothing of the failed generation
+// stays beside the committed checkpoint.
+TEST_F(CheckpointTest, FailedSaveLeavesNothingOfItsGeneration) {
+  const std::string dir = path("ckpt");
+  ASSERT_TRUE(saveCheckpoint(dir, makeData(1)).ok());
+  CheckpointData bad = makeData(2);
+  bad.optimizer.push_back(bad.optimizer.front()); // fails after the model file is written
+  ASSERT_FALSE(saveCheckpoint(dir, bad).ok());
+  EXPECT_EQ(listDir(dir), (std::vector<std::string>{"checkpoint.json", "model-step1.safetensors",
+                                                    "optimizer-step1.safetensors"}));
 }
 
 TEST_F(CheckpointTest, LoadRefusesPathTraversal) {
@@ -346,7 +416,7 @@ TEST_F(CheckpointTest, LoadRefusesPathTraversal) {
                            "/etc/passwd", ".", ""}) {
     nlohmann::json j = good;
     j["model"] = name;
-    writeManifest(dir, j.dump());
+    writeSealedManifest(dir, j);
     expectLoadError(dir, StatusCode::InvalidArgument, "expected a plain file name");
   }
 }

@@ -22,6 +22,7 @@
 #include "kernels/cuda/ElementwiseOps.h"
 #include "kernels/cuda/HostReplay.h"
 #include "kernels/cuda/Layout.h"
+#include "test/Unit/kernels/cuda/GradientCheckTestUtil.h"
 #include "base/Float16.h"
 #include "base/HostTensor.h"
 
@@ -236,6 +237,23 @@ TEST(CudaElementwiseHost, AccumulateAddsInOrder) {
     ops::accumulateAt<DType::BF16>(h.data(), acc2.data(), /*first=*/false, i);
   EXPECT_EQ(acc2[0], 1.5f);
   EXPECT_EQ(acc2[1], -2.0f);
+}
+
+// The replay (the kernel's per-element body) flags exactly the arrays holding an inf or NaN.
+TEST(CudaElementwiseHost, GradientCheckFlagsExactlyTheNonFiniteArrays) {
+  std::mt19937 rng(5);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{4096}, size_t{100003}}) {
+    const std::vector<float> finite = test::finiteGradients(n, rng);
+    EXPECT_EQ(test::replayFlag(finite), 0u) << n;
+    for (float bad : test::kNonFinite)
+      for (size_t at : {size_t{0}, n / 2, n - 1}) {
+        if (n == 0)
+          continue;
+        std::vector<float> x = finite;
+        x[at] = bad;
+        EXPECT_EQ(test::replayFlag(x), 1u) << n << " at " << at << " " << bad;
+      }
+  }
 }
 
 TEST(CudaLayoutHost, TransposeExpandConcatSplitMatchCpu) {

@@ -224,5 +224,46 @@ TEST(AccumulateGradientTest, FirstCopiesThenAddsInFloat) {
   EXPECT_EQ(acc[0], 1.5f);
 }
 
+// The non-finite checks ride on passes the step makes anyway: each gives the same bits as the
+// plain copy / sum and says whether every value is finite (an overflow of a sum included), for
+// every length around the check's block size.
+TEST(GradientCheckTest, CopiesAndSumsAsThePlainPassesAndFlagsNonFinite) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float big = std::numeric_limits<float>::max();
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{4095}, int64_t{4096}, int64_t{10000}}) {
+    std::vector<float> g(static_cast<size_t>(n)), acc(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      g[static_cast<size_t>(i)] = static_cast<float>(i % 7) - 3.25f;
+      acc[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i % 5);
+    }
+    EXPECT_TRUE(allFinite(g.data(), n)) << n;
+    std::vector<float> copy(static_cast<size_t>(n), -1.0f);
+    EXPECT_TRUE(copyCheckingFinite(copy.data(), g.data(), n)) << n;
+    EXPECT_EQ(copy, g) << n;
+    std::vector<float> sum = acc, plain = acc;
+    EXPECT_TRUE(addCheckingFinite(sum.data(), g.data(), n)) << n;
+    accumulateGradient(plain.data(), g.data(), n, /*first=*/false);
+    EXPECT_EQ(sum, plain) << n;
+    if (n == 0)
+      continue;
+    for (float bad : {inf, -inf, nan})
+      for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+        std::vector<float> x = g;
+        x[static_cast<size_t>(at)] = bad;
+        EXPECT_FALSE(allFinite(x.data(), n)) << n << " at " << at;
+        EXPECT_FALSE(copyCheckingFinite(copy.data(), x.data(), n)) << n << " at " << at;
+        std::vector<float> s2 = acc;
+        EXPECT_FALSE(addCheckingFinite(s2.data(), x.data(), n)) << n << " at " << at;
+      }
+    // Two finite values whose float sum overflows.
+    std::vector<float> a(static_cast<size_t>(n), 1.0f), b(static_cast<size_t>(n), 1.0f);
+    a[static_cast<size_t>(n - 1)] = big;
+    b[static_cast<size_t>(n - 1)] = big;
+    EXPECT_TRUE(allFinite(b.data(), n));
+    EXPECT_FALSE(addCheckingFinite(a.data(), b.data(), n)) << n;
+  }
+}
+
 } // namespace
 } // namespace rp::runtime

@@ -10,11 +10,12 @@
 // or PMIX_SIZE, in that order. Training then initialises MPI; no flag is needed.
 //
 // Threads: MPI is initialised with MPI_THREAD_MULTIPLE (at least MPI_THREAD_SERIALIZED must be
-// provided). During training, every collective runs on the executor's optimizer thread
-// (RankReducer, on its own duplicated communicator); the main thread's only collective, the
-// launch check (allGatherWords, another duplicated communicator), runs before that thread
-// starts. MULTIPLE lets abort() come from the main thread while the optimizer thread blocks in
-// a reduction (docs/DECISIONS.md).
+// provided). During training, the reductions and gathers run on one executor thread (the
+// communication thread, else the optimizer thread; RankReducer, on its own duplicated
+// communicator). The main thread's collectives use another duplicated communicator: the
+// launch check (allGatherWords), before the executor starts, and with MPI_THREAD_MULTIPLE the
+// per-step stop agreement (maxOverRanks) while it runs. MULTIPLE also lets abort() come from the
+// main thread while an executor thread blocks in a reduction (docs/DECISIONS.md).
 //
 // Reduction order: sumInRankOrder is a chain, rank 0 -> 1 -> ... -> R-1 in chunks of 1 Mi
 // floats, rank q adding its values to the partial sum it received ((x_0 + x_1) + x_2) + ...;

@@ -5,12 +5,8 @@ nn.Parameters of shape [] and [1], exported by both exporters, with a PyTorch si
     scalar_params.py OUT_DIR       (needs torch and onnx: examples/export/requirements.txt)
 
 writes OUT_DIR/dynamo and OUT_DIR/torchscript (the committed copies are
-Inputs/scalar-params/), each with
-    model.onnx              forward(input_ids [2, 8], labels [2, 8]) -> loss, as
-                            examples/export/export_model.py exports (dynamo: optimize=False;
-                            TorchScript: TRAINING mode, do_constant_folding=False)
-    reference.safetensors   input.input_ids, input.labels, loss, grad.<param> for every
-                            parameter (export_model.py's sidecar layout)
+Inputs/scalar-params/), each with model.onnx (forward(input_ids [2, 8], labels [2, 8]) ->
+loss) and reference.safetensors (export_model.py's sidecar layout; torch_fixture.py).
 
 The model: an embedding, two blocks `layers.N` (x + gate * down(h * sigmoid(beta * h)),
 h = up(x): a Swish with a learnable coefficient `beta` of shape [1] and a learnable residual
@@ -22,12 +18,12 @@ it). As export_model.py does, the TorchScript model lists its buffers in the met
 `rp.buffers`; the dynamo model does not, so that the importer must take the exporter's own
 annotations (frontends/onnx/Initializers.h).
 """
-import os
 import sys
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file
+
+from torch_fixture import export_both
 
 V, D, FF, LAYERS, B, S = 48, 16, 32, 2, 2, 8
 
@@ -65,48 +61,8 @@ class TinyLM(torch.nn.Module):
 
 
 def main():
-    out = sys.argv[1]
     torch.manual_seed(0)
-    model = TinyLM().train()
-    gen = torch.Generator().manual_seed(1)
-    window = torch.randint(0, V, (B, S + 1), generator=gen)
-    input_ids, labels = window[:, :-1].contiguous(), window[:, 1:].contiguous()
-    kwargs = dict(input_names=["input_ids", "labels"], output_names=["loss"])
-    import onnx  # after torch: the exporter imports its own onnx
-
-    for exporter in ["dynamo", "torchscript"]:
-        directory = os.path.join(out, exporter)
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, "model.onnx")
-        if exporter == "dynamo":
-            program = torch.onnx.export(model, (input_ids, labels), dynamo=True, optimize=False,
-                                        external_data=False, **kwargs)
-            program.save(path, external_data=False)
-        else:
-            torch.onnx.export(model, (input_ids, labels), path, dynamo=False,
-                              training=torch.onnx.TrainingMode.TRAINING,
-                              do_constant_folding=False, **kwargs)
-        onnx_model = onnx.load(path)
-        # The dynamo exporter's node metadata (stack traces, FX nodes, scopes) is not needed.
-        for node in onnx_model.graph.node:
-            del node.metadata_props[:]
-        buffers = {n for n, _ in model.named_buffers()}
-        listed = sorted(i.name for i in onnx_model.graph.initializer if i.name in buffers)
-        if exporter == "torchscript" and listed:
-            entry = onnx_model.metadata_props.add()
-            entry.key, entry.value = "rp.buffers", ",".join(listed)
-        onnx.save(onnx_model, path)
-
-        model.zero_grad()
-        loss = model(input_ids, labels)
-        loss.backward()
-        sidecar = {"input.input_ids": input_ids, "input.labels": labels,
-                   "loss": loss.detach().reshape(())}
-        for name, param in model.named_parameters():
-            sidecar["grad." + name] = param.grad.detach().contiguous()
-        save_file(sidecar, os.path.join(directory, "reference.safetensors"),
-                  metadata={"exporter": exporter, "torch": torch.__version__})
-        print(exporter, f"loss {loss.item():.6f}", "buffers listed:", listed)
+    export_both(TinyLM().train(), V, B, S, sys.argv[1], list_buffers=["torchscript"])
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@
 //     + - * / sqrt and comparisons match the CPU bit for bit; exp, log, tanh, erf, pow use
 //     CUDA's double libm (<= 2 ulp in double), so after rounding to f32 they match the CPU in
 //     all but rare halfway cases. f16 and bf16 compute in float.
-//   - integer division by zero writes 0 (a kernel cannot return an error; the CPU kernel
-//     reports InvalidArgument). Integer arithmetic wraps, as on the CPU.
+//   - integer division and remainder (mod) by zero write 0 (a kernel cannot return an error;
+//     the CPU kernel reports InvalidArgument). Integer arithmetic wraps, as on the CPU.
+//   - softplus and floor are float ops; mod's float remainder is fmod, exact, and its one
+//     addition (the sign of the divisor) rounds once: bit-identical to the CPU.
 // Types: unary float ops take f32, f16, bf16, f64; neg and relu also i64, i32; logical_not
 // i1. Binary arithmetic takes f32, f16, bf16, f64, i64, i32; logic i1; comparisons any of
 // those (result i1). `where`: cond i1, values any dtype.

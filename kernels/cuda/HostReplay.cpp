@@ -216,6 +216,40 @@ void scatterElementsAdd(const ScatterElementsAddPlan &p, const void *updates, co
   });
 }
 
+void scatter(const ScatterPlan &p, const void *data, const void *indices, const void *updates,
+             void *out, void *workspace) {
+  int64_t *last = static_cast<int64_t *>(workspace);
+  std::fill(last, last + p.size, int64_t(-1));
+  visitIndex(p.index.dtype, [&](auto index) {
+    for (int64_t j = 0; j < p.count; ++j)
+      scatterLastAt<decltype(index)::value>(p, indices, last, j);
+  });
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
+    for (int64_t e = 0; e < p.numel; ++e)
+      scatterAt<decltype(bits)>(p, data, updates, last, out, e);
+  });
+}
+
+void scatterElements(const ScatterElementsPlan &p, const void *data, const void *indices,
+                     const void *updates, void *out) {
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
+    visitIndex(p.index.dtype, [&](auto index) {
+      for (int64_t e = 0; e < p.numel; ++e)
+        scatterElementsAt<decltype(bits), decltype(index)::value>(p, data, updates, indices, out,
+                                                                  e);
+    });
+  });
+}
+
+void cumsum(const CumSumPlan &p, const void *x, void *out) {
+  visitDType(p.dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    if constexpr (D != DType::I1)
+      for (int64_t lane = 0; lane < p.lanes; ++lane)
+        cumsumLaneAt<D>(p, x, out, lane);
+  });
+}
+
 void range(const RangePlan &p, void *out) {
   visitDType(p.dtype, [&](auto d) {
     constexpr DType D = decltype(d)::value;

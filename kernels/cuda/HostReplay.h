@@ -24,6 +24,7 @@
 
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/CrossEntropy.h"
+#include "kernels/cuda/CumSum.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Fused.h"
 #include "kernels/cuda/Gather.h"

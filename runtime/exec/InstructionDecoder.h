@@ -219,6 +219,15 @@ public:
         return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
                     " like operand 0");
       return okStatus();
+    case DTypeRule::Scatter:
+      RP_RETURN_IF_ERROR(indices(1));
+      if (operands_[2].dtype != operands_[0].dtype)
+        return fail(item(false, 2) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      if (results_[0].dtype != operands_[0].dtype)
+        return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      return okStatus();
     case DTypeRule::LinearLoss: {
       RP_RETURN_IF_ERROR(indices(2));
       const DType want = operands_[0].dtype;
@@ -433,9 +442,10 @@ template <typename Table, typename UnaryBuilder, typename BinaryBuilder>
 void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   using U = kernels::UnaryKind;
   using B = kernels::BinaryKind;
-  // Every kind but gelu's and the comparisons' is named as its kernel id (kernels/OpKinds.h).
+  // Every kind but gelu's, the comparisons' and mod's is named as its kernel id
+  // (kernels/OpKinds.h); mod's `fmod` flag picks Mod or Fmod.
   for (U kind : {U::Sqrt, U::Reciprocal, U::Exp, U::Log, U::Tanh, U::Sigmoid, U::Erf, U::Silu,
-                 U::Neg, U::Relu, U::LogicalNot})
+                 U::Softplus, U::Floor, U::Neg, U::Relu, U::LogicalNot})
     t.push_back({kernels::unaryKindName(kind), unary(kind)});
   for (B kind : {B::Add, B::Sub, B::Mul, B::Div, B::Pow, B::And, B::Or})
     t.push_back({kernels::binaryKindName(kind), binary(kind)});
@@ -446,6 +456,9 @@ void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   t.push_back({"compare", [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
                  RP_ASSIGN_OR_RETURN(B kind, comparePredicate(d));
                  return binary(kind)(d);
+               }});
+  t.push_back({"mod", [binary](const Decoder &d) -> decltype(binary(B::Mod)(d)) {
+                 return binary(d.flag("fmod") ? B::Fmod : B::Mod)(d);
                }});
 }
 

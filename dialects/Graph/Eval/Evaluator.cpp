@@ -7,6 +7,7 @@
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
+#include "kernels/cpu/CumSum.h"
 #include "kernels/cpu/LinearCrossEntropy.h"
 #include "kernels/cpu/Elementwise.h"
 #include "kernels/cpu/Fused.h"
@@ -93,6 +94,8 @@ std::optional<cpu::UnaryKind> unaryKind(Operation *op) {
       .Case<SigmoidOp>([](auto) { return cpu::UnaryKind::Sigmoid; })
       .Case<ErfOp>([](auto) { return cpu::UnaryKind::Erf; })
       .Case<SiluOp>([](auto) { return cpu::UnaryKind::Silu; })
+      .Case<SoftplusOp>([](auto) { return cpu::UnaryKind::Softplus; })
+      .Case<FloorOp>([](auto) { return cpu::UnaryKind::Floor; })
       .Case<NegOp>([](auto) { return cpu::UnaryKind::Neg; })
       .Case<ReluOp>([](auto) { return cpu::UnaryKind::Relu; })
       .Case<LogicalNotOp>([](auto) { return cpu::UnaryKind::LogicalNot; })
@@ -110,6 +113,9 @@ std::optional<cpu::BinaryKind> binaryKind(Operation *op) {
       .Case<MulOp>([](auto) { return cpu::BinaryKind::Mul; })
       .Case<DivOp>([](auto) { return cpu::BinaryKind::Div; })
       .Case<PowOp>([](auto) { return cpu::BinaryKind::Pow; })
+      .Case<ModOp>([](ModOp m) {
+        return m.getFmod() ? cpu::BinaryKind::Fmod : cpu::BinaryKind::Mod;
+      })
       .Case<LogicalAndOp>([](auto) { return cpu::BinaryKind::And; })
       .Case<LogicalOrOp>([](auto) { return cpu::BinaryKind::Or; })
       .Case<CompareOp>([](CompareOp c) {
@@ -225,6 +231,9 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::softmax(operand(0), s.getAxisAttr().getInt(), /*log=*/false, out[0]);
   } else if (auto s = dyn_cast<LogSoftmaxOp>(op)) {
     status = cpu::softmax(operand(0), s.getAxisAttr().getInt(), /*log=*/true, out[0]);
+  } else if (auto c = dyn_cast<CumSumOp>(op)) {
+    status = cpu::cumsum(operand(0), c.getAxisAttr().getInt(), c.getExclusive(), c.getReverse(),
+                         out[0]);
   } else if (auto n = dyn_cast<LayerNormOp>(op)) {
     status = cpu::layerNorm(operand(0), operand(1), n.getBias() ? in[2] : nullptr,
                             n.getAxisAttr().getInt(), n.getEpsilon().convertToDouble(), out[0]);
@@ -300,6 +309,11 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::scatterAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
   } else if (auto sc = dyn_cast<ScatterElementsAddOp>(op)) {
     status = cpu::scatterElementsAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<ScatterOp>(op)) {
+    status = cpu::scatter(operand(0), operand(1), operand(2), sc.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<ScatterElementsOp>(op)) {
+    status = cpu::scatterElements(operand(0), operand(1), operand(2), sc.getAxisAttr().getInt(),
+                                  out[0]);
   } else if (auto sc = dyn_cast<SliceScatterOp>(op)) {
     status = cpu::sliceScatter(operand(0), vec(sc.getAxes()), vec(sc.getStarts()),
                                vec(sc.getEnds()), vec(sc.getSteps()), out[0]);

@@ -752,6 +752,88 @@ func.func @scatter_elements_indices(%u: tensor<16x1xf32>, %i: tensor<16x2xi64>) 
 
 // -----
 
+// scatter's updates have the shape a gather of the data by the indices has.
+func.func @scatter_updates(%d: tensor<64x128xf32>, %i: tensor<16xi64>, %u: tensor<8x128xf32>) {
+  // expected-error @+1 {{'graph.scatter' op expected an update of shape [16, 128] for the result 'tensor<64x128xf32>', got [8, 128]}}
+  %0 = graph.scatter %d, %i, %u {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<8x128xf32>) -> tensor<64x128xf32>
+  return
+}
+
+// -----
+
+// scatter's updates have the data's element type.
+func.func @scatter_element_type(%d: tensor<64x128xf32>, %i: tensor<16xi64>, %u: tensor<16x128xbf16>) {
+  // expected-error @+1 {{'graph.scatter' op expected result element type 'bf16', got 'f32'}}
+  %0 = graph.scatter %d, %i, %u {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xbf16>) -> tensor<64x128xf32>
+  return
+}
+
+// -----
+
+// scatter's result has the data's type.
+func.func @scatter_result(%d: tensor<64x128xf32>, %i: tensor<16xi64>, %u: tensor<16x128xf32>) {
+  // expected-error @+1 {{'graph.scatter' op failed to verify that all of {data, result} have same type}}
+  %0 = graph.scatter %d, %i, %u {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// scatter_elements' indices have the updates' shape.
+func.func @scatter_elements_indices(%d: tensor<32x8xf32>, %i: tensor<32x3xi64>, %u: tensor<32x2xf32>) {
+  // expected-error @+1 {{'graph.scatter_elements' op expected indices of the updates' shape [32, 2], got [32, 3]}}
+  %0 = graph.scatter_elements %d, %i, %u {axis = 1 : i64} : (tensor<32x8xf32>, tensor<32x3xi64>, tensor<32x2xf32>) -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+// scatter_elements' updates fit the data but along the axis.
+func.func @scatter_elements_fit(%d: tensor<32x8xf32>, %i: tensor<33x2xi64>, %u: tensor<33x2xf32>) {
+  // expected-error @+1 {{'graph.scatter_elements' op}}
+  %0 = graph.scatter_elements %d, %i, %u {axis = 1 : i64} : (tensor<32x8xf32>, tensor<33x2xi64>, tensor<33x2xf32>) -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+// cumsum's axis is within the rank.
+func.func @cumsum_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'graph.cumsum' op expected axis in [0, 2), got 2}}
+  %0 = graph.cumsum %x {axis = 2 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// cumsum takes numbers, not booleans.
+func.func @cumsum_bool(%x: tensor<2x8xi1>) {
+  // expected-error @+1 {{'graph.cumsum' op operand #0 must be}}
+  %0 = graph.cumsum %x {axis = 1 : i64} : tensor<2x8xi1>
+  return
+}
+
+// -----
+
+// mod's operands have one element type.
+func.func @mod_types(%a: tensor<8xi64>, %b: tensor<8xi32>) {
+  // expected-error @+2 {{'graph.mod' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.mod' op expected operands to have the same element type, got 'i64' and 'i32'}}
+  %0 = graph.mod %a, %b : (tensor<8xi64>, tensor<8xi32>) -> tensor<8xi64>
+  return
+}
+
+// -----
+
+// softplus and floor take floating-point tensors.
+func.func @floor_int(%x: tensor<8xi64>) {
+  // expected-error @+1 {{'graph.floor' op operand #0 must be}}
+  %0 = graph.floor %x : tensor<8xi64>
+  return
+}
+
+// -----
+
 // slice_scatter's update has the slice's shape.
 func.func @slice_scatter_shape(%u: tensor<2x4xf32>) {
   // expected-error @+1 {{'graph.slice_scatter' op expected an update of shape [2, 8] for the result 'tensor<2x16xf32>', got [2, 4]}}

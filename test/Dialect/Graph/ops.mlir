@@ -60,6 +60,10 @@ func.func @unary(%x: tensor<2x8xf32>, %i: tensor<4xi64>, %m: tensor<8x8xi1>, %h:
   %11 = graph.gelu exact %x : tensor<2x8xf32>
   // CHECK: graph.gelu tanh %[[H]] : tensor<2x8xbf16>
   %12 = graph.gelu tanh %h : tensor<2x8xbf16>
+  // CHECK: graph.softplus %[[X]] : tensor<2x8xf32>
+  %13 = graph.softplus %x : tensor<2x8xf32>
+  // CHECK: graph.floor %[[H]] : tensor<2x8xbf16>
+  %14 = graph.floor %h : tensor<2x8xbf16>
   return
 }
 
@@ -91,6 +95,10 @@ func.func @binary(%a: tensor<2x8x64xf32>, %b: tensor<64xf32>, %i: tensor<8x1xi64
   %10 = graph.compare gt, %b, %b : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xi1>
   // CHECK: graph.compare ge, %[[I]], %[[J]]
   %11 = graph.compare ge, %i, %j : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi1>
+  // CHECK: graph.mod %[[I]], %[[J]] : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi64>
+  %12 = graph.mod %i, %j : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi64>
+  // CHECK: graph.mod %[[A]], %[[B]] {fmod} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  %13 = graph.mod %a, %b {fmod} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
   return
 }
 
@@ -242,6 +250,25 @@ func.func @scatters(%dh: tensor<2x8x64xf32>, %ids: tensor<2x8xi64>, %dp: tensor<
   %1 = graph.scatter_elements_add %dp, %labels {axis = 1 : i64} : (tensor<16x1xf32>, tensor<16x1xi64>) -> tensor<16x256xf32>
   // CHECK: graph.slice_scatter %{{.+}} {axes = array<i64: 3>, ends = array<i64: 16>, starts = array<i64: 8>, steps = array<i64: 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
   %2 = graph.slice_scatter %dy {axes = array<i64: 3>, starts = array<i64: 8>, ends = array<i64: 16>, steps = array<i64: 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @overwriting_scatters
+func.func @overwriting_scatters(%k: tensor<64x128xf32>, %rows: tensor<16xi64>, %rot: tensor<16x128xf32>,
+                                %mask: tensor<32x8xi1>, %top: tensor<32x2xi32>, %on: tensor<32x2xi1>) {
+  // CHECK: graph.scatter %{{.+}}, %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x128xf32>
+  %0 = graph.scatter %k, %rows, %rot {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x128xf32>
+  // CHECK: graph.scatter_elements %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<32x8xi1>, tensor<32x2xi32>, tensor<32x2xi1>) -> tensor<32x8xi1>
+  %1 = graph.scatter_elements %mask, %top, %on {axis = 1 : i64} : (tensor<32x8xi1>, tensor<32x2xi32>, tensor<32x2xi1>) -> tensor<32x8xi1>
+  return
+}
+
+// CHECK-LABEL: func.func @cumsum
+func.func @cumsum(%mask: tensor<2x8xi64>, %x: tensor<16x4xf32>) {
+  // CHECK: graph.cumsum %{{.+}} {axis = 1 : i64} : tensor<2x8xi64>
+  %0 = graph.cumsum %mask {axis = 1 : i64} : tensor<2x8xi64>
+  // CHECK: graph.cumsum %{{.+}} {axis = 0 : i64, exclusive, reverse} : tensor<16x4xf32>
+  %1 = graph.cumsum %x {axis = 0 : i64, exclusive, reverse} : tensor<16x4xf32>
   return
 }
 

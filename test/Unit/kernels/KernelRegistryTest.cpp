@@ -30,7 +30,7 @@ TEST(KernelRegistryTest, IdsAreUniqueAndWellFormed) {
     EXPECT_EQ(findKernel(k.id), &k);
   }
   // Every graph op but param, load_param and constant, plus copy.
-  EXPECT_EQ(allKernels().size(), 57u);
+  EXPECT_EQ(allKernels().size(), 63u);
 }
 
 TEST(KernelRegistryTest, Entries) {
@@ -116,6 +116,27 @@ TEST(KernelRegistryTest, Entries) {
   EXPECT_FALSE(findKernel("reduce_sum")->findAttr("keepdims")->required);
   EXPECT_EQ(findKernel("range")->minOperands, 0);
   EXPECT_EQ(findKernel("range")->findAttr("delta")->kind, AttrKind::IntOrFloat);
+
+  // ONNX Mod's fmod, CumSum's exclusive and reverse: optional bools; the overwriting scatters
+  // take data, indices and updates.
+  EXPECT_EQ(findKernel("mod")->findAttr("fmod")->kind, AttrKind::Bool);
+  EXPECT_FALSE(findKernel("mod")->findAttr("fmod")->required);
+  const KernelInfo *cumsum = findKernel("cumsum");
+  ASSERT_NE(cumsum, nullptr);
+  EXPECT_TRUE(cumsum->findAttr("axis")->required);
+  for (const char *flag : {"exclusive", "reverse"}) {
+    EXPECT_EQ(cumsum->findAttr(flag)->kind, AttrKind::Bool) << flag;
+    EXPECT_FALSE(cumsum->findAttr(flag)->required) << flag;
+  }
+  for (const char *id : {"scatter", "scatter_elements"}) {
+    const KernelInfo *k = findKernel(id);
+    ASSERT_NE(k, nullptr) << id;
+    EXPECT_TRUE(k->acceptsOperands(3)) << id;
+    EXPECT_FALSE(k->acceptsOperands(2)) << id;
+    EXPECT_EQ(k->dtypes, DTypeRule::Scatter) << id;
+  }
+  EXPECT_EQ(findKernel("softplus")->dtypes, DTypeRule::Float);
+  EXPECT_EQ(findKernel("floor")->dtypes, DTypeRule::Float);
 
   const KernelInfo *copy = findKernel("copy");
   ASSERT_NE(copy, nullptr);

@@ -45,6 +45,8 @@ std::vector<UnaryCase> floatUnaryCases() {
        [pi](double x) {
          return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
        }},
+      {UnaryKind::Softplus, -30.0, 30.0, [](double x) { return std::log1p(std::exp(x)); }},
+      {UnaryKind::Floor, -5.0, 5.0, [](double x) { return std::floor(x); }},
       {UnaryKind::Neg, -3.0, 3.0, [](double x) { return -x; }},
       {UnaryKind::Relu, -3.0, 3.0, [](double x) { return x > 0 ? x : 0.0; }},
   };
@@ -83,6 +85,24 @@ TEST(CpuUnary, SigmoidIsStableForLargeInputs) {
   HostTensor outd = poisoned(DType::F64, {2});
   ASSERT_OK(unary(UnaryKind::Sigmoid, xd, outd));
   expectClose(outd, {0.0, 1.0}, kF64);
+}
+
+// Softplus neither overflows for large inputs nor loses the tiny values of very negative
+// ones (log(1 + exp(x)) computed literally gives inf and 0 there); floor keeps NaN, infinities
+// and -0.
+TEST(CpuUnary, SoftplusTailsAndFloorSpecialValues) {
+  for (DType t : kFloatDTypes) {
+    HostTensor x = tensor(t, {5}, {-800.0, -50.0, 0.0, 50.0, 800.0});
+    HostTensor out = poisoned(t, {5});
+    ASSERT_OK(unary(UnaryKind::Softplus, x, out));
+    expectClose(out, {0.0, std::exp(-50.0), std::log(2.0), 50.0, 800.0}, toleranceFor(t));
+    EXPECT_GT(get(out, 1), 0.0);
+  }
+  HostTensor y = tensor(DType::F64, {6}, {NAN, INFINITY, -INFINITY, -0.0, -0.5, 2.5});
+  HostTensor out = poisoned(DType::F64, {6});
+  ASSERT_OK(unary(UnaryKind::Floor, y, out));
+  expectEqual(out, {NAN, INFINITY, -INFINITY, -0.0, -1.0, 2.0});
+  EXPECT_TRUE(std::signbit(out.data<double>()[3]));
 }
 
 // Relu keeps NaN (PyTorch); sqrt and log of negatives are NaN.
@@ -295,6 +315,51 @@ TEST(CpuBinary, IntegerPow) {
   EXPECT_EQ(out.data<int64_t>()[0], 4052555153018976267); // 3^39 < 2^63, not representable in f64
 }
 
+// mod: the sign of the divisor (Python's %, torch.remainder) and with fmod the sign of the
+// dividend (C's fmod, torch.fmod), for integers (exact; x mod -1 is 0, also for INT_MIN) and
+// floats (numpy's mod and fmod).
+TEST(CpuBinary, ModAndFmod) {
+  for (DType t : {DType::I64, DType::I32}) {
+    HostTensor a = tensor(t, {7}, {7, -7, 7, -7, 6, 0, 5});
+    HostTensor b = tensor(t, {7}, {3, 3, -3, -3, 3, 4, -1});
+    HostTensor out = poisoned(t, {7});
+    ASSERT_OK(binary(BinaryKind::Mod, a, b, out));
+    expectEqual(out, {1, 2, -2, -1, 0, 0, 0});
+    ASSERT_OK(binary(BinaryKind::Fmod, a, b, out));
+    expectEqual(out, {1, -1, 1, -1, 0, 0, 0});
+  }
+  HostTensor m(DType::I64, {1}), neg1 = tensor(DType::I64, {1}, {-1});
+  HostTensor mo = poisoned(DType::I64, {1});
+  m.data<int64_t>()[0] = std::numeric_limits<int64_t>::min();
+  ASSERT_OK(binary(BinaryKind::Mod, m, neg1, mo));
+  EXPECT_EQ(mo.data<int64_t>()[0], 0);
+  std::mt19937 rng(9);
+  for (DType t : kFloatDTypes)
+    for (const BroadcastCase &c : kBroadcastCases) {
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " " + base::formatShape(c.a) + " with " +
+                   base::formatShape(c.b));
+      HostTensor a = randomTensor(t, c.a, rng, -10.0, 10.0);
+      HostTensor b = randomTensor(t, c.b, rng, 0.5, 3.0);
+      for (int64_t i = 0; i < b.numElements(); i += 2) // divisors of both signs
+        set(b, i, -get(b, i));
+      HostTensor out = poisoned(t, c.out);
+      ASSERT_OK(binary(BinaryKind::Mod, a, b, out));
+      auto floored = [](double x, double y) {
+        double r = std::fmod(x, y);
+        return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+      };
+      expectClose(out, refBinary(floored, a, b, c.out), toleranceFor(t));
+      ASSERT_OK(binary(BinaryKind::Fmod, a, b, out));
+      expectClose(out, refBinary([](double x, double y) { return std::fmod(x, y); }, a, b, c.out),
+                  toleranceFor(t));
+    }
+  HostTensor fa = tensor(DType::F32, {4}, {5.5, -5.5, 1, 1});
+  HostTensor fb = tensor(DType::F32, {4}, {2, 2, 0, INFINITY});
+  HostTensor fo = poisoned(DType::F32, {4});
+  ASSERT_OK(binary(BinaryKind::Mod, fa, fb, fo));
+  expectEqual(fo, {1.5, 0.5, NAN, 1});
+}
+
 // Integer division by zero is an error naming the element.
 TEST(CpuBinary, IntegerDivisionByZero) {
   HostTensor a = tensor(DType::I32, {2, 2}, {1, 2, 3, 4});
@@ -302,6 +367,10 @@ TEST(CpuBinary, IntegerDivisionByZero) {
   HostTensor out(DType::I32, {2, 2});
   EXPECT_ERROR(binary(BinaryKind::Div, a, b, out), StatusCode::InvalidArgument,
                "div: integer division by zero: rhs element [1, 0] of i32[2, 2] is 0");
+  EXPECT_ERROR(binary(BinaryKind::Mod, a, b, out), StatusCode::InvalidArgument,
+               "mod: integer division by zero: rhs element [1, 0] of i32[2, 2] is 0");
+  EXPECT_ERROR(binary(BinaryKind::Fmod, a, b, out), StatusCode::InvalidArgument,
+               "mod: integer division by zero: rhs element [1, 0] of i32[2, 2] is 0");
   // Float division by zero is IEEE.
   HostTensor fa = tensor(DType::F32, {3}, {1, -1, 0});
   HostTensor fb = tensor(DType::F32, {3}, {0, 0, 0});

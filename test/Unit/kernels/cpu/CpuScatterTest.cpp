@@ -1,7 +1,9 @@
-//===- CpuScatterTest.cpp - scatter_add, scatter_elements_add, slice_scatter ===//
+//===- CpuScatterTest.cpp - the scatters ----------------------------------===//
 //
-// The scatters are the transposes of gather, gather_elements and slice, so
-// each is checked three ways: against a naive float64 reference (every
+// scatter and scatter_elements overwrite: they are checked against a naive reference (the
+// updates written in row-major order, so a repeated target keeps the last), on hand-computed
+// cases and on their errors. The adding scatters are the transposes of gather,
+// gather_elements and slice, so each is checked three ways: against a naive float64 reference (every
 // element of a poisoned output), by adjointness on random data,
 //   <G(x), u> == <x, S(u)>   (rtol 1e-12 in f64, 1e-5 in f32, relative to
 //                             sum |G(x)_i u_i|; f32 rounds each output once),
@@ -438,6 +440,119 @@ TEST(CpuSliceScatter, Errors) {
 
 //===--- determinism --------------------------------------------------------===//
 
+//===--- scatter, scatter_elements (overwriting) -------------------------------===//
+
+/// scatter's reference: data, then every update row in row-major order of the indices (a
+/// repeated target keeps the last).
+std::vector<double> refScatter(const HostTensor &data, const HostTensor &idx,
+                               const HostTensor &updates, int64_t axis) {
+  std::vector<double> out = values(data);
+  const Shape &ds = data.shape(), &us = updates.shape();
+  const int64_t size = ds[axis];
+  for (int64_t u = 0; u < updates.numElements(); ++u) {
+    Shape ui = unravel(u, us), oi(ds.size());
+    Shape ji(ui.begin() + axis, ui.begin() + axis + idx.rank());
+    int64_t t = static_cast<int64_t>(get(idx, ravel(ji, idx.shape())));
+    for (int64_t d = 0; d < axis; ++d)
+      oi[d] = ui[d];
+    oi[axis] = t < 0 ? t + size : t;
+    for (size_t d = axis + 1; d < ds.size(); ++d)
+      oi[d] = ui[d + idx.rank() - 1];
+    out[ravel(oi, ds)] = get(updates, u);
+  }
+  return out;
+}
+
+/// scatter_elements' reference: data, then updates[p] at p with p[axis] = indices[p], in
+/// row-major order of the positions p (the later wins).
+std::vector<double> refScatterElements(const HostTensor &data, const HostTensor &idx,
+                                       const HostTensor &updates, int64_t axis) {
+  std::vector<double> out = values(data);
+  for (int64_t p = 0; p < updates.numElements(); ++p) {
+    Shape pi = unravel(p, updates.shape());
+    int64_t t = static_cast<int64_t>(get(idx, p));
+    pi[axis] = t < 0 ? t + data.dim(axis) : t;
+    out[ravel(pi, data.shape())] = get(updates, p);
+  }
+  return out;
+}
+
+// Every dtype, both index dtypes, random (repeated, negative) indices on each axis.
+TEST(CpuScatterOverwrite, MatchesReference) {
+  std::mt19937 rng(41);
+  const struct {
+    Shape data, indices;
+    int64_t axis;
+  } cases[] = {{{6, 3}, {4}, 0}, {{2, 5, 3}, {2, 3}, 1}, {{4, 3}, {5}, 1}, {{5}, {}, 0}};
+  for (DType t : kDTypes)
+    for (DType it : kIndexDTypes)
+      for (const auto &c : cases) {
+        SCOPED_TRACE(std::string(base::dtypeName(t)) + base::formatShape(c.data));
+        HostTensor data = randomTensor(t, c.data, rng);
+        const double size = static_cast<double>(c.data[c.axis]);
+        HostTensor idx = randomTensor(it, c.indices, rng, -size, size - 1);
+        HostTensor updates = randomTensor(t, gatherShape(c.data, c.indices, c.axis), rng);
+        HostTensor out = poisoned(t, c.data);
+        ASSERT_OK(scatter(data, idx, updates, c.axis, out));
+        expectEqual(out, refScatter(data, idx, updates, c.axis));
+        // scatter_elements with indices of the data's rank, smaller but along the axis.
+        Shape es = c.data;
+        es[c.axis] += 2;
+        for (size_t d = 0; d < es.size(); ++d)
+          if (static_cast<int64_t>(d) != c.axis && es[d] > 1)
+            --es[d];
+        HostTensor eidx = randomTensor(it, es, rng, -size, size - 1);
+        HostTensor eupd = randomTensor(t, es, rng);
+        HostTensor eout = poisoned(t, c.data);
+        ASSERT_OK(scatterElements(data, eidx, eupd, c.axis, eout));
+        expectEqual(eout, refScatterElements(data, eidx, eupd, c.axis));
+      }
+}
+
+// A router's dense mask: top-k weights scattered into zeros; a repeated target keeps the
+// later update; data may be the output's own buffer (in place).
+TEST(CpuScatterOverwrite, HandComputed) {
+  HostTensor zeros = tensor(DType::F32, {2, 4}, {0, 0, 0, 0, 0, 0, 0, 0});
+  HostTensor top = tensor(DType::I64, {2, 2}, {3, 1, 0, -4});
+  HostTensor w = tensor(DType::F32, {2, 2}, {0.75, 0.25, 0.5, 0.125});
+  HostTensor out = poisoned(DType::F32, {2, 4});
+  ASSERT_OK(scatterElements(zeros, top, w, 1, out));
+  expectEqual(out, {0, 0.25, 0, 0.75, 0.125, 0, 0, 0});
+  HostTensor rows = tensor(DType::I32, {3}, {2, 0, 2});
+  HostTensor upd = tensor(DType::I64, {3, 2}, {1, 2, 3, 4, 5, 6});
+  HostTensor data = tensor(DType::I64, {4, 2}, {9, 9, 9, 9, 9, 9, 9, 9});
+  ASSERT_OK(scatter(data, rows, upd, 0, data));
+  expectEqual(data, {3, 4, 9, 9, 5, 6, 9, 9});
+}
+
+TEST(CpuScatterOverwrite, Errors) {
+  HostTensor data(DType::F32, {3, 2}), out(DType::F32, {3, 2});
+  HostTensor idx = tensor(DType::I64, {2}, {0, 3});
+  HostTensor upd(DType::F32, {2, 2});
+  EXPECT_ERROR(scatter(data, idx, upd, 0, out), StatusCode::OutOfRange,
+               "scatter: index 3 at position [1] of indices i64[2] is outside [-3, 3)");
+  HostTensor badUpd(DType::F32, {3, 2});
+  EXPECT_ERROR(scatter(data, idx, badUpd, 0, out), StatusCode::InvalidArgument,
+               "scatter: updates is f32[3, 2], expected f32[2, 2] (gather of data f32[3, 2] "
+               "along axis 0 by indices of shape [2])");
+  HostTensor intUpd(DType::I64, {2, 2});
+  EXPECT_ERROR(scatter(data, idx, intUpd, 0, out), StatusCode::InvalidArgument,
+               "scatter: updates has dtype i64, expected f32 (the dtype of data)");
+  HostTensor wrongOut(DType::F32, {2, 2});
+  EXPECT_ERROR(scatter(data, tensor(DType::I64, {2}, {0, 1}), upd, 0, wrongOut),
+               StatusCode::InvalidArgument, "scatter: out is f32[2, 2], expected f32[3, 2]");
+  HostTensor eidx = tensor(DType::I64, {3, 1}, {0, 1, 0}), eupd(DType::F32, {2, 1});
+  EXPECT_ERROR(scatterElements(data, eidx, eupd, 1, out), StatusCode::InvalidArgument,
+               "scatter_elements: indices have shape [3, 1], expected the shape of updates "
+               "[2, 1]");
+  HostTensor big = tensor(DType::I64, {4, 1}, {0, 1, 0, 1}), bigUpd(DType::F32, {4, 1});
+  EXPECT_ERROR(scatterElements(data, big, bigUpd, 1, out), StatusCode::InvalidArgument,
+               "scatter_elements: updates of shape [4, 1] do not fit data f32[3, 2]: expected "
+               "rank 2 and every dimension but 1 at most data's");
+  EXPECT_ERROR(scatterElements(data, eidx, bigUpd, 2, out), StatusCode::InvalidArgument,
+               "scatter_elements: axis 2 is out of range, expected [0, 2)");
+}
+
 /// Runs `kernel` into a fresh poisoned `out` with 1 and with 4 OpenMP threads
 /// and expects identical bytes.
 void expectThreadIndependent(const char *what,
@@ -483,6 +598,17 @@ TEST(CpuScatter, ThreadCountDoesNotChangeResults) {
                               [&](HostTensor &o) { return scatterElementsAdd(ue, idx, axis, o); },
                               t, {64, 700});
     }
+    HostTensor rows = randomTensor(DType::I64, {300}, rng, -50, 49);
+    HostTensor dataS = randomTensor(t, {16, 50, 64}, rng);
+    HostTensor updS = randomTensor(t, {16, 300, 64}, rng);
+    expectThreadIndependent("scatter",
+                            [&](HostTensor &o) { return scatter(dataS, rows, updS, 1, o); }, t,
+                            {16, 50, 64});
+    HostTensor eidx = randomTensor(DType::I64, {60, 900}, rng, -700, 699);
+    HostTensor edata = randomTensor(t, {64, 700}, rng), eupd = randomTensor(t, {60, 900}, rng);
+    expectThreadIndependent(
+        "scatter_elements",
+        [&](HostTensor &o) { return scatterElements(edata, eidx, eupd, 1, o); }, t, {64, 700});
     HostTensor us = randomTensor(t, {64, 20, 40}, rng);
     expectThreadIndependent("slice_scatter",
                             [&](HostTensor &o) {

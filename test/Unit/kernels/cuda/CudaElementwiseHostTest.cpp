@@ -9,7 +9,8 @@
 // and CUDA's device libm (the host runs glibc's); the GPU test (CudaKernelsTest.cpp) does.
 //
 // Tolerances: f32 results must be bit-identical to the CPU kernels (both compute in double
-// and round once, with the same libm here), except exp, sigmoid and silu: the CPU computes
+// and round once, with the same libm here; mod's fmod is exact and its one addition rounds
+// once in both), except exp, sigmoid and silu: the CPU computes
 // those in f32 with a vectorised exp (kernels/cpu/KernelSupport.h expF32, within 2 ulp), so
 // they are compared with rtol 1e-6 (a few f32 ulp); bf16 results are compared with the CPU kernel
 // run in f32 on the bf16-rounded inputs and rounded to bf16: at most 1 bf16 ulp apart (the
@@ -85,6 +86,8 @@ TEST(CudaElementwiseHost, UnaryF32MatchesCpuBitForBit) {
       {UnaryOp::Sigmoid, cpu::UnaryKind::Sigmoid},
       {UnaryOp::Erf, cpu::UnaryKind::Erf},
       {UnaryOp::Silu, cpu::UnaryKind::Silu},
+      {UnaryOp::Softplus, cpu::UnaryKind::Softplus},
+      {UnaryOp::Floor, cpu::UnaryKind::Floor},
       {UnaryOp::Neg, cpu::UnaryKind::Neg},
       {UnaryOp::Relu, cpu::UnaryKind::Relu},
       {UnaryOp::GeluExact, cpu::UnaryKind::GeluExact},
@@ -140,7 +143,8 @@ TEST(CudaElementwiseHost, BinaryBroadcastMatchesCpu) {
       {BinaryOp::Add, cpu::BinaryKind::Add}, {BinaryOp::Sub, cpu::BinaryKind::Sub},
       {BinaryOp::Mul, cpu::BinaryKind::Mul}, {BinaryOp::Div, cpu::BinaryKind::Div},
       {BinaryOp::Pow, cpu::BinaryKind::Pow}, {BinaryOp::Lt, cpu::BinaryKind::Lt},
-      {BinaryOp::Eq, cpu::BinaryKind::Eq},   {BinaryOp::Ge, cpu::BinaryKind::Ge}};
+      {BinaryOp::Eq, cpu::BinaryKind::Eq},   {BinaryOp::Ge, cpu::BinaryKind::Ge},
+      {BinaryOp::Mod, cpu::BinaryKind::Mod}, {BinaryOp::Fmod, cpu::BinaryKind::Fmod}};
   for (DType dt : {DType::F32, DType::I64, DType::I32}) {
     for (const Case &c : shapes) {
       HostTensor a = randomTensor(dt, c.a, rng), b = randomTensor(dt, c.b, rng);

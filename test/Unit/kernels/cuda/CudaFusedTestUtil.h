@@ -1,7 +1,7 @@
 //===- CudaFusedTestUtil.h - Shared helpers of the fused kernel tests -*- C++ -*-===//
 //
 // For CudaFusedHostTest.cpp and CudaFusedTest.cpp (kernels/cuda/{Fused,Gather,Generators,
-// AdamW}.h): random tensors of every GPU dtype rounded once to it (element access through
+// AdamW}.h) and CudaScatterCumSum{Host,}Test.cpp (Gather.h's overwriting scatters, CumSum.h): random tensors of every GPU dtype rounded once to it (element access through
 // CudaTestUtil.h), random and repeated indices, scatter updates, the CPU kernels' inputs for
 // a GPU dtype, the random cases of swiglu, rope, attention and the scatters with their CPU
 // references, and the comparisons both tests state: bit for bit, within rtol/atol, and within
@@ -13,6 +13,7 @@
 #define RP_TEST_UNIT_CUDAFUSEDTESTUTIL_H
 
 #include "kernels/cpu/AttentionGrad.h"
+#include "kernels/cpu/CumSum.h"
 #include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Scatter.h"
 #include "kernels/cuda/Strided.h"
@@ -229,6 +230,100 @@ inline ScatterInputs randomScatterElementsAddInputs(DType dtype, DType index, co
   in.want = HostTensor(cpuDType(dtype), out);
   in.cpuStatus = cpu::scatterElementsAdd(cpuInput(in.updates), in.indices, axis, in.want);
   return in;
+}
+
+/// The overwriting scatters (scatter, scatter_elements) move bits: data and updates of
+/// `dtype` (any GPU dtype; random, in [-2, 2]), repeated indices of `index`; the CPU reference
+/// runs on the same values in a CPU dtype (overwriteCpuDType) and `want` holds them in `dtype`.
+/// `elements`: scatter_elements with updates and indices of shape `updates` (else scatter by
+/// indices of shape `indices`, updates data[:axis] + indices + data[axis+1:]).
+struct OverwriteInputs {
+  HostTensor data, indices, updates, want;
+  base::Status cpuStatus;
+};
+/// The CPU kernels' dtype for a moved GPU dtype: f16 and bf16 as f64 (exact), the others
+/// themselves.
+inline DType overwriteCpuDType(DType d) { return is16Bit(d) ? DType::F64 : d; }
+inline OverwriteInputs randomOverwriteInputs(bool elements, DType dtype, DType index,
+                                             const Shape &data, const Shape &indices,
+                                             int64_t axis, std::mt19937 &rng) {
+  OverwriteInputs in;
+  in.data = randomTensor(dtype, data, rng);
+  in.indices = repeatedIndices(index, indices, data[axis], rng);
+  in.updates = randomTensor(dtype, elements ? indices : spliced(data, axis, indices), rng);
+  const DType c = overwriteCpuDType(dtype);
+  HostTensor want(c, data);
+  in.cpuStatus = elements ? cpu::scatterElements(convertTo(in.data, c), in.indices,
+                                                 convertTo(in.updates, c), axis, want)
+                          : cpu::scatter(convertTo(in.data, c), in.indices,
+                                         convertTo(in.updates, c), axis, want);
+  in.want = convertTo(want, dtype);
+  return in;
+}
+
+/// The dtypes the overwriting scatters move.
+inline const DType kMovedTypes[] = {DType::F32, DType::F64, DType::F16, DType::BF16,
+                                    DType::I64, DType::I32, DType::I1};
+
+/// A case of an overwriting scatter: data's shape, the indices' (scatter_elements: also the
+/// updates'), the axis.
+struct OverwriteCase {
+  Shape data, indices;
+  int64_t axis;
+};
+
+/// For every moved dtype, index dtype (i64, i32) and case: draws the inputs and the CPU
+/// reference (randomOverwriteInputs), checks the CPU kernel succeeded and calls
+/// run(in, dtype, index, case) under a trace naming them.
+template <typename Run>
+void forEachOverwriteCase(bool elements, const std::vector<OverwriteCase> &cases,
+                          std::mt19937 &rng, Run run) {
+  for (DType dtype : kMovedTypes)
+    for (DType index : {DType::I64, DType::I32})
+      for (const OverwriteCase &c : cases) {
+        SCOPED_TRACE(label(dtype, c.data) + " indices " + formatShape(c.indices) + " " +
+                     base::dtypeName(index));
+        OverwriteInputs in =
+            randomOverwriteInputs(elements, dtype, index, c.data, c.indices, c.axis, rng);
+        ASSERT_TRUE(in.cpuStatus.ok()) << in.cpuStatus.toString();
+        run(in, dtype, index, c);
+      }
+}
+
+/// cumsum of x (`dtype`, in [-2, 2]; integers in [-100, 100]) along `axis`; the CPU reference
+/// in cpuDType (integers themselves).
+struct CumSumInputs {
+  HostTensor x, want;
+  base::Status cpuStatus;
+};
+inline CumSumInputs randomCumSumInputs(DType dtype, const Shape &shape, int64_t axis,
+                                       bool exclusive, bool reverse, std::mt19937 &rng) {
+  CumSumInputs in;
+  const bool integer = dtype == DType::I64 || dtype == DType::I32;
+  in.x = integer ? randomTensor(dtype, shape, rng, -100, 100) : randomTensor(dtype, shape, rng);
+  in.want = HostTensor(integer ? dtype : cpuDType(dtype), shape);
+  in.cpuStatus =
+      cpu::cumsum(integer ? in.x.clone() : cpuInput(in.x), axis, exclusive, reverse, in.want);
+  return in;
+}
+
+/// For every dtype cumsum takes (f32, f64, f16, bf16, i64, i32), shape, axis and
+/// combination of exclusive and reverse: draws the inputs and the CPU reference
+/// (randomCumSumInputs), checks the CPU kernel succeeded and calls run(in, dtype, shape, axis,
+/// exclusive, reverse) under a trace naming them.
+template <typename Run>
+void forEachCumSumCase(const std::vector<Shape> &shapes, std::mt19937 &rng, Run run) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64, DType::I32})
+    for (const Shape &shape : shapes)
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+        for (bool exclusive : {false, true})
+          for (bool reverse : {false, true}) {
+            SCOPED_TRACE(label(dtype, shape) + " axis " + std::to_string(axis) +
+                         (exclusive ? " exclusive" : "") + (reverse ? " reverse" : ""));
+            CumSumInputs in = randomCumSumInputs(dtype, shape, axis, exclusive, reverse, rng);
+            ASSERT_TRUE(in.cpuStatus.ok()) << in.cpuStatus.toString();
+            run(in, dtype, shape, axis, exclusive, reverse);
+          }
 }
 
 //===--- comparisons ------------------------------------------------------===//

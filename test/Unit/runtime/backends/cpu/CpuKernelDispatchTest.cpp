@@ -244,6 +244,45 @@ TEST(CpuKernelDispatch, IntegerMulAndUnary) {
   });
 }
 
+// softplus and floor (float unary) and mod, whose `fmod` flag picks the remainder's sign.
+TEST(CpuKernelDispatch, SoftplusFloorMod) {
+  std::mt19937 rng(31);
+  std::vector<Ty> x = {{F32, {2, 5}}};
+  expectMatchesDirect(instr("softplus", x, {{F32, {2, 5}}}), randomInputs(x, rng),
+                      [](auto &i, auto &o) {
+                        return cpu::unary(cpu::UnaryKind::Softplus, *i[0], *o[0]);
+                      });
+  expectMatchesDirect(instr("floor", x, {{F32, {2, 5}}}), randomInputs(x, rng),
+                      [](auto &i, auto &o) {
+                        return cpu::unary(cpu::UnaryKind::Floor, *i[0], *o[0]);
+                      });
+  std::vector<HostTensor> ints;
+  ints.push_back(kt::tensor(I64, {4}, {7, -7, 7, -7}));
+  ints.push_back(kt::tensor(I64, {}, {-3}));
+  for (bool fmod : {false, true}) {
+    pb::Instruction mod = instr("mod", {{I64, {4}}, {I64, {}}}, {{I64, {4}}});
+    if (fmod)
+      setBool(&mod, "fmod", true);
+    expectMatchesDirect(mod, ints, [fmod](auto &i, auto &o) {
+      return cpu::binary(fmod ? cpu::BinaryKind::Fmod : cpu::BinaryKind::Mod, *i[0], *i[1],
+                         *o[0]);
+    });
+  }
+}
+
+// cumsum with its attributes.
+TEST(CpuKernelDispatch, CumSum) {
+  std::mt19937 rng(32);
+  std::vector<Ty> x = {{F32, {3, 4}}};
+  pb::Instruction ins = instr("cumsum", x, {{F32, {3, 4}}});
+  setInt(&ins, "axis", 1);
+  setBool(&ins, "exclusive", true);
+  setBool(&ins, "reverse", true);
+  expectMatchesDirect(ins, randomInputs(x, rng), [](auto &i, auto &o) {
+    return cpu::cumsum(*i[0], 1, true, true, *o[0]);
+  });
+}
+
 // rms_norm over the last axis; layer_norm with and without its optional bias.
 TEST(CpuKernelDispatch, Norms) {
   std::mt19937 rng(4);
@@ -533,7 +572,7 @@ TEST(CpuKernelDispatch, Reductions) {
   });
 }
 
-// The scatters (VJPs of gather and slice).
+// The scatters (VJPs of gather and slice; the overwriting scatters).
 TEST(CpuKernelDispatch, Scatters) {
   std::mt19937 rng(16);
   std::vector<HostTensor> inputs;
@@ -543,6 +582,25 @@ TEST(CpuKernelDispatch, Scatters) {
   setInt(&sa, "axis", 0);
   expectMatchesDirect(sa, inputs,
                       [](auto &i, auto &o) { return cpu::scatterAdd(*i[0], *i[1], 0, *o[0]); });
+  // The overwriting scatters: data, indices, updates.
+  std::vector<HostTensor> over;
+  over.push_back(kt::randomTensor(F32, {4, 3}, rng));
+  over.push_back(kt::tensor(I64, {2}, {3, -4}));
+  over.push_back(kt::randomTensor(F32, {2, 3}, rng));
+  pb::Instruction sc =
+      instr("scatter", {{F32, {4, 3}}, {I64, {2}}, {F32, {2, 3}}}, {{F32, {4, 3}}});
+  setInt(&sc, "axis", 0);
+  expectMatchesDirect(sc, over, [](auto &i, auto &o) {
+    return cpu::scatter(*i[0], *i[1], *i[2], 0, *o[0]);
+  });
+  over[1] = kt::tensor(I64, {4, 1}, {2, 0, -1, 1});
+  over[2] = kt::randomTensor(F32, {4, 1}, rng);
+  pb::Instruction se =
+      instr("scatter_elements", {{F32, {4, 3}}, {I64, {4, 1}}, {F32, {4, 1}}}, {{F32, {4, 3}}});
+  setInt(&se, "axis", 1);
+  expectMatchesDirect(se, over, [](auto &i, auto &o) {
+    return cpu::scatterElements(*i[0], *i[1], *i[2], 1, *o[0]);
+  });
   std::vector<Ty> u = {{F32, {2, 2}}};
   pb::Instruction ss = instr("slice_scatter", u, {{F32, {4, 6}}});
   setInts(&ss, "axes", {0, 1});
@@ -792,7 +850,7 @@ pb::Instruction plausible(const kernels::KernelInfo &k) {
       res[2] = {F32, {3, 4}};
     }
   } else if (id == "gather" || id == "gather_elements" || id == "scatter_add" ||
-             id == "scatter_elements_add") {
+             id == "scatter_elements_add" || id == "scatter" || id == "scatter_elements") {
     ops[1].dtype = I64;
   } else if (id == "top_k") {
     res[0].dtype = I64;

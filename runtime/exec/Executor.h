@@ -177,7 +177,7 @@ private:
     std::vector<Event> downloaded; // per micro-batch
     Event uploadsDone;
     Event gradsDownloaded;
-    uint32_t gradsNonFinite = 0; // the download's flag (Backend::downloadGradients)
+    GradientCheck gradCheck; // the download's flag and squares (Backend::downloadGradients)
   };
   struct StepEvents {
     std::vector<JobEvents> jobs;      // per stage
@@ -190,6 +190,11 @@ private:
     /// Per layer: a shared or rank sum of its gradients overflowed (written before the
     /// layer's gradsReduced, or by the optimizer thread itself).
     std::vector<uint8_t> sumOverflow;
+    /// Per param entry: the global norm's share of an owner's gradient (sumOfSquares at the
+    /// step's gradScale) made by the host sum that wrote it last (a shared sum, a rank sum),
+    /// and whether it was made (written with sumOverflow).
+    std::vector<double> squares;
+    std::vector<uint8_t> squaresKnown;
   };
   struct DeviceState {
     int64_t jobs = 0;
@@ -292,10 +297,16 @@ private:
   /// Async, the weights writer thread's step: every layer's compute weights, in writeOrder_.
   Status writeStepWeights(int64_t step);
   /// Waits until every upload of `os`'s layer in `step` has completed, writes the layer's
-  /// master weights into its compute weights and signals weightsWritten.
-  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os);
+  /// master weights into its compute weights and signals weightsWritten. `fused`: applyAdamW
+  /// has written the owners' compute weights already (sync); only the copies are written.
+  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os, bool fused = false);
   void traceSpan(int track, double start, const std::string &name);
-  Status applyAdamW(int64_t step, int layer, float gradScale);
+  /// AdamW of `layer`'s trainable owner params; `writeWeights` (sync): their compute weights
+  /// are written in the same pass (adamwStepWritingWeights).
+  Status applyAdamW(int64_t step, int layer, float gradScale, bool writeWeights);
+  /// Waits until every upload of `os`'s layer in `ev`'s step has completed (its compute
+  /// weights may then be overwritten).
+  Status waitLayerUploads(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for the gradient downloads `os` reads (its grads stage, its shared grads stages).
   Status waitStepGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for `os`'s gradients, sums the shared params' copies (sumSharedGradients) and,
@@ -314,8 +325,9 @@ private:
   Status gatherStepLosses(int64_t step, StepEvents &ev);
   /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
   /// rp-ref --train follows), for the params owned by `os`'s layer; a sum that is not finite
-  /// marks ev.sumOverflow of the layer.
-  void sumSharedGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
+  /// marks ev.sumOverflow of the layer. `squaresScale` > 0: the last addition also makes the
+  /// owner's ev.squares at that scale.
+  void sumSharedGradients(StepEvents &ev, const rp::plan::OptimizerStep &os, float squaresScale);
   /// Whether the step has a non-finite gradient: waits for every gradient download of the
   /// step, ORs their flags and, with ranks, every rank's (one allGather), so that every rank
   /// decides alike before any AdamW; sets ev.nonFinite and signals ev.finiteChecked. Made by
@@ -326,6 +338,16 @@ private:
   /// Whether a step needs the global gradient norm (clipping or loss scaling): then
   /// stepGradScale gathers and sums every layer's gradients before any AdamW.
   bool needsGlobalNorm() const;
+  /// R * M times the loss scale of `step`'s seeds: gradScale before clipping is its inverse.
+  /// nullopt with loss scaling when lossScale(step) has not been called.
+  std::optional<double> gradDivisor(int64_t step);
+  /// The scale of the norm's squares the passes that write `step`'s final gradients make
+  /// (float(1 / gradDivisor)), or 0 when the step needs no norm or the executor does no host
+  /// arithmetic.
+  float squaresScale(int64_t step);
+  /// The norm's share of trainable owner `param`'s gradient (sumOfSquares at `scale`): made by
+  /// a host sum, or by the gradient download at the same scale, else a host pass now.
+  double paramSquares(StepEvents &ev, int param, float scale);
   /// The gradScale of `step` (clip / (M S)); nullopt when loss scaling finds a non-finite
   /// gradient (the step is skipped). Waits for every layer's grads when needsGlobalNorm().
   StatusOr<std::optional<float>> stepGradScale(int64_t step, StepEvents &ev);
@@ -364,6 +386,13 @@ private:
   /// and the next iteration does not wait for this step's AdamW).
   std::vector<int> adamwOrder_;
   std::vector<int> trainableByName_; // trainable owner entries by name (the clip norm order)
+  /// Per param entry: where its download's squares are (stage, index in its gradRanges_), or
+  /// stage -1 (not a trainable entry).
+  struct RangeAt {
+    int stage = -1;
+    int index = 0;
+  };
+  std::vector<RangeAt> rangeOf_;
   /// Per stage: its params' accumulators in its gradient region (downloadGradients).
   std::vector<std::vector<GradientRange>> gradRanges_;
   int lastGradStage_ = -1; ///< The last stage (dispatch order) that downloads gradients.

@@ -352,12 +352,14 @@ void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, in
 }
 
 void CudaBackend::downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                                    std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                                    std::vector<GradientRange> ranges, GradientCheck *check,
                                     std::string label) {
   enqueue(
       device, Queue::Download,
-      [this, device, src, dst, bytes, ranges = std::move(ranges), nonFinite](cudaStream_t stream) {
+      [this, device, src, dst, bytes, ranges = std::move(ranges), check](cudaStream_t stream) {
         Worker &k = workers_[static_cast<size_t>(device)];
+        // No squares yet: the executor sums the norm's squares on the host for this backend.
+        check->squares.clear();
         const uint8_t *from = k.arena + src;
         // The flag first: the copy of one word into pageable memory returns once the flag
         // kernels have run (they are short); the bulk copy then runs asynchronously.
@@ -368,7 +370,8 @@ void CudaBackend::downloadGradients(int device, int64_t src, void *dst, int64_t 
               kernels::cuda::launchFlagNonFinite(reinterpret_cast<const float *>(from + r.offset),
                                                  r.elements, k.nonFiniteFlag, stream),
               "gradient check"));
-        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(nonFinite, k.nonFiniteFlag, sizeof(uint32_t),
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(&check->nonFinite, k.nonFiniteFlag,
+                                                      sizeof(uint32_t),
                                                       cudaMemcpyDeviceToHost, stream),
                                       "cudaMemcpyAsync (gradient check flag)"));
         return cudaStatus(cudaMemcpyAsync(dst, from, static_cast<size_t>(bytes),

@@ -141,6 +141,10 @@ private:
     uint8_t *arena = nullptr;
     uint8_t *scratch = nullptr;
     uint32_t *nonFiniteFlag = nullptr; ///< downloadGradients' device flag (one word)
+    /// downloadGradients' lane sums of the norm's squares (kernels/cuda/GradientNorm.h):
+    /// room for the largest stage's, on the device and (pageable) on the host.
+    double *squaresLanes = nullptr;
+    std::vector<double> hostLanes;
     int64_t arenaBytes = 0, scratchBytes = 0;
     std::unique_ptr<kernels::cuda::GemmRunner> gemm;
     /// cuDNN SDPA (null under AttentionKernel::Flash or when cuDNN is not loadable).

@@ -160,8 +160,8 @@ public:
   /// accumulators; the padding between them holds stale bytes) is inf or NaN, else 0, and,
   /// when asked and the backend can, each range's sum of squares. Both are made where the
   /// gradients are, riding on the download (the CPU backend copies each range and checks and
-  /// squares it in the same pass; the CUDA backend runs a flag kernel on the device), so the
-  /// host makes no pass over the gradients for them.
+  /// squares it in the same pass; the CUDA backend runs a flag kernel and the squares' lane
+  /// kernel on the device), so the host makes no pass over the gradients for them.
   virtual void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
                                  std::vector<GradientRange> ranges, GradientCheck *check,
                                  std::string label) = 0;

@@ -27,8 +27,9 @@
 // (runtime/optim/AdamW.h) with gradScale = clip / M: with the trainer's backward seeds
 // M n_m / N (runtime/train/TokenWeights.h) the gradient is that of the step's token-weighted
 // loss (the mean over its N trained labels).
-//   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
-//          i + 1 uploads layer l after that (exact synchronous semantics).
+//   sync   step i: wait layer l's grads and step i's uploads of l, then AdamW, writing the
+//          compute-dtype weights in the same pass (runtime/optim adamwStepWritingWeights);
+//          iteration i + 1 uploads layer l after that (exact synchronous semantics).
 //   async  staleness 1 (arXiv 2604.27085 §4.3): a second host thread, the weights
 //          writer, copies layer l's master weights (W_i) into its compute weights as soon as
 //          every upload of l in iteration i has completed (layers in the order of their last
@@ -36,7 +37,9 @@
 //          and that copy is done. Iteration i + 1 uploads l after the copy, so iteration i
 //          computes with W_{max(i-1, 0)}: the library's "iteration k computes with W(k-2)",
 //          counting from 1. The two threads let the next iteration's uploads start while this
-//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads.
+//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads. (So
+//          the copy is not fused into AdamW here: W_i is copied when step i's uploads are
+//          done, W_{i+1} is made when step i's gradients are, a backward pass later.)
 // Non-finite gradients, in every dtype: each gradient download flags an inf or NaN among the
 // params' accumulators (Backend::downloadGradients: checked where the gradients are, no host
 // pass), and before its first AdamW a step waits for every download of the step and ORs the
@@ -48,7 +51,10 @@
 // updated earlier layers, so it fails the step instead.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
-// double) needs all of them. Dynamic loss scaling (options.lossScale,
+// double) needs all of them. Each param's share is made by the pass that writes its final
+// gradient: the download (GradientCheck: the CPU backend in its copy, the CUDA backend on the
+// device), the sum of a shared param's readers, the sum over the ranks; a host pass only for
+// what none of them squared (a backend without squares). Dynamic loss scaling (options.lossScale,
 // runtime/optim/LossScaler.h): step i's backward seeds carry the scale lossScale(i) returns,
 // the gradScale becomes clip / (M S), and a skipped step backs the scale off. The scale of step i is the
 // scaler's state after step i - 1 (sync) or i - 2 (async, whose step i is dispatched while

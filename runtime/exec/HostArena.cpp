@@ -10,11 +10,13 @@
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 
-#include <cstdlib>
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace rp::runtime {
@@ -63,11 +65,42 @@ StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
                                std::to_string(arena.bytes_) +
                                " bytes (weights, fp32 master weights, AdamW moments, "
                                "gradients and two copies of the activation records)");
-    std::memset(p, 0, rounded);
     arena.memory_.reset(p);
     arena.base_ = p;
+    arena.zeroFill(rounded);
   }
   return arena;
+}
+
+void HostArena::zeroFill(size_t rounded) {
+  // The optimizer state and the gradient slots first, each param's range by the OpenMP threads
+  // that stream it in AdamW (firstTouch): with bound threads on a machine of several memory
+  // nodes its pages then sit on their nodes. Then the rest from this thread.
+  std::vector<std::pair<size_t, size_t>> touched; // [begin, end) byte ranges from base_
+  auto touch = [&](float *x, int64_t n) {
+    firstTouch(x, n);
+    const size_t begin = static_cast<size_t>(reinterpret_cast<uint8_t *>(x) - base_);
+    touched.emplace_back(begin, begin + static_cast<size_t>(n) * sizeof(float));
+  };
+  for (int i = 0; i < plan_->params_size(); ++i) {
+    const rp::plan::Param &p = plan_->params(i);
+    if (!p.trainable())
+      continue;
+    const int64_t n = paramElements(i);
+    touch(grads() + p.grad_offset() / 4, n);
+    if (!p.has_primary())
+      for (float *region : {master(), moment1(), moment2()})
+        touch(region + p.state_offset() / 4, n);
+  }
+  std::sort(touched.begin(), touched.end());
+  size_t at = 0;
+  for (const auto &[begin, end] : touched) {
+    if (begin > at)
+      std::memset(base_ + at, 0, begin - at);
+    at = std::max(at, end);
+  }
+  if (rounded > at)
+    std::memset(base_ + at, 0, rounded - at);
 }
 
 uint8_t *HostArena::record(int parity, int64_t microBatch) {

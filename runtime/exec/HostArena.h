@@ -13,7 +13,9 @@
 //                so iteration i + 1's forward stages can write while iteration i's backward
 //                stages still read (docs/DECISIONS.md, "Executor and backends").
 //
-// One page-aligned allocation (the CUDA backend registers it as pinned memory).
+// One page-aligned allocation (the CUDA backend registers it as pinned memory), zeroed at
+// creation; the optimizer state's pages are first touched by the threads whose AdamW streams
+// them (docs/DECISIONS.md, "Host optimizer at memory speed").
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_EXEC_HOSTARENA_H
@@ -75,6 +77,9 @@ private:
   explicit HostArena(const rp::plan::Plan &plan);
   /// bytes() rounded up to whole pages.
   int64_t roundedBytes() const;
+  /// Zeroes the `rounded` bytes of a fresh allocation, the optimizer state and the gradient
+  /// slots param by param as AdamW's threads stream them (runtime/optim firstTouch).
+  void zeroFill(size_t rounded);
   /// Fills param `index` from `t` (null: from its init) as loadWeights describes; `file`
   /// names the file holding `t` in errors.
   Status loadParam(int index, const SafetensorsTensorView *t, const std::string &file);

@@ -243,6 +243,9 @@ DenseElementsAttr toAttr(MLIRContext *ctx, const HostTensor &tensor) {
   case DType::I1:
     element = IntegerType::get(ctx, 1);
     break;
+  case DType::U8:
+    element = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    break;
   }
   auto type = RankedTensorType::get(tensor.shape(), element);
   if (tensor.dtype() == DType::I1) {

@@ -207,6 +207,8 @@ SafetensorsDType fromRuntimeDType(DType dtype) {
     return SafetensorsDType::I32;
   case DType::I1:
     return SafetensorsDType::BOOL;
+  case DType::U8:
+    return SafetensorsDType::U8;
   }
   return SafetensorsDType::F32; // unreachable for valid enumerators
 }

@@ -30,6 +30,8 @@ const char *quantFormatName(QuantFormat format) {
 }
 
 std::optional<QuantFormat> parseQuantFormat(std::string_view name) {
+  if (name == "nf4_fp32_absmax") // the graph dialect's and the plan's keyword
+    return QuantFormat::NF4Fp32Absmax;
   for (QuantFormat f :
        {QuantFormat::NF4, QuantFormat::NF4Fp32Absmax, QuantFormat::Int8, QuantFormat::Fp8})
     if (name == quantFormatName(f))

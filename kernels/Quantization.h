@@ -57,7 +57,8 @@ inline constexpr int64_t kNf4AbsmaxBlock = 256;
 
 /// "nf4", "nf4-fp32-absmax", "int8", "fp8" (rpc-compile's --base-weights spelling).
 const char *quantFormatName(QuantFormat format);
-/// Parses quantFormatName's spellings; nullopt for anything else.
+/// Parses quantFormatName's spellings (and "nf4_fp32_absmax", the graph dialect's keyword);
+/// nullopt for anything else.
 std::optional<QuantFormat> parseQuantFormat(std::string_view name);
 /// True for int8 and fp8, whose scales are per output channel (they need `axis`).
 inline bool quantFormatHasAxis(QuantFormat format) {

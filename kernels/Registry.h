@@ -69,6 +69,7 @@ enum class DTypeRule {
   IndexOnly,    ///< every operand and result is i64 (moe_sort)
   FloatPairIndexed, ///< operands 0, 1 and the result one float dtype; operand 2 is i64
   LinearLoss,   ///< operand 2 (labels) is i64 or i32; the others and the results one float dtype
+  Dequantize,   ///< operand 0 is u8 (quantized storage); the result is float (dequantize)
 };
 
 /// Marks an unbounded operand or result count.

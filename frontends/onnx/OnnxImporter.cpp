@@ -484,7 +484,8 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
       graph::ParamOp::create(builder, fileLoc,
                              renamed == tied.end() ? init.name() : renamed->second, type,
                              /*trainable=*/true, builder.getStringAttr(init.name()),
-                             graph::ParamInitAttr());
+                             graph::ParamInitAttr(), /*quant=*/nullptr,
+                             /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
       continue;
     }
     llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);

@@ -186,6 +186,8 @@ std::optional<DType> toRuntimeDType(SafetensorsDType dtype) {
     return DType::I32;
   case SafetensorsDType::BOOL:
     return DType::I1;
+  case SafetensorsDType::U8:
+    return DType::U8;
   default:
     return std::nullopt;
   }

@@ -11,7 +11,7 @@ no bitsandbytes).
           nf4.<case>.dequantized         f32, dequantize_4bit of the above
           nf4-fp32-absmax.<case>.codes|absmax|dequantized   the same with compress_statistics=False
     python make_nf4_fixture.py weights IN.safetensors OUT.safetensors
-        IN's tensors with every `*_proj.weight` (the frozen projections rpc-compile --base-weights
+        IN's tensors but LoRA adapters (`.lora_`), every `*_proj.weight` (the frozen projections rpc-compile --base-weights
         quantizes) replaced by dequantize_4bit(quantize_4bit(w, ... compress_statistics=True)):
         the reference weights of test/Tools/rp-run-qlora.test.
 
@@ -63,7 +63,7 @@ def kernels(out):
 
 
 def weights(src, out):
-    t = load_file(src)
+    t = {k: v for k, v in load_file(src).items() if ".lora_" not in k}
     for name, w in t.items():
         if name.endswith("_proj.weight"):
             t[name] = nf4(w.float().contiguous(), True)[2].contiguous()

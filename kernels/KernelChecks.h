@@ -329,7 +329,7 @@ inline base::Status checkAttentionWindow(std::string_view op, bool causal, int64
 
 /// graph.dequantize's operands (CPU kernel and GPU planner): `q` u8 of one dimension holding
 /// the quantized storage of a weight of out's shape, out f32, f16 or bf16. Returns the layout.
-/// Errors: InvalidArgument, e.g. "dequantize: q is u8[100], expected u8[8256] (nf4 of
+/// Errors: InvalidArgument, e.g. "dequantize: q is u8[100], expected u8[8456] (nf4 of
 /// [128, 128])", "dequantize: out has dtype i64, expected f32, f16 or bf16".
 inline base::StatusOr<QuantLayout> checkDequantize(base::DType qDType,
                                                    const std::vector<int64_t> &q,

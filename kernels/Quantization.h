@@ -55,6 +55,12 @@ inline constexpr int64_t kNf4Block = 64;
 /// Absmax values per block of the double quantization (QLoRA's and bitsandbytes' 256).
 inline constexpr int64_t kNf4AbsmaxBlock = 256;
 
+/// The 16 NF4 values (bitsandbytes' NF4 table, QLoRA §3), ascending.
+extern const float kNf4Values[16];
+/// bitsandbytes' create_dynamic_map(signed=True) as f32, ascending (the codes of nf4's
+/// double-quantized absmax).
+extern const float kDynamicMap[256];
+
 /// "nf4", "nf4-fp32-absmax", "int8", "fp8" (rpc-compile's --base-weights spelling).
 const char *quantFormatName(QuantFormat format);
 /// Parses quantFormatName's spellings (and "nf4_fp32_absmax", the graph dialect's keyword);

@@ -41,10 +41,6 @@
 
 namespace rp::kernels::cpu {
 
-/// The 16 NF4 values (bitsandbytes' NF4 table, QLoRA §3), ascending.
-extern const float kNf4Values[16];
-/// bitsandbytes' create_dynamic_map(signed=True) as f32, ascending.
-extern const float kDynamicMap[256];
 /// The e4m3 value of every byte (NaN for 0x7f and 0xff).
 float fp8E4m3ToFloat(uint8_t bits);
 /// `x` to e4m3, rounded to nearest even, saturating at +-448 (x finite).

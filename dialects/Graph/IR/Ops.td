@@ -47,7 +47,7 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     `graph.dequantize` reads:
 
     ```mlir
-    graph.param @"model.layers.0.mlp.up_proj.weight" : tensor<25728xui8> {quant = #graph<quant_format nf4>, stored_type = tensor<384x128xf32>}
+    graph.param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8> {quant = #graph<quant_format nf4>, stored_type = tensor<384x128xf32>}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_ParamTensor>:$type,
@@ -104,8 +104,8 @@ def Graph_DequantizeOp : Graph_Op<"dequantize", [Pure]> {
     like any value of params alone.
 
     ```mlir
-    %q = graph.load_param @"model.layers.0.mlp.up_proj.weight" : tensor<25728xui8>
-    %w = graph.dequantize nf4 %q : (tensor<25728xui8>) -> tensor<384x128xf32>
+    %q = graph.load_param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8>
+    %w = graph.dequantize nf4 %q : (tensor<25360xui8>) -> tensor<384x128xf32>
     ```
   }];
   let arguments = (ins Graph_QuantStorageTensor:$input, Graph_QuantFormatAttr:$format,

@@ -199,7 +199,7 @@ def QuantizeBaseWeights : Pass<"rp-quantize-base-weights", "::mlir::ModuleOp"> {
     %w = graph.load_param @w : tensor<128x64xf32>
     %t = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<128x64xf32>) -> tensor<64x128xf32>
     // --rp-quantize-base-weights=format=nf4
-    graph.param @w : tensor<4232xui8> {quant = #graph<quant_format nf4>, stored_type = tensor<128x64xf32>}
+    graph.param @w : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<128x64xf32>}
     %q = graph.load_param @w : tensor<4232xui8>
     %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<128x64xf32>
     ```

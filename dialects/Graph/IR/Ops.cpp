@@ -82,8 +82,6 @@ LogicalResult ParamOp::verify() {
       return emitOpError("expected 'quant' on a param of quantized storage ") << getType();
     return success();
   }
-  if (getTrainable())
-    return emitOpError("expected a frozen param: only frozen weights are held quantized");
   if (!getStoredType())
     return emitOpError("expected 'stored_type' with 'quant'");
   const int64_t axis = getQuantAxis().value_or(0);

@@ -40,14 +40,14 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     uniform in `[-1/sqrt(fan_in), 1/sqrt(fan_in)]` with `fan_in = type.shape[0]`, drawn from a
     generator seeded by the param's name).
 
-    A frozen weight held quantized (rp-quantize-base-weights) has `quant` (the format),
+    A frozen weight held quantized (rp-quantize-base-weights) has `quant` (the format: 0 nf4, 1 nf4_fp32_absmax, 2 int8, 3 fp8),
     `stored_type` (the float tensor the weights file holds; rp-run quantizes it as it loads
     it) and, for int8 and fp8, `quant_axis` (the input axis); its `type` is the storage,
     `ui8` of the format's byte count for `stored_type`'s shape (kernels/Quantization.h), which
     `graph.dequantize` reads:
 
     ```mlir
-    graph.param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8> {quant = #graph<quant_format nf4>, stored_type = tensor<384x128xf32>}
+    graph.param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8> {quant = 0 : i32, stored_type = tensor<384x128xf32>}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_ParamTensor>:$type,

@@ -2,6 +2,8 @@
 
 #include "base/AtomicFile.h"
 
+#include "base/AbortCleanup.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -22,9 +24,15 @@ StatusOr<AtomicFileWriter> AtomicFileWriter::open(const std::string &path) {
   return AtomicFileWriter(path, std::move(temp), fd);
 }
 
+AtomicFileWriter::AtomicFileWriter(std::string path, std::string temp, int fd)
+    : path_(std::move(path)), temp_(std::move(temp)), fd_(fd),
+      cleanupSlot_(registerAbortCleanup(temp_)) {}
+
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter &&other) noexcept
-    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(other.fd_) {
+    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(other.fd_),
+      cleanupSlot_(other.cleanupSlot_), sum_(std::move(other.sum_)) {
   other.fd_ = -1;
+  other.cleanupSlot_ = -1;
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -32,6 +40,12 @@ AtomicFileWriter::~AtomicFileWriter() {
     ::close(fd_);
     ::unlink(temp_.c_str());
   }
+  forgetTemporary();
+}
+
+void AtomicFileWriter::forgetTemporary() {
+  unregisterAbortCleanup(cleanupSlot_);
+  cleanupSlot_ = -1;
 }
 
 Status AtomicFileWriter::abandon(const char *what) {
@@ -39,6 +53,7 @@ Status AtomicFileWriter::abandon(const char *what) {
   ::close(fd_);
   ::unlink(temp_.c_str());
   fd_ = -1;
+  forgetTemporary();
   return unavailable(message);
 }
 
@@ -56,6 +71,7 @@ Status AtomicFileWriter::append(const void *data, size_t size) {
     }
     written += static_cast<size_t>(n);
   }
+  sum_.update(data, size);
   return okStatus();
 }
 
@@ -70,21 +86,28 @@ Status AtomicFileWriter::commit() {
   fd_ = -1;
   if (::close(fd) != 0) {
     ::unlink(temp_.c_str());
+    forgetTemporary();
     return unavailable("cannot close '" + temp_ + "': " + std::strerror(errno));
   }
   if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     std::string message =
         "cannot rename '" + temp_ + "' to '" + path_ + "': " + std::strerror(errno);
     ::unlink(temp_.c_str());
+    forgetTemporary();
     return unavailable(message);
   }
+  forgetTemporary();
   return okStatus();
 }
 
-Status writeFileAtomic(const std::string &path, const void *data, size_t size) {
+Status writeFileAtomic(const std::string &path, const void *data, size_t size,
+                       uint64_t *checksum) {
   RP_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::open(path));
   RP_RETURN_IF_ERROR(file.append(data, size));
-  return file.commit();
+  RP_RETURN_IF_ERROR(file.commit());
+  if (checksum)
+    *checksum = file.checksum();
+  return okStatus();
 }
 
 } // namespace base

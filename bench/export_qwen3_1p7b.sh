@@ -8,17 +8,21 @@
 #       [--export-args "--hidden 256 ..."] [--out bench/out/qwen3-1p7b]
 #
 # --layers and --seq scale the model (the full benchmark is the default); --export-args passes
-# any other bench/export_qwen3.py flag (a small shape for tests); --dtype fp32 makes plans the
-# CPU backend runs (the harness's own test: bench/README.md).
+# any other examples/export/export_model.py shape flag (a small shape for tests: --hidden,
+# --heads, ...); --dtype fp32 makes plans the CPU backend runs (the harness's own test:
+# bench/README.md).
 #
-# Environment: PYTHON (default python3 on PATH; it needs torch,
-# transformers, onnx, as examples/export/requirements.txt pins them), RPC (default
-# build/bin/rpc-compile), RP_RUN (default build/bin/rp-run).
+# Environment: RP_PYTHON (default python3 on PATH; it needs torch, transformers, onnx, as
+# examples/export/requirements.txt pins them), RP_COMPILE (default build/bin/rpc-compile),
+# RP_RUN (default build/bin/rp-run). PYTHON and RPC, the names before the RP_ prefix, are still
+# read for one release, with a warning.
 #
 # Writes into OUT:
 #   onnx/model.onnx, onnx/model.weights   the graph (~6.5 MB at seq 4096: the rotary cos/sin
 #                                          tables are inline) and its external weights, a
-#                                          sparse file of zeros (bench/export_qwen3.py)
+#                                          sparse file of zeros (examples/export/export_model.py
+#                                          --arch qwen3 --size full --weightless)
+#   onnx/config.json                       the model's transformers config
 #   onnx/export.json                       the export's summary line
 #   plans/pN/model.rpplan                  the plan for a pool of N (~2.9 MB: no weights)
 #   plans/pN/stages.txt, plans/pN/check.txt   rpc-compile --emit=stages, rp-run --check
@@ -52,13 +56,15 @@ while [[ $# -gt 0 ]]; do
     --dtype) dtype="$2"; shift 2 ;;
     --export-args) export_args="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "export_qwen3_1p7b: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-py="${PYTHON:-python3}"
-rpc="${RPC:-$root/build/bin/rpc-compile}"
-rprun="${RP_RUN:-$root/build/bin/rp-run}"
+# shellcheck source=bench/env.sh
+source "$root/bench/env.sh"
+py="$(rp_env RP_PYTHON PYTHON python3)"
+rpc="$(rp_env RP_COMPILE RPC "$root/build/bin/rpc-compile")"
+rprun="$(rp_env RP_RUN "" "$root/build/bin/rp-run")"
 mkdir -p "$out/onnx" "$out/plans"
 log="$out/plans/compile.log"
 : >"$log"
@@ -67,7 +73,8 @@ say() { echo "export_qwen3_1p7b: $*" | tee -a "$log"; }
 t0=$(date +%s.%N)
 say "export: $layers layers, seq $seq ($py)"
 # shellcheck disable=SC2086
-"$py" "$root/bench/export_qwen3.py" --out "$out/onnx" --layers "$layers" --seq "$seq" $export_args \
+"$py" "$root/examples/export/export_model.py" --arch qwen3 --size full --weightless \
+  --exporter dynamo --out "$out/onnx" --layers "$layers" --seq "$seq" --batch 1 $export_args \
   2> >(grep -v -e '^W[0-9]' -e '^\[torch.onnx\]' -e 'UserWarning' -e 'program = torch' >&2) \
   | tail -n 1 >"$out/onnx/export.json"
 t1=$(date +%s.%N)
@@ -108,10 +115,11 @@ for n in $pools; do
   if [[ ! -f "$out/plans/params.json" ]]; then
     # Every stored param once, in plan order, as a safetensors header (f32, made-up offsets
     # in that order): what bench/make_inputs.py fills with random weights on the GPU machine.
-    "$rpc" "$out/onnx/model.onnx" "${args[@]}" --emit=plan-text |
-      "$py" - "$out/plans/params.json" <<'EOF'
+    # (The plan text goes through a file: the script itself is Python's stdin.)
+    "$rpc" "$out/onnx/model.onnx" "${args[@]}" --emit=plan-text >"$out/plans/plan.txt"
+    "$py" - "$out/plans/plan.txt" "$out/plans/params.json" <<'EOF'
 import json, re, sys
-text = sys.stdin.read()
+text = open(sys.argv[1]).read()
 header, offset = {"__metadata__": {"format": "pt", "producer": "rpc-compile --emit=plan-text"}}, 0
 for name, dtype, dims in re.findall(
         r'^params \{\n  name: "([^"]*)"\n  type \{\n    dtype: (\w+)\n((?:    shape: \d+\n)*)',
@@ -124,8 +132,9 @@ for name, dtype, dims in re.findall(
         size *= d
     header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
     offset += size
-json.dump(header, open(sys.argv[1], "w"))
+json.dump(header, open(sys.argv[2], "w"))
 EOF
+    rm -f "$out/plans/plan.txt"
   fi
   # N workers share the GPU: N device arenas must fit in it.
   arena=$(sed -n 's/^  device arena: \([0-9.]*\) \([KMG]\)iB.*/\1 \2/p' "$dir/check.txt" |

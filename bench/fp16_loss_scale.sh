@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fp16 with dynamic loss scaling against fp32 on the bundled example (examples/qwen3-tiny, the
-# fortunes corpus): STEPS (default 100) sync steps of one micro-batch of 4 x 64 tokens, the
+# fortunes corpus): RP_STEPS (default 100) sync steps of one micro-batch of 4 x 64 tokens, the
 # fp32 plan on the CPU reference kernels, the fp16 plan on the CUDA backend's kernels replayed
 # on the host (--kernels cuda-host, about 2.5 s a step on 2 cores: too slow for ctest), or on a
 # GPU with RP_BACKEND=cuda. Prints the per-step relative loss difference and the means over
@@ -8,14 +8,17 @@
 #
 #   bench/fp16_loss_scale.sh [OUT_DIR]     (default build/bench-fp16)
 #
-# Environment: RPC (default build/bin/rpc-compile), RP_RUN (default build/bin/rp-run),
-# STEPS (default 100), RP_BACKEND (cpu: the host replay, default; cuda: a GPU).
+# Environment: RP_COMPILE (default build/bin/rpc-compile), RP_RUN (default build/bin/rp-run),
+# RP_STEPS (default 100), RP_BACKEND (cpu: the host replay, default; cuda: a GPU). RPC and
+# STEPS, the names before the RP_ prefix, are still read for one release, with a warning.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$root/build/bench-fp16}"
-rpc="${RPC:-$root/build/bin/rpc-compile}"
-run="${RP_RUN:-$root/build/bin/rp-run}"
-steps="${STEPS:-100}"
+# shellcheck source=bench/env.sh
+source "$root/bench/env.sh"
+rpc="$(rp_env RP_COMPILE RPC "$root/build/bin/rpc-compile")"
+run="$(rp_env RP_RUN "" "$root/build/bin/rp-run")"
+steps="$(rp_env RP_STEPS STEPS 100)"
 mkdir -p "$out"
 python3 "$root/examples/data/prepare_corpus.py" "$out/corpus.bin" > /dev/null
 for dtype in fp32 fp16; do
@@ -24,7 +27,7 @@ for dtype in fp32 fp16; do
 done
 "$run" "$out/fp32.rpplan" --data "$out/corpus.bin" --steps "$steps" --log "$out/fp32.jsonl" \
   --no-progress > /dev/null
-if [ "${RP_BACKEND:-cpu}" = cuda ]; then
+if [ "$(rp_env RP_BACKEND "" cpu)" = cuda ]; then
   fp16=(--backend cuda)
 else
   fp16=(--kernels cuda-host)

@@ -9,16 +9,18 @@
 #   BIN_DIR   where rpc-compile and rp-run are (default: build/bin)
 #   WORK_DIR  scratch for the corpus, the plan and the logs (default: a new mktemp directory)
 #
-# Environment (defaults): PYTHON (python3; needs torch and transformers: bench/README.md),
-# THREADS (nproc: PyTorch's intra-op threads, and the OpenMP threads rp-run's workers share),
-# POOL (2: rp-run workers), STEPS (30 timed steps), WARMUP (5 steps left out), ROUNDS (3: rp-run
-# and PyTorch run alternately ROUNDS times; each system's number is the median of its rounds'
-# medians), PROFILE (1: one more rp-run with --profile-kernels; 0: none).
+# Environment (defaults): RP_PYTHON (python3; needs torch and transformers: bench/README.md),
+# RP_THREADS (nproc: PyTorch's intra-op threads, and the OpenMP threads rp-run's workers share),
+# RP_POOL (2: rp-run workers), RP_STEPS (30 timed steps), RP_WARMUP (5 steps left out),
+# RP_ROUNDS (3: rp-run and PyTorch run alternately RP_ROUNDS times; each system's number is the
+# median of its rounds' medians), RP_PROFILE (1: one more rp-run with --profile-kernels; 0:
+# none). The names before the RP_ prefix (PYTHON, THREADS, POOL, STEPS, WARMUP, ROUNDS,
+# PROFILE) are still read for one release, with a warning.
 #
-# rp-run: tokens/s = 1024 / the median of metrics.jsonl's step_s over steps WARMUP+1..; PyTorch:
-# bench/torch_cpu_baseline.py, tokens/s = 1024 / its median step time. Prints both, the ratio
-# rp-run / PyTorch, the machine, and (PROFILE=1) rp-run's kernel profile; writes summary.txt and
-# the logs to WORK_DIR. Exit status 0 when every run succeeded.
+# rp-run: tokens/s = 1024 / the median of metrics.jsonl's step_s over steps RP_WARMUP+1..;
+# PyTorch: bench/torch_cpu_baseline.py, tokens/s = 1024 / its median step time. Prints both,
+# the ratio rp-run / PyTorch, the machine, and (RP_PROFILE=1) rp-run's kernel profile; writes
+# summary.txt and the logs to WORK_DIR. Exit status 0 when every run succeeded.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -26,14 +28,18 @@ bin="$(realpath "${1:-$root/build/bin}")"
 work="${2:-$(mktemp -d -t rpcpubench.XXXXXX)}"
 mkdir -p "$work"
 work="$(realpath "$work")"
-py="${PYTHON:-python3}"
-threads="${THREADS:-$(nproc)}"
-pool="${POOL:-2}" steps="${STEPS:-30}" warmup="${WARMUP:-5}" rounds="${ROUNDS:-3}"
+# shellcheck source=bench/env.sh
+source "$here/env.sh"
+py="$(rp_env RP_PYTHON PYTHON python3)"
+threads="$(rp_env RP_THREADS THREADS "$(nproc)")"
+pool="$(rp_env RP_POOL POOL 2)" steps="$(rp_env RP_STEPS STEPS 30)"
+warmup="$(rp_env RP_WARMUP WARMUP 5)" rounds="$(rp_env RP_ROUNDS ROUNDS 3)"
+profile="$(rp_env RP_PROFILE PROFILE 1)"
 for tool in rpc-compile rp-run; do
   [[ -x "$bin/$tool" ]] || { echo "run_cpu: $bin/$tool not found (build first)" >&2; exit 2; }
 done
 "$py" -c 'import torch, transformers' 2>/dev/null ||
-  { echo "run_cpu: $py cannot import torch and transformers (set PYTHON)" >&2; exit 2; }
+  { echo "run_cpu: $py cannot import torch and transformers (set RP_PYTHON)" >&2; exit 2; }
 
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 model="$root/examples/qwen3-tiny/model.onnx"
@@ -66,7 +72,7 @@ for ((r = 1; r <= rounds; r++)); do
   echo "run_cpu: round $r: rp-run ${rp_tps[-1]} tokens/s, PyTorch ${pt_tps[-1]} tokens/s"
 done
 
-if [[ "${PROFILE:-1}" != 0 ]]; then
+if [[ "$profile" != 0 ]]; then
   OMP_NUM_THREADS="$threads" "$bin/rp-run" "$work/model.rpplan" --data "$work/fortunes.bin" \
     --steps "$steps" --lr 2e-3 --backend cpu --gpus "$pool" --no-progress \
     --profile-kernels "$work/profile.json" >"$work/profile.log" 2>&1

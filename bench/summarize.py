@@ -165,8 +165,11 @@ def read_trace(path, skip):
         result[direction] = {
             "copies": len(steady_copies), "bytes": nbytes,
             "busy_frac": busy / window if window > 0 else None,
-            "gbps_busy": nbytes / own_busy / 1e3 if nbytes is not None and own_busy > 0 else None,
-            "gbps_wall": nbytes / window / 1e3 if nbytes is not None and window > 0 else None,
+            # bytes per microsecond / 1e3 = GB/s
+            "gbytes_per_s_busy": (nbytes / own_busy / 1e3
+                                  if nbytes is not None and own_busy > 0 else None),
+            "gbytes_per_s_wall": (nbytes / window / 1e3
+                                  if nbytes is not None and window > 0 else None),
         }
     opt = [(sp[2], sp[3]) for sp in spans if sp[1] == "optimizer"]
     result["optimizer_busy_frac"] = union_length(opt, lo, hi) / window if opt and window > 0 \
@@ -263,9 +266,9 @@ def main():
             fmt(r.get("mfu"), ".1f", 100) + ("%" if r.get("mfu") is not None else ""),
             fmt(r.get("step_s_mean"), ".3f"),
             fmt(r.get("bubble"), ".1f", 100) + ("%" if r.get("bubble") is not None else ""),
-            fmt(h2d.get("gbps_busy"), ".1f") + " | " + fmt(h2d.get("gbps_wall"), ".1f")
+            fmt(h2d.get("gbytes_per_s_busy"), ".1f") + " | " + fmt(h2d.get("gbytes_per_s_wall"), ".1f")
             if h2d else "n/a",
-            fmt(d2h.get("gbps_busy"), ".1f") + " | " + fmt(d2h.get("gbps_wall"), ".1f")
+            fmt(d2h.get("gbytes_per_s_busy"), ".1f") + " | " + fmt(d2h.get("gbytes_per_s_wall"), ".1f")
             if d2h else "n/a",
             fmt(h2d.get("busy_frac"), ".0f", 100) + ("%" if h2d.get("busy_frac") is not None else ""),
             fmt(r.get("optimizer_busy_frac"), ".0f", 100)

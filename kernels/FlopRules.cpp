@@ -87,11 +87,11 @@ double kernelFlops(std::string_view id, const std::vector<Shape> &operands,
                : 0;
   // rows [R, K] (grouped_matmul) or lhs [R, K], rhs [R, N] (wgrad): 2 R K N either way.
   if (id == "grouped_matmul" || id == "grouped_matmul_wgrad") {
+    const bool forward = id == "grouped_matmul";
     if (operands.size() != 3 || operands[0].size() != 2 || results.size() != 1 ||
-        results[0].empty())
+        results[0].empty() || (!forward && operands[1].empty()))
       return 0;
-    const double n = static_cast<double>(id == "grouped_matmul" ? results[0].back()
-                                                                 : operands[1].back());
+    const double n = static_cast<double>(forward ? results[0].back() : operands[1].back());
     return 2.0 * elements(operands[0]) * n;
   }
   if (id == "linear_cross_entropy" || id == "linear_cross_entropy_vjp") {

@@ -4,7 +4,8 @@
 // shapes: the contractions only, which dominate a transformer step (the convention of
 // Kaplan et al. 2020, §2.1, and of PaLM's model FLOPs utilisation, Chowdhery et al. 2022,
 // App. B: a multiply-add is 2 FLOPs; elementwise ops, norms, softmax and reductions are not
-// counted). runtime/plan/PlanReport.h sums them over a plan.
+// counted). runtime/plan/Instruction.h (instructionFlops) maps a plan instruction onto them:
+// the plan report, the paper FLOPs and the simulator's roofline all count with it.
 //
 //   matmul     A [..., M, K] x B [..., K, N] -> C [..., M, N] (ONNX MatMul broadcasting; a 1-D
 //              operand is a vector): 2 * elements(C) * K, K = the last dim of A.

@@ -21,6 +21,7 @@
 #include "base/DType.h"
 #include "base/HostTensor.h"
 #include "base/Status.h"
+#include "kernels/Quantization.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -224,37 +225,39 @@ inline base::Status checkGatherElementsFit(base::DType dtype,
       " and every dimension but " + std::to_string(axis) + " at most the data's");
 }
 
-/// graph.scatter_add (axis in range): updates are the gather of out along `axis` by the
-/// indices, out[:axis] + indices + out[axis+1:]. Errors: InvalidArgument "scatter_add: updates
-/// is <type>, expected <type> (gather of out <type> along axis <axis> by indices of shape
-/// <shape>)".
-inline base::Status checkScatterAddUpdates(base::DType updatesDType,
-                                              const std::vector<int64_t> &updates,
-                                              base::DType outDType,
-                                              const std::vector<int64_t> &out,
-                                              const std::vector<int64_t> &indices, int64_t axis) {
-  std::vector<int64_t> shape(out.begin(), out.begin() + axis);
+/// graph.scatter_add and graph.scatter (`op`; axis in range): updates are the gather of the
+/// scattered tensor (`role`: "out", "data") along `axis` by the indices, target[:axis] +
+/// indices + target[axis+1:]. Errors: InvalidArgument "<op>: updates is <type>, expected
+/// <type> (gather of <role> <type> along axis <axis> by indices of shape <shape>)".
+inline base::Status checkScatterUpdates(std::string_view op, const char *role,
+                                        base::DType updatesDType,
+                                        const std::vector<int64_t> &updates,
+                                        base::DType targetDType,
+                                        const std::vector<int64_t> &target,
+                                        const std::vector<int64_t> &indices, int64_t axis) {
+  std::vector<int64_t> shape(target.begin(), target.begin() + axis);
   shape.insert(shape.end(), indices.begin(), indices.end());
-  shape.insert(shape.end(), out.begin() + axis + 1, out.end());
+  shape.insert(shape.end(), target.begin() + axis + 1, target.end());
   if (updates == shape)
     return base::okStatus();
   return base::invalidArgument(
-      "scatter_add: updates is " + detail::typeText(updatesDType, updates) + ", expected " +
-      detail::typeText(outDType, shape) + " (gather of out " + detail::typeText(outDType, out) +
-      " along axis " + std::to_string(axis) + " by indices of shape " +
-      base::formatShape(indices) + ")");
+      std::string(op) + ": updates is " + detail::typeText(updatesDType, updates) +
+      ", expected " + detail::typeText(targetDType, shape) + " (gather of " + role + " " +
+      detail::typeText(targetDType, target) + " along axis " + std::to_string(axis) +
+      " by indices of shape " + base::formatShape(indices) + ")");
 }
 
-/// graph.scatter_elements_add (axis in range): indices of the updates' shape, updates of out's
-/// rank and no larger but along `axis`. Errors: InvalidArgument "scatter_elements_add: indices
-/// have shape <shape>, expected the shape of updates <shape>", "scatter_elements_add: updates
-/// of shape <shape> do not fit out <type>: expected rank <r> and every dimension but <axis> at
-/// most out's".
-inline base::Status checkScatterElementsFit(const std::vector<int64_t> &updates,
-                                               const std::vector<int64_t> &indices,
-                                               base::DType outDType,
-                                               const std::vector<int64_t> &out, int64_t axis) {
-  const std::string op = "scatter_elements_add";
+/// graph.scatter_elements_add and graph.scatter_elements (`op`; axis in range): indices of the
+/// updates' shape, updates of the scattered tensor's (`role`: "out", "data") rank and no larger
+/// but along `axis`. Errors: InvalidArgument "<op>: indices have shape <shape>, expected the
+/// shape of updates <shape>", "<op>: updates of shape <shape> do not fit <role> <type>:
+/// expected rank <r> and every dimension but <axis> at most <role>'s".
+inline base::Status checkScatterElementsFit(std::string_view opName, const char *role,
+                                            const std::vector<int64_t> &updates,
+                                            const std::vector<int64_t> &indices,
+                                            base::DType outDType,
+                                            const std::vector<int64_t> &out, int64_t axis) {
+  const std::string op(opName);
   if (indices != updates)
     return base::invalidArgument(op + ": indices have shape " + base::formatShape(indices) +
                                     ", expected the shape of updates " +
@@ -265,9 +268,9 @@ inline base::Status checkScatterElementsFit(const std::vector<int64_t> &updates,
   if (fits)
     return base::okStatus();
   return base::invalidArgument(
-      op + ": updates of shape " + base::formatShape(updates) + " do not fit out " +
+      op + ": updates of shape " + base::formatShape(updates) + " do not fit " + role + " " +
       detail::typeText(outDType, out) + ": expected rank " + std::to_string(out.size()) +
-      " and every dimension but " + std::to_string(axis) + " at most out's");
+      " and every dimension but " + std::to_string(axis) + " at most " + role + "'s");
 }
 
 /// graph.rope's x: rank >= 1 with an even last dimension. Errors: InvalidArgument "rope: x is
@@ -352,6 +355,26 @@ inline base::Status checkAttentionSoftcap(std::string_view op, double softcap) {
     return base::okStatus();
   return base::invalidArgument(std::string(op) + ": softcap " + std::to_string(softcap) +
                                   " is not positive and finite");
+}
+
+/// graph.dequantize's operands (CPU kernel and GPU planner): `q` u8 of one dimension holding
+/// the quantized storage of a weight of out's shape, out f32, f16 or bf16. Returns the layout.
+/// Errors: InvalidArgument, e.g. "dequantize: q is u8[100], expected u8[8456] (nf4 of
+/// [128, 128])", "dequantize: out has dtype i64, expected f32, f16 or bf16".
+inline base::StatusOr<QuantLayout> checkDequantize(base::DType qDType,
+                                                   const std::vector<int64_t> &q,
+                                                   base::DType outDType,
+                                                   const std::vector<int64_t> &out,
+                                                   QuantFormat format, int64_t axis) {
+  RP_RETURN_IF_ERROR(checkDType("dequantize", "out", outDType,
+                                {base::DType::F32, base::DType::F16, base::DType::BF16}));
+  RP_ASSIGN_OR_RETURN(QuantLayout layout, quantLayout(format, out, axis, "dequantize: out"));
+  if (qDType != base::DType::U8 || q.size() != 1 || q[0] != layout.bytes)
+    return base::invalidArgument("dequantize: q is " + std::string(base::dtypeName(qDType)) +
+                                 base::formatShape(q) + ", expected u8[" +
+                                 std::to_string(layout.bytes) + "] (" +
+                                 quantFormatName(format) + " of " + base::formatShape(out) + ")");
+  return layout;
 }
 
 } // namespace rp::kernels

@@ -18,6 +18,8 @@ namespace rp::kernels {
 ///   Sqrt sqrt(x); Reciprocal 1/x; Exp, Log, Tanh, Erf as libm;
 ///   Sigmoid 1/(1+exp(-x)), evaluated as exp(x)/(1+exp(x)) for x < 0 so that
 ///     no exp overflows; Silu x*sigmoid(x);
+///   Softplus log(1 + exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|)) (no
+///     overflow, no loss of the tiny values of very negative x); Floor floor(x);
 ///   GeluExact 0.5 x (1 + erf(x / sqrt(2)));
 ///   GeluTanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 ///   Neg -x (integers wrap: -INT_MIN = INT_MIN); Relu max(x, 0) (NaN stays
@@ -31,6 +33,8 @@ enum class UnaryKind {
   Sigmoid,
   Erf,
   Silu,
+  Softplus,
+  Floor,
   Neg,
   Relu,
   GeluExact,
@@ -58,6 +62,10 @@ inline const char *unaryKindName(UnaryKind kind) {
     return "erf";
   case UnaryKind::Silu:
     return "silu";
+  case UnaryKind::Softplus:
+    return "softplus";
+  case UnaryKind::Floor:
+    return "floor";
   case UnaryKind::Neg:
     return "neg";
   case UnaryKind::Relu:
@@ -80,10 +88,16 @@ inline const char *unaryKindName(UnaryKind kind) {
 ///     std::pow; integer Pow is exact repeated squaring (wrapping), and a
 ///     negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise
 ///     (PyTorch's integer pow).
+///   Mod, Fmod (graph.mod without and with `fmod`): f32, f64, i64, i32; the
+///     remainder of a / b with the sign of b (Mod: Python's %, torch.remainder)
+///     or of a (Fmod: C's fmod, torch.fmod). Integers are exact (a zero divisor
+///     is an InvalidArgument error; x mod -1 is 0); floats are std::fmod(a, b),
+///     plus b for Mod when the result is non-zero with a sign other than b's
+///     (PyTorch's and numpy's rule).
 ///   And, Or: i1 -> i1.
 ///   Eq, Lt, Le, Gt, Ge: f32, f64, i64, i32, i1 -> i1 (IEEE: every
 ///     comparison with a NaN is false).
-enum class BinaryKind { Add, Sub, Mul, Div, Pow, And, Or, Eq, Lt, Le, Gt, Ge };
+enum class BinaryKind { Add, Sub, Mul, Div, Pow, Mod, Fmod, And, Or, Eq, Lt, Le, Gt, Ge };
 
 /// True for the comparisons Eq .. Ge (result i1).
 inline bool isComparison(BinaryKind k) { return k >= BinaryKind::Eq; }
@@ -100,6 +114,10 @@ inline const char *binaryKindName(BinaryKind kind) {
     return "div";
   case BinaryKind::Pow:
     return "pow";
+  case BinaryKind::Mod:
+    return "mod";
+  case BinaryKind::Fmod:
+    return "mod fmod";
   case BinaryKind::And:
     return "logical_and";
   case BinaryKind::Or:

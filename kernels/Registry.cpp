@@ -30,8 +30,12 @@ std::vector<KernelInfo> buildTable() {
   const std::vector<AttrSpec> axisAttr = {req("axis", K::Int)};
   const std::vector<AttrSpec> normAttrs = {req("axis", K::Int), req("epsilon", K::Float)};
   std::vector<KernelInfo> t;
-  // Elementwise unary: sqrt .. silu (float), neg, relu (numeric), logical_not (i1), gelu.
-  for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu"})
+  // A quantized frozen weight into its GEMM's operand (format: nf4, nf4_fp32_absmax, int8,
+  // fp8; axis: the input axis, int8 and fp8).
+  t.push_back(fixed("dequantize", 1, 1, R::Dequantize, {req("format", K::String), opt("axis", K::Int)}));
+  // Elementwise unary: sqrt .. floor (float), neg, relu (numeric), logical_not (i1), gelu.
+  for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu",
+                              "softplus", "floor"})
     t.push_back(fixed(id, 1, 1, R::Float));
   t.push_back(fixed("neg", 1, 1, R::Numeric));
   t.push_back(fixed("relu", 1, 1, R::Numeric));
@@ -40,6 +44,7 @@ std::vector<KernelInfo> buildTable() {
   // Elementwise binary with broadcasting.
   for (std::string_view id : {"add", "sub", "mul", "div", "pow"})
     t.push_back(fixed(id, 2, 1, R::Numeric));
+  t.push_back(fixed("mod", 2, 1, R::Numeric, {opt("fmod", K::Bool)}));
   t.push_back(fixed("logical_and", 2, 1, R::Bool));
   t.push_back(fixed("logical_or", 2, 1, R::Bool));
   t.push_back(fixed("compare", 2, 1, R::Compare, {req("predicate", K::String)}));
@@ -52,6 +57,8 @@ std::vector<KernelInfo> buildTable() {
     t.push_back(fixed(id, 1, 1, R::Numeric, reduceAttrs));
   t.push_back(fixed("softmax", 1, 1, R::Float, axisAttr));
   t.push_back(fixed("log_softmax", 1, 1, R::Float, axisAttr));
+  t.push_back(fixed("cumsum", 1, 1, R::Numeric,
+                    {req("axis", K::Int), opt("exclusive", K::Bool), opt("reverse", K::Bool)}));
   t.push_back(KernelInfo{"layer_norm", 2, 3, 1, R::Float, normAttrs}); // optional bias
   t.push_back(fixed("rms_norm", 2, 1, R::Float, normAttrs));
   t.push_back(fixed("cross_entropy", 2, 1, R::FloatIndexed,
@@ -74,9 +81,11 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("moe_combine", 3, 1, R::FloatPairIndexed));
   t.push_back(fixed("grouped_matmul", 3, 1, R::FloatPairIndexed, {opt("transpose_b", K::Bool)}));
   t.push_back(fixed("grouped_matmul_wgrad", 3, 1, R::FloatPairIndexed));
-  // Scatters (the VJPs of gathers and slices).
+  // Scatters (the VJPs of gathers and slices; ONNX's overwriting scatters).
   t.push_back(fixed("scatter_add", 2, 1, R::FloatIndexed, axisAttr));
   t.push_back(fixed("scatter_elements_add", 2, 1, R::FloatIndexed, axisAttr));
+  t.push_back(fixed("scatter", 3, 1, R::Scatter, axisAttr));
+  t.push_back(fixed("scatter_elements", 3, 1, R::Scatter, axisAttr));
   t.push_back(fixed("slice_scatter", 1, 1, R::Same, sliceAttrs));
   // Generators.
   t.push_back(fixed(

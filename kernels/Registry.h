@@ -16,7 +16,8 @@
 //
 // Attributes carry the ODS attribute names. Enum attributes (CompareKind, GeluApproximation,
 // LossReduction) are strings holding the keyword ("lt", "tanh", "mean"); UnitAttrs (`causal`,
-// `keepdims`, `upper`, `smallest`, matmul's `transpose_a` / `transpose_b`) are optional bools (absent =
+// `keepdims`, `upper`, `smallest`, `fmod`, `exclusive`, `reverse`, matmul's `transpose_a` /
+// `transpose_b`) are optional bools (absent =
 // false); I64 arrays (`axes`, `permutation`) are Ints; F64 attributes are Float; graph.range's
 // bounds, which ODS types as I64 or F64, are IntOrFloat.
 //
@@ -69,6 +70,9 @@ enum class DTypeRule {
   IndexOnly,    ///< every operand and result is i64 (moe_sort)
   FloatPairIndexed, ///< operands 0, 1 and the result one float dtype; operand 2 is i64
   LinearLoss,   ///< operand 2 (labels) is i64 or i32; the others and the results one float dtype
+  Scatter,      ///< operands 0, 2 and the result have one dtype (any); operand 1 (indices) is
+                ///< i64 or i32 (scatter, scatter_elements: data, indices, updates)
+  Dequantize,   ///< operand 0 is u8 (quantized storage); the result is float (dequantize)
 };
 
 /// Marks an unbounded operand or result count.

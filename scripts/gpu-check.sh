@@ -19,7 +19,9 @@
 # chaos, not the arithmetic. At 1e-3 the two fp32 runs agree within 1e-6 for the 100 steps
 # (docs/CUDA.md, "What has run where").
 # Usage: bash gpu-check.sh STAGE.tar.xz OUTDIR. Prints one PASS/FAIL line per check, writes
-# the logs to OUTDIR, exits 1 if any check failed.
+# the logs to OUTDIR, exits 1 if any check failed. RP_COMMAND_TIMEOUT_S (default 0: none): a
+# time limit in seconds for each unit test binary and each rp-run; one that runs past it
+# fails its check.
 set -uo pipefail
 tarball="$1"
 out="${2:-$(mktemp -d -t rp-gpu-out.XXXXXX)}"
@@ -35,13 +37,17 @@ failed=0
 result() { # name rc
   if [[ "$2" == 0 ]]; then echo "PASS $1" | tee -a "$log"; else echo "FAIL $1 (rc=$2)" | tee -a "$log"; failed=1; fi
 }
+command_timeout="${RP_COMMAND_TIMEOUT_S:-0}"
+limited() { # CMD...: CMD under the RP_COMMAND_TIMEOUT_S limit, if any
+  if ((command_timeout > 0)); then timeout "$command_timeout" "$@"; else "$@"; fi
+}
 gpu=0
 if nvidia-smi -L 2>&1 | tee -a "$log" | grep -q '^GPU '; then gpu=1; fi
 
 # 1. Unit tests.
 for t in "$S"/bin/rp-cuda-*; do
   name=$(basename "$t")
-  timeout 300 "$t" --gtest_brief=1 >"$work/$name.log" 2>&1
+  limited "$t" --gtest_brief=1 >"$work/$name.log" 2>&1
   rc=$?
   { echo "== $name (rc=$rc)"; tail -n 40 "$work/$name.log"; } >>"$log"
   grep -E "^\[  (FAILED|SKIPPED|PASSED)" "$work/$name.log" | tail -n 6
@@ -53,7 +59,7 @@ done
 run() { # label plan backend workers steps extra...
   local label=$1 plan=$2 backend=$3 workers=$4 steps=$5
   shift 5
-  timeout 300 "$S/bin/rp-run" "$S/plans/$plan" --data "$S/fortunes.bin" --steps "$steps" \
+  limited "$S/bin/rp-run" "$S/plans/$plan" --data "$S/fortunes.bin" --steps "$steps" \
     --lr 1e-3 --warmup 10 --backend "$backend" --gpus "$workers" --no-progress \
     --log "$work/$label.jsonl" "$@" >>"$log" 2>&1
 }

@@ -55,6 +55,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata python3-onnx
   # runtime libraries
   libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libopenblas-dev
+  libxxhash-dev
   # the sanitizer + fuzz build (build-fuzz/: clang with libFuzzer, ASan, UBSan, OpenMP)
   clang-22 libclang-rt-22-dev libomp-22-dev
   # rp-run's data parallelism across nodes (optional at build time; docs/MULTI_NODE.md)

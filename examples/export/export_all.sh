@@ -6,10 +6,13 @@
 # (mistral-window-*), Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with
 # symbolic dims) under
 # test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
-#   PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
+#   RP_PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
+# (PYTHON, the name before the RP_ prefix, is still read for one release, with a warning.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-py="${PYTHON:-python3}"
+# shellcheck source=bench/env.sh
+source "$root/bench/env.sh"
+py="$(rp_env RP_PYTHON PYTHON python3)"
 export_model() { "$py" "$root/examples/export/export_model.py" "$@"; }
 tests="$root/test/Frontends/onnx/Inputs/exports"
 for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon; do

@@ -116,6 +116,11 @@ public:
   FailureOr<Type> elementType(int onnxType);
 };
 
+/// The `reduction` attribute of ScatterElements and ScatterND: false for "none", true for
+/// "add" (float data only); fails with a message naming the op for the others (mul, max, min)
+/// and for add on other data.
+FailureOr<bool> scatterAdds(NodeContext &c);
+
 /// Converts a host tensor to an elements attribute of the matching MLIR type.
 DenseElementsAttr toAttr(MLIRContext *ctx, const ::rp::base::HostTensor &tensor);
 

@@ -13,6 +13,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
 #include "frontends/onnx/ImportContext.h"
+#include "frontends/onnx/Initializers.h"
 #include "frontends/onnx/TiedWeights.h"
 #include "kernels/cpu/Cast.h"
 #include "base/ParamInit.h"
@@ -243,6 +244,9 @@ DenseElementsAttr toAttr(MLIRContext *ctx, const HostTensor &tensor) {
   case DType::I1:
     element = IntegerType::get(ctx, 1);
     break;
+  case DType::U8:
+    element = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    break;
   }
   auto type = RankedTensorType::get(tensor.shape(), element);
   if (tensor.dtype() == DType::I1) {
@@ -443,17 +447,9 @@ FailureOr<RankedTensorType> Importer::valueType(const ::onnx::ValueInfoProto &in
 
 LogicalResult Importer::importInitializers(ModuleOp module) {
   OpBuilder::InsertionGuard guard(builder);
-  // Module buffers (rotary inv_freq, ...) are listed by the exporter in the model's metadata
-  // "rp.buffers" (comma-separated initializer names; examples/export/export_model.py): they
-  // are fixed values, not parameters, so they become constants and fold.
-  llvm::StringSet<> buffers;
-  for (const auto &prop : model.proto->metadata_props())
-    if (prop.key() == "rp.buffers") {
-      SmallVector<StringRef> names;
-      StringRef(prop.value()).split(names, ',', -1, /*KeepEmpty=*/false);
-      for (StringRef n : names)
-        buffers.insert(n.trim());
-    }
+  // Which initializers are trainable params, which constants (Initializers.h): every
+  // parameter of the exported module whatever its size; buffers and lifted constants fold.
+  const llvm::StringSet<> params = parameterInitializers(*model.proto);
   // A tied embedding is named as Hugging Face checkpoints store it (TiedWeights.h).
   llvm::StringMap<std::string> tied = tiedEmbeddingNames(model.proto->graph());
   for (const auto &init : model.proto->graph().initializer()) {
@@ -462,14 +458,7 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
     SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
     if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
       return emitError(fileLoc) << "initializer '" << init.name() << "' has a negative dimension";
-    bool isFloat = init.data_type() == ::onnx::TensorProto::FLOAT ||
-                   init.data_type() == ::onnx::TensorProto::FLOAT16 ||
-                   init.data_type() == ::onnx::TensorProto::BFLOAT16;
-    int64_t count = graph::numElements(shape);
-    // Weights are floating-point tensors of more than one element: they become params
-    // (trainable). Integer tensors, float scalars (exporters lift epsilons and scales into
-    // initializers) and listed buffers are constants, so that shape computations fold.
-    if (isFloat && count > 1 && !buffers.contains(init.name())) {
+    if (params.contains(init.name())) {
       FailureOr<Type> element = types.elementType(init.data_type());
       if (failed(element))
         return failure();
@@ -481,7 +470,8 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
       graph::ParamOp::create(builder, fileLoc,
                              renamed == tied.end() ? init.name() : renamed->second, type,
                              /*trainable=*/true, builder.getStringAttr(init.name()),
-                             graph::ParamInitAttr());
+                             graph::ParamInitAttr(), /*quant=*/nullptr,
+                             /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
       continue;
     }
     llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);

@@ -1,7 +1,7 @@
 //===- OpsElementwise.cpp - ONNX elementwise ops -> graph -----------------===//
 //
-// Unary and binary elementwise ops, comparisons, logic, Where, Cast, Max/Min, IsNaN,
-// Identity and Dropout. Binary ops broadcast (multidirectional, numpy rules).
+// Unary and binary elementwise ops (Mod among them), comparisons, logic, Where, Cast,
+// Max/Min, IsNaN, Identity and Dropout. Binary ops broadcast (multidirectional, numpy rules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,6 +223,20 @@ LogicalResult gelu(NodeContext &c) {
   return success();
 }
 
+/// Mod(a, b) with `fmod` (ONNX Mod-10/13): graph.mod, the remainder with the sign of b
+/// (fmod = 0) or of a (fmod = 1). ONNX asks fmod = 1 of floats; fmod = 0 on floats is
+/// numpy's mod, as ONNX's reference implementation computes it (and torch.remainder).
+LogicalResult mod(NodeContext &c) {
+  FailureOr<Value> a = c.input(0), b = c.input(1);
+  if (failed(a) || failed(b) || failed(checkBinary(c, *a, *b)))
+    return failure();
+  int64_t fmod = c.attrInt("fmod", 0);
+  if (fmod != 0 && fmod != 1)
+    return c.fail("Mod: attribute fmod must be 0 or 1, got " + std::to_string(fmod));
+  c.setOutput(0, graph::ModOp::create(c.b, c.loc, *a, *b, fmod == 1));
+  return success();
+}
+
 /// Pow: ONNX lets the exponent have another numeric type than the base; the result has the
 /// base's type, and the exponent is converted to it.
 LogicalResult pow(NodeContext &c) {
@@ -245,6 +259,10 @@ const OpEntry kOps[] = {
     {"Tanh", 13, unary<graph::TanhOp>},
     {"Sigmoid", 13, unary<graph::SigmoidOp>},
     {"Erf", 13, unary<graph::ErfOp>},
+    {"Softplus", 1, unary<graph::SoftplusOp>},
+    {"Softplus", 22, unary<graph::SoftplusOp>},
+    {"Floor", 6, unary<graph::FloorOp>},
+    {"Floor", 13, unary<graph::FloorOp>},
     {"Neg", 13, unary<graph::NegOp>},
     {"Relu", 13, unary<graph::ReluOp>},
     {"Relu", 14, unary<graph::ReluOp>},
@@ -260,6 +278,8 @@ const OpEntry kOps[] = {
     {"Div", 14, binary<graph::DivOp>},
     {"Pow", 13, pow},
     {"Pow", 15, pow},
+    {"Mod", 10, mod},
+    {"Mod", 13, mod},
     {"And", 7, binary<graph::LogicalAndOp>},
     {"Or", 7, binary<graph::LogicalOrOp>},
     {"Equal", 13, compare<graph::CompareKind::eq>},

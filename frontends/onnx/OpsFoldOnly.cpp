@@ -1,19 +1,20 @@
-//===- OpsFoldOnly.cpp - ONNX ops imported only on constant inputs ---------===//
+//===- OpsFoldOnly.cpp - ONNX ops imported on constants, and index tuples -===//
 //
-// Cos, Sin, CumSum and GatherND appear in exported causal LMs only where the inputs are known at compile
-// time once the dimensions are bound: the rotary embedding tables (cos/sin of inv_freq x
-// positions, with `rp.buffers` making inv_freq a constant) and Hugging Face's position-id and
-// packed-sequence bookkeeping (CumSum over a mask of ones, GatherND into it). The importer computes them here, in
-// float64 and rounded to the result type once, and emits a graph.constant; on a non-constant
-// input it fails with a message naming the op, since the graph dialect has no such op (no
-// kernel, no VJP). The exceptions: GatherND with constant indices into a computed tensor is
-// rewritten as a graph.gather of rows (gatherND below), and GatherND with run-time indices of
-// one element per tuple (a mixture of experts' `weights[expert_ids]`) as a graph.gather on
-// axis 0 (gatherNDComputed).
+// Cos and Sin appear in exported causal LMs only where the inputs are known at compile time
+// once the dimensions are bound: the rotary embedding tables (cos/sin of inv_freq x
+// positions, with `rp.buffers` making inv_freq a constant). The importer computes them here,
+// in float64 and rounded to the result type once, and emits a graph.constant; on a
+// non-constant input it fails with a message naming the op, since the graph dialect has no
+// such op (no kernel, no VJP). The index-tuple ops live here too: GatherND (Hugging Face's
+// packed-sequence bookkeeping, which folds; Falcon's split of its fused query-key-value
+// projection; a mixture of experts' `weights[expert_ids]`) becomes a graph.gather of rows
+// (gatherND, gatherNDComputed), and ScatterND (in-place slice assignment) a graph.scatter of
+// rows (scatterND).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/Eval/Evaluator.h"
+#include "dialects/Graph/IR/ShapeInference.h"
 #include "frontends/onnx/ImportContext.h"
 #include "kernels/cpu/Cast.h"
 
@@ -79,47 +80,9 @@ LogicalResult trig(NodeContext &c) {
 double cosFn(double v) { return std::cos(v); }
 double sinFn(double v) { return std::sin(v); }
 
-/// CumSum(x, axis) with the `exclusive` and `reverse` attributes (ONNX CumSum-14).
-LogicalResult cumSum(NodeContext &c) {
-  FailureOr<HostTensor> x = constantInput(c, 0);
-  if (failed(x))
-    return failure();
-  FailureOr<int64_t> axisValue = c.constInt(1, "axis");
-  if (failed(axisValue))
-    return failure();
-  RankedTensorType type = c.inputType(0);
-  Type element = type.getElementType();
-  if (!element.isF32() && !element.isInteger(64))
-    return c.fail("CumSum of this element type is not supported (f32, i64)");
-  FailureOr<int64_t> axis = c.axis(*axisValue, type.getRank());
-  if (failed(axis))
-    return failure();
-  bool exclusive = c.attrInt("exclusive", 0) != 0;
-  bool reverse = c.attrInt("reverse", 0) != 0;
-  ArrayRef<int64_t> shape = type.getShape();
-  int64_t outer = 1, inner = 1, n = shape[*axis];
-  for (int64_t d = 0; d < *axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = *axis + 1; d < type.getRank(); ++d)
-    inner *= shape[d];
-  double *p = x->data<double>();
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      double sum = 0;
-      for (int64_t step = 0; step < n; ++step) {
-        int64_t k = reverse ? n - 1 - step : step;
-        double &v = p[(o * n + k) * inner + i];
-        double value = v;
-        v = exclusive ? sum : sum + value;
-        sum += value;
-      }
-    }
-  c.setOutput(0, emit(c, type, *x));
-  return success();
-}
-
 /// GatherND's shapes (ONNX GatherND-13): data `[batch..., D_b .. D_{b+k-1}, slice...]`,
 /// indices `[batch..., tuple..., k]`, result `indices.shape[:-1] + data.shape[b + k:]`.
+/// ScatterND's are GatherND's with b = 0, its updates of the result's shape.
 struct GatherNDLayout {
   SmallVector<int64_t> shape;  // the result's
   int64_t b = 0, k = 0;        // batch_dims, the index tuples' length
@@ -127,20 +90,22 @@ struct GatherNDLayout {
   int64_t indexed = 1;         // D_b * ... * D_{b+k-1}: the slices of one batch entry
 };
 
-/// Checks GatherND's attributes and shapes; the layout, or a failure naming why.
+/// Checks GatherND's (or ScatterND's) attributes and shapes; the layout, or a failure naming
+/// why (and the op).
 FailureOr<GatherNDLayout> gatherNDLayout(NodeContext &c) {
   ArrayRef<int64_t> ds = c.inputType(0).getShape(), is = c.inputType(1).getShape();
   GatherNDLayout l;
   l.b = c.attrInt("batch_dims", 0);
   int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size());
   if (q < 1 || l.b < 0 || l.b >= std::min(r, q))
-    return c.fail("GatherND: batch_dims must be in [0, min(rank(data), rank(indices)))");
+    return c.fail(c.node.op_type() +
+                  ": batch_dims must be in [0, min(rank(data), rank(indices)))");
   l.k = is.back();
   if (l.k < 1 || l.b + l.k > r)
-    return c.fail("GatherND: indices.shape[-1] must be in [1, rank(data) - batch_dims]");
+    return c.fail(c.node.op_type() + ": indices.shape[-1] must be in [1, rank(data) - batch_dims]");
   for (int64_t d = 0; d < l.b; ++d)
     if (ds[d] != is[d])
-      return c.fail("GatherND: the batch dimensions of data and indices differ");
+      return c.fail(c.node.op_type() + ": the batch dimensions of data and indices differ");
   l.shape.assign(is.begin(), is.end() - 1);
   l.shape.append(ds.begin() + l.b + l.k, ds.end());
   for (int64_t d = 0; d < l.b; ++d)
@@ -171,7 +136,8 @@ FailureOr<SmallVector<int64_t>> gatherNDRows(NodeContext &c, const GatherNDLayou
         if (v < 0)
           v += dim;
         if (v < 0 || v >= dim)
-          return c.fail("GatherND: index " + std::to_string(static_cast<int64_t>(tuple[j])) +
+          return c.fail(c.node.op_type() + ": index " +
+                        std::to_string(static_cast<int64_t>(tuple[j])) +
                         " is out of range for a dimension of size " + std::to_string(dim));
         offset = offset * dim + v;
       }
@@ -246,12 +212,72 @@ LogicalResult gatherND(NodeContext &c) {
   return success();
 }
 
+/// ScatterND(data, indices, updates) (ONNX ScatterND-13/16/18) with reduction none or add:
+/// data [d0, ..., d(r-1)], indices [..., k], updates indices.shape[:-1] + data.shape[k:]. The
+/// data viewed as rows [d0 * ... * d(k-1), d(k), ...] has one row per index tuple, so the
+/// scatter is a graph.scatter (none: in-place slice assignment, `k[..., :r] = k_rot`; a
+/// repeated row keeps its last update) or data + graph.scatter_add (add) of the updates viewed
+/// as [tuples, d(k), ...] on axis 0 of the rows. Constant indices are checked and combined into
+/// rows here; indices computed at run time are taken for tuples of one element (k = 1: the
+/// indices are the rows, which the kernels check), as GatherND's. The reductions "mul", "max"
+/// and "min" are not supported.
+LogicalResult scatterND(NodeContext &c) {
+  FailureOr<Value> data = c.input(0), indexValue = c.input(1), updates = c.input(2);
+  if (failed(data) || failed(indexValue) || failed(updates))
+    return failure();
+  FailureOr<bool> adds = scatterAdds(c);
+  if (failed(adds))
+    return failure();
+  RankedTensorType dataType = c.inputType(0);
+  FailureOr<GatherNDLayout> l = gatherNDLayout(c);
+  if (failed(l))
+    return failure();
+  if (c.inputType(2).getShape() != ArrayRef<int64_t>(l->shape))
+    return c.fail("ScatterND: updates have shape " +
+                  graph::formatShape(c.inputType(2).getShape()) + ", expected " +
+                  graph::formatShape(l->shape) +
+                  " (indices.shape[:-1] + data.shape[indices.shape[-1]:])");
+  Value rows;
+  if (NodeContext::constantOf(*indexValue)) {
+    FailureOr<HostTensor> indices = constantInput(c, 1);
+    if (failed(indices))
+      return failure();
+    FailureOr<SmallVector<int64_t>> r = gatherNDRows(c, *l, *indices);
+    if (failed(r))
+      return failure();
+    auto rowType = RankedTensorType::get({l->tuples}, c.b.getI64Type());
+    rows = c.constant(DenseElementsAttr::get(rowType, ArrayRef<int64_t>(*r)));
+  } else {
+    if (l->k != 1)
+      return c.fail("ScatterND with indices computed at run time is supported only for index "
+                    "tuples of one element (indices.shape[-1] = 1); got " +
+                    std::to_string(l->k));
+    rows = c.reshape(*indexValue, {l->tuples});
+  }
+  ArrayRef<int64_t> ds = dataType.getShape();
+  SmallVector<int64_t> flatData{l->indexed}, flatUpdates{l->tuples};
+  flatData.append(ds.begin() + l->k, ds.end());
+  flatUpdates.append(ds.begin() + l->k, ds.end());
+  Value target = c.reshape(*data, flatData), source = c.reshape(*updates, flatUpdates);
+  IntegerAttr axis = c.b.getI64IntegerAttr(0);
+  Value result;
+  if (!*adds) {
+    result = graph::ScatterOp::create(c.b, c.loc, target, rows, source, axis);
+  } else {
+    Value sum = graph::ScatterAddOp::create(c.b, c.loc, target.getType(), source, rows, axis);
+    result = graph::AddOp::create(c.b, c.loc, target, sum);
+  }
+  c.setOutput(0, c.reshape(result, ds));
+  return success();
+}
+
 const OpEntry kOps[] = {
     {"Cos", 7, trig<cosFn>},
     {"Sin", 7, trig<sinFn>},
-    {"CumSum", 11, cumSum},
-    {"CumSum", 14, cumSum},
     {"GatherND", 13, gatherND},
+    {"ScatterND", 13, scatterND},
+    {"ScatterND", 16, scatterND},
+    {"ScatterND", 18, scatterND},
 };
 
 } // namespace

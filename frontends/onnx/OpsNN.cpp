@@ -1,6 +1,6 @@
 //===- OpsNN.cpp - ONNX contractions, reductions, norms, losses -> graph --===//
 //
-// MatMul, Gemm, ReduceSum/Mean/Max, Softmax, LogSoftmax, LayerNormalization,
+// MatMul, Gemm, ReduceSum/Mean/Max, CumSum, Softmax, LogSoftmax, LayerNormalization,
 // SimplifiedLayerNormalization (onnxruntime), RMSNormalization (opset 23),
 // SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss.
 //
@@ -312,6 +312,29 @@ LogicalResult topK(NodeContext &c) {
   return success();
 }
 
+/// CumSum(x, axis) with `exclusive` and `reverse` (ONNX CumSum-11/14; torch.cumsum):
+/// graph.cumsum. The axis must be known at import time; a constant x folds (position ids
+/// from a mask of ones), a run-time one runs on the kernels.
+LogicalResult cumSum(NodeContext &c) {
+  FailureOr<Value> x = c.input(0);
+  if (failed(x))
+    return failure();
+  FailureOr<int64_t> axisValue = c.constInt(1, "axis");
+  if (failed(axisValue))
+    return failure();
+  FailureOr<int64_t> axis = c.axis(*axisValue, c.inputType(0).getRank());
+  if (failed(axis))
+    return failure();
+  for (const char *flag : {"exclusive", "reverse"})
+    if (int64_t v = c.attrInt(flag, 0); v != 0 && v != 1)
+      return c.fail("CumSum: attribute " + std::string(flag) + " must be 0 or 1, got " +
+                    std::to_string(v));
+  c.setOutput(0, graph::CumSumOp::create(c.b, c.loc, *x, static_cast<uint64_t>(*axis),
+                                         c.attrInt("exclusive", 0) != 0,
+                                         c.attrInt("reverse", 0) != 0));
+  return success();
+}
+
 const OpEntry kOps[] = {
     {"MatMul", 13, matmul},
     {"Gemm", 13, gemm},
@@ -321,6 +344,8 @@ const OpEntry kOps[] = {
     {"ReduceMax", 13, reduce<graph::ReduceMaxOp, false>},
     {"ReduceMax", 18, reduce<graph::ReduceMaxOp, true>},
     {"ReduceMax", 20, reduce<graph::ReduceMaxOp, true>},
+    {"CumSum", 11, cumSum},
+    {"CumSum", 14, cumSum},
     {"Softmax", 13, softmax<graph::SoftmaxOp>},
     {"LogSoftmax", 13, softmax<graph::LogSoftmaxOp>},
     {"LayerNormalization", 17, layerNorm},

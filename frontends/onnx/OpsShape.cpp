@@ -1,8 +1,9 @@
 //===- OpsShape.cpp - ONNX shape and data-movement ops -> graph -----------===//
 //
 // Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Slice, Split, Gather,
-// GatherElements, ScatterElements (reduction add), Shape and Size. Operands that define shapes (Reshape's shape, Slice's
-// bounds, ...) must be constants known at import time; Shape and Size fold to constants.
+// GatherElements, ScatterElements (reductions none and add), Shape and Size. Operands that
+// define shapes (Reshape's shape, Slice's bounds, ...) must be constants known at import
+// time; Shape and Size fold to constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -446,23 +447,37 @@ std::string formatType(Type type) {
   return text;
 }
 
-/// ScatterElements with reduction "add" (a mixture of experts' load-balancing loss counts each
-/// expert's routed tokens with `zeros(E).scatter_add_(0, expert_ids, mask)`): `data +
-/// graph.scatter_elements_add(updates, indices, axis)`, or the scatter alone when data is a
-/// constant of zeros. Repeated indices accumulate in the row-major order of updates. The
-/// overwriting reductions ("none", "mul", "max", "min") are not supported: with repeated
-/// indices ONNX leaves "none" undefined, and no exported model needs them.
+} // namespace
+
+FailureOr<bool> mlir::rp::onnx::scatterAdds(NodeContext &c) {
+  std::string reduction = c.attrString("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return c.fail(c.node.op_type() + ": reduction '" + reduction +
+                  "' is not supported (only 'none' and 'add')");
+  if (reduction == "add" && !isa<FloatType>(c.inputType(0).getElementType()))
+    return c.fail(c.node.op_type() + ": reduction 'add' takes float data only, got " +
+                  formatType(c.inputType(0)));
+  return reduction == "add";
+}
+
+namespace {
+
+/// ScatterElements(data, indices, updates) (ONNX ScatterElements-13/16/18). Without a
+/// reduction (`torch.Tensor.scatter`: a router's top-k weights scattered into a dense
+/// [tokens, experts] mask) it is graph.scatter_elements: any element type, a repeated target
+/// keeps the later update of its line. With reduction "add" (a mixture of experts'
+/// load-balancing loss counts each expert's routed tokens with `zeros(E).scatter_add_(0,
+/// expert_ids, mask)`): `data + graph.scatter_elements_add(updates, indices, axis)`, or the
+/// scatter alone when data is a constant of zeros; float data; repeated indices accumulate in
+/// the row-major order of updates. The reductions "mul", "max" and "min" are not supported.
 LogicalResult scatterElements(NodeContext &c) {
   FailureOr<Value> data = c.input(0), idx = c.input(1), updates = c.input(2);
   if (failed(data) || failed(idx) || failed(updates))
     return failure();
-  std::string reduction = c.attrString("reduction", "none");
-  if (reduction != "add")
-    return c.fail("ScatterElements: only reduction 'add' is supported, got '" + reduction + "'");
+  FailureOr<bool> adds = scatterAdds(c);
+  if (failed(adds))
+    return failure();
   RankedTensorType dataType = c.inputType(0);
-  if (!isa<FloatType>(dataType.getElementType()))
-    return c.fail("ScatterElements: only float data is supported, got " +
-                  formatType(dataType));
   FailureOr<int64_t> ax = c.axis(c.attrInt("axis", 0), dataType.getRank());
   if (failed(ax))
     return failure();
@@ -475,8 +490,12 @@ LogicalResult scatterElements(NodeContext &c) {
   FailureOr<Value> indices = normalisedIndices(c, *idx, dataType.getDimSize(*ax));
   if (failed(indices))
     return failure();
-  Value sum = graph::ScatterElementsAddOp::create(c.b, c.loc, dataType, *updates, *indices,
-                                                   c.b.getI64IntegerAttr(*ax));
+  IntegerAttr axis = c.b.getI64IntegerAttr(*ax);
+  if (!*adds) {
+    c.setOutput(0, graph::ScatterElementsOp::create(c.b, c.loc, *data, *indices, *updates, axis));
+    return success();
+  }
+  Value sum = graph::ScatterElementsAddOp::create(c.b, c.loc, dataType, *updates, *indices, axis);
   std::optional<DenseElementsAttr> k = NodeContext::constantOf(*data);
   bool zeros = k && k->isSplat() && k->getSplatValue<APFloat>().isZero();
   c.setOutput(0, zeros ? sum : graph::AddOp::create(c.b, c.loc, *data, sum).getResult());

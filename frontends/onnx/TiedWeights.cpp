@@ -2,6 +2,8 @@
 
 #include "frontends/onnx/TiedWeights.h"
 
+#include "frontends/onnx/Metadata.h"
+
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -9,44 +11,11 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
-
 namespace mlir::rp::onnx {
-
-namespace {
-
-/// The node's `namespace` metadata entry (NodeProto field 9, metadata_props, ONNX >= 1.16),
-/// read from the wire format so that an ONNX library that predates the field still finds it.
-std::string nodeNamespace(const ::onnx::NodeProto &node) {
-  const std::string bytes = node.SerializeAsString();
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
-  constexpr uint32_t kMetadataProps = 9;
-  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
-    if (tag >> 3 != kMetadataProps ||
-        google::protobuf::internal::WireFormatLite::GetTagWireType(tag) !=
-            google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag))
-        return "";
-      continue;
-    }
-    std::string entry;
-    uint32_t length = 0;
-    if (!in.ReadVarint32(&length) || !in.ReadString(&entry, static_cast<int>(length)))
-      return "";
-    ::onnx::StringStringEntryProto kv;
-    if (kv.ParseFromString(entry) && kv.key() == "namespace")
-      return kv.value();
-  }
-  return "";
-}
-
-} // namespace
 
 std::string embeddingModulePath(const ::onnx::NodeProto &node) {
   // Dynamo: "name: type/name: type/...", outermost first; the innermost Embedding module.
-  const std::string scope = nodeNamespace(node);
+  const std::string scope = nodeMetadata(node, "namespace");
   llvm::SmallVector<llvm::StringRef> parts;
   llvm::StringRef(scope).split(parts, '/', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef part : llvm::reverse(parts)) {

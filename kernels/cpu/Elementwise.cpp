@@ -40,6 +40,20 @@ T wrapNeg(T x) {
     return -x;
 }
 
+/// The remainder of a / b with the sign of b (`floored`: Mod) or of a (Fmod); b != 0 for
+/// integers (checked by the caller).
+template <typename T>
+T remainder(T a, T b, bool floored) {
+  T r;
+  if constexpr (std::is_integral_v<T>)
+    r = b == T(-1) ? T(0) : static_cast<T>(a % b); // INT_MIN % -1 would trap
+  else
+    r = std::fmod(a, b);
+  if (floored && r != T(0) && ((r < T(0)) != (b < T(0))))
+    r = static_cast<T>(r + b);
+  return r;
+}
+
 template <typename T>
 T intPow(T base, T exp) {
   if (exp < 0) { // PyTorch: the truncated real result
@@ -139,6 +153,12 @@ void floatUnary(UnaryKind kind, const HostTensor &x, HostTensor &out) {
     return run([](double v) { return std::erf(v); });
   case UnaryKind::Silu:
     return run([](double v) { return v * sigmoid(v); });
+  case UnaryKind::Softplus:
+    return run([](double v) {
+      return (v > 0.0 ? v : 0.0) + std::log1p(std::exp(-std::fabs(v)));
+    });
+  case UnaryKind::Floor:
+    return run([](double v) { return std::floor(v); });
   case UnaryKind::GeluExact:
     return run([](double v) { return 0.5 * v * (1.0 + std::erf(v * kSqrtHalf)); });
   case UnaryKind::GeluTanh:
@@ -198,6 +218,10 @@ void arithmetic(BinaryKind kind, const HostTensor &a, const HostTensor &b, HostT
     return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::div(x, y); });
   case BinaryKind::Pow:
     return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return A::pow(x, y); });
+  case BinaryKind::Mod:
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return remainder(x, y, true); });
+  case BinaryKind::Fmod:
+    return broadcastBinary<T, T>(a, b, out, [](T x, T y) { return remainder(x, y, false); });
   default:
     return;
   }
@@ -235,13 +259,13 @@ void compare(BinaryKind kind, const HostTensor &a, const HostTensor &b, HostTens
   }
 }
 
-/// InvalidArgument naming the first zero of an integer divisor.
+/// InvalidArgument naming the first zero of an integer divisor of `op` (div, mod).
 template <typename T>
-Status checkNoZeroDivisor(const HostTensor &b) {
+Status checkNoZeroDivisor(const char *op, const HostTensor &b) {
   const T *p = b.data<T>();
   for (int64_t i = 0; i < b.numElements(); ++i)
     if (p[i] == 0)
-      return invalidArgument("div: integer division by zero: rhs element " +
+      return invalidArgument(std::string(op) + ": integer division by zero: rhs element " +
                              formatIndex(i, b.shape()) + " of " + b.typeString() + " is 0");
   return okStatus();
 }
@@ -305,11 +329,12 @@ Status binary(BinaryKind kind, const HostTensor &a, const HostTensor &b, HostTen
     visitAll(a.dtype(), [&](auto tag) { compare<typename decltype(tag)::type>(kind, a, b, out); });
     return okStatus();
   }
-  if (kind == BinaryKind::Div) {
+  if (kind == BinaryKind::Div || kind == BinaryKind::Mod || kind == BinaryKind::Fmod) {
+    const char *name = kind == BinaryKind::Div ? "div" : "mod";
     if (a.dtype() == DType::I64)
-      RP_RETURN_IF_ERROR(checkNoZeroDivisor<int64_t>(b));
+      RP_RETURN_IF_ERROR(checkNoZeroDivisor<int64_t>(name, b));
     if (a.dtype() == DType::I32)
-      RP_RETURN_IF_ERROR(checkNoZeroDivisor<int32_t>(b));
+      RP_RETURN_IF_ERROR(checkNoZeroDivisor<int32_t>(name, b));
   }
   visitNumeric(a.dtype(),
                [&](auto tag) { arithmetic<typename decltype(tag)::type>(kind, a, b, out); });

@@ -10,7 +10,9 @@
 // those compute in f32 directly; for the transcendental functions it is at least
 // as accurate as f32 libm), except exp, sigmoid and silu: f32 arithmetic with
 // expF32 (within 2 ulp of e^x, kernels/cpu/KernelSupport.h), which vectorises.
-// Integer arithmetic wraps (two's complement) instead of overflowing.
+// mod computes in the operands' type (fmod is exact; Mod's one addition rounds
+// as it would in double). Integer arithmetic wraps (two's complement) instead of
+// overflowing.
 //
 // Errors (Status, never abort): InvalidArgument naming the op and the
 // expected and actual dtype or shape; f16/bf16 are rejected (the caller
@@ -36,8 +38,8 @@ using ::rp::kernels::unaryKindName;
 base::Status unary(UnaryKind kind, const base::HostTensor &x, base::HostTensor &out);
 
 /// Binary ops (kernels/OpKinds.h) with numpy/ONNX broadcasting (trailing dimensions
-/// aligned, a 1 stretches); `a` and `b` have the same dtype. Integer Div by zero is an
-/// InvalidArgument error.
+/// aligned, a 1 stretches); `a` and `b` have the same dtype. Integer Div, Mod and Fmod by
+/// zero are an InvalidArgument error.
 using BinaryKind = ::rp::kernels::BinaryKind;
 
 using ::rp::kernels::binaryKindName;

@@ -11,6 +11,7 @@
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
+#include "kernels/cpu/CumSum.h"
 #include "kernels/cpu/Elementwise.h"
 #include "kernels/cpu/Fused.h"
 #include "kernels/cpu/Gather.h"
@@ -25,6 +26,7 @@
 #include "kernels/cpu/TopK.h"
 #include "kernels/cpu/ExpertRouting.h"
 #include "kernels/cpu/GroupedMatMul.h"
+#include "kernels/cpu/Quantize.h"
 
 namespace rp::kernels::cpu {
 

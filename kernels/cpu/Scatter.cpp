@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/Scatter.h"
 
+#include "kernels/ElementBits.h"
 #include "kernels/cpu/KernelSupport.h"
 
 #include <algorithm>
@@ -74,6 +75,22 @@ void storeElements(const HostTensor &update, const LoopNest<1> &nest, HostTensor
   });
 }
 
+/// The first element, in updates (`u0`) and in out (`o0`), of line `line` of updates along
+/// `axis` (every other coordinate fixed; lines numbered row-major).
+void lineStart(int64_t line, const Shape &shape, int64_t axis, const Shape &uStrides,
+               const Shape &oStrides, int64_t &u0, int64_t &o0) {
+  int64_t rem = line;
+  u0 = o0 = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (static_cast<int64_t>(d) == axis)
+      continue;
+    const int64_t pos = rem % shape[d];
+    rem /= shape[d];
+    u0 += pos * uStrides[d];
+    o0 += pos * oStrides[d];
+  }
+}
+
 /// The transpose of stridedCopy: writes the contiguous `update` into `out` at
 /// element `base` + sum(index[d] * strides[d]) (one stride per dimension of
 /// update; the positions must be distinct, so chunks may run in parallel).
@@ -81,16 +98,8 @@ void stridedStore(const HostTensor &update, const Shape &strides, int64_t base, 
   if (update.numElements() == 0)
     return;
   const LoopNest<1> nest = makeLoopNest<1>(update.shape(), {strides}, {base});
-  switch (base::dtypeSize(update.dtype())) {
-  case 1:
-    return storeElements<uint8_t>(update, nest, out);
-  case 2:
-    return storeElements<uint16_t>(update, nest, out);
-  case 4:
-    return storeElements<uint32_t>(update, nest, out);
-  default:
-    return storeElements<uint64_t>(update, nest, out);
-  }
+  visitBits(base::dtypeSize(update.dtype()),
+                   [&](auto tag) { storeElements<decltype(tag)>(update, nest, out); });
 }
 
 } // namespace
@@ -102,8 +111,8 @@ Status scatterAdd(const HostTensor &updates, const HostTensor &indices, int64_t 
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indices, kIndexTypes));
   RP_RETURN_IF_ERROR(checkSameDType(op, "updates", updates, "out", out));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, out.rank()));
-  RP_RETURN_IF_ERROR(checkScatterAddUpdates(updates.dtype(), updates.shape(), out.dtype(),
-                                            out.shape(), indices.shape(), axis));
+  RP_RETURN_IF_ERROR(checkScatterUpdates(op, "out", updates.dtype(), updates.shape(),
+                                         out.dtype(), out.shape(), indices.shape(), axis));
   const int64_t size = out.dim(axis);
   std::vector<int64_t> idx;
   RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, "out", out, idx));
@@ -172,8 +181,8 @@ Status scatterElementsAdd(const HostTensor &updates, const HostTensor &indices, 
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indices, kIndexTypes));
   RP_RETURN_IF_ERROR(checkSameDType(op, "updates", updates, "out", out));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, out.rank()));
-  RP_RETURN_IF_ERROR(
-      checkScatterElementsFit(updates.shape(), indices.shape(), out.dtype(), out.shape(), axis));
+  RP_RETURN_IF_ERROR(checkScatterElementsFit(op, "out", updates.shape(), indices.shape(),
+                                             out.dtype(), out.shape(), axis));
   const int64_t size = out.dim(axis);
   std::vector<int64_t> idx;
   RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, "out", out, idx));
@@ -198,16 +207,8 @@ Status scatterElementsAdd(const HostTensor &updates, const HostTensor &indices, 
     PerThreadScratch<C> scratch(std::is_same_v<C, T> ? 0 : size);
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t line = 0; line < lines; ++line) {
-      // The line's first element in updates and in out.
-      int64_t rem = line, u0 = 0, o0 = 0;
-      for (size_t d = shape.size(); d-- > 0;) {
-        if (static_cast<int64_t>(d) == axis)
-          continue;
-        const int64_t pos = rem % shape[d];
-        rem /= shape[d];
-        u0 += pos * uStrides[d];
-        o0 += pos * oStrides[d];
-      }
+      int64_t u0, o0; // the line's first element in updates and in out
+      lineStart(line, shape, axis, uStrides, oStrides, u0, o0);
       T *o = dst + o0;
       if constexpr (std::is_same_v<C, T>) {
         for (int64_t j = 0; j < length; ++j) {
@@ -228,6 +229,94 @@ Status scatterElementsAdd(const HostTensor &updates, const HostTensor &indices, 
           const int64_t t = idx[u0 + j * uStep];
           o[t * oStep] = static_cast<T>(acc[t]);
         }
+      }
+    }
+  });
+  return okStatus();
+}
+
+namespace {
+
+/// The checks of an overwriting scatter (scatter, scatter_elements) beyond the updates' shape:
+/// dtypes, axis, out of data's type.
+Status checkOverwrite(const char *op, const HostTensor &data, const HostTensor &indices,
+                      const HostTensor &updates, int64_t axis, const HostTensor &out) {
+  RP_RETURN_IF_ERROR(checkDType(op, "data", data, kAllTypes));
+  RP_RETURN_IF_ERROR(checkDType(op, "indices", indices, kIndexTypes));
+  RP_RETURN_IF_ERROR(checkSameDType(op, "data", data, "updates", updates));
+  RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, data.rank()));
+  return checkType(op, "out", out, data.dtype(), data.shape());
+}
+
+/// Copies data into out (unless they are one buffer).
+void copyData(const HostTensor &data, HostTensor &out) {
+  if (out.byteSize() > 0 && out.raw() != data.raw())
+    std::memcpy(out.raw(), data.raw(), out.byteSize());
+}
+
+} // namespace
+
+Status scatter(const HostTensor &data, const HostTensor &indices, const HostTensor &updates,
+               int64_t axis, HostTensor &out) {
+  const char *op = "scatter";
+  RP_RETURN_IF_ERROR(checkOverwrite(op, data, indices, updates, axis, out));
+  RP_RETURN_IF_ERROR(checkScatterUpdates(op, "data", updates.dtype(), updates.shape(),
+                                         data.dtype(), data.shape(), indices.shape(), axis));
+  const int64_t size = data.dim(axis);
+  std::vector<int64_t> idx;
+  RP_RETURN_IF_ERROR(normaliseIndices(op, indices, size, axis, "data", data, idx));
+  copyData(data, out);
+  const int64_t outer = product(data.shape(), 0, axis);
+  const int64_t inner = product(data.shape(), axis + 1, data.shape().size());
+  const int64_t count = static_cast<int64_t>(idx.size());
+  if (updates.numElements() == 0)
+    return okStatus();
+  // One task per outer index o: it writes the rows updates[o, j, :] into out[o, idx[j], :]
+  // with j ascending, so a repeated target keeps its last row.
+  const bool parallel = outer > 1 && updates.numElements() >= kParallelMinElements;
+  visitBits(base::dtypeSize(data.dtype()), [&](auto tag) {
+    using E = decltype(tag);
+    const E *src = static_cast<const E *>(updates.raw());
+    E *dst = static_cast<E *>(out.raw());
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < count; ++j)
+        std::memcpy(dst + (o * size + idx[j]) * inner, src + (o * count + j) * inner,
+                    static_cast<size_t>(inner) * sizeof(E));
+  });
+  return okStatus();
+}
+
+Status scatterElements(const HostTensor &data, const HostTensor &indices,
+                       const HostTensor &updates, int64_t axis, HostTensor &out) {
+  const char *op = "scatter_elements";
+  RP_RETURN_IF_ERROR(checkOverwrite(op, data, indices, updates, axis, out));
+  RP_RETURN_IF_ERROR(checkScatterElementsFit(op, "data", updates.shape(), indices.shape(),
+                                             data.dtype(), data.shape(), axis));
+  std::vector<int64_t> idx;
+  RP_RETURN_IF_ERROR(normaliseIndices(op, indices, data.dim(axis), axis, "data", data, idx));
+  copyData(data, out);
+  if (updates.numElements() == 0)
+    return okStatus();
+  // One task per line of updates along `axis`: it writes into one line of out, which no
+  // other task touches, in ascending position order (the later update wins).
+  const Shape &shape = updates.shape();
+  const int64_t length = shape[axis];
+  const int64_t lines = updates.numElements() / length;
+  const Shape uStrides = contiguousStrides(shape), oStrides = contiguousStrides(data.shape());
+  const int64_t uStep = uStrides[axis], oStep = oStrides[axis];
+  const bool parallel = updates.numElements() >= kParallelMinElements;
+  visitBits(base::dtypeSize(data.dtype()), [&](auto tag) {
+    using E = decltype(tag);
+    const E *src = static_cast<const E *>(updates.raw());
+    E *dst = static_cast<E *>(out.raw());
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t line = 0; line < lines; ++line) {
+      int64_t u0, o0;
+      lineStart(line, shape, axis, uStrides, oStrides, u0, o0);
+      for (int64_t j = 0; j < length; ++j) {
+        const int64_t p = u0 + j * uStep;
+        dst[o0 + idx[p] * oStep] = src[p];
       }
     }
   });

@@ -8,6 +8,14 @@
 // scatter_add on axis 0; the cross-entropy gradient of the picked logits is a
 // scatter_elements_add on the class axis.
 //
+// graph.scatter and graph.scatter_elements overwrite instead (ONNX ScatterND
+// and ScatterElements without a reduction): out is a copy of `data` in which
+// the positions gather or gather_elements would read receive the updates. They
+// move bits and take any kernel dtype (f32, f64, i64, i32, i1). When several
+// updates land on one element, the last in the row-major order of the indices
+// (scatter) or of its line along `axis` (scatter_elements) wins; threads split
+// the output (rows, lines), so the result does not depend on the thread count.
+//
 // Conventions (those of the gathers): the caller allocates `out` with the
 // op's result type (the shape of the gather's *data*) and the kernels check it;
 // indices are i64 or i32, and an index i in [-s, s) along an axis of size s
@@ -55,6 +63,24 @@ base::Status scatterAdd(const base::HostTensor &updates, const base::HostTensor 
 base::Status scatterElementsAdd(const base::HostTensor &updates,
                                    const base::HostTensor &indices, int64_t axis,
                                    base::HostTensor &out);
+
+/// graph.scatter, the overwriting counterpart of gather(data, indices, axis):
+///   out = data;  out[i..., indices[j...], k...] = updates[i..., j..., k...]
+/// for every index position j..., in row-major order (the last repeated index wins).
+/// updates has the shape data.shape[:axis] + indices.shape + data.shape[axis+1:]; data,
+/// updates and out have one dtype (any), out data's shape.
+base::Status scatter(const base::HostTensor &data, const base::HostTensor &indices,
+                     const base::HostTensor &updates, int64_t axis, base::HostTensor &out);
+
+/// graph.scatter_elements, the overwriting counterpart of gather_elements(data, indices,
+/// axis) (ONNX ScatterElements, torch.Tensor.scatter):
+///   out = data;  out[p with p[axis] replaced by indices[p]] = updates[p]
+/// for every position p of updates, each line along `axis` in order (the later wins).
+/// indices.shape == updates.shape, of data's rank, each dimension but `axis` at most data's;
+/// data, updates and out have one dtype (any), out data's shape.
+base::Status scatterElements(const base::HostTensor &data, const base::HostTensor &indices,
+                             const base::HostTensor &updates, int64_t axis,
+                             base::HostTensor &out);
 
 /// graph.slice_scatter, the transpose of slice(x = out, axes, starts, ends,
 /// steps) with the same normalised bounds as cpu::slice (axes strictly

@@ -45,6 +45,14 @@ __global__ void accumulateKernel(const void *g, float *acc, int64_t n, bool firs
     ops::accumulateAt<D>(g, acc, first, i);
 }
 
+__global__ void flagNonFiniteKernel(const float *x, int64_t n, uint32_t *flag) {
+  bool bad = false;
+  for (int64_t i = gridThread(); i < n; i += gridStride())
+    bad |= ops::nonFiniteAt(x, i);
+  if (bad)
+    atomicOr(flag, 1u);
+}
+
 /// n >= 0, and every pointer usable (non-null, aligned to `bytes`) when there is work.
 template <typename... P> bool validPointers(int64_t n, size_t bytes, P... ptrs) {
   return n == 0 || (n > 0 && usablePointers(bytes, ptrs...));
@@ -113,6 +121,15 @@ cudaError_t launchAccumulate(DType dtype, const void *src, float *acc, int64_t n
   visitFloatDType(dtype, [&](auto d) {
     accumulateKernel<decltype(d)::value><<<gridFor(n), kBlockSize, 0, stream>>>(src, acc, n, first);
   });
+  return cudaGetLastError();
+}
+
+cudaError_t launchFlagNonFinite(const float *x, int64_t n, uint32_t *flag, cudaStream_t stream) {
+  if (!validPointers(n, sizeof(float), x, flag))
+    return cudaErrorInvalidValue;
+  if (n == 0)
+    return cudaSuccess;
+  flagNonFiniteKernel<<<gridFor(n), kBlockSize, 0, stream>>>(x, n, flag);
   return cudaGetLastError();
 }
 

@@ -8,8 +8,10 @@
 //     + - * / sqrt and comparisons match the CPU bit for bit; exp, log, tanh, erf, pow use
 //     CUDA's double libm (<= 2 ulp in double), so after rounding to f32 they match the CPU in
 //     all but rare halfway cases. f16 and bf16 compute in float.
-//   - integer division by zero writes 0 (a kernel cannot return an error; the CPU kernel
-//     reports InvalidArgument). Integer arithmetic wraps, as on the CPU.
+//   - integer division and remainder (mod) by zero write 0 (a kernel cannot return an error;
+//     the CPU kernel reports InvalidArgument). Integer arithmetic wraps, as on the CPU.
+//   - softplus and floor are float ops; mod's float remainder is fmod, exact, and its one
+//     addition (the sign of the divisor) rounds once: bit-identical to the CPU.
 // Types: unary float ops take f32, f16, bf16, f64; neg and relu also i64, i32; logical_not
 // i1. Binary arithmetic takes f32, f16, bf16, f64, i64, i32; logic i1; comparisons any of
 // those (result i1). `where`: cond i1, values any dtype.
@@ -83,6 +85,14 @@ cudaError_t launchCast(const CastPlan &plan, const void *x, void *out, cudaStrea
 cudaError_t launchAccumulate(base::DType dtype, const void *src, float *acc, int64_t n,
                              bool first, cudaStream_t stream);
 
+/// The backend's gradient check (runtime/exec/Backend.h `downloadGradients`): sets `*flag` to
+/// 1 when any of the `n` floats at `x` is inf or NaN, and leaves it otherwise (the caller
+/// zeroes it first; several launches may OR into one flag). One grid-stride pass; each thread
+/// ORs its elements, then one atomicOr per thread that found one, so the result does not
+/// depend on the schedule. Errors: cudaErrorInvalidValue for n < 0 or a null or misaligned
+/// pointer when n > 0.
+cudaError_t launchFlagNonFinite(const float *x, int64_t n, uint32_t *flag, cudaStream_t stream);
+
 //===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
 
 /// The launchers' work on the host: the same bodies over every point, on host memory, in the
@@ -94,6 +104,7 @@ void where(const WherePlan &plan, const void *cond, const void *onTrue, const vo
            void *out);
 void cast(const CastPlan &plan, const void *x, void *out);
 void accumulate(base::DType dtype, const void *src, float *acc, int64_t n, bool first);
+void flagNonFinite(const float *x, int64_t n, uint32_t *flag);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

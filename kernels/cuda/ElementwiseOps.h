@@ -60,6 +60,19 @@ RP_HD inline int64_t intPow(int64_t base, int64_t exp) {
   return static_cast<int64_t>(result);
 }
 
+/// The remainder of x / y with the sign of y (`floored`: graph.mod) or of x (`fmod`), as
+/// kernels/cpu/Elementwise.cpp computes it; integers: y != 0 and y != -1 (the caller's cases).
+template <typename C> RP_HD inline C remainderOf(C x, C y, bool floored) {
+  C r;
+  if constexpr (std::is_integral_v<C>)
+    r = x % y;
+  else
+    r = RP_MATH(fmod)(x, y);
+  if (floored && r != C(0) && ((r < C(0)) != (y < C(0))))
+    r += y;
+  return r;
+}
+
 /// op(x) for a float compute type C (float or double).
 template <typename C> RP_HD inline C unaryFloat(UnaryOp op, C v) {
   switch (op) {
@@ -79,6 +92,10 @@ template <typename C> RP_HD inline C unaryFloat(UnaryOp op, C v) {
     return RP_MATH(erf)(v);
   case UnaryOp::Silu:
     return v * sigmoid(v);
+  case UnaryOp::Softplus:
+    return (v > C(0) ? v : C(0)) + RP_MATH(log1p)(RP_MATH(exp)(-RP_MATH(fabs)(v)));
+  case UnaryOp::Floor:
+    return RP_MATH(floor)(v);
   case UnaryOp::Neg:
     return -v;
   case UnaryOp::Relu:
@@ -168,6 +185,10 @@ RP_HD inline void binaryAt(const BinaryPlan &p, const void *a, const void *b, vo
     case BinaryOp::Pow:
       r = static_cast<S>(intPow(sx, sy));
       break;
+    case BinaryOp::Mod:
+    case BinaryOp::Fmod:
+      r = sy == 0 || sy == S(-1) ? S(0) : remainderOf(sx, sy, p.op == BinaryOp::Mod);
+      break;
     default:
       break;
     }
@@ -189,6 +210,10 @@ RP_HD inline void binaryAt(const BinaryPlan &p, const void *a, const void *b, vo
       break;
     case BinaryOp::Pow:
       r = RP_MATH(pow)(x, y);
+      break;
+    case BinaryOp::Mod:
+    case BinaryOp::Fmod:
+      r = remainderOf(x, y, p.op == BinaryOp::Mod);
       break;
     default:
       break;
@@ -252,6 +277,12 @@ template <base::DType D>
 RP_HD inline void accumulateAt(const void *g, float *acc, bool first, int64_t i) {
   const float v = static_cast<float>(loadAs<D>(g, i));
   acc[i] = first ? v : acc[i] + v;
+}
+
+/// Whether x[i] is inf or NaN (its exponent bits all ones), from its bits: the same answer
+/// with or without fast-math flags.
+RP_HD inline bool nonFiniteAt(const float *x, int64_t i) {
+  return (base::floatToBits(x[i]) & 0x7f800000u) == 0x7f800000u;
 }
 
 } // namespace rp::kernels::cuda::ops

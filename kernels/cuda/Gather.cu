@@ -1,8 +1,8 @@
 //===- Gather.cu - Index-driven gathers and scatters on the GPU -----------===//
 //
 // Plans (host checks and geometry), launchers and readIndexError of gather, gather_elements,
-// scatter_add and scatter_elements_add; the per-element bodies live in Gather.h (shared with
-// the host tests). See Gather.h for shapes, numerics, the out-of-range contract and costs.
+// scatter_add, scatter_elements_add, scatter and scatter_elements; the per-element bodies
+// live in Gather.h (shared with the host tests). See Gather.h for shapes, numerics, the out-of-range contract and costs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +99,26 @@ __global__ void scatterElementsAddKernel(ScatterElementsAddPlan plan, const void
                                          const void *indices, void *out) {
   for (int64_t e = gridThread(); e < plan.numel; e += gridStride())
     scatterElementsAddAt<D, I>(plan, updates, indices, out, e);
+}
+
+template <DType I>
+__global__ void scatterLastKernel(ScatterPlan plan, const void *indices, int64_t *last) {
+  for (int64_t j = gridThread(); j < plan.count; j += gridStride())
+    scatterLastAt<I>(plan, indices, last, j);
+}
+
+template <typename E>
+__global__ void scatterKernel(ScatterPlan plan, const void *data, const void *updates,
+                              const int64_t *last, void *out) {
+  for (int64_t e = gridThread(); e < plan.numel; e += gridStride())
+    scatterAt<E>(plan, data, updates, last, out, e);
+}
+
+template <typename E, DType I>
+__global__ void scatterElementsKernel(ScatterElementsPlan plan, const void *data,
+                                      const void *updates, const void *indices, void *out) {
+  for (int64_t e = gridThread(); e < plan.numel; e += gridStride())
+    scatterElementsAt<E, I>(plan, data, updates, indices, out, e);
 }
 
 /// Resets *error and enqueues the range check of spec's indices (nothing when error is null).
@@ -253,21 +273,35 @@ cudaError_t launchGatherElements(const GatherElementsPlan &plan, const void *dat
 
 //===--- scatter_add ------------------------------------------------------===//
 
-StatusOr<ScatterAddPlan> planScatterAdd(DType dtype, const Shape &updates, DType indexDType,
-                                        const Shape &indices, int64_t axis, const Shape &out) {
-  const char *op = "scatter_add";
-  RP_RETURN_IF_ERROR(checkDType(op, "updates", dtype, kGpuFloatTypes));
+namespace {
+
+/// The geometry of scatter_add or scatter (`op`) into `out` (`role`: "out", "data"), after
+/// the dtype checks; the shape checks as the CPU kernels make them.
+StatusOr<ScatterAddPlan> scatterGeometry(const char *op, const char *role, DType dtype,
+                                         const Shape &updates, DType indexDType,
+                                         const Shape &indices, int64_t axis, const Shape &out) {
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indexDType, kIndexTypes));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(out.size())));
-  RP_RETURN_IF_ERROR(checkScatterAddUpdates(dtype, updates, dtype, out, indices, axis));
+  RP_RETURN_IF_ERROR(checkScatterUpdates(op, role, dtype, updates, dtype, out, indices, axis));
   ScatterAddPlan plan;
   plan.dtype = dtype;
   plan.size = out[static_cast<size_t>(axis)];
-  plan.index = indexSpec(op, "out", indexDType, indices, plan.size, axis);
+  plan.index = indexSpec(op, role, indexDType, indices, plan.size, axis);
   plan.outer = product(out, 0, static_cast<size_t>(axis));
   plan.inner = product(out, static_cast<size_t>(axis) + 1, out.size());
   plan.count = plan.index.count;
   plan.numel = numElements(out);
+  return plan;
+}
+
+} // namespace
+
+StatusOr<ScatterAddPlan> planScatterAdd(DType dtype, const Shape &updates, DType indexDType,
+                                        const Shape &indices, int64_t axis, const Shape &out) {
+  const char *op = "scatter_add";
+  RP_RETURN_IF_ERROR(checkDType(op, "updates", dtype, kGpuFloatTypes));
+  RP_ASSIGN_OR_RETURN(ScatterAddPlan plan,
+                      scatterGeometry(op, "out", dtype, updates, indexDType, indices, axis, out));
   plan.workspaceBytes = 3 * static_cast<size_t>(plan.count) * sizeof(int64_t);
   return plan;
 }
@@ -307,17 +341,20 @@ cudaError_t launchScatterAdd(const ScatterAddPlan &plan, const void *updates, co
 
 //===--- scatter_elements_add ---------------------------------------------===//
 
-StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape &updates,
-                                                        DType indexDType, const Shape &indices,
-                                                        int64_t axis, const Shape &out) {
-  const char *op = "scatter_elements_add";
-  RP_RETURN_IF_ERROR(checkDType(op, "updates", dtype, kGpuFloatTypes));
+namespace {
+
+/// The geometry of scatter_elements(_add) (`op`) into `out` (`role`: "out", "data"), after the
+/// dtype checks; the shape checks as the CPU kernels make them.
+StatusOr<ScatterElementsAddPlan> scatterElementsGeometry(const char *op, const char *role,
+                                                         DType dtype, const Shape &updates,
+                                                         DType indexDType, const Shape &indices,
+                                                         int64_t axis, const Shape &out) {
   RP_RETURN_IF_ERROR(checkDType(op, "indices", indexDType, kIndexTypes));
   RP_RETURN_IF_ERROR(checkAxis(op, "axis", axis, static_cast<int64_t>(out.size())));
-  RP_RETURN_IF_ERROR(checkScatterElementsFit(updates, indices, dtype, out, axis));
+  RP_RETURN_IF_ERROR(checkScatterElementsFit(op, role, updates, indices, dtype, out, axis));
   ScatterElementsAddPlan plan;
   plan.dtype = dtype;
-  plan.index = indexSpec(op, "out", indexDType, indices, out[static_cast<size_t>(axis)], axis);
+  plan.index = indexSpec(op, role, indexDType, indices, out[static_cast<size_t>(axis)], axis);
   plan.numel = numElements(out);
   const Shape strides = contiguousStrides(updates);
   plan.length = updates[static_cast<size_t>(axis)];
@@ -328,10 +365,10 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
     if (!isAxis && out[d] == 1 && updates[d] == 1)
       continue; // coordinate always 0 in both
     if (rank == kMaxRank)
-      return invalidArgument(std::string(op) + ": out " + base::dtypeName(dtype) +
+      return invalidArgument(std::string(op) + ": " + role + " " + base::dtypeName(dtype) +
                              formatShape(out) + " has more than " + std::to_string(kMaxRank) +
-                             " dimensions that are not 1 in both out and updates (the GPU "
-                             "kernel's limit)");
+                             " dimensions that are not 1 in both " + role +
+                             " and updates (the GPU kernel's limit)");
     if (isAxis)
       plan.axis = rank;
     plan.outShape[rank] = out[d];
@@ -341,6 +378,16 @@ StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape
   }
   plan.rank = rank;
   return plan;
+}
+
+} // namespace
+
+StatusOr<ScatterElementsAddPlan> planScatterElementsAdd(DType dtype, const Shape &updates,
+                                                        DType indexDType, const Shape &indices,
+                                                        int64_t axis, const Shape &out) {
+  const char *op = "scatter_elements_add";
+  RP_RETURN_IF_ERROR(checkDType(op, "updates", dtype, kGpuFloatTypes));
+  return scatterElementsGeometry(op, "out", dtype, updates, indexDType, indices, axis, out);
 }
 
 cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
@@ -358,6 +405,85 @@ cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const v
     visitIndex(plan.index.dtype, [&](auto index) {
       scatterElementsAddKernel<decltype(tag)::value, decltype(index)::value>
           <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, updates, indices, out);
+    });
+  });
+  return cudaGetLastError();
+}
+
+//===--- scatter ----------------------------------------------------------===//
+
+StatusOr<ScatterPlan> planScatter(DType dtype, const Shape &data, DType indexDType,
+                                  const Shape &indices, const Shape &updates, int64_t axis,
+                                  const Shape &out) {
+  const char *op = "scatter";
+  RP_ASSIGN_OR_RETURN(ScatterPlan plan, scatterGeometry(op, "data", dtype, updates, indexDType,
+                                                        indices, axis, data));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, data));
+  plan.workspaceBytes = static_cast<size_t>(plan.size) * sizeof(int64_t);
+  return plan;
+}
+
+cudaError_t launchScatter(const ScatterPlan &plan, const void *data, const void *indices,
+                          const void *updates, void *out, void *workspace,
+                          unsigned long long *indexError, cudaStream_t stream) {
+  const size_t bytes = base::dtypeSize(plan.dtype);
+  const bool haveUpdates = plan.outer * plan.count * plan.inner > 0;
+  if (!indicesUsable(plan.index, indices, indexError) ||
+      (plan.numel > 0 && (!usablePointer(out, bytes) || !usablePointer(data, bytes) ||
+                          !usablePointer(workspace, alignof(int64_t)))) ||
+      (haveUpdates && !usablePointer(updates, bytes)))
+    return cudaErrorInvalidValue;
+  cudaError_t status = launchIndexCheck(plan.index, indices, indexError, stream);
+  if (status != cudaSuccess || plan.numel == 0)
+    return status;
+  int64_t *last = static_cast<int64_t *>(workspace);
+  // Every byte 0xff: each last position starts at -1 (nothing lands there).
+  if ((status = cudaMemsetAsync(last, 0xff, plan.workspaceBytes, stream)) != cudaSuccess)
+    return status;
+  if (plan.count > 0) {
+    visitIndex(plan.index.dtype, [&](auto index) {
+      scatterLastKernel<decltype(index)::value>
+          <<<gridFor(plan.count), kBlockSize, 0, stream>>>(plan, indices, last);
+    });
+    if ((status = cudaGetLastError()) != cudaSuccess)
+      return status;
+  }
+  visitBits(bytes, [&](auto bits) {
+    scatterKernel<decltype(bits)>
+        <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, data, updates, last, out);
+  });
+  return cudaGetLastError();
+}
+
+//===--- scatter_elements -------------------------------------------------===//
+
+StatusOr<ScatterElementsPlan> planScatterElements(DType dtype, const Shape &data,
+                                                  DType indexDType, const Shape &indices,
+                                                  const Shape &updates, int64_t axis,
+                                                  const Shape &out) {
+  const char *op = "scatter_elements";
+  RP_ASSIGN_OR_RETURN(ScatterElementsPlan plan,
+                      scatterElementsGeometry(op, "data", dtype, updates, indexDType, indices,
+                                              axis, data));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, data));
+  return plan;
+}
+
+cudaError_t launchScatterElements(const ScatterElementsPlan &plan, const void *data,
+                                  const void *indices, const void *updates, void *out,
+                                  unsigned long long *indexError, cudaStream_t stream) {
+  const size_t bytes = base::dtypeSize(plan.dtype);
+  if (!indicesUsable(plan.index, indices, indexError) ||
+      (plan.numel > 0 && (!usablePointer(out, bytes) || !usablePointer(data, bytes))) ||
+      (plan.index.count > 0 && !usablePointer(updates, bytes)))
+    return cudaErrorInvalidValue;
+  cudaError_t status = launchIndexCheck(plan.index, indices, indexError, stream);
+  if (status != cudaSuccess || plan.numel == 0)
+    return status;
+  visitBits(bytes, [&](auto bits) {
+    visitIndex(plan.index.dtype, [&](auto index) {
+      scatterElementsKernel<decltype(bits), decltype(index)::value>
+          <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, data, updates, indices, out);
     });
   });
   return cudaGetLastError();

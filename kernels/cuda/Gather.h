@@ -15,13 +15,19 @@
 //   scatter_elements_add out = 0; out[p with p[axis] = indices[p]] += updates[p];
 //                       indices of updates' shape, of out's rank, every other dimension at
 //                       most out's.
+//   scatter             out = data; out[i.., indices[j..], k..] = updates[i.., j.., k..] (the
+//                       last j of a repeated target wins); updates as gather's out.
+//   scatter_elements    out = data; out[p with p[axis] = indices[p]] = updates[p] (the last p
+//                       of a line along `axis` wins); indices and updates as
+//                       scatter_elements_add's.
 //
 // Indices are i64 or i32; an index v in [-s, s) along a dimension of size s addresses v, or
-// s + v when v < 0 (ONNX). Gathers move bits and take every dtype (f32, f64, f16, bf16, i64,
-// i32, i1). Scatters take f32, f64, f16 or bf16 and sum in the compute type (f32 and f64 in
-// double, as the CPU; f16/bf16 in float), starting from 0, in the row-major order of
-// `updates`, rounding once at the store. Every output element is written (the scatters write
-// zeros where nothing lands), so no prior fill is needed.
+// s + v when v < 0 (ONNX). Gathers and the overwriting scatters (scatter, scatter_elements)
+// move bits and take every dtype (f32, f64, f16, bf16, i64, i32, i1). The adding scatters take
+// f32, f64, f16 or bf16 and sum in the compute type (f32 and f64 in double, as the CPU;
+// f16/bf16 in float), starting from 0, in the row-major order of `updates`, rounding once at
+// the store. Every output element is written (the adding scatters write zeros where nothing
+// lands, the overwriting ones data), so no prior fill is needed.
 //
 // Out-of-range indices. The CPU kernels return OutOfRange and write nothing; a kernel cannot
 // return a Status, so on the GPU: a gather writes 0 (zero bits: +0.0, 0, false) for every
@@ -50,17 +56,22 @@
 //  - scatter_elements_add: one thread per output element; it walks the `length` updates of its
 //    line along `axis` in order and adds those whose index hits it. Work O(out * length):
 //    linear for the cross-entropy gradient (length 1), quadratic for long lines.
+//    scatter_elements walks the same line and keeps the last update that hits it.
+//  - scatter: the last index position of each target (an integer atomicMax per index into a
+//    workspace of `size` int64, reset to -1: the maximum does not depend on the order), then
+//    one thread per output element copies that position's update, or data. O(count + out).
 // Each output element's sum is the CPU's sequence of additions, so f32 and f64 results are
 // bit-identical to the CPU kernels (the device adds in IEEE double without contraction).
 //
 // Host verification. The per-element bodies (gatherAt, gatherElementsAt, scatterKeyAt,
-// scatterRankAt, scatterAddAt, scatterElementsAddAt, indexCheckAt) are RP_HOST_DEVICE code
-// shared by the __global__ kernels (Gather.cu) and the host test
-// (test/Unit/CudaFusedHostTest.cpp), which loops them over every index (with the same
-// workspace carving and the launchers' dispatch on element size and index dtype, visitBits
-// and visitIndex). Only the launch geometry, the order of the scatter_add kernels on the
-// stream, the error-word reset and atomicMin, and readIndexError are exercised by the device
-// test alone (test/Unit/CudaFusedTest.cpp).
+// scatterRankAt, scatterAddAt, scatterElementsAddAt, scatterLastAt, scatterAt,
+// scatterElementsAt, indexCheckAt) are RP_HOST_DEVICE code shared by the __global__ kernels
+// (Gather.cu) and the host tests (test/Unit/CudaFusedHostTest.cpp,
+// CudaScatterHostTest.cpp), which loop them over every index (with the same workspace carving
+// and the launchers' dispatch on element size and index dtype, visitBits and visitIndex).
+// Only the launch geometry, the order of the scatter kernels on the stream, the error-word
+// reset and the atomics, and readIndexError are exercised by the device tests alone
+// (test/Unit/CudaFusedTest.cpp, CudaScatterTest.cpp).
 //
 // Errors: the plan functions return InvalidArgument naming the op, the operand, the expected
 // and the actual dtype, shape or axis (the CPU kernels' messages); the launchers return
@@ -72,6 +83,7 @@
 #ifndef RP_KERNELS_CUDA_GATHER_H
 #define RP_KERNELS_CUDA_GATHER_H
 
+#include "kernels/ElementBits.h"
 #include "kernels/cuda/Strided.h"
 
 #include <cuda_runtime.h>
@@ -96,21 +108,6 @@ struct IndexSpec {
   int64_t size = 0;                           ///< the length of the indexed dimension
   int64_t axis = 0;                           ///< the indexed dimension
 };
-
-/// Calls fn(E{}) with E the unsigned integer of `bytes` (1, 2, 4 or 8) bytes: the element
-/// type the gathers and trilu move bits as.
-template <typename Fn> void visitBits(size_t bytes, Fn &&fn) {
-  switch (bytes) {
-  case 1:
-    return fn(uint8_t{});
-  case 2:
-    return fn(uint16_t{});
-  case 4:
-    return fn(uint32_t{});
-  default:
-    return fn(uint64_t{});
-  }
-}
 
 /// Calls fn(std::integral_constant<DType, I>{}) for the index dtype (I64 or I32).
 template <typename Fn> void visitIndex(base::DType dtype, Fn &&fn) {
@@ -363,13 +360,12 @@ cudaError_t launchScatterElementsAdd(const ScatterElementsAddPlan &plan, const v
                                      const void *indices, void *out, unsigned long long *indexError,
                                      cudaStream_t stream);
 
-/// Output element e of scatter_elements_add: the sum, in the compute type from 0, of the
-/// updates of its line whose index addresses it, in line order.
-template <base::DType D, base::DType I>
-RP_HD inline void scatterElementsAddAt(const ScatterElementsAddPlan &plan, const void *updates,
-                                       const void *indices, void *out, int64_t e) {
-  using C = typename DTypeTraits<D>::Compute;
-  int64_t rem = e, line = 0, target = 0;
+/// Output element e's line of updates: its first offset (`line`) and e's coordinate along the
+/// axis (`target`); false when e lies outside the updates' extent (no update reaches it).
+RP_HD inline bool scatterElementsLine(const ScatterElementsAddPlan &plan, int64_t e,
+                                      int64_t &line, int64_t &target) {
+  int64_t rem = e;
+  line = target = 0;
   bool inside = true;
   for (int d = plan.rank - 1; d >= 0; --d) {
     const int64_t pos = rem % plan.outShape[d];
@@ -381,6 +377,17 @@ RP_HD inline void scatterElementsAddAt(const ScatterElementsAddPlan &plan, const
     inside = inside && pos < plan.updShape[d];
     line += pos * plan.updStrides[d];
   }
+  return inside;
+}
+
+/// Output element e of scatter_elements_add: the sum, in the compute type from 0, of the
+/// updates of its line whose index addresses it, in line order.
+template <base::DType D, base::DType I>
+RP_HD inline void scatterElementsAddAt(const ScatterElementsAddPlan &plan, const void *updates,
+                                       const void *indices, void *out, int64_t e) {
+  using C = typename DTypeTraits<D>::Compute;
+  int64_t line, target;
+  const bool inside = scatterElementsLine(plan, e, line, target);
   C acc = C(0);
   if (inside)
     for (int64_t j = 0; j < plan.length; ++j) {
@@ -389,6 +396,98 @@ RP_HD inline void scatterElementsAddAt(const ScatterElementsAddPlan &plan, const
         acc += static_cast<C>(loadAs<D>(updates, p));
     }
   storeAs<D>(out, e, acc);
+}
+
+//===--- scatter ---------------------------------------------------------===//
+
+/// scatter has scatter_add's geometry (data and out in the role of out); its workspace
+/// (workspaceBytes, 8-aligned) holds `size` int64: the last index position that targets each
+/// position (-1: none).
+using ScatterPlan = ScatterAddPlan;
+
+/// Checks scatter's operands as cpu::scatter does: data, updates and out of `dtype` (any);
+/// indices i64 or i32; 0 <= axis < data's rank; updates of shape data[:axis] + indices +
+/// data[axis+1:]; out of data's shape. Errors: InvalidArgument, e.g. "scatter: updates is
+/// f32[4, 3], expected f32[2, 3] (gather of data f32[5, 3] along axis 0 by indices of shape
+/// [2])".
+base::StatusOr<ScatterPlan> planScatter(base::DType dtype, const Shape &data,
+                                        base::DType indexDType, const Shape &indices,
+                                        const Shape &updates, int64_t axis, const Shape &out);
+
+/// Enqueues the scatter on `stream`: the last positions (a reset and one kernel over the
+/// indices, into `workspace`, which may be null when there is nothing to scatter) and the
+/// copies (one kernel over out; out may be data's buffer). Returns as launchGather.
+cudaError_t launchScatter(const ScatterPlan &plan, const void *data, const void *indices,
+                          const void *updates, void *out, void *workspace,
+                          unsigned long long *indexError, cudaStream_t stream);
+
+/// Step 1, for index position j: last[target] = max(last[target], j) (atomicMax on the
+/// device); an out-of-range index targets nothing.
+template <base::DType I>
+RP_HD inline void scatterLastAt(const ScatterPlan &plan, const void *indices, int64_t *last,
+                                int64_t j) {
+  const int64_t t = normaliseIndex(loadIndex<I>(indices, j), plan.size);
+  if (t < 0)
+    return;
+#if defined(__CUDA_ARCH__)
+  atomicMax(reinterpret_cast<long long *>(last + t), static_cast<long long>(j));
+#else
+  if (j > last[t])
+    last[t] = j;
+#endif
+}
+
+/// Step 2, output element e = (o, t, k): the update of t's last position, or data's element.
+/// E is the unsigned integer of the dtype's size (bits are copied).
+template <typename E>
+RP_HD inline void scatterAt(const ScatterPlan &plan, const void *data, const void *updates,
+                            const int64_t *last, void *out, int64_t e) {
+  const int64_t k = e % plan.inner, rest = e / plan.inner;
+  const int64_t t = rest % plan.size, o = rest / plan.size;
+  const int64_t j = last[t];
+  static_cast<E *>(out)[e] = j < 0 ? static_cast<const E *>(data)[e]
+                                   : static_cast<const E *>(updates)[(o * plan.count + j) *
+                                                                         plan.inner + k];
+}
+
+//===--- scatter_elements ------------------------------------------------===//
+
+/// scatter_elements has scatter_elements_add's geometry (data in the role of out).
+using ScatterElementsPlan = ScatterElementsAddPlan;
+
+/// Checks scatter_elements' operands as cpu::scatterElements does: data, updates and out of
+/// `dtype` (any); indices i64 or i32 of updates' shape; 0 <= axis < data's rank; updates of
+/// data's rank with every dimension but `axis` at most data's; out of data's shape; at most
+/// kMaxRank dimensions that are not 1 in both data and updates. Errors: InvalidArgument, e.g.
+/// "scatter_elements: updates of shape [3, 1] do not fit data f32[2, 3]: expected rank 2 and
+/// every dimension but 1 at most data's".
+base::StatusOr<ScatterElementsPlan> planScatterElements(base::DType dtype, const Shape &data,
+                                                        base::DType indexDType,
+                                                        const Shape &indices,
+                                                        const Shape &updates, int64_t axis,
+                                                        const Shape &out);
+
+/// Enqueues the scatter_elements on `stream` (one kernel over out; out may be data's buffer).
+/// Returns as launchGather.
+cudaError_t launchScatterElements(const ScatterElementsPlan &plan, const void *data,
+                                  const void *indices, const void *updates, void *out,
+                                  unsigned long long *indexError, cudaStream_t stream);
+
+/// Output element e of scatter_elements: the last update of its line whose index addresses
+/// it, or data's element (E, I as gatherAt).
+template <typename E, base::DType I>
+RP_HD inline void scatterElementsAt(const ScatterElementsPlan &plan, const void *data,
+                                    const void *updates, const void *indices, void *out,
+                                    int64_t e) {
+  int64_t line, target;
+  E v = static_cast<const E *>(data)[e];
+  if (scatterElementsLine(plan, e, line, target))
+    for (int64_t j = 0; j < plan.length; ++j) {
+      const int64_t p = line + j * plan.lineStep;
+      if (normaliseIndex(loadIndex<I>(indices, p), plan.index.size) == target)
+        v = static_cast<const E *>(updates)[p];
+    }
+  static_cast<E *>(out)[e] = v;
 }
 
 //===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
@@ -404,6 +503,11 @@ void scatterAdd(const ScatterAddPlan &plan, const void *updates, const void *ind
                 void *workspace);
 void scatterElementsAdd(const ScatterElementsAddPlan &plan, const void *updates,
                         const void *indices, void *out);
+/// `workspace`: plan.workspaceBytes bytes.
+void scatter(const ScatterPlan &plan, const void *data, const void *indices, const void *updates,
+             void *out, void *workspace);
+void scatterElements(const ScatterElementsPlan &plan, const void *data, const void *indices,
+                     const void *updates, void *out);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

@@ -54,6 +54,12 @@ void accumulate(DType dtype, const void *src, float *acc, int64_t n, bool first)
   });
 }
 
+void flagNonFinite(const float *x, int64_t n, uint32_t *flag) {
+  for (int64_t i = 0; i < n; ++i)
+    if (ops::nonFiniteAt(x, i))
+      *flag = 1;
+}
+
 void copy(const CopyPlan &p, const void *src, void *dst) {
   visitBits(static_cast<size_t>(p.elementBytes), [&](auto bits) {
     using E = decltype(bits);
@@ -210,6 +216,40 @@ void scatterElementsAdd(const ScatterElementsAddPlan &p, const void *updates, co
   });
 }
 
+void scatter(const ScatterPlan &p, const void *data, const void *indices, const void *updates,
+             void *out, void *workspace) {
+  int64_t *last = static_cast<int64_t *>(workspace);
+  std::fill(last, last + p.size, int64_t(-1));
+  visitIndex(p.index.dtype, [&](auto index) {
+    for (int64_t j = 0; j < p.count; ++j)
+      scatterLastAt<decltype(index)::value>(p, indices, last, j);
+  });
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
+    for (int64_t e = 0; e < p.numel; ++e)
+      scatterAt<decltype(bits)>(p, data, updates, last, out, e);
+  });
+}
+
+void scatterElements(const ScatterElementsPlan &p, const void *data, const void *indices,
+                     const void *updates, void *out) {
+  visitBits(base::dtypeSize(p.dtype), [&](auto bits) {
+    visitIndex(p.index.dtype, [&](auto index) {
+      for (int64_t e = 0; e < p.numel; ++e)
+        scatterElementsAt<decltype(bits), decltype(index)::value>(p, data, updates, indices, out,
+                                                                  e);
+    });
+  });
+}
+
+void cumsum(const CumSumPlan &p, const void *x, void *out) {
+  visitDType(p.dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    if constexpr (D != DType::I1)
+      for (int64_t lane = 0; lane < p.lanes; ++lane)
+        cumsumLaneAt<D>(p, x, out, lane);
+  });
+}
+
 void range(const RangePlan &p, void *out) {
   visitDType(p.dtype, [&](auto d) {
     constexpr DType D = decltype(d)::value;
@@ -224,6 +264,18 @@ void trilu(const TriluPlan &p, const void *x, void *out) {
     for (int64_t e = 0; e < p.numel; ++e)
       triluAt<decltype(bits)>(p, x, out, e);
   });
+}
+
+void dequantize(const DequantizePlan &p, const void *q, void *out) {
+  const auto *bytes = static_cast<const uint8_t *>(q);
+  for (int64_t i = 0; i < p.layout.elements; ++i) {
+    if (p.dtype == DType::BF16)
+      dequantizeAt<DType::BF16>(p, bytes, out, i);
+    else if (p.dtype == DType::F16)
+      dequantizeAt<DType::F16>(p, bytes, out, i);
+    else
+      dequantizeAt<DType::F32>(p, bytes, out, i);
+  }
 }
 
 void swiglu(const SwigluPlan &p, const void *gate, const void *up, void *out) {

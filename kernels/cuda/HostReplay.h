@@ -24,6 +24,7 @@
 
 #include "kernels/cuda/AttentionGrad.h"
 #include "kernels/cuda/CrossEntropy.h"
+#include "kernels/cuda/CumSum.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Fused.h"
 #include "kernels/cuda/Gather.h"
@@ -31,6 +32,7 @@
 #include "kernels/cuda/Generators.h"
 #include "kernels/cuda/Layout.h"
 #include "kernels/cuda/Norm.h"
+#include "kernels/cuda/Quantize.h"
 #include "kernels/cuda/Reduce.h"
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Softmax.h"

@@ -34,6 +34,8 @@ StatusOr<std::vector<uint64_t>> World::allGatherWords(const std::vector<uint64_t
   return unimplemented("built without MPI");
 }
 
+StatusOr<int> World::maxOverRanks(int) { return unimplemented("built without MPI"); }
+
 void World::abort(const std::string &message, int code) {
   std::fprintf(stderr, "rp-run: error: %s\n", message.c_str());
   std::exit(code);

@@ -51,6 +51,7 @@ StatusOr<std::unique_ptr<World>> World::init() {
                        "MPI_THREAD_SERIALIZED; rp-run's optimizer thread makes its MPI calls");
   }
   std::unique_ptr<World> world(new World());
+  world->threadMultiple_ = provided >= MPI_THREAD_MULTIPLE;
   world->comms_ = std::make_unique<Comms>();
   MPI_Comm_rank(MPI_COMM_WORLD, &world->rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &world->ranks_);
@@ -67,6 +68,12 @@ World::~World() {
     MPI_Comm_free(&comms_->control);
   }
   MPI_Finalize();
+}
+
+StatusOr<int> World::maxOverRanks(int mine) {
+  int out = 0;
+  RP_MPI(MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_MAX, comms_->control));
+  return out;
 }
 
 Status World::sumInRankOrder(float *data, int64_t count) {

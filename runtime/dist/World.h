@@ -10,11 +10,12 @@
 // or PMIX_SIZE, in that order. Training then initialises MPI; no flag is needed.
 //
 // Threads: MPI is initialised with MPI_THREAD_MULTIPLE (at least MPI_THREAD_SERIALIZED must be
-// provided). During training, every collective runs on the executor's optimizer thread
-// (RankReducer, on its own duplicated communicator); the main thread's only collective, the
-// launch check (allGatherWords, another duplicated communicator), runs before that thread
-// starts. MULTIPLE lets abort() come from the main thread while the optimizer thread blocks in
-// a reduction (docs/DECISIONS.md).
+// provided). During training, the reductions and gathers run on one executor thread (the
+// communication thread, else the optimizer thread; RankReducer, on its own duplicated
+// communicator). The main thread's collectives use another duplicated communicator: the
+// launch check (allGatherWords), before the executor starts, and with MPI_THREAD_MULTIPLE the
+// per-step stop agreement (maxOverRanks) while it runs. MULTIPLE also lets abort() come from the
+// main thread while an executor thread blocks in a reduction (docs/DECISIONS.md).
 //
 // Reduction order: sumInRankOrder is a chain, rank 0 -> 1 -> ... -> R-1 in chunks of 1 Mi
 // floats, rank q adding its values to the partial sum it received ((x_0 + x_1) + x_2) + ...;
@@ -98,6 +99,14 @@ public:
   /// Every rank's `words` (the same count on every rank), rank-major. Collective, on the
   /// launch-check communicator (main thread, before the executor starts).
   StatusOr<std::vector<uint64_t>> allGatherWords(const std::vector<uint64_t> &words);
+  /// The largest of the ranks' `mine` (e.g. the signal that asked a rank to stop, 0 for none).
+  /// Collective on the launch-check communicator, from the main thread while the executor's
+  /// threads may make their own MPI calls: only when stopAgreement() holds. Errors: the MPI
+  /// call's.
+  StatusOr<int> maxOverRanks(int mine);
+  /// Whether maxOverRanks may be called during training: the MPI library runs
+  /// MPI_THREAD_MULTIPLE.
+  bool stopAgreement() const { return threadMultiple_; }
   /// Prints "rp-run: rank r of R: error: MESSAGE" on stderr and ends every rank with exit
   /// status `code` (MPI_Abort on the world communicator; mpirun names the rank too).
   [[noreturn]] void abort(const std::string &message, int code);
@@ -109,6 +118,7 @@ private:
   int rank_ = 0;
   int ranks_ = 1;
   int64_t chunkFloats_ = kChainChunkFloats;
+  bool threadMultiple_ = false;
   std::unique_ptr<Comms> comms_;
 };
 

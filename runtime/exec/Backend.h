@@ -70,6 +70,26 @@ public:
 };
 using Event = std::shared_ptr<BackendEvent>;
 
+/// The fp32 accumulators of one param inside a gradient slot: `elements` floats from byte
+/// `offset` of the slot's gradient region.
+struct GradientRange {
+  int64_t offset = 0;
+  int64_t elements = 0;
+};
+
+/// What a gradient download learns about the gradients it copies, in the same pass.
+struct GradientCheck {
+  /// In: the scale of the squares wanted (the step's gradScale before clipping), or 0 for
+  /// none.
+  float squaresScale = 0;
+  /// Out: 1 when any gradient of the ranges is inf or NaN, else 0.
+  uint32_t nonFinite = 0;
+  /// Out, when squaresScale > 0 and the backend computes them (left empty otherwise): per
+  /// range, runtime/optim's sumOfSquares(range, squaresScale), bit for bit, so that the
+  /// global norm needs no host pass over these gradients.
+  std::vector<double> squares;
+};
+
 /// One call of a plan function: where its arguments and results live in the device arena.
 struct CallFrame {
   int function = 0;               ///< Index into Plan.functions.
@@ -134,6 +154,17 @@ public:
   /// Queue `queue` of `device` copies `bytes` from device offset `src` to host `dst`.
   virtual void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
                           std::string label) = 0;
+  /// The Download queue of `device` copies a stage's fp32 gradient slot (`bytes` from device
+  /// offset `src`) to host `dst`, like copyToHost, and fills `*check` before the queue's next
+  /// recorded event completes: nonFinite = 1 when any gradient of `ranges` (the params'
+  /// accumulators; the padding between them holds stale bytes) is inf or NaN, else 0, and,
+  /// when asked and the backend can, each range's sum of squares. Both are made where the
+  /// gradients are, riding on the download (the CPU backend copies each range and checks and
+  /// squares it in the same pass; the CUDA backend runs a flag kernel and the squares' lane
+  /// kernel on the device), so the host makes no pass over the gradients for them.
+  virtual void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
+                                 std::vector<GradientRange> ranges, GradientCheck *check,
+                                 std::string label) = 0;
   /// The compute queue runs plan function `frame.function`.
   virtual void call(int device, CallFrame frame, std::string label) = 0;
   /// The compute queue folds a gradient into fp32 accumulators: `elements` values of `dtype`
@@ -163,6 +194,11 @@ public:
 
   /// Blocks until every queue of every device is idle. Errors: the first error.
   virtual Status finish() = 0;
+
+  /// Data-parallel ranks the backend models by itself, without a RankReducer (the simulator's
+  /// nodes, which cost each layer's reduction before its AdamW); the executor orders its host
+  /// work as for that many ranks. Default 1.
+  virtual int modeledRanks() const { return 1; }
 
   /// OpenMP threads for the host optimizer's threads (AdamW, the weights writer), or 0 for
   /// the OpenMP default (one per core). The CPU backend's workers compute on the host's cores:

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace rp::runtime {
 
@@ -69,6 +70,21 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     if (std::find(owners.begin(), owners.end(), owner) == owners.end())
       owners.push_back(owner);
   }
+  gradRanges_.resize(static_cast<size_t>(numStages_));
+  rangeOf_.resize(static_cast<size_t>(plan_.params_size()));
+  for (int s = 0; s < numStages_; ++s) {
+    const pb::Stage &st = plan_.stages(s);
+    if (st.grad_bytes() > 0)
+      lastGradStage_ = s;
+    for (const pb::Step &step : st.body())
+      if (step.has_accumulate()) {
+        const int p = step.accumulate().param();
+        std::vector<GradientRange> &ranges = gradRanges_[static_cast<size_t>(s)];
+        rangeOf_[static_cast<size_t>(p)] = {s, static_cast<int>(ranges.size())};
+        ranges.push_back(
+            {plan_.params(p).grad_offset() - st.state_offset(), host_.paramElements(p)});
+      }
+  }
   std::sort(trainableByName_.begin(), trainableByName_.end(),
             [&](int a, int b) { return plan_.params(a).name() < plan_.params(b).name(); });
   // Async: the weights writer copies the layers as their last upload of the step completes.
@@ -82,6 +98,18 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     writeOrder_.push_back(i);
   std::stable_sort(writeOrder_.begin(), writeOrder_.end(),
                    [&](int a, int b) { return lastUpload(a) < lastUpload(b); });
+  auto firstUpload = [&](int i) {
+    int first = numStages_;
+    for (int u : plan_.optimizer_steps(i).upload_stages())
+      first = std::min(first, u);
+    return first;
+  };
+  adamwOrder_ = writeOrder_;
+  std::iota(adamwOrder_.begin(), adamwOrder_.end(), 0);
+  const int ranks = std::max(options_.ranks ? options_.ranks->ranks() : 1, backend_.modeledRanks());
+  if (!async_ && ranks == 1)
+    std::stable_sort(adamwOrder_.begin(), adamwOrder_.end(),
+                     [&](int a, int b) { return firstUpload(a) < firstUpload(b); });
 }
 
 Executor::~Executor() {
@@ -161,6 +189,10 @@ Executor::StepEvents Executor::makeStepEvents() {
     ev.gradsConsumed.push_back(backend_.newEvent());
     ev.gradsReduced.push_back(backend_.newEvent());
   }
+  ev.finiteChecked = backend_.newEvent();
+  ev.sumOverflow.assign(static_cast<size_t>(plan_.layers_size()), 0);
+  ev.squares.assign(static_cast<size_t>(plan_.params_size()), 0.0);
+  ev.squaresKnown.assign(static_cast<size_t>(plan_.params_size()), 0);
   return ev;
 }
 
@@ -250,8 +282,10 @@ void Executor::dispatchJob(int64_t job, int64_t step, int stage, Mode mode, Step
   for (int64_t m = 0; m < microBatches_; ++m)
     lastCompute = enqueueMicroBatch(j, m, behind, waitedRecords);
   backend_.record(device, Queue::ActivationUpload, j.events.uploadsDone);
-  if (prefetch)
-    prefetchNextWeights(j, next, behind);
+  if (prefetch && nextStep - 1 <= step)
+    prefetchNextWeights(device, next, behind);
+  else if (prefetch)
+    deferred_.push_back({nextStep - 1, device, next, std::move(behind)});
   enqueueGradients(j, lastCompute);
 }
 
@@ -350,16 +384,25 @@ void Executor::enqueueDownloads(const Job &j, const MicroBatch &mb, const Event 
   devices_[static_cast<size_t>(j.device)].setFree[mb.set] = downloaded;
 }
 
-void Executor::prefetchNextWeights(const Job &j, int64_t next, const std::vector<Event> &behind) {
+void Executor::prefetchNextWeights(int device, int64_t next, const std::vector<Event> &behind) {
   // Enqueued after this job's uploads in program order; each chunk waits for its
   // micro-batch's upload event, so the copies run behind the activations.
   const int64_t nextStep = next / numStages_;
-  const int nextSlot = static_cast<int>(devices_[static_cast<size_t>(j.device)].jobs % 2);
+  const int nextSlot = static_cast<int>(devices_[static_cast<size_t>(device)].jobs % 2);
   const int nextStage = static_cast<int>(next % numStages_);
-  waitWeightsVersion(j.device, nextStep, nextStage);
-  uploadWeights(j.device, nextSlot, nextStep, nextStage,
+  waitWeightsVersion(device, nextStep, nextStage);
+  uploadWeights(device, nextSlot, nextStep, nextStage,
                 events(nextStep).jobs[static_cast<size_t>(nextStage)].weightsReady, &behind);
   prefetched_.insert(next);
+}
+
+void Executor::enqueueDeferredPrefetches(int64_t step) {
+  // In dispatch order, so each device's prefetches keep their order.
+  auto due = std::stable_partition(deferred_.begin(), deferred_.end(),
+                                   [&](const DeferredPrefetch &d) { return d.after == step; });
+  for (auto it = deferred_.begin(); it != due; ++it)
+    prefetchNextWeights(it->device, it->next, it->behind);
+  deferred_.erase(deferred_.begin(), due);
 }
 
 void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
@@ -375,9 +418,13 @@ void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
       for (int reader : stepLayersOf_[static_cast<size_t>(l)])
         backend_.wait(j.device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(reader)]);
   }
-  backend_.copyToHost(j.device, Queue::Download, j.slotOffset + st.weight_bytes(),
-                      reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
-                      st.grad_bytes(), j.tag + " grads");
+  // The download squares its gradients for the norm when they are final: with ranks the
+  // rank sum writes them, and a shared param's sum is squared where it is made.
+  j.events.gradCheck.squaresScale = options_.ranks ? 0.0f : squaresScale(j.step);
+  backend_.downloadGradients(j.device, j.slotOffset + st.weight_bytes(),
+                             reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
+                             st.grad_bytes(), gradRanges_[static_cast<size_t>(j.stage)],
+                             &j.events.gradCheck, j.tag + " grads");
   backend_.record(j.device, Queue::Download, j.events.gradsDownloaded);
   dev.slotFree[j.slot] = j.events.gradsDownloaded;
 }
@@ -387,6 +434,7 @@ Status Executor::dispatch(int64_t step, int64_t segmentEnd) {
     return internal("dispatch: step " + std::to_string(step) + " out of order (expected " +
                          std::to_string(nextStep_) + ")");
   StepEvents &ev = events(step);
+  enqueueDeferredPrefetches(step);
   for (int s = 0; s < numStages_; ++s)
     dispatchJob(step * numStages_ + s, step, s, Mode::Train, ev, segmentEnd);
   ++nextStep_;
@@ -446,7 +494,8 @@ Status Executor::gatherStepLosses(int64_t step, StepEvents &ev) {
   return okStatus();
 }
 
-Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os) {
+Status Executor::reduceLayerGradients(int64_t step, StepEvents &ev,
+                                      const pb::OptimizerStep &os) {
   const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   std::vector<int> params;
   int64_t total = 0;
@@ -466,11 +515,19 @@ Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os)
   }
   RP_RETURN_IF_ERROR(options_.ranks->sumInRankOrder(reduceScratch_.data(), total));
   at = reduceScratch_.data();
+  bool finite = true;
+  const float scale = squaresScale(step); // the rank sums are the final gradients
   for (int p : params) {
     const int64_t n = host_.paramElements(p);
-    std::memcpy(host_.grads() + plan_.params(p).grad_offset() / 4, at, sizeof(float) * n);
+    const size_t i = static_cast<size_t>(p);
+    finite = copyCheckingFinite(host_.grads() + plan_.params(p).grad_offset() / 4, at, n, scale,
+                                scale > 0 ? &ev.squares[i] : nullptr) &&
+             finite;
+    ev.squaresKnown[i] = scale > 0;
     at += n;
   }
+  if (!finite)
+    ev.sumOverflow[static_cast<size_t>(os.layer())] = 1;
   traceSpan(useComm_ ? commTrack_ : optimizerTrack_, t0,
             "s" + std::to_string(step) + " reduce " + plan_.layers(os.layer()).name());
   return okStatus();
@@ -479,12 +536,52 @@ Status Executor::reduceLayerGradients(int64_t step, const pb::OptimizerStep &os)
 Status Executor::commStep(int64_t step) {
   StepEvents &ev = events(step);
   RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
+  // The finiteness check waits for the step's last gradient download: made just before the
+  // first layer that reads it, so the layers before are reduced while the backward runs.
+  bool checked = false;
   for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
+    if (!checked && readsStage(os, lastGradStage_)) {
+      RP_RETURN_IF_ERROR(checkStepFinite(ev));
+      checked = true;
+    }
     RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-    sumSharedGradients(os);
-    RP_RETURN_IF_ERROR(reduceLayerGradients(step, os));
+    sumSharedGradients(ev, os, 0); // the rank sum below makes the squares
+    RP_RETURN_IF_ERROR(reduceLayerGradients(step, ev, os));
     backend_.signal(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   }
+  if (!checked)
+    RP_RETURN_IF_ERROR(checkStepFinite(ev));
+  return okStatus();
+}
+
+bool Executor::readsStage(const pb::OptimizerStep &os, int stage) {
+  if (os.grads_stage() == stage)
+    return true;
+  for (int s : os.shared_grads_stages())
+    if (s == stage)
+      return true;
+  return false;
+}
+
+Status Executor::checkStepFinite(StepEvents &ev) {
+  float nonFinite = 0;
+  for (int s = 0; s < numStages_; ++s) {
+    if (plan_.stages(s).grad_bytes() <= 0)
+      continue;
+    const JobEvents &job = ev.jobs[static_cast<size_t>(s)];
+    RP_RETURN_IF_ERROR(backend_.hostWait(job.gradsDownloaded));
+    if (job.gradCheck.nonFinite)
+      nonFinite = 1;
+  }
+  if (options_.ranks && options_.ranks->ranks() > 1) {
+    std::vector<float> all(static_cast<size_t>(options_.ranks->ranks()));
+    RP_RETURN_IF_ERROR(options_.ranks->allGather(&nonFinite, 1, all.data()));
+    for (float f : all)
+      if (f != 0)
+        nonFinite = 1;
+  }
+  ev.nonFinite = nonFinite != 0;
+  backend_.signal(ev.finiteChecked);
   return okStatus();
 }
 
@@ -493,13 +590,16 @@ Status Executor::collectLayerGradients(int64_t step, StepEvents &ev,
   if (useComm_) // the communication thread waited, summed and reduced
     return backend_.hostWait(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-  sumSharedGradients(os);
+  sumSharedGradients(ev, os, options_.ranks ? 0.0f : squaresScale(step));
   if (options_.ranks)
-    RP_RETURN_IF_ERROR(reduceLayerGradients(step, os));
+    RP_RETURN_IF_ERROR(reduceLayerGradients(step, ev, os));
   return okStatus();
 }
 
 Status Executor::drain() {
+  // Prefetches still deferred belong to steps an interrupt will never dispatch: their jobs
+  // upload their own weights if they ever run.
+  deferred_.clear();
   {
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [&] {
@@ -548,7 +648,7 @@ void Executor::hostLoop(std::deque<int64_t> &queue, Status (Executor::*work)(int
   }
 }
 
-Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
+Status Executor::applyAdamW(int64_t step, int layer, float gradScale, bool writeWeights) {
   if (!options_.hostArithmetic)
     return okStatus();
   const pb::AdamW &o = plan_.config().optimizer();
@@ -559,9 +659,15 @@ Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
     if (!param.trainable() || param.has_primary()) // a copy: its owner's step updates it
       continue;
     const int64_t at = param.state_offset() / 4;
-    adamwStep(host_.master() + at, host_.moment1() + at, host_.moment2() + at,
-              host_.grads() + param.grad_offset() / 4, host_.paramElements(p), config, step + 1,
-              gradScale);
+    float *grad = host_.grads() + param.grad_offset() / 4;
+    if (writeWeights)
+      RP_RETURN_IF_ERROR(adamwStepWritingWeights(
+          host_.master() + at, host_.moment1() + at, host_.moment2() + at, grad,
+          host_.paramElements(p), config, step + 1, gradScale, host_.computeDType(),
+          host_.weights() + param.weight_offset()));
+    else
+      adamwStep(host_.master() + at, host_.moment1() + at, host_.moment2() + at, grad,
+                host_.paramElements(p), config, step + 1, gradScale);
   }
   return okStatus();
 }
@@ -574,7 +680,8 @@ Status Executor::waitStepGradients(StepEvents &ev, const pb::OptimizerStep &os) 
   return okStatus();
 }
 
-void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
+void Executor::sumSharedGradients(StepEvents &ev, const pb::OptimizerStep &os,
+                                  float squaresScale) {
   if (!options_.hostArithmetic)
     return;
   for (int p : plan_.layers(os.layer()).params()) {
@@ -582,9 +689,17 @@ void Executor::sumSharedGradients(const pb::OptimizerStep &os) {
     if (copies.empty())
       continue;
     float *sum = host_.grads() + plan_.params(p).grad_offset() / 4;
-    for (int c : copies) // the rule rp-ref --train sums with too
-      accumulateGradient(sum, host_.grads() + plan_.params(c).grad_offset() / 4,
-                         host_.paramElements(p), /*first=*/false);
+    bool finite = true;
+    for (size_t k = 0; k < copies.size(); ++k) { // the rule rp-ref --train sums with too
+      const bool last = k + 1 == copies.size() && squaresScale > 0;
+      finite = addCheckingFinite(sum, host_.grads() + plan_.params(copies[k]).grad_offset() / 4,
+                                 host_.paramElements(p), squaresScale,
+                                 last ? &ev.squares[static_cast<size_t>(p)] : nullptr) &&
+               finite;
+    }
+    ev.squaresKnown[static_cast<size_t>(p)] = squaresScale > 0;
+    if (!finite)
+      ev.sumOverflow[static_cast<size_t>(os.layer())] = 1;
   }
 }
 
@@ -594,21 +709,27 @@ void Executor::traceSpan(int track, double start, const std::string &name) {
                              options_.trace->nowUs() - start);
 }
 
-Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
+Status Executor::waitLayerUploads(StepEvents &ev, const pb::OptimizerStep &os) {
+  for (int u : os.upload_stages())
+    RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+  return okStatus();
+}
+
+Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os, bool fused) {
   StepEvents &ev = events(step);
   // Async: W_step is the master after the previous step's AdamW of the layer (the optimizer
   // thread's). Sync: this thread ran it.
   if (async_ && step > options_.firstStep)
     RP_RETURN_IF_ERROR(
         backend_.hostWait(events(step - 1).gradsConsumed[static_cast<size_t>(os.layer())]));
-  for (int u : os.upload_stages())
-    RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+  RP_RETURN_IF_ERROR(waitLayerUploads(ev, os));
   // The span is the copy alone: the waits above are idle time, not the writer's work.
   const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   for (int p : plan_.layers(os.layer()).params()) {
     if (!options_.hostArithmetic || !plan_.params(p).trainable() || plan_.params(p).has_primary())
       continue;
-    RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+    if (!fused)
+      RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
     for (int c : copiesOf_[static_cast<size_t>(p)]) // the copies other stages upload
       RP_RETURN_IF_ERROR(host_.writeComputeWeights(c));
   }
@@ -629,55 +750,97 @@ bool Executor::needsGlobalNorm() const {
   return plan_.config().optimizer().grad_clip() > 0 || options_.lossScale.enabled;
 }
 
-StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
-  const bool scaling = options_.lossScale.enabled;
+std::optional<double> Executor::gradDivisor(int64_t step) {
   double divisor = static_cast<double>(globalMicroBatches_);
-  if (scaling) {
+  if (options_.lossScale.enabled) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = outcomes_.find(step);
     if (it == outcomes_.end())
-      return internal("step " + std::to_string(step + 1) +
-                      " was dispatched without its loss scale (call lossScale first)");
+      return std::nullopt;
     divisor *= it->second.lossScale;
   }
-  float gradScale = static_cast<float>(1.0 / divisor);
+  return divisor;
+}
+
+float Executor::squaresScale(int64_t step) {
+  if (!options_.hostArithmetic || !needsGlobalNorm())
+    return 0;
+  const std::optional<double> divisor = gradDivisor(step);
+  return divisor ? static_cast<float>(1.0 / *divisor) : 0.0f;
+}
+
+double Executor::paramSquares(StepEvents &ev, int param, float scale) {
+  const size_t p = static_cast<size_t>(param);
+  if (ev.squaresKnown[p])
+    return ev.squares[p];
+  // The download's squares are this gradient's when no host sum rewrote it (none did: the
+  // shared and rank sums mark squaresKnown) and they were made at this scale.
+  const RangeAt at = rangeOf_[p];
+  if (at.stage >= 0) {
+    const GradientCheck &check = ev.jobs[static_cast<size_t>(at.stage)].gradCheck;
+    if (check.squaresScale == scale && static_cast<size_t>(at.index) < check.squares.size())
+      return check.squares[static_cast<size_t>(at.index)];
+  }
+  return sumOfSquares(host_.grads() + plan_.params(param).grad_offset() / 4,
+                      host_.paramElements(param), scale);
+}
+
+StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
+  if (ev.nonFinite) // a gradient download found inf or NaN: skip the step whole
+    return std::optional<float>();
+  const bool scaling = options_.lossScale.enabled;
+  const std::optional<double> divisor = gradDivisor(step);
+  if (!divisor)
+    return internal("step " + std::to_string(step + 1) +
+                    " was dispatched without its loss scale (call lossScale first)");
+  float gradScale = static_cast<float>(1.0 / *divisor);
   const double clip = plan_.config().optimizer().grad_clip();
   if (!needsGlobalNorm())
     return std::optional<float>(gradScale);
   for (const pb::OptimizerStep &os : plan_.optimizer_steps())
     RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
+  // In name order, in double. Each param's share was made by the pass that wrote its final
+  // gradient (the download, a shared or rank sum) where that pass could; a host pass else.
   double sum = 0; // without host arithmetic: a zero norm (no clipping, no overflow)
   if (options_.hostArithmetic)
     for (int p : trainableByName_)
-      sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
-                          host_.paramElements(p), gradScale);
+      sum += paramSquares(ev, p, gradScale);
   backend_.hostWork(HostTask::GradNorm, step, -1);
-  if (scaling && !std::isfinite(sum))
-    return std::optional<float>(); // an overflow: skip the step, back the scale off
+  if (!std::isfinite(sum)) // a shared or rank sum overflowed: skip (and back the scale off)
+    return std::optional<float>();
   if (clip <= 0)
     return std::optional<float>(gradScale);
   if (!scaling) {
     RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, globalMicroBatches_, step + 1));
     return std::optional<float>(gradScale);
   }
-  return std::optional<float>(static_cast<float>(clipFactor(std::sqrt(sum), clip) / divisor));
+  return std::optional<float>(static_cast<float>(clipFactor(std::sqrt(sum), clip) / *divisor));
 }
 
 void Executor::recordOutcome(int64_t step, bool skipped) {
-  if (!options_.lossScale.enabled)
-    return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto prev = scaleAfter_.find(step - 1);
-    const LossScaleState before =
-        prev != scaleAfter_.end() ? prev->second : options_.lossScaleStart;
-    scaleAfter_[step] = nextLossScale(before, !skipped, options_.lossScale);
     outcomes_[step].skipped = skipped;
-    // Older states are no longer read (lossScale reads step - 2 at most, outcome the newest).
-    scaleAfter_.erase(scaleAfter_.begin(), scaleAfter_.lower_bound(step - 4));
+    if (options_.lossScale.enabled) {
+      auto prev = scaleAfter_.find(step - 1);
+      const LossScaleState before =
+          prev != scaleAfter_.end() ? prev->second : options_.lossScaleStart;
+      scaleAfter_[step] = nextLossScale(before, !skipped, options_.lossScale);
+      // Older states are no longer read (lossScale reads step - 2 at most).
+      scaleAfter_.erase(scaleAfter_.begin(), scaleAfter_.lower_bound(step - 4));
+    }
+    // Older outcomes are no longer read (the trainer reads each step's once, in order).
     outcomes_.erase(outcomes_.begin(), outcomes_.lower_bound(step - 4));
   }
   cv_.notify_all();
+}
+
+Status Executor::overflowError(int64_t step, int layer) const {
+  return internal("step " + std::to_string(step + 1) + ": a sum of layer '" +
+                  plan_.layers(layer).name() +
+                  "''s gradients over its readers or ranks overflowed to inf after earlier "
+                  "layers were updated, so the step cannot be skipped whole (a compile with "
+                  "--grad-clip checks every sum before any update); try a lower --lr");
 }
 
 Status Executor::optimizerStep(int64_t step) {
@@ -686,26 +849,38 @@ Status Executor::optimizerStep(int64_t step) {
   // communication thread, that thread gathers.
   if (options_.ranks && !useComm_)
     RP_RETURN_IF_ERROR(gatherStepLosses(step, ev));
+  // Whether any gradient of the step is inf or NaN, decided before any AdamW (every rank
+  // alike): such a step is skipped whole, in every dtype.
+  if (useComm_)
+    RP_RETURN_IF_ERROR(backend_.hostWait(ev.finiteChecked));
+  else
+    RP_RETURN_IF_ERROR(checkStepFinite(ev));
   // A shared param's gradient is the sum of its readers' slots (and, with ranks, of every
   // rank's): with a global norm (stepGradScale) every sum is made before it; otherwise each
   // layer's step makes its own.
   RP_ASSIGN_OR_RETURN(const std::optional<float> gradScale, stepGradScale(step, ev));
-  for (const pb::OptimizerStep &os : plan_.optimizer_steps()) {
-    if (!needsGlobalNorm())
+  for (int i : adamwOrder_) {
+    const pb::OptimizerStep &os = plan_.optimizer_steps(i);
+    if (!needsGlobalNorm()) {
       RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
+      if (gradScale && ev.sumOverflow[static_cast<size_t>(os.layer())])
+        return overflowError(step, os.layer());
+    }
     if (async_) // the weights writer has copied W_step into the compute weights
       RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
+    else // sync: AdamW writes the compute weights step + 1 uploads, once step's have read them
+      RP_RETURN_IF_ERROR(waitLayerUploads(ev, os));
     const double t0 = options_.trace ? options_.trace->nowUs() : 0;
     if (gradScale) { // a skipped step (loss scaling: an overflow) updates nothing
-      RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), *gradScale));
+      RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), *gradScale, /*writeWeights=*/!async_));
       backend_.hostWork(HostTask::AdamW, step, os.layer());
     }
     backend_.signal(ev.gradsConsumed[static_cast<size_t>(os.layer())]);
     traceSpan(optimizerTrack_, t0,
               "s" + std::to_string(step) + (gradScale ? " adamw " : " skipped ") +
                   plan_.layers(os.layer()).name());
-    if (!async_)
-      RP_RETURN_IF_ERROR(writeLayerWeights(step, os));
+    if (!async_) // the copies of shared params (and every write of a skipped step)
+      RP_RETURN_IF_ERROR(writeLayerWeights(step, os, /*fused=*/gradScale.has_value()));
   }
   recordOutcome(step, !gradScale);
   return okStatus();

@@ -20,13 +20,16 @@
 // grads reuse, host activation records (two, by step parity) -> next writers. Nothing waits on
 // timing.
 //
-// The optimizer runs on a host thread, step by step, as plan.optimizer_steps orders the layers
-// (gradient arrival): each layer's AdamW runs as soon as its gradients have arrived. fp32 AdamW
+// The optimizer runs on a host thread, step by step. A step's first AdamW waits until the step
+// is known to have only finite gradients (below), that is for its last gradient download; then
+// the layers' AdamW run one by one (sync: in the order the next iteration uploads them, so that
+// it can start; async and with ranks: as plan.optimizer_steps orders them). fp32 AdamW
 // (runtime/optim/AdamW.h) with gradScale = clip / M: with the trainer's backward seeds
 // M n_m / N (runtime/train/TokenWeights.h) the gradient is that of the step's token-weighted
 // loss (the mean over its N trained labels).
-//   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
-//          i + 1 uploads layer l after that (exact synchronous semantics).
+//   sync   step i: wait layer l's grads and step i's uploads of l, then AdamW, writing the
+//          compute-dtype weights in the same pass (runtime/optim adamwStepWritingWeights);
+//          iteration i + 1 uploads layer l after that (exact synchronous semantics).
 //   async  staleness 1 (arXiv 2604.27085 §4.3): a second host thread, the weights
 //          writer, copies layer l's master weights (W_i) into its compute weights as soon as
 //          every upload of l in iteration i has completed (layers in the order of their last
@@ -34,15 +37,26 @@
 //          and that copy is done. Iteration i + 1 uploads l after the copy, so iteration i
 //          computes with W_{max(i-1, 0)}: the library's "iteration k computes with W(k-2)",
 //          counting from 1. The two threads let the next iteration's uploads start while this
-//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads.
+//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads. (So
+//          the copy is not fused into AdamW here: W_i is copied when step i's uploads are
+//          done, W_{i+1} is made when step i's gradients are, a backward pass later.)
+// Non-finite gradients, in every dtype: each gradient download flags an inf or NaN among the
+// params' accumulators (Backend::downloadGradients: checked where the gradients are, no host
+// pass), and before its first AdamW a step waits for every download of the step and ORs the
+// flags (and every rank's: one allGather); a step with a non-finite gradient is skipped: no
+// AdamW on any layer, but gradsConsumed and (sync) the compute weights are still signalled
+// and written, so the event protocol advances as after an update (outcome() reports it). The
+// host sums (a shared param's readers, the ranks) check their results in their own passes:
+// with a global norm an overflow there skips the step too; without one, AdamW has already
+// updated earlier layers, so it fails the step instead.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
-// double) needs all of them; a norm that is not finite fails the step before any update.
-// Dynamic loss scaling (options.lossScale, runtime/optim/LossScaler.h): step i's backward seeds
-// carry the scale lossScale(i) returns, the gradScale becomes clip / (M S), and a step whose
-// gradients are not all finite (the squared norm, computed over every grad first) is skipped:
-// no AdamW on any layer, but gradsConsumed and (sync) the compute weights are still signalled
-// and written, so the event protocol advances as after an update. The scale of step i is the
+// double) needs all of them. Each param's share is made by the pass that writes its final
+// gradient: the download (GradientCheck: the CPU backend in its copy, the CUDA backend on the
+// device), the sum of a shared param's readers, the sum over the ranks; a host pass only for
+// what none of them squared (a backend without squares). Dynamic loss scaling (options.lossScale,
+// runtime/optim/LossScaler.h): step i's backward seeds carry the scale lossScale(i) returns,
+// the gradScale becomes clip / (M S), and a skipped step backs the scale off. The scale of step i is the
 // scaler's state after step i - 1 (sync) or i - 2 (async, whose step i is dispatched while
 // step i - 1's optimizer may still run), so it never depends on timing.
 // Each piece of host work (the norm, a layer's AdamW, a layer's compute-weight write) is
@@ -169,12 +183,24 @@ private:
     std::vector<Event> downloaded; // per micro-batch
     Event uploadsDone;
     Event gradsDownloaded;
+    GradientCheck gradCheck; // the download's flag and squares (Backend::downloadGradients)
   };
   struct StepEvents {
     std::vector<JobEvents> jobs;      // per stage
     std::vector<Event> weightsWritten; // per layer (host)
     std::vector<Event> gradsConsumed;  // per layer (host)
     std::vector<Event> gradsReduced;   // per layer (host): the communication thread's sums
+    /// checkStepFinite's verdict, written before finiteChecked (host) is signalled.
+    Event finiteChecked;
+    bool nonFinite = false;
+    /// Per layer: a shared or rank sum of its gradients overflowed (written before the
+    /// layer's gradsReduced, or by the optimizer thread itself).
+    std::vector<uint8_t> sumOverflow;
+    /// Per param entry: the global norm's share of an owner's gradient (sumOfSquares at the
+    /// step's gradScale) made by the host sum that wrote it last (a shared sum, a rank sum),
+    /// and whether it was made (written with sumOverflow).
+    std::vector<double> squares;
+    std::vector<uint8_t> squaresKnown;
   };
   struct DeviceState {
     int64_t jobs = 0;
@@ -246,7 +272,16 @@ private:
   /// device's other slot's slotFree, then uploads next's weights into that slot in chunks,
   /// chunk m waiting on `behind`[m], and records next's weightsReady; marks `next`
   /// prefetched.
-  void prefetchNextWeights(const Job &j, int64_t next, const std::vector<Event> &behind);
+  ///
+  /// The weightsWritten it waits for are signalled by the host threads of step
+  /// `next`'s step - 1, so the prefetch is enqueued only once that step is dispatched: at once
+  /// when it is j's own step (or earlier), else deferred to the start of its dispatch
+  /// (`deferred_`; with N > S the device's next job is two or more steps ahead). A run
+  /// interrupted before that step never enqueues a wait that nothing would signal, and no job
+  /// of another device comes between, so the device's queues see the same program order.
+  void prefetchNextWeights(int device, int64_t next, const std::vector<Event> &behind);
+  /// Enqueues the deferred prefetches whose weights version step `step` writes.
+  void enqueueDeferredPrefetches(int64_t step);
   /// Gradient phase. Training stages with gradients: Download waits for the previous step's
   /// gradsConsumed of the stage's layers and of the owners of the copies they hold (the
   /// optimizer has read the host gradients), copies
@@ -268,10 +303,16 @@ private:
   /// Async, the weights writer thread's step: every layer's compute weights, in writeOrder_.
   Status writeStepWeights(int64_t step);
   /// Waits until every upload of `os`'s layer in `step` has completed, writes the layer's
-  /// master weights into its compute weights and signals weightsWritten.
-  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os);
+  /// master weights into its compute weights and signals weightsWritten. `fused`: applyAdamW
+  /// has written the owners' compute weights already (sync); only the copies are written.
+  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os, bool fused = false);
   void traceSpan(int track, double start, const std::string &name);
-  Status applyAdamW(int64_t step, int layer, float gradScale);
+  /// AdamW of `layer`'s trainable owner params; `writeWeights` (sync): their compute weights
+  /// are written in the same pass (adamwStepWritingWeights).
+  Status applyAdamW(int64_t step, int layer, float gradScale, bool writeWeights);
+  /// Waits until every upload of `os`'s layer in `ev`'s step has completed (its compute
+  /// weights may then be overwritten).
+  Status waitLayerUploads(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for the gradient downloads `os` reads (its grads stage, its shared grads stages).
   Status waitStepGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for `os`'s gradients, sums the shared params' copies (sumSharedGradients) and,
@@ -284,18 +325,41 @@ private:
   Status commStep(int64_t step);
   /// options.ranks: packs the trainable owner params of `os`'s layer, sums them over the ranks
   /// in rank order and unpacks the sums into the host gradient region.
-  Status reduceLayerGradients(int64_t step, const rp::plan::OptimizerStep &os);
+  /// A sum that is not finite marks ev.sumOverflow of the layer.
+  Status reduceLayerGradients(int64_t step, StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// options.ranks: gathers `step`'s M losses of every rank into globalLosses_.
   Status gatherStepLosses(int64_t step, StepEvents &ev);
   /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
-  /// rp-ref --train follows), for the params owned by `os`'s layer.
-  void sumSharedGradients(const rp::plan::OptimizerStep &os);
+  /// rp-ref --train follows), for the params owned by `os`'s layer; a sum that is not finite
+  /// marks ev.sumOverflow of the layer. `squaresScale` > 0: the last addition also makes the
+  /// owner's ev.squares at that scale.
+  void sumSharedGradients(StepEvents &ev, const rp::plan::OptimizerStep &os, float squaresScale);
+  /// Whether the step has a non-finite gradient: waits for every gradient download of the
+  /// step, ORs their flags and, with ranks, every rank's (one allGather), so that every rank
+  /// decides alike before any AdamW; sets ev.nonFinite and signals ev.finiteChecked. Made by
+  /// the thread that talks to the ranks (the communication thread, else the optimizer's).
+  Status checkStepFinite(StepEvents &ev);
+  /// Whether `os` reads a gradient download of stage `stage`.
+  static bool readsStage(const rp::plan::OptimizerStep &os, int stage);
   /// Whether a step needs the global gradient norm (clipping or loss scaling): then
   /// stepGradScale gathers and sums every layer's gradients before any AdamW.
   bool needsGlobalNorm() const;
+  /// R * M times the loss scale of `step`'s seeds: gradScale before clipping is its inverse.
+  /// nullopt with loss scaling when lossScale(step) has not been called.
+  std::optional<double> gradDivisor(int64_t step);
+  /// The scale of the norm's squares the passes that write `step`'s final gradients make
+  /// (float(1 / gradDivisor)), or 0 when the step needs no norm or the executor does no host
+  /// arithmetic.
+  float squaresScale(int64_t step);
+  /// The norm's share of trainable owner `param`'s gradient (sumOfSquares at `scale`): made by
+  /// a host sum, or by the gradient download at the same scale, else a host pass now.
+  double paramSquares(StepEvents &ev, int param, float scale);
   /// The gradScale of `step` (clip / (M S)); nullopt when loss scaling finds a non-finite
   /// gradient (the step is skipped). Waits for every layer's grads when needsGlobalNorm().
   StatusOr<std::optional<float>> stepGradScale(int64_t step, StepEvents &ev);
+  /// The error of a step whose shared or rank sum of `layer` overflowed after earlier layers
+  /// were updated (without a global norm, AdamW runs layer by layer).
+  Status overflowError(int64_t step, int layer) const;
   /// Records `step`'s outcome and the scaler's next state; wakes lossScale() waiters.
   void recordOutcome(int64_t step, bool skipped);
   StatusOr<std::vector<float>> readLosses(StepEvents &ev, int parity);
@@ -320,11 +384,36 @@ private:
   /// Async: optimizer_steps indices by the last stage uploading the layer (the order in which
   /// a step's uploads of the layers complete).
   std::vector<int> writeOrder_;
+  /// optimizer_steps indices in the order the optimizer runs them. Sync without ranks: every
+  /// gradient is on the host once the step's finiteness is known, and the next iteration waits
+  /// for the updates, so in the order it first uploads the layers (the first forward stage's
+  /// layers first): it starts before the whole AdamW is done. Otherwise the plan's (with ranks
+  /// the order the reductions finish; async: the weights writer's order interlocks with it,
+  /// and the next iteration does not wait for this step's AdamW).
+  std::vector<int> adamwOrder_;
   std::vector<int> trainableByName_; // trainable owner entries by name (the clip norm order)
+  /// Per param entry: where its download's squares are (stage, index in its gradRanges_), or
+  /// stage -1 (not a trainable entry).
+  struct RangeAt {
+    int stage = -1;
+    int index = 0;
+  };
+  std::vector<RangeAt> rangeOf_;
+  /// Per stage: its params' accumulators in its gradient region (downloadGradients).
+  std::vector<std::vector<GradientRange>> gradRanges_;
+  int lastGradStage_ = -1; ///< The last stage (dispatch order) that downloads gradients.
   std::vector<int64_t> bufferBytes_;  // bytes of each host buffer
 
   std::vector<DeviceState> devices_;
   std::set<int64_t> prefetched_; // jobs whose weights a previous job prefetched
+  /// A prefetch waiting for the dispatch of step `after` (prefetchNextWeights).
+  struct DeferredPrefetch {
+    int64_t after;             ///< The step whose dispatch enqueues it: next's step - 1.
+    int device;                ///< The device of the job that prefetches.
+    int64_t next;              ///< The job whose weights it uploads.
+    std::vector<Event> behind; ///< That job's micro-batches' activation-upload events.
+  };
+  std::vector<DeferredPrefetch> deferred_;
   int64_t nextStep_;             // the next step to dispatch
   int64_t evalJobs_ = 0;
 

@@ -18,10 +18,12 @@
 #define RP_RUNTIME_EXEC_INSTRUCTIONDECODER_H
 
 #include "kernels/OpKinds.h"
+#include "kernels/Quantization.h"
 #include "kernels/Registry.h"
 #include "base/DType.h"
 #include "base/HostTensor.h"
 #include "base/Status.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/InstructionRules.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/plan/plan.pb.h"
@@ -83,8 +85,8 @@ public:
   Status decodeTypes() {
     auto convert = [&](const pb::BufferRef &ref, const std::string &what,
                        std::vector<TensorSig> &out) -> Status {
-      std::optional<DType> dtype = fromPlanDType(ref.type().dtype());
-      std::vector<int64_t> shape(ref.type().shape().begin(), ref.type().shape().end());
+      std::optional<DType> dtype = dtypeOf(ref.type());
+      std::vector<int64_t> shape = shapeOf(ref.type());
       if (!dtype)
         return fail(what + " has an unknown dtype (" + std::to_string(ref.type().dtype()) +
                     "); expected f32, i64, i32 or i1");
@@ -112,20 +114,17 @@ public:
     return okStatus();
   }
 
-  // Attribute getters; checkAttributes has run, so required attributes exist with their kind.
+  // Attribute getters (runtime/plan/Instruction.h); checkAttributes has run, so required
+  // attributes exist with their kind.
   const pb::Attribute &attr(std::string_view name) const {
     return ins_.attrs().at(std::string(name));
   }
-  int64_t i64(std::string_view name) const { return attr(name).i(); }
-  double f64(std::string_view name) const { return attr(name).f(); }
-  std::vector<int64_t> ints(std::string_view name) const {
-    const auto &v = attr(name).ints().values();
-    return std::vector<int64_t>(v.begin(), v.end());
-  }
+  int64_t i64(std::string_view name) const { return intAttr(ins_, name); }
+  double f64(std::string_view name) const { return floatAttr(ins_, name); }
+  std::vector<int64_t> ints(std::string_view name) const { return intsAttr(ins_, name); }
   /// An optional int: `fallback` when absent.
   int64_t i64Or(std::string_view name, int64_t fallback) const {
-    auto it = ins_.attrs().find(std::string(name));
-    return it == ins_.attrs().end() ? fallback : it->second.i();
+    return intAttr(ins_, name, fallback);
   }
   /// An optional float: `fallback` when absent.
   double f64Or(std::string_view name, double fallback) const {
@@ -133,15 +132,12 @@ public:
     return it == ins_.attrs().end() ? fallback : it->second.f();
   }
   /// An optional bool (a UnitAttr): absent = false.
-  bool flag(std::string_view name) const {
-    auto it = ins_.attrs().find(std::string(name));
-    return it != ins_.attrs().end() && it->second.b();
-  }
+  bool flag(std::string_view name) const { return boolAttr(ins_, name); }
   /// An enum keyword, looked up in `keywords`.
   template <typename E>
   StatusOr<E> keyword(std::string_view name,
                       std::initializer_list<std::pair<std::string_view, E>> keywords) const {
-    const std::string &text = attr(name).s();
+    const std::string text = stringAttr(ins_, name);
     std::string known;
     for (const auto &[word, value] : keywords) {
       if (text == word)
@@ -229,6 +225,15 @@ public:
         return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
                     " like operand 0");
       return okStatus();
+    case DTypeRule::Scatter:
+      RP_RETURN_IF_ERROR(indices(1));
+      if (operands_[2].dtype != operands_[0].dtype)
+        return fail(item(false, 2) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      if (results_[0].dtype != operands_[0].dtype)
+        return fail(item(true, 0) + "; expected " + dtypeName(operands_[0].dtype) +
+                    " like operand 0");
+      return okStatus();
     case DTypeRule::LinearLoss: {
       RP_RETURN_IF_ERROR(indices(2));
       const DType want = operands_[0].dtype;
@@ -253,6 +258,14 @@ public:
       return okStatus();
     case DTypeRule::IndexOnly:
       return every(DType::I64, "i64");
+    case DTypeRule::Dequantize:
+      if (operands_[0].dtype != DType::U8)
+        return fail(item(false, 0) + "; the kernel takes u8 quantized storage");
+      if (floats_.halfFloats ? !isFloat16Or32(results_[0].dtype)
+                             : results_[0].dtype != DType::F32)
+        return fail(item(true, 0) + "; the kernel makes " +
+                    (floats_.halfFloats ? "f32, f16 or bf16" : floats_.fp32Takes));
+      return okStatus();
     case DTypeRule::FloatPairIndexed:
       if (operands_[2].dtype != DType::I64)
         return fail(item(false, 2) + "; the kernel takes i64 positions or offsets");
@@ -371,6 +384,15 @@ inline StatusOr<kernels::LossReduction> lossReduction(const Decoder &d) {
   return d.keyword<L>("reduction", {{"mean", L::Mean}, {"sum", L::Sum}});
 }
 
+/// graph.dequantize's `format` keyword.
+inline StatusOr<kernels::QuantFormat> quantFormat(const Decoder &d) {
+  using Q = kernels::QuantFormat;
+  return d.keyword<Q>("format", {{"nf4", Q::NF4},
+                                 {"nf4_fp32_absmax", Q::NF4Fp32Absmax},
+                                 {"int8", Q::Int8},
+                                 {"fp8", Q::Fp8}});
+}
+
 /// Slice bounds (graph.slice, graph.slice_scatter): axes, starts, ends, steps of one length.
 struct SliceAttrs {
   std::vector<int64_t> axes, starts, ends, steps;
@@ -443,9 +465,10 @@ template <typename Table, typename UnaryBuilder, typename BinaryBuilder>
 void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   using U = kernels::UnaryKind;
   using B = kernels::BinaryKind;
-  // Every kind but gelu's and the comparisons' is named as its kernel id (kernels/OpKinds.h).
+  // Every kind but gelu's, the comparisons' and mod's is named as its kernel id
+  // (kernels/OpKinds.h); mod's `fmod` flag picks Mod or Fmod.
   for (U kind : {U::Sqrt, U::Reciprocal, U::Exp, U::Log, U::Tanh, U::Sigmoid, U::Erf, U::Silu,
-                 U::Neg, U::Relu, U::LogicalNot})
+                 U::Softplus, U::Floor, U::Neg, U::Relu, U::LogicalNot})
     t.push_back({kernels::unaryKindName(kind), unary(kind)});
   for (B kind : {B::Add, B::Sub, B::Mul, B::Div, B::Pow, B::And, B::Or})
     t.push_back({kernels::binaryKindName(kind), binary(kind)});
@@ -456,6 +479,9 @@ void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   t.push_back({"compare", [binary](const Decoder &d) -> decltype(binary(B::Eq)(d)) {
                  RP_ASSIGN_OR_RETURN(B kind, comparePredicate(d));
                  return binary(kind)(d);
+               }});
+  t.push_back({"mod", [binary](const Decoder &d) -> decltype(binary(B::Mod)(d)) {
+                 return binary(d.flag("fmod") ? B::Fmod : B::Mod)(d);
                }});
 }
 

@@ -2,22 +2,9 @@
 
 #include "runtime/exec/InstructionProfile.h"
 
-#include "base/DType.h"
-#include "runtime/plan/PlanValidator.h"
+#include "runtime/plan/Instruction.h"
 
 namespace rp::runtime {
-namespace {
-
-std::string typeText(const rp::plan::TensorType &type) {
-  std::optional<DType> dtype = fromPlanDType(type.dtype());
-  std::string out = dtype ? dtypeName(*dtype) : "?";
-  out += "[";
-  for (int i = 0; i < type.shape_size(); ++i)
-    out += (i ? "," : "") + std::to_string(type.shape(i));
-  return out + "]";
-}
-
-} // namespace
 
 std::string instructionSignature(const rp::plan::Instruction &instruction) {
   std::string out;
@@ -26,11 +13,9 @@ std::string instructionSignature(const rp::plan::Instruction &instruction) {
   out += " ->";
   for (int i = 0; i < instruction.results_size(); ++i)
     out += (i ? ", " : " ") + typeText(instruction.results(i).type());
-  for (const char *flag : {"transpose_a", "transpose_b"}) {
-    auto it = instruction.attrs().find(flag);
-    if (it != instruction.attrs().end() && it->second.b())
+  for (const char *flag : {"transpose_a", "transpose_b"})
+    if (boolAttr(instruction, flag))
       out += std::string(" ") + flag;
-  }
   return out;
 }
 

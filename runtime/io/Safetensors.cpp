@@ -186,6 +186,8 @@ std::optional<DType> toRuntimeDType(SafetensorsDType dtype) {
     return DType::I32;
   case SafetensorsDType::BOOL:
     return DType::I1;
+  case SafetensorsDType::U8:
+    return DType::U8;
   default:
     return std::nullopt;
   }
@@ -207,6 +209,8 @@ SafetensorsDType fromRuntimeDType(DType dtype) {
     return SafetensorsDType::I32;
   case DType::I1:
     return SafetensorsDType::BOOL;
+  case DType::U8:
+    return SafetensorsDType::U8;
   }
   return SafetensorsDType::F32; // unreachable for valid enumerators
 }
@@ -440,22 +444,15 @@ StatusOr<std::string> safetensorsPrefix(const std::string &where,
 
 } // namespace
 
-Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTensor> &tensors,
-                        const std::map<std::string, std::string> &metadata) {
-  const std::string where = "safetensors file '" + path + "'";
-  RP_ASSIGN_OR_RETURN(std::string bytes, safetensorsPrefix(where, tensors, metadata, true));
-  for (const SafetensorsTensor &t : tensors)
-    if (t.size > 0)
-      bytes.append(static_cast<const char *>(t.data), t.size);
-  return writeFileAtomic(path, bytes.data(), bytes.size());
-}
+namespace {
 
-Status writeSafetensorsStreamed(const std::string &path,
-                                const std::vector<SafetensorsTensor> &tensors,
-                                const std::map<std::string, std::string> &metadata,
-                                const SafetensorsFill &fill) {
+/// writeSafetensorsStreamed; `needData`: the tensors' buffers must be given (safetensorsPrefix).
+Status writeSafetensorsFilled(const std::string &path,
+                              const std::vector<SafetensorsTensor> &tensors,
+                              const std::map<std::string, std::string> &metadata,
+                              const SafetensorsFill &fill, uint64_t *checksum, bool needData) {
   const std::string where = "safetensors file '" + path + "'";
-  RP_ASSIGN_OR_RETURN(std::string prefix, safetensorsPrefix(where, tensors, metadata, false));
+  RP_ASSIGN_OR_RETURN(std::string prefix, safetensorsPrefix(where, tensors, metadata, needData));
   RP_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::open(path));
   RP_RETURN_IF_ERROR(file.append(prefix.data(), prefix.size()));
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -473,7 +470,29 @@ Status writeSafetensorsStreamed(const std::string &path,
                              std::to_string(given) + " of its " +
                              std::to_string(tensors[i].size) + " bytes were given");
   }
-  return file.commit();
+  RP_RETURN_IF_ERROR(file.commit());
+  if (checksum)
+    *checksum = file.checksum();
+  return okStatus();
+}
+
+} // namespace
+
+Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTensor> &tensors,
+                        const std::map<std::string, std::string> &metadata, uint64_t *checksum) {
+  return writeSafetensorsFilled(
+      path, tensors, metadata,
+      [&](size_t i, const std::function<Status(const void *, size_t)> &append) {
+        return tensors[i].size > 0 ? append(tensors[i].data, tensors[i].size) : okStatus();
+      },
+      checksum, /*needData=*/true);
+}
+
+Status writeSafetensorsStreamed(const std::string &path,
+                                const std::vector<SafetensorsTensor> &tensors,
+                                const std::map<std::string, std::string> &metadata,
+                                const SafetensorsFill &fill, uint64_t *checksum) {
+  return writeSafetensorsFilled(path, tensors, metadata, fill, checksum, /*needData=*/false);
 }
 
 } // namespace rp::runtime

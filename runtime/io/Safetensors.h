@@ -148,13 +148,15 @@ struct SafetensorsTensor {
 /// by dtype alignment, then name; we keep the caller's order, which readers do not depend on,
 /// and the header lists them in that order too). The header is compact JSON padded with spaces
 /// to a multiple of 8 bytes, as the reference writer pads it, so the data buffer starts
-/// 8-byte aligned in the file. The file is assembled in memory before it is written (peak
-/// memory: the file's size).
+/// 8-byte aligned in the file. The tensors are written from their buffers as they are (no copy
+/// of the file in memory). With `checksum`, stores the file's XXH3-64 (base/Checksum.h),
+/// computed while writing.
 /// Errors: InvalidArgument for an empty, duplicate, non-UTF-8 or "__metadata__" name, a
 /// negative dimension or a size that is not product(shape) * element size (naming the
 /// tensor); Unavailable when the file cannot be written.
 Status writeSafetensors(const std::string &path, const std::vector<SafetensorsTensor> &tensors,
-                        const std::map<std::string, std::string> &metadata = {});
+                        const std::map<std::string, std::string> &metadata = {},
+                        uint64_t *checksum = nullptr);
 
 /// Produces tensor `index`'s bytes by calling `append` (any number of times, exactly the
 /// tensor's size in total); returns the first error.
@@ -164,12 +166,12 @@ using SafetensorsFill = std::function<Status(
 /// writeSafetensors with the data produced one tensor at a time (`tensors[i].data` is not
 /// read): the header first, then `fill(i, append)` for each tensor in order, straight to the
 /// temporary file. Peak memory is what `fill` holds, not the file. Atomic as
-/// writeSafetensors. Errors: writeSafetensors', fill's, and InvalidArgument naming the tensor
-/// when `fill` gives more or fewer bytes than its size.
+/// writeSafetensors, and `checksum` as there. Errors: writeSafetensors', fill's, and
+/// InvalidArgument naming the tensor when `fill` gives more or fewer bytes than its size.
 Status writeSafetensorsStreamed(const std::string &path,
                                 const std::vector<SafetensorsTensor> &tensors,
                                 const std::map<std::string, std::string> &metadata,
-                                const SafetensorsFill &fill);
+                                const SafetensorsFill &fill, uint64_t *checksum = nullptr);
 
 } // namespace rp::runtime
 

@@ -2,6 +2,8 @@
 
 #include "runtime/plan/InstructionRules.h"
 
+#include "runtime/plan/Instruction.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -51,16 +53,16 @@ bool attrKindMatches(AttrKind kind, pb::Attribute::ValueCase value) {
 std::optional<std::string> attributeProblem(const kernels::KernelInfo &info,
                                             const pb::Instruction &ins, ValueWording wording) {
   for (const AttrSpec &spec : info.attrs) {
-    auto it = ins.attrs().find(std::string(spec.name));
-    if (it == ins.attrs().end()) {
+    const pb::Attribute *attr = findAttr(ins, spec.name);
+    if (!attr) {
       if (spec.required)
         return "missing required attribute '" + std::string(spec.name) + "' (" +
                kernels::attrKindName(spec.kind) + ")";
       continue;
     }
-    if (!attrKindMatches(spec.kind, it->second.value_case()))
+    if (!attrKindMatches(spec.kind, attr->value_case()))
       return "attribute '" + std::string(spec.name) + "' holds " +
-             attrValueName(it->second.value_case(), wording) + ", expected " +
+             attrValueName(attr->value_case(), wording) + ", expected " +
              kernels::attrKindName(spec.kind);
   }
   // Sorted, so that the first unknown name reported does not depend on map order.

@@ -2,8 +2,8 @@
 
 #include "runtime/plan/PaperFlops.h"
 
-#include "kernels/FlopRules.h"
 #include "base/DType.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <algorithm>
@@ -16,37 +16,15 @@ namespace pb = rp::plan;
 
 namespace {
 
-kernels::Shape shapeOf(const pb::TensorType &t) {
-  return kernels::Shape(t.shape().begin(), t.shape().end());
-}
-
-bool boolAttr(const pb::Instruction &ins, const char *name) {
-  auto it = ins.attrs().find(name);
-  return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kB && it->second.b();
-}
-
-/// An int attribute's value, 0 when absent (attention's sliding `window`).
-int64_t intAttr(const pb::Instruction &ins, const char *name) {
-  auto it = ins.attrs().find(name);
-  return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kI ? it->second.i()
-                                                                                  : 0;
-}
-
-double flopsOf(const pb::Instruction &ins, const char *kernel,
-               const std::vector<kernels::Shape> &operands) {
-  std::vector<kernels::Shape> results;
-  for (const pb::BufferRef &r : ins.results())
-    results.push_back(shapeOf(r.type()));
-  return kernels::kernelFlops(kernel, operands, results, boolAttr(ins, "causal"),
-                              boolAttr(ins, "transpose_a"),
-                              intAttr(ins, "window"));
-}
-
-std::vector<kernels::Shape> operandShapes(const pb::Instruction &ins) {
-  std::vector<kernels::Shape> operands;
-  for (const pb::BufferRef &r : ins.operands())
-    operands.push_back(shapeOf(r.type()));
-  return operands;
+/// The FLOPs of the attention_vjp of attention instruction `ins` on the same q, k, v (its
+/// output as the VJP's out and dout, same attributes); 0 for a malformed attention.
+double attentionVjpFlops(const pb::Instruction &ins) {
+  FlopQuery q = flopQuery(ins);
+  if ((q.operands.size() != 3 && q.operands.size() != 4) || q.results.size() != 1)
+    return 0;
+  q.kernel = "attention_vjp";
+  q.operands = {q.operands[0], q.operands[1], q.operands[2], q.results[0], q.results[0]};
+  return q.flops();
 }
 
 /// The activity of the values a function writes, by place: the latest write overlapping a
@@ -86,7 +64,7 @@ private:
   static std::pair<int64_t, int64_t> range(const pb::BufferRef &r) {
     if (r.space() != pb::BufferRef::WORKSPACE)
       return {r.index(), r.index() + 1};
-    const std::optional<DType> dtype = fromPlanDType(r.type().dtype());
+    const std::optional<DType> dtype = dtypeOf(r.type());
     int64_t bytes = dtype ? static_cast<int64_t>(dtypeSize(*dtype)) : 1;
     for (int64_t d : r.type().shape())
       bytes *= std::max<int64_t>(d, 1);
@@ -100,7 +78,7 @@ private:
 double forwardFlops(const pb::Function &f) {
   double flops = 0;
   for (const pb::Instruction &ins : f.body())
-    flops += flopsOf(ins, ins.kernel().c_str(), operandShapes(ins));
+    flops += instructionFlops(ins);
   return flops;
 }
 
@@ -116,21 +94,16 @@ double backwardRuleFlops(const pb::Function &f, const std::vector<bool> &trainab
       activity.write(r, numActive > 0);
     if (numActive == 0)
       continue;
-    const std::vector<kernels::Shape> operands = operandShapes(ins);
     if (ins.kernel() == "matmul") {
       // One product of the forward's size per operand with a gradient.
       int withGrad = 0;
       for (size_t i = 0; i < std::min<size_t>(active.size(), 2); ++i)
         withGrad += active[i] ? 1 : 0;
-      flops += withGrad * flopsOf(ins, "matmul", operands);
+      flops += withGrad * instructionFlops(ins);
     } else if (ins.kernel() == "attention") {
-      if ((operands.size() == 3 || operands.size() == 4) && ins.results_size() == 1) {
-        const kernels::Shape out = shapeOf(ins.results(0).type());
-        flops += flopsOf(ins, "attention_vjp",
-                         {operands[0], operands[1], operands[2], out, out});
-      }
+      flops += attentionVjpFlops(ins);
     } else {
-      flops += 2 * flopsOf(ins, ins.kernel().c_str(), operands);
+      flops += 2 * instructionFlops(ins);
     }
   }
   return flops;

@@ -2,7 +2,7 @@
 
 #include "runtime/plan/PlanInputs.h"
 
-#include "runtime/plan/PlanValidator.h"
+#include "runtime/plan/Instruction.h"
 
 #include <set>
 #include <utility>
@@ -36,10 +36,9 @@ std::pair<int, int64_t> bufferKey(const pb::BufferRef &ref) {
 void labelsOf(const pb::Instruction &inst, int64_t classes, PlanInput &input) {
   input.role = InputRole::Labels;
   input.vocabSize = classes;
-  if (auto it = inst.attrs().find("ignore_index"); it != inst.attrs().end())
-    input.ignoreIndex = it->second.i();
-  if (auto it = inst.attrs().find("reduction"); it != inst.attrs().end())
-    input.meanLoss = it->second.s() == "mean";
+  input.ignoreIndex = intAttr(inst, "ignore_index", input.ignoreIndex);
+  if (findAttr(inst, "reduction"))
+    input.meanLoss = stringAttr(inst, "reduction") == "mean";
 }
 
 /// The role of argument `arg` of `function`, from its uses in program order, following the
@@ -51,29 +50,30 @@ void classifyArgument(const pb::Function &function, int64_t arg, PlanInput &inpu
     const bool moves = k == "reshape" || k == "copy" || k == "cast" || k == "transpose" ||
                        k == "expand";
     if (inst.operands_size() >= 2 && value.count(bufferKey(inst.operands(1)))) {
-      const pb::TensorType &data = inst.operands(0).type();
+      const kernels::Shape data = shapeOf(inst.operands(0).type());
+      const int64_t rank = static_cast<int64_t>(data.size());
       if (k == "gather") {
-        int64_t axis = 0;
-        if (auto it = inst.attrs().find("axis"); it != inst.attrs().end())
-          axis = it->second.i();
+        int64_t axis = intAttr(inst, "axis", 0);
         if (axis < 0)
-          axis += data.shape_size();
-        if (axis >= 0 && axis < data.shape_size()) {
+          axis += rank;
+        if (axis >= 0 && axis < rank) {
           input.role = InputRole::Tokens;
-          input.vocabSize = data.shape(static_cast<int>(axis));
+          input.vocabSize = data[static_cast<size_t>(axis)];
           return;
         }
-      } else if (k == "cross_entropy" && data.shape_size() > 0) {
-        labelsOf(inst, data.shape(data.shape_size() - 1), input);
+      } else if (k == "cross_entropy" && rank > 0) {
+        labelsOf(inst, data.back(), input);
         return;
       }
     }
     // The fused LM head's labels are operand 2; its weight [V, H] gives the classes.
     if ((k == "linear_cross_entropy" || k == "linear_cross_entropy_vjp") &&
-        inst.operands_size() >= 3 && value.count(bufferKey(inst.operands(2))) &&
-        inst.operands(1).type().shape_size() > 0) {
-      labelsOf(inst, inst.operands(1).type().shape(0), input);
-      return;
+        inst.operands_size() >= 3 && value.count(bufferKey(inst.operands(2)))) {
+      const kernels::Shape weight = shapeOf(inst.operands(1).type());
+      if (!weight.empty()) {
+        labelsOf(inst, weight[0], input);
+        return;
+      }
     }
     const bool fromValue = moves && inst.operands_size() >= 1 &&
                            value.count(bufferKey(inst.operands(0)));
@@ -97,8 +97,8 @@ std::vector<PlanInput> analyzeInputs(const pb::Plan &plan) {
     PlanInput input;
     input.buffer = b;
     input.name = buffer.input_name().empty() ? buffer.name() : buffer.input_name();
-    input.dtype = fromPlanDType(buffer.type().dtype()).value_or(DType::I64);
-    input.shape.assign(buffer.type().shape().begin(), buffer.type().shape().end());
+    input.dtype = dtypeOf(buffer.type()).value_or(DType::I64);
+    input.shape = shapeOf(buffer.type());
     for (const pb::Stage &stage : plan.stages()) {
       for (const pb::Step &step : stage.body()) {
         if (!step.has_upload() || step.upload().buffer() != b)

@@ -3,6 +3,7 @@
 #include "runtime/plan/PlanLoader.h"
 
 #include "base/FormatBytes.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
@@ -34,7 +35,7 @@ StatusOr<WeightSource> openExternalWeights(const rp::plan::Plan &plan) {
     const std::optional<DType> dtype = fromPlanDType(w.dtype());
     tensors.push_back({w.name(), w.file(), w.offset(), w.bytes(),
                        fromRuntimeDType(dtype.value_or(DType::F32)),
-                       std::vector<int64_t>(p.type().shape().begin(), p.type().shape().end())});
+                       shapeOf(p.type())});
   }
   return WeightSource::fromExternal(std::move(tensors));
 }

@@ -2,10 +2,10 @@
 
 #include "runtime/plan/PlanReport.h"
 
-#include "kernels/FlopRules.h"
-#include "runtime/plan/PaperFlops.h"
-#include "base/DType.h"
 #include "base/FormatBytes.h"
+#include "kernels/Quantization.h"
+#include "runtime/plan/Instruction.h"
+#include "runtime/plan/PaperFlops.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 
@@ -34,64 +34,22 @@ int64_t mulSat(int64_t a, int64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
 }
 
-kernels::Shape shapeOf(const pb::TensorType &t) {
-  return kernels::Shape(t.shape().begin(), t.shape().end());
-}
-
-double elementsOf(const pb::TensorType &t) {
-  double n = 1;
-  for (int64_t d : t.shape())
-    n *= static_cast<double>(d);
-  return n;
-}
-
-int64_t bytesOf(const pb::TensorType &t) {
-  const std::optional<DType> dtype = fromPlanDType(t.dtype());
-  int64_t n = dtype ? static_cast<int64_t>(dtypeSize(*dtype)) : 0;
-  for (int64_t d : t.shape())
-    n = mulSat(n, d);
-  return n;
-}
-
-std::string typeText(const pb::TensorType &t) {
-  const std::optional<DType> dtype = fromPlanDType(t.dtype());
-  std::string s = dtype ? dtypeName(*dtype) : "?";
-  s += "[";
-  for (int i = 0; i < t.shape_size(); ++i)
-    s += (i ? "," : "") + std::to_string(t.shape(i));
-  return s + "]";
-}
-
-bool boolAttr(const pb::Instruction &ins, const char *name) {
-  auto it = ins.attrs().find(name);
-  return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kB && it->second.b();
-}
-
-/// An int attribute's value, 0 when absent (attention's sliding `window`).
-int64_t intAttr(const pb::Instruction &ins, const char *name) {
-  auto it = ins.attrs().find(name);
-  return it != ins.attrs().end() && it->second.value_case() == pb::Attribute::kI ? it->second.i()
-                                                                                  : 0;
-}
-
-/// The FLOPs of one instruction (kernels/FlopRules.h); `asCausal` false counts a causal
-/// (or sliding-window) attention over every (query, key) pair, as the model FLOPs do.
-double instructionFlops(const pb::Instruction &ins, bool asCausal = true) {
-  std::vector<kernels::Shape> operands, results;
-  for (const pb::BufferRef &r : ins.operands())
-    operands.push_back(shapeOf(r.type()));
-  for (const pb::BufferRef &r : ins.results())
-    results.push_back(shapeOf(r.type()));
-  return kernels::kernelFlops(ins.kernel(), operands, results,
-                              asCausal && boolAttr(ins, "causal"), boolAttr(ins, "transpose_a"),
-                              asCausal ? intAttr(ins, "window") : 0);
-}
-
-double functionFlops(const pb::Function &f) {
-  double flops = 0;
+/// The FLOPs of every instruction of `f`, in body order (instructionFlops).
+std::vector<double> instructionFlopsOf(const pb::Function &f) {
+  std::vector<double> flops;
+  flops.reserve(static_cast<size_t>(f.body_size()));
   for (const pb::Instruction &ins : f.body())
-    flops += instructionFlops(ins);
+    flops.push_back(instructionFlops(ins));
   return flops;
+}
+
+/// The FLOPs of `ins` with a causal (or sliding-window) attention counted over every
+/// (query, key) pair, as the model FLOPs do.
+double nonCausalFlops(const pb::Instruction &ins) {
+  FlopQuery q = flopQuery(ins);
+  q.causal = false;
+  q.window = 0;
+  return q.flops();
 }
 
 /// The non-causal FLOPs of the attention products of forward function `f` (the model FLOPs'
@@ -101,10 +59,10 @@ double denseAttentionFlops(const pb::Function &f) {
   double flops = 0;
   for (const pb::Instruction &ins : f.body()) {
     const bool batchedMatmul = ins.kernel() == "matmul" && ins.operands_size() == 2 &&
-                               ins.operands(0).type().shape_size() >= 3 &&
-                               ins.operands(1).type().shape_size() >= 3;
+                               shapeOf(ins.operands(0).type()).size() >= 3 &&
+                               shapeOf(ins.operands(1).type()).size() >= 3;
     if (ins.kernel() == "attention" || batchedMatmul)
-      flops += instructionFlops(ins, /*asCausal=*/false);
+      flops += nonCausalFlops(ins);
   }
   return flops;
 }
@@ -124,7 +82,7 @@ bool isEmbedding(const pb::Function &f, int param, int64_t &tokens) {
       if (ins.kernel() != "gather" || i != 0 || ins.operands_size() != 2)
         return false;
       read = true;
-      tokens = static_cast<int64_t>(elementsOf(ins.operands(1).type()));
+      tokens = static_cast<int64_t>(elementCount(ins.operands(1).type()));
     }
   return read;
 }
@@ -132,14 +90,18 @@ bool isEmbedding(const pb::Function &f, int param, int64_t &tokens) {
 /// The routed rows R and experts E when param entry `param` is read in `f` as the weights
 /// (operand 1) of a grouped_matmul: then each token uses R / (E x tokens) of it.
 bool routedExperts(const pb::Function &f, int param, double &rows, double &experts) {
-  for (const pb::Instruction &ins : f.body())
-    if (ins.kernel() == "grouped_matmul" && ins.operands_size() == 3 &&
-        readsParam(ins.operands(1), param) && ins.operands(0).type().shape_size() == 2 &&
-        ins.operands(1).type().shape_size() == 3) {
-      rows = static_cast<double>(ins.operands(0).type().shape(0));
-      experts = static_cast<double>(ins.operands(1).type().shape(0));
+  for (const pb::Instruction &ins : f.body()) {
+    if (ins.kernel() != "grouped_matmul" || ins.operands_size() != 3 ||
+        !readsParam(ins.operands(1), param))
+      continue;
+    const kernels::Shape lhs = shapeOf(ins.operands(0).type());
+    const kernels::Shape weights = shapeOf(ins.operands(1).type());
+    if (lhs.size() == 2 && weights.size() == 3) {
+      rows = static_cast<double>(lhs[0]);
+      experts = static_cast<double>(weights[0]);
       return experts > 0;
     }
+  }
   return false;
 }
 
@@ -148,7 +110,7 @@ void countModel(const pb::Plan &plan, PlanReport &r) {
   double routedShare = 0, routedWhole = 0; // routed expert entries: elements x R / E, elements
   for (int p = 0; p < plan.params_size(); ++p) {
     const pb::Param &param = plan.params(p);
-    const double n = elementsOf(param.type());
+    const double n = elementCount(param.type());
     if (!param.has_primary()) // a copy of a shared param is one param
       r.params += n;
     const pb::Function &forward = plan.functions(plan.layers(param.layer()).forward());
@@ -192,10 +154,10 @@ StageReport reportStage(const pb::Plan &plan, const pb::Stage &st,
   for (const pb::Step &step : st.body()) {
     if (step.has_upload())
       s.activationUpload =
-          addSat(s.activationUpload, bytesOf(plan.host_buffers(step.upload().buffer()).type()));
+          addSat(s.activationUpload, byteCount(plan.host_buffers(step.upload().buffer()).type()));
     if (step.has_download())
       s.activationDownload = addSat(
-          s.activationDownload, bytesOf(plan.host_buffers(step.download().buffer()).type()));
+          s.activationDownload, byteCount(plan.host_buffers(step.download().buffer()).type()));
     if (!step.has_call())
       continue;
     const int f = step.call().function();
@@ -230,9 +192,9 @@ std::vector<BufferReport> largestBuffers(const pb::Plan &plan, int largest) {
           continue;
         const bool workspace = r.space() == pb::BufferRef::WORKSPACE;
         const int64_t where = workspace ? r.offset() : r.index();
-        if (!seen.insert({r.space(), where, bytesOf(r.type())}).second)
+        if (!seen.insert({r.space(), where, byteCount(r.type())}).second)
           continue;
-        all.push_back({bytesOf(r.type()), typeText(r.type()),
+        all.push_back({byteCount(r.type()), typeText(r.type()),
                        workspace ? "workspace" : "activation", f.name(), ins.kernel(),
                        ins.location()});
       }
@@ -246,6 +208,25 @@ std::vector<BufferReport> largestBuffers(const pb::Plan &plan, int largest) {
 }
 
 } // namespace
+
+double FunctionFlops::total() const {
+  double flops = 0;
+  for (double f : instructions)
+    flops += f;
+  return flops;
+}
+
+std::string formatInstructionFlops(const std::vector<double> &flops) {
+  std::string out;
+  for (size_t i = 0; i < flops.size(); ++i) {
+    if (flops[i] == 0)
+      continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%zu:%.0f", out.empty() ? "" : " ", i, flops[i]);
+    out += buf;
+  }
+  return out;
+}
 
 double PlanReport::executedFlops() const {
   double flops = 0;
@@ -283,14 +264,56 @@ int64_t PlanReport::downloadBytes() const {
   return bytes;
 }
 
+namespace {
+
+/// How param `p` is held in the host weights and its bytes there.
+std::pair<std::string, int64_t> heldAs(const pb::Plan &plan, const pb::Param &p) {
+  if (p.has_quant())
+    return {kernels::quantFormatName(static_cast<kernels::QuantFormat>(p.quant().format() - 1)),
+            p.quant().bytes()};
+  const int64_t n = static_cast<int64_t>(elementCount(p.type()));
+  const int dtype = isPlanFloat(p.type().dtype()) ? plan.config().compute_dtype() : p.type().dtype();
+  const std::optional<DType> d = fromPlanDType(dtype);
+  return {d ? dtypeName(*d) : "?", d ? mulSat(n, static_cast<int64_t>(dtypeSize(*d))) : 0};
+}
+
+/// PlanReport::hostWeightsByDType and weightUploadByDType.
+void countWeightsByDType(const pb::Plan &plan, PlanReport &r) {
+  std::vector<std::map<std::string, int64_t>> byLayer(static_cast<size_t>(plan.layers_size()));
+  int64_t held = 0;
+  for (const pb::Param &p : plan.params()) {
+    auto [key, bytes] = heldAs(plan, p);
+    r.hostWeightsByDType[key] = addSat(r.hostWeightsByDType[key], bytes);
+    byLayer[static_cast<size_t>(p.layer())][key] += bytes;
+    held = addSat(held, bytes);
+  }
+  if (plan.host_arena().weights() > held)
+    r.hostWeightsByDType["padding"] = plan.host_arena().weights() - held;
+  for (const pb::Stage &st : plan.stages()) {
+    int64_t stageHeld = 0;
+    for (int l = st.begin(); l < st.end(); ++l)
+      for (const auto &[key, bytes] : byLayer[static_cast<size_t>(l)]) {
+        r.weightUploadByDType[key] = addSat(r.weightUploadByDType[key], bytes);
+        stageHeld = addSat(stageHeld, bytes);
+      }
+    if (st.weight_bytes() > stageHeld)
+      r.weightUploadByDType["padding"] =
+          addSat(r.weightUploadByDType["padding"], st.weight_bytes() - stageHeld);
+  }
+}
+
+} // namespace
+
 PlanReport computePlanReport(const pb::Plan &plan, int largest) {
   PlanReport r;
   r.microBatches = plan.config().micro_batches();
   r.gpus = plan.config().gpus();
   countModel(plan, r);
   std::vector<double> flops;
-  for (const pb::Function &f : plan.functions())
-    flops.push_back(functionFlops(f));
+  for (const pb::Function &f : plan.functions()) {
+    r.functions.push_back({f.name(), instructionFlopsOf(f)});
+    flops.push_back(r.functions.back().total());
+  }
   std::vector<int> forwardOf(static_cast<size_t>(plan.functions_size()), -1);
   for (int l = 0; l < plan.layers_size(); ++l) {
     forwardOf[static_cast<size_t>(plan.layers(l).forward())] = l;
@@ -304,6 +327,7 @@ PlanReport computePlanReport(const pb::Plan &plan, int largest) {
     r.stages.back().paperFlops = paper[static_cast<size_t>(s)];
   }
   r.largestBuffers = largestBuffers(plan, largest);
+  countWeightsByDType(plan, r);
   return r;
 }
 
@@ -416,6 +440,17 @@ void appendTransfers(std::string &out, const PlanReport &r) {
   appendf(out, "downloaded per step: %s = grads %lld + M x activations %lld\n",
           bytesText(r.downloadBytes()).c_str(), static_cast<long long>(grads),
           static_cast<long long>(down));
+  auto byDType = [&](const char *what, const std::map<std::string, int64_t> &m) {
+    appendf(out, "%s:", what);
+    const char *sep = " ";
+    for (const auto &[key, bytes] : m) {
+      appendf(out, "%s%s %s", sep, key.c_str(), bytesText(bytes).c_str());
+      sep = ", ";
+    }
+    appendf(out, "\n");
+  };
+  byDType("host weights by dtype", r.hostWeightsByDType);
+  byDType("weights uploaded per step by dtype", r.weightUploadByDType);
 }
 
 /// The host arena (what a run holds in host memory), the device arena and the largest values

@@ -54,6 +54,7 @@
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,13 @@ struct StageReport {
   }
 };
 
+/// The FLOPs of one plan function's instructions (instructionFlops, runtime/plan/Instruction.h).
+struct FunctionFlops {
+  std::string name;                 ///< The function's name.
+  std::vector<double> instructions; ///< Per instruction of its body, in order.
+  double total() const;             ///< One call: the sum over its instructions.
+};
+
 /// One value a function instruction writes on the device.
 struct BufferReport {
   int64_t bytes = 0;
@@ -106,7 +114,14 @@ struct PlanReport {
   double nonEmbeddingParams = 0; ///< N.
   double modelAttentionFlops = 0; ///< A: one non-causal forward pass of every attention, per step.
   std::vector<StageReport> stages;
+  std::vector<FunctionFlops> functions;     ///< Every plan function, in plan order.
   std::vector<BufferReport> largestBuffers; ///< At most 5, largest first.
+  /// The host weights region by how the params are held ("bf16", "f32", ... for the compute
+  /// dtype or an integer param's own; "nf4", "int8", ... for quantized base weights, Param.quant;
+  /// "padding" for the alignment between params), in bytes.
+  std::map<std::string, int64_t> hostWeightsByDType;
+  /// The weights uploaded per step by the same keys (each stage uploads its layers' params).
+  std::map<std::string, int64_t> weightUploadByDType;
 
   double executedFlops() const; ///< Per step: sum over stages of M x per micro-batch.
   double modelFlops() const;    ///< Per step: 6 N T + 3 A (0 without tokens).
@@ -131,8 +146,17 @@ std::string formatPlanReport(const PlanReport &report, const rp::plan::Plan &pla
 /// non_embedding_params, model_attention_flops, upload_bytes, download_bytes),
 /// "host_arena" (bytes, weights, state (one of three), grads, activations (one of two)),
 /// "device_arena" (bytes, constants, slot, activations, workspace), "largest_buffers" (bytes,
-/// type, space, function, kernel, location). FLOPs and counts are JSON integers.
+/// type, space, function, kernel, location), "functions" (every plan function in plan order:
+/// name, flops of one call, instruction_flops: formatInstructionFlops of its instructions).
+/// FLOPs and counts are JSON integers.
 std::string formatPlanReportJson(const PlanReport &report, const rp::plan::Plan &plan);
+
+/// The FLOPs of a function's instructions as text, e.g. "2:4096 5:18432": each instruction
+/// with non-zero FLOPs as "<index>:<FLOPs>" (the index in the function's body, the FLOPs as a
+/// whole number, "%.0f"), in body order, separated by single spaces; "" when none has any. The plan
+/// report's JSON and the simulator's trace (runtime/sim/SimBackend.h) both write a function's
+/// FLOPs with this, so that the two can be compared instruction by instruction.
+std::string formatInstructionFlops(const std::vector<double> &flops);
 
 } // namespace rp::runtime
 

@@ -71,6 +71,8 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
                      {"state", h.state()},
                      {"grads", h.grads()},
                      {"activations", h.activations()}};
+  j["host_weights_by_dtype"] = r.hostWeightsByDType;
+  j["weight_upload_bytes_by_dtype"] = r.weightUploadByDType;
   const rp::plan::DeviceArena &d = plan.device_arena();
   j["device_arena"] = {{"bytes", deviceArenaBytes(plan)},
                        {"constants", d.constants()},
@@ -85,6 +87,11 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
                                     {"function", b.function},
                                     {"kernel", b.kernel},
                                     {"location", b.location}});
+  j["functions"] = ordered_json::array();
+  for (const FunctionFlops &f : r.functions)
+    j["functions"].push_back({{"name", f.name},
+                              {"flops", count(f.total())},
+                              {"instruction_flops", formatInstructionFlops(f.instructions)}});
   return j.dump(1) + "\n";
 }
 

@@ -3,6 +3,7 @@
 #include "runtime/plan/Weights.h"
 
 #include "base/HostTensor.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanValidator.h"
 
 #include <optional>
@@ -51,7 +52,7 @@ Status checkParams(const rp::plan::Plan &plan, const std::string &where, bool co
                       std::to_string(p.layer()) + ", " + formatTensorType(p.type()) + ")" + hint);
     }
     const std::string file = "weights file " + t->file;
-    std::optional<DType> dtype = fromPlanDType(p.type().dtype());
+    std::optional<DType> dtype = dtypeOf(p.type());
     if (!dtype)
       return invalidArgument(file + ": param '" + p.name() + "' has an unknown dtype " +
                              std::to_string(p.type().dtype()) + " (run validatePlan first)");
@@ -66,7 +67,7 @@ Status checkParams(const rp::plan::Plan &plan, const std::string &where, bool co
       return invalidArgument(file + ": tensor '" + p.name() + "' has dtype " +
                              safetensorsDTypeName(t->dtype) + ", the plan expects " +
                              safetensorsDTypeName(expected));
-    std::vector<int64_t> shape(p.type().shape().begin(), p.type().shape().end());
+    const std::vector<int64_t> shape = shapeOf(p.type());
     if (t->shape != shape)
       return invalidArgument(file + ": tensor '" + p.name() + "' has shape " +
                              formatShape(t->shape) + ", the plan expects " + formatShape(shape));

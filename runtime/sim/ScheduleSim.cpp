@@ -196,10 +196,10 @@ void fillTimeline(const TaskGraph &graph, SimResult &result) {
     double e = result.endMs[static_cast<size_t>(id)];
     if (t.leadMs > 0)
       result.timeline.spans.push_back(
-          Span{t.device, t.lane, s, s + t.leadMs, t.leadLabel, t.leadCategory, t.step});
+          Span{t.device, t.lane, s, s + t.leadMs, t.leadLabel, t.leadCategory, t.step, {}});
     if (t.durationMs - t.leadMs > 0)
       result.timeline.spans.push_back(
-          Span{t.device, t.lane, s + t.leadMs, e, t.label, t.category, t.step});
+          Span{t.device, t.lane, s + t.leadMs, e, t.label, t.category, t.step, {}});
   }
 }
 

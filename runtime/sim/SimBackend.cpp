@@ -2,8 +2,9 @@
 
 #include "runtime/sim/SimBackend.h"
 
-#include "kernels/FlopRules.h"
 #include "base/FormatBytes.h"
+#include "runtime/plan/Instruction.h"
+#include "runtime/plan/PlanReport.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
 
@@ -99,6 +100,7 @@ struct SimBackend::Op {
   std::string label;
   std::string category;
   int64_t step = 0;
+  int function = -1; // Compute of a call: the plan function
 };
 
 struct SimBackend::QueueOps {
@@ -150,96 +152,16 @@ double SimBackend::copyMs(int64_t bytes) const {
 
 namespace {
 
-int64_t elementsOf(const pb::TensorType &t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape())
-    n *= d;
-  return n;
+/// The trace arguments of a call of function `name` whose roofline cost is `cost`: the
+/// function, its FLOPs and its instructions' FLOPs (formatInstructionFlops, as the plan
+/// report's JSON writes them).
+SimBackend::TraceArgs callTraceArgs(const std::string &name, const FunctionCost &cost) {
+  char flops[64];
+  std::snprintf(flops, sizeof flops, "%.0f", cost.flops);
+  return {{"function", name},
+          {"flops", flops},
+          {"instruction_flops", formatInstructionFlops(cost.instructionFlops)}};
 }
-
-double bytesOf(const pb::TensorType &t) {
-  const std::optional<DType> dtype = fromPlanDType(t.dtype());
-  return static_cast<double>(elementsOf(t)) * static_cast<double>(dtype ? dtypeSize(*dtype) : 4);
-}
-
-/// Roofline time of one instruction, ms.
-double instructionMs(const pb::Instruction &ins, const part::TargetSpec &target, double efficiency) {
-  if (ins.kernel() == "reshape")
-    return 0; // a view
-  double bytes = 0;
-  for (const pb::BufferRef &r : ins.operands())
-    bytes += bytesOf(r.type());
-  for (const pb::BufferRef &r : ins.results())
-    bytes += bytesOf(r.type());
-  double flops = 0;
-  if (ins.kernel() == "matmul" && ins.operands_size() == 2 && ins.results_size() == 1) {
-    const pb::TensorType &a = ins.operands(0).type();
-    auto ta = ins.attrs().find("transpose_a");
-    const int kDim = ta != ins.attrs().end() && ta->second.b() ? 2 : 1; // [K, M] when flagged
-    const int64_t k = a.shape_size() >= kDim ? a.shape(a.shape_size() - kDim) : 1;
-    flops = 2.0 * static_cast<double>(elementsOf(ins.results(0).type())) * static_cast<double>(k);
-  } else if ((ins.kernel() == "attention" &&
-              (ins.operands_size() == 3 || ins.operands_size() == 4)) ||
-             (ins.kernel() == "attention_vjp" &&
-              (ins.operands_size() == 5 || ins.operands_size() == 6))) {
-    const pb::TensorType &q = ins.operands(0).type();
-    const pb::TensorType &k = ins.operands(1).type();
-    const pb::TensorType &v = ins.operands(2).type();
-    if (q.shape_size() >= 2 && k.shape_size() >= 2 && v.shape_size() >= 1) {
-      const double d = static_cast<double>(q.shape(q.shape_size() - 1));
-      const double dv = static_cast<double>(v.shape(v.shape_size() - 1));
-      const double sk = static_cast<double>(k.shape(k.shape_size() - 2));
-      const double rows = static_cast<double>(elementsOf(q)) / d; // B * Hq * S
-      flops = 2.0 * rows * sk * (d + dv);
-      auto causal = ins.attrs().find("causal");
-      auto window = ins.attrs().find("window");
-      if (window != ins.attrs().end() && window->second.i() > 0) {
-        // A sliding window: the pairs in its band (kernels/FlopRules.h), per query row.
-        const int64_t s = q.shape(q.shape_size() - 2), keys = k.shape(k.shape_size() - 2);
-        flops = 2.0 * (rows / static_cast<double>(s)) *
-                kernels::windowPairs(s, keys, window->second.i()) * (d + dv);
-      } else if (causal != ins.attrs().end() && causal->second.b()) {
-        flops /= 2;
-      }
-      if (ins.kernel() == "attention_vjp")
-        flops *= 2.5; // five products of the forward's size (kernels/FlopRules.h)
-    }
-  } else if ((ins.kernel() == "grouped_matmul" || ins.kernel() == "grouped_matmul_wgrad") &&
-             ins.operands_size() == 3 && ins.results_size() == 1) {
-    // Routed experts: 2 R K N, each of the R = T * k rows against ONE expert's [K, N] matrix
-    // (kernels/FlopRules.h); R, K from the first operand, N the last dim of the result
-    // (grouped_matmul) or of rhs [R, N] (the wgrad, whose result is [E, K, N]).
-    const pb::TensorType &n = ins.kernel() == "grouped_matmul" ? ins.results(0).type()
-                                                                : ins.operands(1).type();
-    if (n.shape_size() >= 1)
-      flops = 2.0 * static_cast<double>(elementsOf(ins.operands(0).type())) *
-              static_cast<double>(n.shape(n.shape_size() - 1));
-  } else if ((ins.kernel() == "linear_cross_entropy" ||
-              ins.kernel() == "linear_cross_entropy_vjp") &&
-             ins.operands_size() >= 2) {
-    const pb::TensorType &h = ins.operands(0).type(), &w = ins.operands(1).type();
-    const bool forward = ins.kernel() == "linear_cross_entropy";
-    const bool bias = ins.operands_size() == (forward ? 4 : 5); // a head bias: + N V (2 N V)
-    if (h.shape_size() == 2 && w.shape_size() == 2)
-      flops = ((forward ? 2.0 : 6.0) * static_cast<double>(h.shape(1)) +
-               (bias ? (forward ? 1.0 : 2.0) : 0.0)) *
-              static_cast<double>(h.shape(0)) * static_cast<double>(w.shape(0));
-  }
-  const double computeMs = flops / (target.peakTflops * efficiency * 1e9);
-  const double memoryMs = bytes / (target.hbmGbps * 1e6);
-  return std::max(computeMs, memoryMs);
-}
-
-} // namespace
-
-double rooflineMs(const pb::Function &function, const part::TargetSpec &target, double efficiency) {
-  double ms = 0;
-  for (const pb::Instruction &ins : function.body())
-    ms += instructionMs(ins, target, efficiency);
-  return ms;
-}
-
-namespace {
 
 /// The iteration in an executor label ("F0 s3 mb1 x" -> 3; "B1 s-1 ..." -> -1); 0 if none.
 int64_t stepOfLabel(const std::string &label) {
@@ -294,10 +216,14 @@ Status SimBackend::prepare(const pb::Plan &plan) {
     owner[static_cast<size_t>(plan.layers(l).backward())] = {l, false};
   }
   std::vector<double> roofline(static_cast<size_t>(plan.functions_size()), 0);
+  callTraceArgs_.clear();
   if (!config_.profile)
-    for (int f = 0; f < plan.functions_size(); ++f)
-      roofline[static_cast<size_t>(f)] =
-          rooflineMs(plan.functions(f), config_.target, config_.computeEfficiency);
+    for (int f = 0; f < plan.functions_size(); ++f) {
+      const FunctionCost cost =
+          functionCost(plan.functions(f), config_.target, config_.computeEfficiency);
+      roofline[static_cast<size_t>(f)] = cost.ms;
+      callTraceArgs_.push_back(callTraceArgs(plan.functions(f).name(), cost));
+    }
 
   callMs_.clear();
   for (int s = 0; s < plan.stages_size(); ++s) {
@@ -343,7 +269,7 @@ Status SimBackend::prepare(const pb::Plan &plan) {
     // A copy of a shared param: its owner's AdamW updates it (the copy adds a download).
     if (!p.trainable() || p.has_primary() || p.layer() < 0 || p.layer() >= L)
       continue;
-    const int64_t n = elementsOf(p.type());
+    const auto n = static_cast<int64_t>(elementCount(p.type()));
     layerTrainableBytes_[static_cast<size_t>(p.layer())] += 4 * n;
     layerComputeBytes_[static_cast<size_t>(p.layer())] += computeSize * n;
     trainableBytes_ += 4 * n;
@@ -352,6 +278,13 @@ Status SimBackend::prepare(const pb::Plan &plan) {
   for (const pb::HostBuffer &b : plan.host_buffers())
     hopBuffer_.push_back(b.kind() == pb::ACTIVATION || b.kind() == pb::COTANGENT);
   return okStatus();
+}
+
+SimBackend::TraceArgs SimBackend::callArgs(const Op &op) const {
+  if (op.kind != Op::Compute || op.function < 0 ||
+      static_cast<size_t>(op.function) >= callTraceArgs_.size())
+    return {};
+  return callTraceArgs_[static_cast<size_t>(op.function)];
 }
 
 double SimBackend::callMs(int stage, int function) const {
@@ -477,10 +410,19 @@ void SimBackend::copyToHost(int device, Queue queue, int64_t, void *, int64_t by
   issueCopy(device, queue, bytes, std::move(label), category);
 }
 
+void SimBackend::downloadGradients(int device, int64_t, void *, int64_t bytes,
+                                   std::vector<GradientRange>, GradientCheck *check,
+                                   std::string label) {
+  check->nonFinite = 0; // no values, nothing is ever non-finite; the copy is costed
+  check->squares.clear();
+  issueCopy(device, Queue::Download, bytes, std::move(label), "gradients");
+}
+
 void SimBackend::call(int device, CallFrame frame, std::string label) {
   Op op;
   op.kind = Op::Compute;
   op.ms = callMs(frame.stage, frame.function);
+  op.function = frame.function;
   if (plan_ && frame.stage >= 0 && frame.stage < plan_->stages_size())
     op.category = kindCategory(plan_->stages(frame.stage).kind());
   {
@@ -728,6 +670,7 @@ rp::sim::Timeline SimBackend::timelineOf(std::vector<rp::sim::StreamSpan> done) 
     span.label = op.label;
     span.category = op.category;
     span.step = static_cast<int>(op.step);
+    span.args = callArgs(op);
     out.spans.push_back(span);
   }
   return out;
@@ -758,8 +701,11 @@ void SimBackend::traceSpans(const std::vector<rp::sim::StreamSpan> &done) {
       if (d->op < q.traced)
         continue;
       const Op &op = q.ops[d->op];
+      TraceArgs args = {{"step", std::to_string(op.step)}};
+      const TraceArgs call = callArgs(op);
+      args.insert(args.end(), call.begin(), call.end());
       trace_->complete(q.track, op.label, op.category, d->startMs * 1000,
-                       (d->endMs - d->startMs) * 1000, {{"step", std::to_string(op.step)}});
+                       (d->endMs - d->startMs) * 1000, std::move(args));
       last = d->op + 1;
     }
     q.traced = last;

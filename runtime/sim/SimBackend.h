@@ -32,10 +32,10 @@
 //    forward function when the stage body calls it, else to its backward function; bwd_ms to
 //    the backward function (the fused tail function gets fwd_ms + bwd_ms of the tail). So a
 //    stage costs exactly CostModel::computeMs(kind, begin, end). Without a profile, a roofline
-//    over the function's instructions: per instruction max(flops / (peak x efficiency),
-//    bytes / HBM bandwidth), flops = 2 M N K for matmul and 2 B Hq S Sk (D + Dv) for attention
-//    (halved when causal), 2 R K N for grouped_matmul and its wgrad (the R = T * k routed
-//    rows, each against one expert: the active FLOPs), 0 otherwise; bytes = operand + result bytes (reshape: a view, 0).
+//    over the function's instructions (Roofline.h): per instruction max(flops / (peak x
+//    efficiency), bytes / HBM bandwidth), flops = instructionFlops of
+//    runtime/plan/Instruction.h (the FLOP rules of kernels/FlopRules.h, as the plan report
+//    counts them), bytes = operand + result bytes (reshape: a view, 0).
 //  - accumulate: (dtype + 8) bytes per element / HBM bandwidth (roofline); 0 with a profile
 //    (its bwd_ms includes autograd's gradient accumulation).
 //  - copies: per device one host-to-device and one device-to-host link of `linkGbps` (PCIe is
@@ -68,7 +68,9 @@
 // reduction (node link: lane NodeLink, device -1); step
 // = the executor's iteration (its labels' " s<step>"). timeline() also forwards the spans to
 // the TraceRecorder given with setTrace(), once (virtual milliseconds as trace microseconds x
-// 1000).
+// 1000), each with its "step"; a call costed by the roofline also with its "function", its
+// "flops" and its "instruction_flops" (runtime/plan/PlanReport.h, formatInstructionFlops: the
+// FLOPs the roofline charged, per instruction, as the plan report's JSON lists them).
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_SIM_SIMBACKEND_H
@@ -77,6 +79,7 @@
 #include "runtime/exec/Backend.h"
 #include "runtime/partition/Profile.h"
 #include "runtime/sim/NodeModel.h"
+#include "runtime/sim/Roofline.h"
 #include "runtime/sim/StreamEngine.h"
 #include "runtime/sim/Timeline.h"
 
@@ -85,7 +88,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace rp::runtime {
@@ -112,12 +117,6 @@ struct SimConfig {
 /// 165 dense bf16 TFLOP/s, 1008 GB/s HBM, 25 GB/s PCIe per direction, 24 GiB.
 rp::partition::TargetSpec defaultSimTarget();
 
-/// Roofline time of one call of plan function `function` on `target` (see the file comment:
-/// per instruction max(flops / (peak x efficiency), bytes / HBM)), ms. Requires the target's
-/// peak_tflops and hbm_gbps > 0.
-double rooflineMs(const rp::plan::Function &function, const rp::partition::TargetSpec &target,
-                  double efficiency);
-
 /// Checks a configuration (devices >= 1, positive finite bandwidths, a target with peak and
 /// HBM bandwidth when there is no profile, ...). Errors: InvalidArgument naming the field.
 Status validateSimConfig(const SimConfig &config);
@@ -137,6 +136,11 @@ public:
                     std::string label) override;
   void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
                   std::string label) override;
+  /// The simulated nodes (SimConfig::nodes), whose reductions precede each layer's AdamW.
+  int modeledRanks() const override { return config_.nodes.nodes; }
+  void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
+                         std::vector<GradientRange> ranges, GradientCheck *check,
+                         std::string label) override;
   void call(int device, CallFrame frame, std::string label) override;
   void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,
                   std::string label) override;
@@ -158,10 +162,17 @@ public:
   /// Modelled cost of one call of `function` in `stage` (after prepare()), ms.
   double callMs(int stage, int function) const;
 
+  /// Trace arguments of a span, (name, value) in order.
+  using TraceArgs = std::vector<std::pair<std::string, std::string>>;
+
 private:
   struct SimEvent;
   struct Op;
   struct QueueOps;
+
+  /// The trace arguments of `op` beyond its step: a roofline-costed call's function, FLOPs
+  /// and instructions' FLOPs; none for any other op.
+  TraceArgs callArgs(const Op &op) const;
 
   int hostQueue(); // the calling thread's host queue (created on first use); lock held
   void push(int queue, Op op);
@@ -193,6 +204,8 @@ private:
   const rp::plan::Plan *plan_ = nullptr;
   TraceRecorder *trace_ = nullptr;
   std::map<std::pair<int, int>, double> callMs_; // (stage, function) -> ms
+  // Roofline costs (no profile): per plan function, the trace arguments of its calls.
+  std::vector<TraceArgs> callTraceArgs_;
   std::vector<int> deviceStage_;                 // the last called stage per device
   std::vector<int64_t> layerTrainableBytes_;     // fp32 bytes per layer
   std::vector<int64_t> layerComputeBytes_;       // compute-dtype trainable bytes per layer

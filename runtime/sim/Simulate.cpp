@@ -1,4 +1,4 @@
-//===- Simulate.cpp - rp-run --backend sim --------------------------------===//
+//===- Simulate.cpp - rp-run simulate ------------------------------------===//
 
 #include "runtime/sim/Simulate.h"
 
@@ -6,12 +6,14 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/partition/Profile.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanInputs.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/sim/Compare.h"
 #include "runtime/sim/NodeModel.h"
+#include "runtime/sim/Roofline.h"
 #include "runtime/sim/SimBackend.h"
 #include "runtime/sim/Timeline.h"
 
@@ -112,6 +114,41 @@ Status writeOutputs(const sim::Timeline &timeline, const SimulateOptions &o, std
   return okStatus();
 }
 
+/// The unit the report and the messages give the node link's bandwidth in
+/// (SimulateOptions::nodeLinkInGigabits).
+struct NodeLinkUnit {
+  double perGBps;          ///< 1 GB/s in this unit: 1 (GB/s) or 8 (Gb/s).
+  const char *name;        ///< "GB/s" or "Gb/s".
+  const char *placeholder; ///< The flag's value in messages.
+  const char *examples;    ///< Typical NIC ratings in this unit.
+};
+
+NodeLinkUnit nodeLinkUnit(const SimulateOptions &o) {
+  if (o.nodeLinkInGigabits)
+    return {8, "Gb/s", "G", "25 or 100"};
+  return {1, "GB/s", "B", "3.125 or 12.5"};
+}
+
+/// The node link's bandwidth as given, with its unit ("3.125 GB/s", "25 Gb/s").
+std::string nodeLinkText(const SimulateOptions &o) {
+  const NodeLinkUnit unit = nodeLinkUnit(o);
+  return formatNumber(o.nodeLinkGbps.value_or(0) * unit.perGBps) + " " + unit.name;
+}
+
+/// --node-link-gbps in the unit it was given in: a finite number >= 0, and > 0 for R > 1 nodes.
+Status checkNodeLinkBandwidth(const SimulateOptions &o, int nodes) {
+  const NodeLinkUnit unit = nodeLinkUnit(o);
+  const double given = o.nodeLinkGbps.value_or(0) * unit.perGBps;
+  if (!std::isfinite(given) || given < 0)
+    return invalidArgument(std::string("--node-link-gbps must be a positive number of ") +
+                           unit.name + " (got " + formatNumber(given) + ")");
+  if (nodes > 1 && !(given > 0))
+    return invalidArgument("--nodes " + std::to_string(nodes) + " needs --node-link-gbps " +
+                           unit.placeholder + ", the node link's bandwidth in " + unit.name +
+                           " per direction (e.g. " + unit.examples + ")");
+  return okStatus();
+}
+
 /// The node model of the options (NodeModel.h), validated. Without --nodes the other node
 /// flags are refused (they would silently do nothing).
 StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
@@ -128,7 +165,9 @@ StatusOr<sim::NodeLink> nodeLinkOf(const SimulateOptions &o) {
     return link;
   }
   link.nodes = *o.nodes;
-  link.linkGbit = o.nodeLinkGbps.value_or(0);
+  if (link.nodes >= 1) // validateNodeLink refuses fewer first
+    RP_RETURN_IF_ERROR(checkNodeLinkBandwidth(o, link.nodes));
+  link.linkGbit = 8 * o.nodeLinkGbps.value_or(0); // GB/s -> Gb/s, NodeLink's unit
   link.latencyUs = o.nodeLinkLatencyUs.value_or(0);
   link.commThread = !o.nodeReduceOnOptimizer;
   if (!o.nodeReduction.empty()) {
@@ -151,8 +190,9 @@ std::string byteSize(double bytes) {
 
 /// The node model's lines (when --nodes is given): the link, the bytes each node sends per
 /// step, the link's busy time, the exposed communication and the scaling efficiency.
-/// `gradientBytes`: the fp32 gradient bytes of every reduced layer, per step.
-void printNodeReport(std::FILE *out, const sim::NodeLink &link,
+/// `linkText`: the link's bandwidth as given (nodeLinkText); `gradientBytes`: the fp32 gradient
+/// bytes of every reduced layer, per step.
+void printNodeReport(std::FILE *out, const std::string &linkText, const sim::NodeLink &link,
                      const std::vector<double> &gradientBytes, double linkBusyMs,
                      double oneNodeStepMs, double stepMs, int64_t tokensPerStep) {
   double sent = 0, total = 0;
@@ -161,10 +201,10 @@ void printNodeReport(std::FILE *out, const sim::NodeLink &link,
     total += b;
   }
   std::fprintf(out,
-               "rp-run: nodes: %d in data parallelism, node link %s Gb/s per direction, %s us "
+               "rp-run: nodes: %d in data parallelism, node link %s per direction, %s us "
                "per message, %s reduction of %zu layer gradients (%s fp32) %s: %s sent per "
                "node per step\n",
-               link.nodes, formatNumber(link.linkGbit).c_str(), formatNumber(link.latencyUs).c_str(),
+               link.nodes, linkText.c_str(), formatNumber(link.latencyUs).c_str(),
                sim::nodeReductionName(link.reduction), gradientBytes.size(),
                byteSize(total).c_str(),
                link.commThread ? "on its own thread" : "on the optimizer thread",
@@ -228,7 +268,7 @@ double profileOptimizerMs(const part::Profile &profile, const SimulateOptions &o
 
 Status simulateProfile(const SimulateOptions &o, std::FILE *out) {
   if (o.profilePath.empty())
-    return invalidArgument("rp-run --backend sim needs a plan (MODEL.rpplan) or a --profile "
+    return invalidArgument("rp-run simulate needs a plan (MODEL.rpplan) or a --profile "
                            "FILE.json");
   if (o.gpus == 0)
     return invalidArgument("without a plan, --gpus N is required (the pool to simulate)");
@@ -292,7 +332,7 @@ Status simulateProfile(const SimulateOptions &o, std::FILE *out) {
         grads.push_back(2.0 * static_cast<double>(l.trainableBytes));
         linkMs += sim::reductionMs(opts.nodes, grads.back());
       }
-    printNodeReport(out, opts.nodes, grads, linkMs, oneNodeMs, result.stepMs, 0);
+    printNodeReport(out, nodeLinkText(o), opts.nodes, grads, linkMs, oneNodeMs, result.stepMs, 0);
   }
   if (o.compare)
     std::fputs(sim::formatCompareTable(all).c_str(), out);
@@ -330,16 +370,14 @@ part::Profile planProfile(const pb::Plan &plan, const SimConfig &config) {
     lp.recomputeMs = lp.fwdMs;
     for (int pi : layer.params()) {
       const pb::Param &param = plan.params(pi);
-      uint64_t n = 1;
-      for (int64_t d : param.type().shape())
-        n *= static_cast<uint64_t>(d);
+      const auto n = static_cast<uint64_t>(elementCount(param.type()));
       lp.paramBytes += n * computeSize;
       if (param.trainable())
         lp.trainableBytes += 4 * n;
     }
     for (const pb::TensorType &t : plan.functions(layer.forward()).results())
       if (isPlanFloat(t.dtype()))
-        lp.actBytes += static_cast<uint64_t>(tensorTypeBytes(t, "activation").valueOr(0));
+        lp.actBytes += static_cast<uint64_t>(byteCount(t));
     p.layers.push_back(lp);
   }
   return p;
@@ -599,7 +637,7 @@ Status simulatePlan(const SimulateOptions &o, std::FILE *out) {
     double linkMs = 0;
     for (double b : grads)
       linkMs += sim::reductionMs(config.nodes, b);
-    printNodeReport(out, config.nodes, grads, linkMs, oneNodeMs, measure.stepMs,
+    printNodeReport(out, nodeLinkText(o), config.nodes, grads, linkMs, oneNodeMs, measure.stepMs,
                     tokensPerStep(plan));
   }
   if (o.compare)

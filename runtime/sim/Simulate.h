@@ -1,13 +1,14 @@
-//===- Simulate.h - rp-run --backend sim: a plan or a profile on N virtual GPUs -*- C++ -*-===//
+//===- Simulate.h - rp-run simulate: a plan or a profile on N virtual GPUs -*- C++ -*-===//
 //
-// What `rp-run --backend sim` does (docs/SIMULATOR.md, "The simulator backend"):
+// What `rp-run simulate` does (old spelling: `rp-run --backend sim`; docs/SIMULATOR.md, "The
+// simulator backend"):
 //
-//  plan mode      rp-run MODEL.rpplan --backend sim [--gpus N] [--steps K] [--profile F]
+//  plan mode      rp-run simulate MODEL.rpplan [--gpus N] [--steps K] [--profile F]
 //                 The executor (runtime/exec/Executor.h) runs K iterations of the compiled plan
 //                 on the simulator backend (runtime/sim/SimBackend.h): the same dispatch,
 //                 events and transfer order as a real run, on a virtual clock. No weights file
 //                 and no data are needed (the input records stay zero; no kernel reads them).
-//  profile mode   rp-run --backend sim --profile F --gpus N --micro-batches M [--update U]
+//  profile mode   rp-run simulate --profile F --gpus N --micro-batches M [--update U]
 //                 No plan: the schedule simulator (runtime/sim/Compare.h) replays RoundPipe on
 //                 the layer profile, as the published measurements are given.
 //
@@ -16,7 +17,7 @@
 // chart of the simulated run. `--compare` adds the table of the baseline schedules on the same
 // costs (formatCompareTable); in plan mode it includes the executor-driven RoundPipe row.
 //
-// Data parallelism across nodes (--nodes R --node-link-gbps G [--node-link-latency-us L]
+// Data parallelism across nodes (--nodes R --node-link-gbps B [--node-link-latency-us L]
 // [--node-reduction chain|allgather|ring] [--node-reduce-on-optimizer], runtime/sim/NodeModel.h): every node runs the same schedule,
 // so one is simulated, with each layer's gradient reduced over the node link before its host
 // AdamW. Both modes then also simulate one node on the same costs and print the node link's
@@ -56,8 +57,12 @@ struct SimulateOptions {
   std::optional<double> adamwGbps;   ///< Host AdamW throughput (default 8 GB/s of fp32 params).
   /// R nodes in data parallelism; unset: one node, and the other node flags are refused.
   std::optional<int> nodes;
-  /// Node link per node per direction, Gb/s (1e9 bits/s); required when nodes > 1.
+  /// Node link per node per direction, GB/s (1e9 bytes/s) as every bandwidth here; required
+  /// when nodes > 1.
   std::optional<double> nodeLinkGbps;
+  /// The report and the messages give the node link in Gb/s (gigabits), the unit of
+  /// `--node-link-gbps` in rp-run's old spelling (`--backend sim`); nodeLinkGbps stays GB/s.
+  bool nodeLinkInGigabits = false;
   std::optional<double> nodeLinkLatencyUs; ///< Per message, microseconds; default 0.
   std::string nodeReduction; ///< "chain" (default) | "allgather" | "ring"; "": not given.
   bool nodeReduceOnOptimizer = false; ///< Reductions on the optimizer thread, not their own.

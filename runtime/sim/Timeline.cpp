@@ -270,10 +270,13 @@ Status writeChromeTrace(const Timeline &timeline, const std::string &path) {
     auto it = tracks.find({rowDevice(s), static_cast<int>(s.lane)});
     if (it == tracks.end())
       continue;
+    std::vector<std::pair<std::string, std::string>> args = {
+        {"step", std::to_string(s.step)},
+        {"device", std::to_string(s.device)},
+        {"schedule", timeline.schedule}};
+    args.insert(args.end(), s.args.begin(), s.args.end());
     trace.complete(it->second, s.label, s.category, s.startMs * 1000.0,
-                   (s.endMs - s.startMs) * 1000.0,
-                   {{"step", std::to_string(s.step)}, {"device", std::to_string(s.device)},
-                    {"schedule", timeline.schedule}});
+                   (s.endMs - s.startMs) * 1000.0, std::move(args));
   }
   return trace.write(path);
 }

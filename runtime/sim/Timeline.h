@@ -15,6 +15,7 @@
 #include "base/Status.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rp::sim {
@@ -46,6 +47,9 @@ struct Span {
   std::string category;    ///< "forward", "backward", "fused", "weights", "activations",
                            ///< "gradients", "optimizer", "reduction".
   int step = 0;            ///< Training iteration the span belongs to (0-based).
+  /// More arguments for the Chrome trace (a call the simulator backend's roofline costed: its
+  /// "function", "flops" and "instruction_flops", SimBackend.h); usually none.
+  std::vector<std::pair<std::string, std::string>> args;
 };
 
 /// A simulated run of one schedule.

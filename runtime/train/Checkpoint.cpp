@@ -9,7 +9,9 @@
 
 #include "runtime/train/Checkpoint.h"
 
+#include "base/AbortCleanup.h"
 #include "base/AtomicFile.h"
+#include "base/Checksum.h"
 #include "runtime/io/JsonNumbers.h"
 
 #include <nlohmann/json.hpp>
@@ -246,6 +248,90 @@ std::vector<std::string> committedFiles(const std::string &dir) {
   return names;
 }
 
+/// The tensor files a save has written and not yet committed: removed when the save fails
+/// (destroyed before commit()), and registered for removal by a second interrupt meanwhile.
+class GenerationFiles {
+public:
+  GenerationFiles() = default;
+  GenerationFiles(const GenerationFiles &) = delete;
+  GenerationFiles &operator=(const GenerationFiles &) = delete;
+  ~GenerationFiles() {
+    for (const auto &[path, slot] : files_) {
+      unregisterAbortCleanup(slot);
+      if (!committed_)
+        ::unlink(path.c_str());
+    }
+  }
+  void add(const std::string &path) { files_.emplace_back(path, registerAbortCleanup(path)); }
+  /// checkpoint.json names them now: they stay.
+  void commit() { committed_ = true; }
+
+private:
+  std::vector<std::pair<std::string, int>> files_;
+  bool committed_ = false;
+};
+
+constexpr const char kManifestChecksumKey[] = "manifest_checksum";
+
+} // namespace
+
+std::string sealCheckpointManifest(const std::string &text) {
+  const std::string body = text.substr(0, text.rfind('}'));
+  std::string trimmed = body;
+  while (!trimmed.empty() && trimmed.back() == '\n')
+    trimmed.pop_back();
+  return trimmed + ",\n  \"" + kManifestChecksumKey + "\": \"" +
+         formatChecksum(checksumBytes(trimmed.data(), trimmed.size())) + "\"\n}\n";
+}
+
+namespace {
+
+/// Checks a version 2 manifest's own checksum against its raw bytes. Errors: DataLoss.
+Status checkManifestChecksum(const std::string &text, const json &manifest,
+                             const std::string &where) {
+  const std::string marker = std::string(",\n  \"") + kManifestChecksumKey + "\": ";
+  const size_t at = text.rfind(marker);
+  auto it = manifest.find(kManifestChecksumKey);
+  const std::optional<uint64_t> recorded =
+      it != manifest.end() && it->is_string() ? parseChecksum(it->get<std::string>())
+                                              : std::nullopt;
+  if (at == std::string::npos || !recorded)
+    return dataLoss(where + " is damaged: its \"" + kManifestChecksumKey +
+                    "\" member is missing or malformed");
+  if (checksumBytes(text.data(), at) != *recorded)
+    return dataLoss(where + " is damaged: its bytes do not match its \"" +
+                    kManifestChecksumKey + "\"");
+  return okStatus();
+}
+
+/// Checks the `role` ("model", "optimizer") tensor file `name` of `dir` against its
+/// "checksums" entry. Errors: DataLoss naming the file (no entry, a mismatch, a missing file),
+/// the reader's errors.
+Status checkTensorFileChecksum(const std::string &dir, const json &manifest,
+                               const std::string &where, const char *role,
+                               const std::string &name) {
+  auto sums = manifest.find("checksums");
+  std::optional<uint64_t> recorded;
+  if (sums != manifest.end() && sums->is_object()) {
+    auto it = sums->find(name);
+    if (it != sums->end() && it->is_string())
+      recorded = parseChecksum(it->get<std::string>());
+  }
+  if (!recorded)
+    return dataLoss(where + " records no valid checksum for '" + name + "' (\"checksums\")");
+  StatusOr<uint64_t> actual = checksumFile(joinPath(dir, name));
+  if (!actual.ok()) {
+    if (actual.status().code() == StatusCode::NotFound)
+      return dataLoss(where + " names " + role + " file '" + name + "', which is missing");
+    return actual.status();
+  }
+  if (actual.value() != *recorded)
+    return dataLoss("checkpoint file '" + joinPath(dir, name) + "' is damaged: its checksum " +
+                    formatChecksum(actual.value()) + " is not the " + formatChecksum(*recorded) +
+                    " recorded in " + kCheckpointManifestName);
+  return okStatus();
+}
+
 } // namespace
 
 Status saveCheckpoint(const std::string &dir, const CheckpointData &data) {
@@ -265,7 +351,7 @@ Status saveCheckpoint(const std::string &dir, const CheckpointData &data) {
   const std::string modelName = checkpointModelFileName(data.step, generation);
   const std::string optimizerName = checkpointOptimizerFileName(data.step, generation);
 
-  // checkpoint.json first in memory, so that bad metadata fails before anything is written.
+  // checkpoint.json's fields first, so that bad metadata fails before anything is written.
   ordered_json manifest = ordered_json::object();
   manifest["format"] = kCheckpointFormat;
   manifest["version"] = kCheckpointVersion;
@@ -276,9 +362,8 @@ Status saveCheckpoint(const std::string &dir, const CheckpointData &data) {
   for (const auto &[key, value] : data.metadata)
     metadata[key] = value;
   manifest["metadata"] = std::move(metadata);
-  std::string manifestText;
   try {
-    manifestText = manifest.dump(2) + "\n";
+    (void)manifest.dump();
   } catch (const nlohmann::json::exception &) {
     return invalidArgument("saving checkpoint to '" + dir +
                            "': a metadata key or value is not valid UTF-8");
@@ -289,15 +374,27 @@ Status saveCheckpoint(const std::string &dir, const CheckpointData &data) {
   if (!makeDirs(dir, created, reason))
     return unavailable("cannot create checkpoint directory '" + dir + "': " + reason);
 
+  // The generation's files, removed again if the save fails before its commit (and by a
+  // second interrupt while it runs).
+  GenerationFiles files;
   const std::map<std::string, std::string> fileMetadata = {{"format", "pt"},
                                                            {"step", std::to_string(data.step)}};
-  RP_RETURN_IF_ERROR(
-      writeSafetensors(joinPath(dir, modelName), sortedByName(data.model), fileMetadata));
-  RP_RETURN_IF_ERROR(
-      writeSafetensors(joinPath(dir, optimizerName), sortedByName(data.optimizer), fileMetadata));
+  uint64_t modelSum = 0, optimizerSum = 0;
+  RP_RETURN_IF_ERROR(writeSafetensors(joinPath(dir, modelName), sortedByName(data.model),
+                                      fileMetadata, &modelSum));
+  files.add(joinPath(dir, modelName));
+  RP_RETURN_IF_ERROR(writeSafetensors(joinPath(dir, optimizerName),
+                                      sortedByName(data.optimizer), fileMetadata, &optimizerSum));
+  files.add(joinPath(dir, optimizerName));
   RP_RETURN_IF_ERROR(fsyncDir(dir));
+  ordered_json checksums = ordered_json::object();
+  checksums[modelName] = formatChecksum(modelSum);
+  checksums[optimizerName] = formatChecksum(optimizerSum);
+  manifest["checksums"] = std::move(checksums);
+  const std::string manifestText = sealCheckpointManifest(manifest.dump(2));
   RP_RETURN_IF_ERROR(writeFileAtomic(joinPath(dir, kCheckpointManifestName), manifestText.data(),
                                      manifestText.size()));
+  files.commit();
   RP_RETURN_IF_ERROR(fsyncDir(dir));
   removeStaleFiles(dir, {modelName, optimizerName});
   return okStatus();
@@ -372,10 +469,16 @@ StatusOr<LoadedCheckpoint> loadCheckpoint(const std::string &dir) {
     return invalidArgument(where + ": \"format\" is " + (format ? format->dump() : "missing") +
                            ", expected \"" + kCheckpointFormat + "\"");
   const json *version = field("version");
-  if (!version || !version->is_number_integer() || version->get<int64_t>() != kCheckpointVersion)
+  if (!version || !version->is_number_integer() ||
+      (version->get<int64_t>() != kCheckpointVersion && version->get<int64_t>() != 1))
     return invalidArgument(where + ": \"version\" is " + (version ? version->dump() : "missing") +
                            ", expected " + std::to_string(kCheckpointVersion) +
-                           " (written by another version of rpc?)");
+                           " (or 1; written by another version of rpc?)");
+  const bool checksummed = version->get<int64_t>() == kCheckpointVersion;
+  if (checksummed)
+    RP_RETURN_IF_ERROR(checkManifestChecksum(text, manifest, where));
+  else if (field("checksums") || field(kManifestChecksumKey))
+    return dataLoss(where + " is damaged: a version 1 checkpoint has no checksums");
 
   LoadedCheckpoint ckpt;
   const json *step = field("step");
@@ -411,6 +514,9 @@ StatusOr<LoadedCheckpoint> loadCheckpoint(const std::string &dir) {
     }
   }
 
+  if (checksummed)
+    for (int i = 0; i < 2; ++i)
+      RP_RETURN_IF_ERROR(checkTensorFileChecksum(dir, manifest, where, roles[i], fileNames[i]));
   RP_ASSIGN_OR_RETURN(ckpt.model, readTensorFile(dir, manifestPath, "model", fileNames[0]));
   RP_ASSIGN_OR_RETURN(ckpt.optimizer, readTensorFile(dir, manifestPath, "optimizer", fileNames[1]));
   return ckpt;

@@ -7,15 +7,25 @@
 //                                  PyTorch as they are (`safetensors.torch.load_file`)
 //   optimizer-step<K>.safetensors  the optimizer tensors ("m.<name>", "v.<name>", ...)
 //   checkpoint.json                the commit point:
-//     {"format": "rpc-checkpoint", "version": 1, "step": K,
+//     {"format": "rpc-checkpoint", "version": 2, "step": K,
 //      "model": "model-stepK.safetensors", "optimizer": "optimizer-stepK.safetensors",
-//      "metadata": {"plan_hash": "...", "seed": "...", ...}}
+//      "metadata": {"plan_hash": "...", "seed": "...", ...},
+//      "checksums": {"model-stepK.safetensors": "xxh3-64:<hex>", "optimizer-...": "..."},
+//      "manifest_checksum": "xxh3-64:<hex>"}
+//
+// Every file proves it is whole: "checksums" holds each tensor file's XXH3-64
+// (base/Checksum.h), computed while it was written, and "manifest_checksum", the last member,
+// the XXH3-64 of checkpoint.json's bytes before the `,` that precedes it. loadCheckpoint
+// checks all three before it trusts anything, so one flipped byte in any file is refused
+// (DataLoss, naming the file). Version 1 checkpoints (without checksums) still load.
 //
 // saveCheckpoint writes the two tensor files (each atomically: temporary file, fsync, rename),
 // then checkpoint.json atomically, and only then removes the tensor files of other steps. A
 // save interrupted at any point (crash, full disk, kill -9) leaves the previous checkpoint.json
-// and the files it names intact, so loadCheckpoint returns the previous checkpoint; a stray
-// newer model-step file without its checkpoint.json is ignored (and removed by the next save).
+// and the files it names intact, so loadCheckpoint returns the previous checkpoint. A save
+// that fails removes the files of its own generation it had written, and until checkpoint.json
+// commits them they are registered for removal by a second interrupt (base/AbortCleanup.h); a
+// stray newer model-step file left by a crash is ignored (and removed by the next save).
 //
 // Tensor files are byte-reproducible: the tensors are written sorted by name, and the files
 // carry no timestamps, so the same data saved twice gives identical bytes (tests compare
@@ -46,9 +56,14 @@ namespace rp::runtime {
 
 /// The "format" and "version" of checkpoint.json this build writes and reads.
 inline constexpr const char *kCheckpointFormat = "rpc-checkpoint";
-inline constexpr int64_t kCheckpointVersion = 1;
+inline constexpr int64_t kCheckpointVersion = 2;
 /// The commit file's name inside a checkpoint directory.
 inline constexpr const char *kCheckpointManifestName = "checkpoint.json";
+
+/// The text checkpoint.json holds for `text`, a manifest object serialised with an indent of
+/// 2 ("{\n  ...\n}"): the same members plus a last one, "manifest_checksum", the XXH3-64 of
+/// the bytes before its `,` (saveCheckpoint's; for tests that write a manifest by hand).
+std::string sealCheckpointManifest(const std::string &text);
 
 /// "model-step<step>.safetensors"; generation 1: "model-step<step>-1.safetensors" (the names
 /// a save of the step the directory's committed checkpoint already holds uses).
@@ -98,10 +113,10 @@ struct LoadedCheckpoint {
 /// Reads DIR/checkpoint.json and the two tensor files it names (plain file names inside DIR:
 /// names with '/', "." or ".." are refused).
 /// Errors: NotFound "DIR holds no checkpoint (checkpoint.json missing)"; DataLoss when
-/// checkpoint.json is not valid JSON or a tensor file it names is missing or truncated;
-/// InvalidArgument when checkpoint.json is not an object, has another "format", a "version"
-/// other than 1, or a missing or ill-typed field (naming the field); Unavailable when a file
-/// cannot be read. Messages name the file.
+/// checkpoint.json is not valid JSON, a checksum does not match (naming the damaged file), or
+/// a tensor file it names is missing or truncated; InvalidArgument when checkpoint.json is not
+/// an object, has another "format", a "version" other than 1 or 2, or a missing or ill-typed
+/// field (naming the field); Unavailable when a file cannot be read. Messages name the file.
 StatusOr<LoadedCheckpoint> loadCheckpoint(const std::string &dir);
 
 } // namespace rp::runtime

@@ -3,12 +3,12 @@
 // A metrics file is JSON Lines (https://jsonlines.org): one compact JSON object per line, one
 // line per training step, then optionally a summary line the caller builds:
 //
-//   {"step":1,"loss":3.871234083175659,"lr":0.0003,"tokens":512,"step_s":0.0123,"tokens_per_s":41626.0}
-//   {"step":2,"loss":3.52,"lr":0.0003,"tokens":512,"step_s":0.0119,"tokens_per_s":43025.2,"eval_loss":3.61}
+//   {"step":1,"loss":3.871234083175659,"lr":0.0003,"tokens":512,"step_s":0.0123,"tokens_per_s":41626.0,"skipped":false}
+//   {"step":2,"loss":3.52,"lr":0.0003,"tokens":512,"step_s":0.0119,"tokens_per_s":43025.2,"eval_loss":3.61,"skipped":false}
 //   {"summary":{"steps":2,"final_loss":3.52}}
 //
-// With loss scaling (fp16 plans) each step line ends with "loss_scale" (the scale its backward
-// seeds carried) and "skipped" (true: a non-finite gradient, no weight changed).
+// "skipped" is true for a step skipped for a non-finite gradient (no weight changed); with
+// loss scaling (fp16 plans) "loss_scale" (the scale its backward seeds carried) comes before it.
 //
 // Numbers are written in the shortest form that reads back to the same double (nlohmann-json's
 // Grisu2 printer, like Python's repr), so `json.loads` recovers the loss bit for bit while
@@ -43,9 +43,10 @@ struct StepMetrics {
   /// GPU memory in use (bytes; the most over the GPUs; cudaMemGetInfo after the arenas are
   /// allocated: the CUDA backend allocates nothing later), for --backend cuda only.
   std::optional<int64_t> gpuMemoryBytes;
-  /// With loss scaling: the scale the step's backward seeds carried, and whether the step was
-  /// skipped (a non-finite gradient: no weight changed).
+  /// With loss scaling: the scale the step's backward seeds carried.
   std::optional<double> lossScale;
+  /// Whether the step was skipped (a non-finite gradient: no weight changed); rp-run writes it
+  /// for every step.
   std::optional<bool> skipped;
 };
 

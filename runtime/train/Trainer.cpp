@@ -153,8 +153,8 @@ Status checkTrainOptions(const TrainOptions &options, bool writesRankZeroOutputs
                            ")");
   RP_RETURN_IF_ERROR(BackendFactory::checkBuilt(options));
   if (options.backend == "sim")
-    return invalidArgument("the simulator backend does not train: rp-run --backend sim "
-                           "simulates the plan (runtime/sim/Simulate.h)");
+    return invalidArgument("the simulator backend does not train: rp-run simulate simulates "
+                           "the plan (runtime/sim/Simulate.h)");
   if (options.backend != "cpu" && options.backend != "cuda")
     return invalidArgument("unknown --backend '" + options.backend +
                            "' (expected cpu, cuda or sim)");
@@ -268,8 +268,18 @@ private:
   /// integer dtype than the token ids.
   uint8_t *tokensIn(uint8_t *record) const;
   void *labelsIn(uint8_t *record);
-  bool stopRequested() const {
-    return options_.stop && options_.stop->load(std::memory_order_relaxed);
+  /// This process's stop request: the signal, or 0.
+  int stopRequest() const { return options_.stop ? options_.stop->load() : 0; }
+  /// Whether to stop before dispatching the next step: this process's stop request, or, with
+  /// several ranks, any rank's (one collective per step boundary, so every rank stops at the
+  /// same step). Records the request's value in the summary.
+  StatusOr<bool> stopAgreed() {
+    int request = stopRequest();
+    if (options_.world && options_.world->ranks() > 1 && options_.stop) {
+      RP_ASSIGN_OR_RETURN(request, options_.world->maxOverRanks(request));
+    }
+    summary_.stopSignal = request;
+    return request != 0;
   }
   int64_t nextBoundary(int64_t step, int64_t every) const {
     return every > 0 ? (step / every + 1) * every : end_;
@@ -304,6 +314,10 @@ private:
   /// Trained labels per micro-batch of the steps dispatched and not yet reported.
   std::map<int64_t, std::vector<int64_t>> trained_;
   LossScaleConfig lossScale_;
+  /// The most consecutive skipped steps before the run stops (TrainOptions::maxSkippedSteps,
+  /// resolved once the loss scaling is known), and the current run of them.
+  int64_t maxSkippedSteps_ = 0;
+  int64_t consecutiveSkips_ = 0;
   LossScaleState lossScaleStart_;
   int rank_ = 0, ranks_ = 1; ///< Data parallel: this rank and the number of ranks.
   bool everyRankFailed_ = false;
@@ -385,6 +399,8 @@ Status Trainer::lossScaleFromCheckpoint() {
   lossScale_.growthInterval = options_.lossScaleGrowthInterval;
   RP_RETURN_IF_ERROR(checkLossScaleConfig(lossScale_));
   lossScaleStart_ = LossScaleState{lossScale_.initScale, 0};
+  maxSkippedSteps_ = options_.maxSkippedSteps.value_or(
+      lossScale_.enabled ? kMaxSkippedStepsScaled : kMaxSkippedSteps);
   if (!ckpt_ || !lossScale_.enabled || options_.lossScale)
     return okStatus(); // --loss-scale restarts the scaler
   auto s = ckpt_->metadata.find("loss_scale");
@@ -556,34 +572,42 @@ Status Trainer::report(int64_t step, double loss, std::optional<double> evalLoss
       elapsed > 0 ? static_cast<double>(summary_.tokensPerStep) *
                         static_cast<double>(summary_.losses.size()) / elapsed
                   : 0;
-  std::optional<StepOutcome> outcome;
-  if (lossScale_.enabled) {
-    StatusOr<StepOutcome> o = executor_->outcome(step);
-    if (!o.ok())
-      return trainingError(step, o.status());
-    outcome = o.value();
-    summary_.skippedSteps += outcome->skipped;
-  }
+  StatusOr<StepOutcome> outcome = executor_->outcome(step);
+  if (!outcome.ok())
+    return trainingError(step, outcome.status());
+  summary_.skippedSteps += outcome->skipped;
+  consecutiveSkips_ = outcome->skipped ? consecutiveSkips_ + 1 : 0;
   if (log_) {
     StepMetrics m{step + 1, loss, learningRate(exec_.lr, exec_.warmup, step),
                   summary_.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt,
                   std::nullopt, std::nullopt};
     if (backend_->deviceMemoryBytes() >= 0)
       m.gpuMemoryBytes = backend_->deviceMemoryBytes();
-    if (outcome) {
+    if (lossScale_.enabled)
       m.lossScale = outcome->lossScale;
-      m.skipped = outcome->skipped;
-    }
+    m.skipped = outcome->skipped;
     RP_RETURN_IF_ERROR(log_->write(m));
   }
-  if (bar_ && outcome && outcome->skipped) {
+  if (bar_ && outcome->skipped) {
     char text[128];
-    std::snprintf(text, sizeof text,
-                  "step %lld skipped: non-finite gradients at loss scale %g (now %g)",
-                  static_cast<long long>(step + 1), outcome->lossScale,
-                  outcome->lossScale * lossScale_.backoff);
+    if (lossScale_.enabled)
+      std::snprintf(text, sizeof text,
+                    "step %lld skipped: non-finite gradients at loss scale %g (now %g)",
+                    static_cast<long long>(step + 1), outcome->lossScale,
+                    outcome->lossScale * lossScale_.backoff);
+    else
+      std::snprintf(text, sizeof text, "step %lld skipped: non-finite gradients (no weight changed)",
+                    static_cast<long long>(step + 1));
     bar_->message(text);
   }
+  if (consecutiveSkips_ > maxSkippedSteps_)
+    return trainingError(
+        step, internal(std::to_string(consecutiveSkips_) +
+                       " consecutive steps skipped for non-finite gradients (more than "
+                       "--max-skipped-steps " + std::to_string(maxSkippedSteps_) +
+                       "); the run diverged (try a lower --lr" +
+                       (lossScale_.enabled ? std::string() : ", --grad-clip at compile time") +
+                       ")"));
   if (bar_)
     bar_->update(step + 1, loss, tokensPerSecond);
   // A non-finite loss means the run diverged: fail once it is logged (exit 1), so that no
@@ -673,7 +697,12 @@ Status Trainer::runSteps() {
 
 StatusOr<int64_t> Trainer::dispatchSegment(int64_t step, int64_t segmentEnd) {
   int64_t k = step;
-  for (; k < segmentEnd && !stopRequested(); ++k) {
+  for (; k < segmentEnd; ++k) {
+    StatusOr<bool> stop = stopAgreed();
+    if (!stop.ok())
+      return trainingError(k, stop.status());
+    if (stop.value())
+      break;
     if (Status s = dispatchStep(k, segmentEnd); !s.ok())
       return trainingError(k, s);
     if (k > step) {

@@ -99,10 +99,17 @@ struct TrainOptions {
   /// Testing (--inject-nonfinite-step K): step K's (1-based) backward seeds are +inf, so its
   /// gradients overflow as an fp16 run's can. 0: never.
   int64_t injectNonFiniteStep = 0;
-  /// Set (e.g. by a SIGINT handler) to stop early: no further step is dispatched, the steps
-  /// under way finish, a checkpoint of them is saved (with --save), and train() returns
-  /// normally with TrainSummary::interrupted. Null: never.
-  const std::atomic<bool> *stop = nullptr;
+  /// A step with a non-finite gradient is skipped in every dtype (no weight changes; the
+  /// metrics say `"skipped": true`); more than this many in a row stop the run with an error
+  /// (0: the first one does). Default: kMaxSkippedSteps, or kMaxSkippedStepsScaled with loss
+  /// scaling (whose scale backs off by half at each skip, so that a high initial scale may
+  /// skip several steps in a row).
+  std::optional<int64_t> maxSkippedSteps;
+  /// Set to a signal number (e.g. by a SIGINT handler; any non-zero value) to stop early: no
+  /// further step is dispatched, the steps under way finish, a checkpoint of them is saved
+  /// (with --save), and train() returns normally with TrainSummary::interrupted. With several
+  /// ranks, any rank's request stops every rank at the same step. Null: never.
+  const std::atomic<int> *stop = nullptr;
   /// Data-parallel ranks (runtime/dist/World.h; file comment), or null: a single process. A
   /// failure that is not every rank's ends every rank (World::abort) before train() returns.
   World *world = nullptr;
@@ -111,6 +118,10 @@ struct TrainOptions {
   /// launch check, so one rank of an MPMD launch may pass it.
   int64_t injectFailureStep = 0;
 };
+
+/// TrainOptions::maxSkippedSteps' defaults.
+constexpr int64_t kMaxSkippedSteps = 5;
+constexpr int64_t kMaxSkippedStepsScaled = 25;
 
 struct TrainSummary {
   int64_t firstStep = 0;            ///< The first step run (0, or the checkpoint's step).
@@ -126,7 +137,9 @@ struct TrainSummary {
   int devices = 0;
   int ranks = 1;                    ///< Data-parallel ranks (TrainOptions::world), 1 without.
   bool interrupted = false;         ///< Stopped early by TrainOptions::stop.
-  int64_t skippedSteps = 0;         ///< Steps skipped by loss scaling (non-finite gradients).
+  /// The stop request's value (the largest over the ranks): the signal, for the exit code.
+  int stopSignal = 0;
+  int64_t skippedSteps = 0;         ///< Steps skipped for non-finite gradients.
 };
 
 /// Runs `options`. With options.world, an error on this rank alone prints

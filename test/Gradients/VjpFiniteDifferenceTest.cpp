@@ -391,6 +391,81 @@ Case scatterElementsAdd(Rng &rng, const Shape &result, int64_t axis, const Shape
           {{"y", result}}};
 }
 
+// The scatter-add of updates into zeros along `axis` (the embedding gradient, ONNX ScatterND
+// with reduction add), with a repeated index.
+Case scatterAdd(Rng &rng, const Shape &result, int64_t axis, const Shape &indices) {
+  std::vector<int64_t> idx(count(indices));
+  for (int64_t &i : idx)
+    i = randInt(rng, 0, result[axis] - 1);
+  idx.back() = idx[0];
+  Shape u(result.begin(), result.begin() + axis);
+  u.insert(u.end(), indices.begin(), indices.end());
+  u.insert(u.end(), result.begin() + axis + 1, result.end());
+  return {{{"u", u}},
+          {intConstant("idx", indices, idx),
+           "%y = graph.scatter_add %u, %idx {axis = " + std::to_string(axis) + " : i64} : (" +
+               T(u) + ", " + T(indices, "i64") + ") -> " + T(result)},
+          {{"y", result}}};
+}
+
+// graph.scatter (ONNX ScatterND: data rows overwritten by updates): gradients to the data (the
+// kept elements) and to the updates (those that land). With `repeat`, one target is written
+// twice and only the later update lands (the VJP's mask); without, the constant indices are
+// distinct (no mask). Negative indices count from the end.
+Case scatter(Rng &rng, const Shape &data, int64_t axis, const Shape &indices, bool repeat) {
+  const int64_t size = data[axis], n = count(indices);
+  std::vector<int64_t> pool(size);
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  std::vector<int64_t> idx(pool.begin(), pool.begin() + n);
+  if (repeat)
+    idx.back() = idx[0];
+  idx[1] -= size;
+  Shape u(data.begin(), data.begin() + axis);
+  u.insert(u.end(), indices.begin(), indices.end());
+  u.insert(u.end(), data.begin() + axis + 1, data.end());
+  return {{{"d", data}, {"u", u}},
+          {intConstant("idx", indices, idx),
+           "%y = graph.scatter %d, %idx, %u {axis = " + std::to_string(axis) + " : i64} : (" +
+               T(data) + ", " + T(indices, "i64") + ", " + T(u) + ") -> " + T(data)},
+          {{"y", data}}};
+}
+
+// graph.scatter_elements (ONNX ScatterElements without a reduction; a router's top-k weights
+// scattered into a dense mask): as scatter, with `repeat` writing one element twice.
+Case scatterElements(Rng &rng, const Shape &data, int64_t axis, const Shape &updates,
+                     bool repeat) {
+  // Distinct targets within each line along the axis: a shuffled prefix per line.
+  std::vector<int64_t> idx(count(updates));
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < updates.size(); ++d)
+    inner *= updates[d];
+  const int64_t length = updates[axis], lines = count(updates) / length;
+  for (int64_t line = 0; line < lines; ++line) {
+    std::vector<int64_t> pool(data[axis]);
+    std::iota(pool.begin(), pool.end(), 0);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    const int64_t base = (line / inner) * length * inner + line % inner;
+    for (int64_t j = 0; j < length; ++j)
+      idx[base + j * inner] = pool[j];
+  }
+  if (repeat)
+    idx[inner] = idx[0]; // the next position along the axis of the first line
+  return {{{"d", data}, {"u", updates}},
+          {intConstant("idx", updates, idx),
+           "%y = graph.scatter_elements %d, %idx, %u {axis = " + std::to_string(axis) +
+               " : i64} : (" + T(data) + ", " + T(updates, "i64") + ", " + T(updates) + ") -> " +
+               T(data)},
+          {{"y", data}}};
+}
+
+Case cumsum(Rng &rng, int rank, int64_t axis, bool exclusive, bool reverse) {
+  Shape s = randShape(rng, rank, 2, 5);
+  std::string attrs = "{axis = " + std::to_string(axis) + " : i64" +
+                      (exclusive ? ", exclusive" : "") + (reverse ? ", reverse" : "") + "}";
+  return {{{"x", s}}, {"%y = graph.cumsum %x " + attrs + " : " + T(s)}, {{"y", s}}};
+}
+
 Case trilu(Rng &rng, int rank, int64_t k, bool upper) {
   Shape s = randShape(rng, rank, 2, 5);
   return {{{"x", s}},
@@ -465,7 +540,8 @@ std::vector<CaseDef> allCases() {
         U{"tanh", "tanh", Dist::Uniform}, U{"sigmoid", "sigmoid", Dist::Uniform},
         U{"erf", "erf", Dist::Uniform}, U{"silu", "silu", Dist::Uniform},
         U{"neg", "neg", Dist::Uniform}, U{"relu", "relu", Dist::AwayFromZero},
-        U{"gelu_exact", "gelu exact", Dist::Uniform}, U{"gelu_tanh", "gelu tanh", Dist::Uniform}}) {
+        U{"gelu_exact", "gelu exact", Dist::Uniform}, U{"gelu_tanh", "gelu tanh", Dist::Uniform},
+        U{"softplus", "softplus", Dist::Uniform}, U{"floor", "floor", Dist::Uniform}}) {
     std::string op = u.op;
     Dist d = u.dist;
     add(u.name, [op, d](Rng &r) { return unary(r, op, d); });
@@ -488,6 +564,20 @@ std::vector<CaseDef> allCases() {
       B b = bin;
       ShapePair sp = shapes;
       add(op + "_" + pattern, [op, b, sp](Rng &r) { return binary(r, op, b.a, b.b, sp); });
+    }
+  // mod (floored and truncated remainders): piecewise, the inputs almost surely away from the
+  // jumps at integer quotients.
+  for (const char *flags : {"", " {fmod}"})
+    for (const auto &[pattern, shapes] : broadcastPatterns()) {
+      std::string f = flags;
+      ShapePair sp = shapes;
+      add(std::string(*flags ? "fmod_" : "mod_") + pattern, [f, sp](Rng &r) {
+        auto [a, b] = sp(r);
+        Shape y = broadcast(a, b);
+        return Case{{{"a", a}, {"b", b, Dist::AwayFromZero}},
+                    {"%y = graph.mod %a, %b" + f + " : " + sig({a, b}, y)},
+                    {{"y", y}}};
+      });
     }
   // Fan-out: both operands are the same value (the two cotangents accumulate).
   add("mul_same_operand", [](Rng &r) {
@@ -809,6 +899,26 @@ std::vector<CaseDef> allCases() {
                  "tensor<4x5xf32>) -> tensor<4x5xf32>"},
                 {{"y", {4, 5}}}};
   });
+  add("scatter_add_axis0", [](Rng &r) { return scatterAdd(r, {5, 3}, 0, {2, 2}); });
+  add("scatter_add_axis1", [](Rng &r) { return scatterAdd(r, {2, 4, 3}, 1, {3}); });
+  add("scatter_rows", [](Rng &r) { return scatter(r, {6, 3}, 0, {3}, false); });
+  add("scatter_rows_repeated", [](Rng &r) { return scatter(r, {6, 3}, 0, {3}, true); });
+  add("scatter_axis1_2d_indices", [](Rng &r) { return scatter(r, {2, 7, 2}, 1, {2, 2}, false); });
+  add("scatter_axis1_repeated", [](Rng &r) { return scatter(r, {2, 7, 2}, 1, {2, 2}, true); });
+  add("scatter_elements_axis1", [](Rng &r) { return scatterElements(r, {3, 5}, 1, {3, 2}, false); });
+  add("scatter_elements_axis1_repeated",
+      [](Rng &r) { return scatterElements(r, {3, 5}, 1, {3, 2}, true); });
+  add("scatter_elements_axis0_smaller",
+      [](Rng &r) { return scatterElements(r, {4, 3, 2}, 0, {3, 2, 2}, false); });
+  add("scatter_elements_axis0_repeated",
+      [](Rng &r) { return scatterElements(r, {4, 3, 2}, 0, {3, 2, 2}, true); });
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true}) {
+      std::string n = std::string("cumsum") + (exclusive ? "_exclusive" : "") +
+                      (reverse ? "_reverse" : "");
+      add(n + "_axis1", [=](Rng &r) { return cumsum(r, 3, 1, exclusive, reverse); });
+      add(n + "_axis0", [=](Rng &r) { return cumsum(r, 2, 0, exclusive, reverse); });
+    }
   add("trilu_lower", [](Rng &r) { return trilu(r, 2, 0, false); });
   add("trilu_upper_k1", [](Rng &r) { return trilu(r, 2, 1, true); });
   add("trilu_lower_km1_batched", [](Rng &r) { return trilu(r, 3, -1, false); });

@@ -1,7 +1,7 @@
 //===- WriteTestPlan.cpp - Write a small valid plan and its weights --------===//
 //
 // rp-write-test-plan DIR: writes DIR/tiny.rpplan, the hand-built two-layer plan of
-// test/Unit/PlanTestUtil.h (makeValidPlan: the plan the validator tests start from), and
+// test/Unit/support/PlanTestUtil.h (makeValidPlan: the plan the validator tests start from), and
 // DIR/tiny.safetensors, the weights it names (zeros, fp32: layers.0.w [4,4], lm_head [4,8],
 // norm.scale [4]). The install test (install-test.sh) checks it with the installed rp-run
 // where no rpc-compile is built (RP_ENABLE_COMPILER=OFF). Exit code 0, or 1 with the error
@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PlanTestUtil.h"
+#include "test/Unit/support/PlanTestUtil.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/PlanFile.h"
 

@@ -40,6 +40,8 @@ class CheckLayeringTest(unittest.TestCase):
                                         '#include "passes/Graph/Passes.h"\n'
                                         '#include "runtime/partition/Profile.h"\n',
             "tools/rp-run/rp-run.cpp": '#include "runtime/train/Trainer.h"\n',
+            "runtime/driver/Driver.cpp": '#include "runtime/train/Trainer.h"\n'
+                                         '#include "runtime/sim/Simulate.h"\n',
         })
         self.assertEqual(errors, [])
 
@@ -65,6 +67,15 @@ class CheckLayeringTest(unittest.TestCase):
         self.assertEqual(len(errors), 1)
         self.assertIn("runtime/backends/cpu (the runtime world) may not depend on runtime/train",
                       errors[0])
+
+    def test_trainer_including_simulator_or_driver_fails(self):
+        for include in ('#include "runtime/sim/Simulate.h"\n',
+                        '#include "runtime/driver/Driver.h"\n'):
+            with self.subTest(include=include):
+                errors = self.tree({"runtime/train/Trainer.cpp": include})
+                self.assertEqual(len(errors), 1)
+                self.assertIn("runtime/train (the runtime world) may not depend on runtime/",
+                              errors[0])
 
     def test_kernels_including_runtime_fails(self):
         errors = self.tree({"kernels/cpu/MatMul.cpp": '#include "runtime/exec/Executor.h"\n'})

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using ::rp::base::DType;
@@ -48,6 +49,14 @@ double normalisedError(const HostTensor &a, const HostTensor &b) {
     scale = std::max(scale, std::fabs(y));
   }
   return scale > 0 ? diff / scale : diff;
+}
+
+/// The initializer `param` names (its exported name) when it differs from the param's own.
+std::optional<std::string> initializerName(func::FuncOp trainStep, FlatSymbolRefAttr param) {
+  auto op = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(trainStep, param);
+  if (!op || !op.getInitializer() || *op.getInitializer() == param.getValue())
+    return std::nullopt;
+  return op.getInitializer()->str();
 }
 
 /// The argument `trainStep`'s cross-entropy (plain or fused with the LM head) reads its labels from (through ops that only move
@@ -211,13 +220,22 @@ int mlir::rp::checkAgainstReference(func::FuncOp trainStep,
 
   double lossErr = -1, loss = 0, lossRef = 0;
   std::map<std::string, double> gradErr; // by param name
+  std::set<std::string> matched;          // the sidecar's keys compared
   for (auto [i, t] : llvm::enumerate(outputs)) {
     auto param = trainStep.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of");
     std::string key = param ? "grad." + param.getValue().str() : "loss";
     const auto *view = sidecar->find(key);
+    // A param's gradient may also be keyed by its exported initializer's name: a sidecar
+    // written from the exporter's initializers names a tied embedding after the LM head
+    // (`grad.lm_head.weight`), rpc after the embedding.
+    std::optional<std::string> exported = param ? initializerName(trainStep, param) : std::nullopt;
+    if (!view && exported && (view = sidecar->find("grad." + *exported)))
+      key = "grad." + *exported;
     if (!view)
       return badInput(src + ": no reference '" + key + "'" +
+                      (exported ? " or 'grad." + *exported + "'" : "") +
                       (param ? " (a trainable param of the model)" : ""));
+    matched.insert(key);
     std::optional<HostTensor> ref = toHost(*view);
     if (!ref || ref->dtype() != DType::F32 || t.dtype() != DType::F32 ||
         ref->numElements() != t.numElements())
@@ -232,7 +250,7 @@ int mlir::rp::checkAgainstReference(func::FuncOp trainStep,
     }
   }
   for (const auto &view : sidecar->tensors())
-    if (view.name.rfind("grad.", 0) == 0 && !gradErr.count(view.name.substr(5)))
+    if (view.name.rfind("grad.", 0) == 0 && !matched.count(view.name))
       return badInput(src + ": reference gradient '" + view.name +
                       "' has no trainable param in the model");
   if (lossErr < 0)

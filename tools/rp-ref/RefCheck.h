@@ -5,7 +5,10 @@
 //
 //   input.<graph input name>   the batch (e.g. input.input_ids, input.labels; int64)
 //   loss                       float32, shape [] (or [1])
-//   grad.<param name>          float32, the gradient of every parameter (torch.autograd)
+//   grad.<param name>          float32, the gradient of every parameter (torch.autograd);
+//                              also accepted under the name of the param's ONNX initializer
+//                              (a tied embedding rpc names after the embedding, a sidecar
+//                              written from the exporter's initializers after the LM head)
 //
 // rp-ref runs the training function (@train_step from rp-autodiff with the loss seed as its
 // last argument) on that batch with the reference interpreter (f32) and compares:

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -110,9 +111,9 @@ private:
   /// gradients accumulated in fp32 in micro-batch order; `loss` receives the token-weighted
   /// loss (runtime/train/TokenWeights.h).
   int runMicroBatches(int64_t step, double &loss);
-  /// The optimizer step, exactly as runtime/exec/Executor.cpp orders it (exit 1 when the
-  /// clipping norm is not finite); `lr` receives the step's learning rate.
-  int optimizerStep(int64_t step, double &lr);
+  /// The optimizer step, exactly as runtime/exec/Executor.cpp orders it; `lr` receives the
+  /// step's learning rate, `skipped` whether a non-finite gradient skipped it.
+  int optimizerStep(int64_t step, double &lr, bool &skipped);
   /// The checkpoint of the last step, as rp-run writes it.
   int saveCheckpoint();
 
@@ -255,7 +256,9 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
   }
   if (!feed_.labels || !feed_.meanLoss) // every micro-batch weighs the same
     std::fill(trained.begin(), trained.end(), feed_.batch * feed_.seq);
-  const std::vector<float> seeds = rt::lossSeeds(trained);
+  std::vector<float> seeds = rt::lossSeeds(trained);
+  if (step + 1 == o_.injectNonFiniteStep) // testing: an overflow in this step's backward
+    std::fill(seeds.begin(), seeds.end(), std::numeric_limits<float>::infinity());
   for (int64_t mb = 0; mb < M; ++mb) {
     SmallVector<HostTensor> &args = batches[static_cast<size_t>(mb)];
     args[feed_.seed] = HostTensor(DType::F32, std::vector<int64_t>{});
@@ -280,20 +283,25 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
   return 0;
 }
 
-int ReferenceTrainer::optimizerStep(int64_t step, double &lr) {
+int ReferenceTrainer::optimizerStep(int64_t step, double &lr, bool &skipped) {
   const int64_t M = o_.microBatches;
   float gradScale = static_cast<float>(1.0 / static_cast<double>(M));
   for (auto &[name, p] : params_) // a shared param: its readers' gradients, in layer order
     for (const HostTensor &part : p.parts)
       rt::accumulateGradient(p.acc.data<float>(), part.data<float>(), part.numElements(),
                              /*first=*/false);
-  if (o_.gradClip > 0) {
+  // A non-finite gradient anywhere skips the step whole (rp-run's rule, in every dtype).
+  skipped = false;
+  for (auto &[name, p] : params_)
+    if (p.trainable && !rt::allFinite(p.acc.data<float>(), p.acc.numElements()))
+      skipped = true;
+  if (o_.gradClip > 0 && !skipped) {
     double squares = 0;
     for (auto &[name, p] : params_) // std::map: sorted by name
       if (p.trainable)
         squares += rt::sumOfSquares(p.acc.data<float>(), p.acc.numElements(), gradScale);
     ::rp::base::StatusOr<float> clipped = rt::clippedGradScale(squares, o_.gradClip, M, step + 1);
-    if (!clipped.ok()) { // a diverged run, not bad input: exit 1 as rp-run
+    if (!clipped.ok()) { // not reached: a finite gradient has a finite norm
       fail(clipped.status().message());
       return 1;
     }
@@ -306,8 +314,9 @@ int ReferenceTrainer::optimizerStep(int64_t step, double &lr) {
       continue;
     if (o_.async) // iteration step + 1 computes with W_step
       p.compute = p.master.clone();
-    rt::adamwStep(p.master.data<float>(), p.m.data<float>(), p.v.data<float>(),
-                  p.acc.data<float>(), p.master.numElements(), config, step + 1, gradScale);
+    if (!skipped)
+      rt::adamwStep(p.master.data<float>(), p.m.data<float>(), p.v.data<float>(),
+                    p.acc.data<float>(), p.master.numElements(), config, step + 1, gradScale);
     if (!o_.async)
       p.compute = p.master.clone();
   }
@@ -350,17 +359,25 @@ int ReferenceTrainer::run() {
   const int64_t M = o_.microBatches;
   for (int64_t step = 0; step < o_.steps; ++step) {
     double loss = 0, lr = 0;
+    bool skipped = false;
     if (int code = runMicroBatches(step, loss))
       return code;
-    if (int code = optimizerStep(step, lr))
+    if (!std::isfinite(loss)) { // rp-run's rule: a non-finite loss ends the run (exit 1)
+      fail("the loss of step " + std::to_string(step + 1) + " is " +
+           (std::isnan(loss) ? "nan" : "inf") + "; the run diverged (try a lower --lr)");
+      return 1;
+    }
+    if (int code = optimizerStep(step, lr, skipped))
       return code;
-    std::printf("step %lld loss %.9g\n", static_cast<long long>(step + 1), loss);
+    std::printf("step %lld loss %.9g%s\n", static_cast<long long>(step + 1), loss,
+                skipped ? " (skipped: non-finite gradients)" : "");
     if (log_) {
       rt::StepMetrics metrics;
       metrics.step = step + 1;
       metrics.loss = loss;
       metrics.lr = lr;
       metrics.tokens = M * feed_.batch * feed_.seq;
+      metrics.skipped = skipped;
       if (::rp::base::Status s = log_->write(metrics); !s.ok())
         return fail(s.message());
     }

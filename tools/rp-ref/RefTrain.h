@@ -38,10 +38,13 @@ struct RefTrainOptions {
   uint64_t seed = 0;
   std::string logPath; ///< JSON lines as rp-run writes them ("" : none).
   std::string saveDir; ///< A checkpoint as rp-run writes it ("" : none).
+  /// Testing: step K's (1-based) backward seeds are +inf, as rp-run's flag. 0: never.
+  int64_t injectNonFiniteStep = 0;
 };
 
 /// Trains `trainStep` (loss and gradient results, graph.grad_of) from the model's initial
-/// params; prints one line per step. Returns the process exit code (0, or 2 for bad input
+/// params; prints one line per step. A step with a non-finite gradient (after the shared
+/// params' sums) is skipped as rp-run skips it: no AdamW, the weights unchanged ("skipped"). Returns the process exit code (0, or 2 for bad input
 /// with a message on stderr).
 int runReferenceTraining(func::FuncOp trainStep, const onnx::InitializerTable &initializers,
                          const RefTrainOptions &options);

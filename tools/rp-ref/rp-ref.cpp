@@ -135,6 +135,10 @@ void addTrainFlags(CLI::App &app, RefFlags &f) {
   app.add_option("--seed", ref.seed, "--train: data sampling seed");
   app.add_option("--log", ref.logPath, "--train: metrics as JSON lines");
   app.add_option("--save", ref.saveDir, "--train: write a checkpoint to DIR at the end");
+  app.add_option("--inject-nonfinite-step", ref.injectNonFiniteStep,
+                 "--train, testing: step K's backward seeds are +inf (the step is skipped, as "
+                 "rp-run's flag)")
+      ->check(CLI::PositiveNumber);
 }
 
 /// The modes' required and exclusive flags: 0, or the exit code after the message.

@@ -7,6 +7,7 @@
 #include "kernels/cpu/AttentionGrad.h"
 #include "kernels/cpu/Cast.h"
 #include "kernels/cpu/CrossEntropy.h"
+#include "kernels/cpu/CumSum.h"
 #include "kernels/cpu/LinearCrossEntropy.h"
 #include "kernels/cpu/Elementwise.h"
 #include "kernels/cpu/Fused.h"
@@ -21,6 +22,7 @@
 #include "kernels/cpu/TopK.h"
 #include "kernels/cpu/ExpertRouting.h"
 #include "kernels/cpu/GroupedMatMul.h"
+#include "kernels/cpu/Quantize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -41,6 +43,8 @@ DType storageDType(Type type, EvalPrecision precision) {
     return DType::I64;
   if (type.isInteger(32))
     return DType::I32;
+  if (type.isUnsignedInteger(8))
+    return DType::U8; // quantized storage (graph.dequantize)
   return DType::I1;
 }
 
@@ -93,6 +97,8 @@ std::optional<cpu::UnaryKind> unaryKind(Operation *op) {
       .Case<SigmoidOp>([](auto) { return cpu::UnaryKind::Sigmoid; })
       .Case<ErfOp>([](auto) { return cpu::UnaryKind::Erf; })
       .Case<SiluOp>([](auto) { return cpu::UnaryKind::Silu; })
+      .Case<SoftplusOp>([](auto) { return cpu::UnaryKind::Softplus; })
+      .Case<FloorOp>([](auto) { return cpu::UnaryKind::Floor; })
       .Case<NegOp>([](auto) { return cpu::UnaryKind::Neg; })
       .Case<ReluOp>([](auto) { return cpu::UnaryKind::Relu; })
       .Case<LogicalNotOp>([](auto) { return cpu::UnaryKind::LogicalNot; })
@@ -110,6 +116,9 @@ std::optional<cpu::BinaryKind> binaryKind(Operation *op) {
       .Case<MulOp>([](auto) { return cpu::BinaryKind::Mul; })
       .Case<DivOp>([](auto) { return cpu::BinaryKind::Div; })
       .Case<PowOp>([](auto) { return cpu::BinaryKind::Pow; })
+      .Case<ModOp>([](ModOp m) {
+        return m.getFmod() ? cpu::BinaryKind::Fmod : cpu::BinaryKind::Mod;
+      })
       .Case<LogicalAndOp>([](auto) { return cpu::BinaryKind::And; })
       .Case<LogicalOrOp>([](auto) { return cpu::BinaryKind::Or; })
       .Case<CompareOp>([](CompareOp c) {
@@ -231,6 +240,9 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::softmax(operand(0), s.getAxisAttr().getInt(), /*log=*/false, out[0]);
   } else if (auto s = dyn_cast<LogSoftmaxOp>(op)) {
     status = cpu::softmax(operand(0), s.getAxisAttr().getInt(), /*log=*/true, out[0]);
+  } else if (auto c = dyn_cast<CumSumOp>(op)) {
+    status = cpu::cumsum(operand(0), c.getAxisAttr().getInt(), c.getExclusive(), c.getReverse(),
+                         out[0]);
   } else if (auto n = dyn_cast<LayerNormOp>(op)) {
     status = cpu::layerNorm(operand(0), operand(1), n.getBias() ? in[2] : nullptr,
                             n.getAxisAttr().getInt(), n.getEpsilon().convertToDouble(), out[0]);
@@ -290,6 +302,9 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::gather(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
   } else if (auto g = dyn_cast<GatherElementsOp>(op)) {
     status = cpu::gatherElements(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
+  } else if (auto dq = dyn_cast<DequantizeOp>(op)) {
+    status = cpu::dequantize(operand(0), static_cast<::rp::kernels::QuantFormat>(dq.getFormat()),
+                             dq.getAxis().value_or(0), out[0]);
   } else if (auto t = dyn_cast<TopKOp>(op)) {
     status = cpu::topK(operand(0), t.getK(), t.getAxisAttr().getInt(), !t.getSmallest(), out[0]);
   } else if (isa<MoeSortOp>(op)) {
@@ -306,6 +321,11 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::scatterAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
   } else if (auto sc = dyn_cast<ScatterElementsAddOp>(op)) {
     status = cpu::scatterElementsAdd(operand(0), operand(1), sc.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<ScatterOp>(op)) {
+    status = cpu::scatter(operand(0), operand(1), operand(2), sc.getAxisAttr().getInt(), out[0]);
+  } else if (auto sc = dyn_cast<ScatterElementsOp>(op)) {
+    status = cpu::scatterElements(operand(0), operand(1), operand(2), sc.getAxisAttr().getInt(),
+                                  out[0]);
   } else if (auto sc = dyn_cast<SliceScatterOp>(op)) {
     status = cpu::sliceScatter(operand(0), vec(sc.getAxes()), vec(sc.getStarts()),
                                vec(sc.getEnds()), vec(sc.getSteps()), out[0]);

@@ -89,6 +89,19 @@ LogicalResult SiluOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<
   });
 }
 
+// d softplus(x) = sigmoid(x)
+LogicalResult SoftplusOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<Value> &out) {
+  return unaryVJP(*this, b, g, out, [](VJPBuilder &v, Value g, Value x, Value) {
+    return v.mul(g, SigmoidOp::create(v.b, v.loc, x));
+  });
+}
+
+// d floor(x) = 0 where it exists: no cotangent (PyTorch's is zeros).
+LogicalResult FloorOp::buildVJP(OpBuilder &, ArrayRef<Value>, SmallVectorImpl<Value> &out) {
+  out.push_back(Value());
+  return success();
+}
+
 // d (-x) = -1
 LogicalResult NegOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<Value> &out) {
   return unaryVJP(*this, b, g, out, [](VJPBuilder &v, Value g, Value, Value) { return v.neg(g); });
@@ -182,6 +195,16 @@ LogicalResult PowOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<V
       [&](VJPBuilder &v, Value g) {
         return v.mul(v.mul(g, y), LogOp::create(v.b, v.loc, lhs));
       });
+}
+
+// lhs mod rhs = lhs - q rhs with q = floor(lhs / rhs) (trunc with fmod), piecewise constant:
+// d/dlhs = 1; d/drhs = -q = -(lhs - y) / rhs.
+LogicalResult ModOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<Value> &out) {
+  Value lhs = getLhs(), rhs = getRhs(), y = getResult();
+  return binaryVJP(*this, b, g, out, [](VJPBuilder &, Value g) { return g; },
+                   [&](VJPBuilder &v, Value g) {
+                     return v.neg(v.div(v.mul(g, v.sub(lhs, y)), rhs));
+                   });
 }
 
 LogicalResult WhereOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,

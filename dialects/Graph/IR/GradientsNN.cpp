@@ -120,6 +120,19 @@ LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
+// y_i = sum of x_j over j <= i (j < i: exclusive): dx_j = sum of g_i over i >= j (i > j), the
+// cumulative sum in the other direction with the same exclusiveness.
+LogicalResult CumSumOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
+                                 SmallVectorImpl<Value> &out) {
+  if (!grads[0] || !VJPBuilder::isFloat(getInput())) {
+    out.push_back(Value());
+    return success();
+  }
+  out.push_back(CumSumOp::create(b, getLoc(), grads[0], getAxis(), getExclusive(),
+                                 !getReverse()));
+  return success();
+}
+
 // y = log_softmax(x): dx = g - exp(y) * sum(g)
 LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                      SmallVectorImpl<Value> &out) {

@@ -66,6 +66,13 @@ OpFoldResult NegOp::fold(FoldAdaptor) {
   return {};
 }
 
+// floor is idempotent.
+OpFoldResult FloorOp::fold(FoldAdaptor) {
+  if (getInput().getDefiningOp<FloorOp>())
+    return getInput();
+  return {};
+}
+
 OpFoldResult LogicalNotOp::fold(FoldAdaptor) {
   if (auto inner = getInput().getDefiningOp<LogicalNotOp>())
     return inner.getInput();
@@ -98,6 +105,14 @@ static OpFoldResult foldTrivialReduce(OpTy op) {
 OpFoldResult ReduceSumOp::fold(FoldAdaptor) { return foldTrivialReduce(*this); }
 OpFoldResult ReduceMeanOp::fold(FoldAdaptor) { return foldTrivialReduce(*this); }
 OpFoldResult ReduceMaxOp::fold(FoldAdaptor) { return foldTrivialReduce(*this); }
+
+// An inclusive cumulative sum over a dimension of size 1 is its input.
+OpFoldResult CumSumOp::fold(FoldAdaptor) {
+  int64_t axis = getAxisAttr().getInt();
+  if (!getExclusive() && axis < getType().getRank() && getType().getDimSize(axis) == 1)
+    return getInput();
+  return {};
+}
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   // reshape(reshape(x)) -> reshape(x): only element order matters, and it is row-major.

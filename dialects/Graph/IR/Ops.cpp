@@ -74,6 +74,42 @@ LogicalResult ParamOp::verify() {
            << getType();
   if (getInitializer() && getInitializer()->empty())
     return emitOpError("expected a non-empty initializer name");
+  const bool quantized = getQuant().has_value();
+  if (!quantized) {
+    if (getStoredType() || getQuantAxis())
+      return emitOpError("expected 'stored_type' and 'quant_axis' only with 'quant'");
+    if (getTensorType().getElementType().isUnsignedInteger(8))
+      return emitOpError("expected 'quant' on a param of quantized storage ") << getType();
+    return success();
+  }
+  if (!getStoredType())
+    return emitOpError("expected 'stored_type' with 'quant'");
+  const int64_t axis = getQuantAxis().value_or(0);
+  llvm::Expected<int64_t> bytes = quantizedBytes(static_cast<int>(*getQuant()),
+                                                 getStoredTensorType().getShape(), axis);
+  if (!bytes)
+    return emitOpError(llvm::toString(bytes.takeError()));
+  auto expected = RankedTensorType::get({*bytes}, IntegerType::get(getContext(), 8, IntegerType::Unsigned));
+  if (getType() != expected)
+    return emitOpError("expected type ") << expected << " (" << stringifyQuantFormat(*getQuant())
+                                         << " of " << getStoredTensorType() << "), got " << getType();
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  const bool needsAxis = getFormat() == QuantFormat::int8 || getFormat() == QuantFormat::fp8;
+  if (needsAxis != getAxis().has_value())
+    return emitOpError(needsAxis ? "expected 'axis' (the input axis) with int8 and fp8"
+                                 : "expected no 'axis' with nf4");
+  llvm::Expected<int64_t> bytes =
+      quantizedBytes(static_cast<int>(getFormat()), result.getShape(), getAxis().value_or(0));
+  if (!bytes)
+    return emitOpError(llvm::toString(bytes.takeError()));
+  const int64_t have = cast<RankedTensorType>(getInput().getType()).getDimSize(0);
+  if (have != *bytes)
+    return emitOpError("expected ") << *bytes << " bytes of " << stringifyQuantFormat(getFormat())
+                                    << " storage for " << result << ", got " << have;
   return success();
 }
 
@@ -104,6 +140,7 @@ RP_BROADCAST_BINARY(SubOp, Type())
 RP_BROADCAST_BINARY(MulOp, Type())
 RP_BROADCAST_BINARY(DivOp, Type())
 RP_BROADCAST_BINARY(PowOp, Type())
+RP_BROADCAST_BINARY(ModOp, Type())
 RP_BROADCAST_BINARY(LogicalAndOp, Type())
 RP_BROADCAST_BINARY(LogicalOrOp, Type())
 RP_BROADCAST_BINARY(CompareOp, IntegerType::get(ctx, 1))
@@ -162,17 +199,18 @@ RP_REDUCE(ReduceMeanOp)
 RP_REDUCE(ReduceMaxOp)
 #undef RP_REDUCE
 
-/// Softmax and log-softmax: the axis is within the rank.
+/// Softmax, log-softmax and cumsum: the axis is within the rank.
 template <typename OpTy>
-static LogicalResult verifySoftmaxAxis(OpTy op) {
+static LogicalResult verifyAxisInRank(OpTy op) {
   int64_t rank = op.getType().getRank();
   int64_t axis = op.getAxisAttr().getInt();
   if (axis >= rank)
     return op.emitOpError("expected axis in [0, ") << rank << "), got " << axis;
   return success();
 }
-LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
-LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+LogicalResult SoftmaxOp::verify() { return verifyAxisInRank(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyAxisInRank(*this); }
+LogicalResult CumSumOp::verify() { return verifyAxisInRank(*this); }
 
 /// Layer norm and RMS norm: parameter shapes, element types, result type, epsilon.
 template <typename OpTy>
@@ -351,16 +389,30 @@ LogicalResult ScatterAddOp::verify() {
                                    getAxisAttr().getInt()));
 }
 
-LogicalResult ScatterElementsAddOp::verify() {
-  if (getIndices().getType().getShape() != getUpdates().getType().getShape())
-    return emitOpError("expected indices of the updates' shape ")
-           << formatShape(getUpdates().getType().getShape()) << ", got "
-           << formatShape(getIndices().getType().getShape());
-  return verifyScatter(*this, getUpdates(),
-                       gatherElementsShape(getType().getShape(),
-                                           getIndices().getType().getShape(),
-                                           getAxisAttr().getInt()));
+/// scatter_elements(_add): indices of the updates' shape, which gather_elements of the result
+/// by them would produce.
+template <typename OpTy>
+static LogicalResult verifyScatterElements(OpTy op) {
+  ArrayRef<int64_t> updates = op.getUpdates().getType().getShape();
+  if (op.getIndices().getType().getShape() != updates)
+    return op.emitOpError("expected indices of the updates' shape ")
+           << formatShape(updates) << ", got "
+           << formatShape(op.getIndices().getType().getShape());
+  return verifyScatter(op, op.getUpdates(),
+                       gatherElementsShape(op.getType().getShape(),
+                                           op.getIndices().getType().getShape(),
+                                           op.getAxisAttr().getInt()));
 }
+
+LogicalResult ScatterElementsAddOp::verify() { return verifyScatterElements(*this); }
+
+LogicalResult ScatterOp::verify() {
+  return verifyScatter(*this, getUpdates(),
+                       gatherShape(getType().getShape(), getIndices().getType().getShape(),
+                                   getAxisAttr().getInt()));
+}
+
+LogicalResult ScatterElementsOp::verify() { return verifyScatterElements(*this); }
 
 LogicalResult SliceScatterOp::verify() {
   return verifyScatter(*this, getUpdate(),

@@ -39,10 +39,23 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     `kaiming_uniform` (PyTorch's `kaiming_uniform_(w, a=sqrt(5))` as PEFT initialises LoRA A:
     uniform in `[-1/sqrt(fan_in), 1/sqrt(fan_in)]` with `fan_in = type.shape[0]`, drawn from a
     generator seeded by the param's name).
+
+    A frozen weight held quantized (rp-quantize-base-weights) has `quant` (the format: 0 nf4, 1 nf4_fp32_absmax, 2 int8, 3 fp8),
+    `stored_type` (the float tensor the weights file holds; rp-run quantizes it as it loads
+    it) and, for int8 and fp8, `quant_axis` (the input axis); its `type` is the storage,
+    `ui8` of the format's byte count for `stored_type`'s shape (kernels/Quantization.h), which
+    `graph.dequantize` reads:
+
+    ```mlir
+    graph.param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8> {quant = 0 : i32, stored_type = tensor<384x128xf32>}
+    ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_Tensor>:$type,
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_ParamTensor>:$type,
                        UnitAttr:$trainable, OptionalAttr<StrAttr>:$initializer,
-                       OptionalAttr<Graph_ParamInitAttr>:$init);
+                       OptionalAttr<Graph_ParamInitAttr>:$init,
+                       OptionalAttr<Graph_QuantFormatAttr>:$quant,
+                       OptionalAttr<TypeAttrOf<Graph_FloatTensor>>:$stored_type,
+                       OptionalAttr<I64Attr>:$quant_axis);
   let assemblyFormat = [{
     $sym_name (`trainable` $trainable^)? `:` $type (`initializer` $initializer^)?
     (`init` $init^)? attr-dict
@@ -50,6 +63,12 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+    /// The type the weights file holds: `stored_type` for a quantized param, else `type`.
+    ::mlir::RankedTensorType getStoredTensorType() {
+      if (auto stored = getStoredType())
+        return ::llvm::cast<::mlir::RankedTensorType>(*stored);
+      return getTensorType();
     }
   }];
   let hasVerifier = 1;
@@ -67,8 +86,33 @@ def Graph_LoadParamOp : Graph_Op<"load_param", [Pure,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param);
-  let results = (outs Graph_Tensor:$result);
+  let results = (outs Graph_ParamTensor:$result);
   let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def Graph_DequantizeOp : Graph_Op<"dequantize", [Pure]> {
+  let summary = "a quantized frozen weight as a float tensor (the GEMM's operand)";
+  let description = [{
+    Reads the storage of a weight held quantized in `format` (kernels/Quantization.h: `nf4`,
+    bitsandbytes' 4-bit NormalFloat with double-quantized absmax, QLoRA §3;
+    `nf4_fp32_absmax`; `int8` and `fp8` with one scale per output channel, whose input axis
+    is `axis`) and yields the weight in the result's float dtype: each value computed in f32
+    and rounded once (kernels/cpu/Quantize.h). Shape rule: the input's length is the format's
+    byte count for the result's shape (nf4: the last dimension a multiple of 64). Only a
+    frozen weight is quantized, so no gradient flows through it: the VJP of the GEMM that
+    reads the result (dX = dY W^T) uses the dequantized W, re-emitted in the backward function
+    like any value of params alone.
+
+    ```mlir
+    %q = graph.load_param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8>
+    %w = graph.dequantize nf4 %q : (tensor<25360xui8>) -> tensor<384x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_QuantStorageTensor:$input, Graph_QuantFormatAttr:$format,
+                       OptionalAttr<Graph_AxisAttr>:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$format $input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
@@ -118,6 +162,29 @@ def Graph_TanhOp : Graph_UnaryFloatOp<"tanh", "y = tanh(x)">;
 def Graph_SigmoidOp : Graph_UnaryFloatOp<"sigmoid", "y = 1 / (1 + exp(-x))">;
 def Graph_ErfOp : Graph_UnaryFloatOp<"erf", "y = erf(x)">;
 def Graph_SiluOp : Graph_UnaryFloatOp<"silu", "y = x * sigmoid(x)">;
+def Graph_SoftplusOp : Graph_UnaryFloatOp<"softplus", "y = log(1 + exp(x))"> {
+  let description = [{
+    `y = log(1 + exp(x))` elementwise (ONNX Softplus; `torch.nn.functional.softplus` with
+    `beta = 1`), computed as `max(x, 0) + log1p(exp(-|x|))`, which neither overflows for large
+    `x` nor loses the small values of very negative `x`. VJP: `g * sigmoid(x)`.
+
+    ```mlir
+    %y = graph.softplus %x : tensor<2x8xf32>
+    ```
+  }];
+}
+def Graph_FloorOp : Graph_UnaryFloatOp<"floor", "y = floor(x)"> {
+  let description = [{
+    Rounds every element down to an integer value (ONNX Floor: float only; `torch.floor`); NaN
+    and infinities stay. Its derivative is zero wherever it exists, so the VJP gives its
+    operand no cotangent (PyTorch's is zeros). `floor(floor(x))` folds to `floor(x)`.
+
+    ```mlir
+    %chunk = graph.floor %t : tensor<8xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
 
 def Graph_NegOp : Graph_UnaryOp<"neg", Graph_NumericTensor, [DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "elementwise negation";
@@ -199,6 +266,28 @@ def Graph_SubOp : Graph_ArithOp<"sub", "lhs - rhs", "`x - 0` folds to `x` when n
 def Graph_MulOp : Graph_ArithOp<"mul", "lhs * rhs", "`x * 1` folds to `x` when no broadcast grows `x`.", [Commutative]>;
 def Graph_DivOp : Graph_ArithOp<"div", "lhs / rhs", "`x / 1` folds to `x` when no broadcast grows `x`; integer division truncates toward zero.">;
 def Graph_PowOp : Graph_ArithOp<"pow", "lhs ^ rhs", "`x ^ 1` folds to `x` when no broadcast grows `x`.">;
+
+def Graph_ModOp : Graph_Op<"mod", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "elementwise remainder with broadcasting (ONNX Mod)";
+  let description = [{
+    The remainder of `lhs / rhs` elementwise, on integer or floating-point operands of one
+    element type and broadcast-compatible shapes (numpy rules). Without `fmod` the remainder
+    has the sign of `rhs`, `lhs - floor(lhs / rhs) * rhs` (ONNX Mod with `fmod = 0`, Python's
+    `%`, `torch.remainder`); with `fmod` it has the sign of `lhs`, `lhs - trunc(lhs / rhs) *
+    rhs` (C's `fmod`, `torch.fmod`). Integer remainders are exact (a zero divisor is an error);
+    float ones are `fmod`, plus `rhs` when the signs differ without `fmod` (numpy's `mod`).
+    VJP (floats): `d lhs = g`, `d rhs = -g * (lhs - result) / rhs`, the floored (or truncated)
+    quotient as in PyTorch; integer operands get none.
+
+    ```mlir
+    %in_chunk = graph.mod %pos, %chunk : (tensor<8xi64>, tensor<i64>) -> tensor<8xi64>
+    %r = graph.mod %x, %y {fmod} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs, UnitAttr:$fmod);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
 
 class Graph_LogicalBinaryOp<string mnemonic, string formula>
     : Graph_BroadcastBinaryOp<mnemonic, Graph_BoolTensor, Graph_BoolTensor, [Commutative]> {
@@ -333,6 +422,30 @@ class Graph_SoftmaxBase<string mnemonic, string formula>
 }
 def Graph_SoftmaxOp : Graph_SoftmaxBase<"softmax", "y = exp(x - max(x)) / sum(exp(x - max(x)))">;
 def Graph_LogSoftmaxOp : Graph_SoftmaxBase<"log_softmax", "y = x - max(x) - log(sum(exp(x - max(x))))">;
+
+def Graph_CumSumOp : Graph_Op<"cumsum", [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "cumulative sum along one axis (ONNX CumSum)";
+  let description = [{
+    `result[..., i, ...]` (position `i` along `axis`) is the sum of `input[..., j, ...]` over
+    `j <= i`; with `exclusive` over `j < i` (the first is 0); with `reverse` the sums run from
+    the end (`j >= i`, or `j > i` with `exclusive`), as ONNX CumSum's attributes. Floating-point
+    or integer. Each sum runs in position order from the start of its run, f32 in double and
+    rounded once per element (as `reduce_sum`); integers wrap. VJP: the cumulative sum of the
+    cotangent in the other direction, `cumsum(g)` with `reverse` flipped. A cumulative sum
+    over an axis of size 1 without `exclusive` folds to its input.
+
+    ```mlir
+    %pos = graph.cumsum %mask {axis = 1 : i64} : tensor<2x8xi64>
+    %s = graph.cumsum %x {axis = 0 : i64, exclusive, reverse} : tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_NumericTensor:$input, Graph_AxisAttr:$axis, UnitAttr:$exclusive,
+                       UnitAttr:$reverse);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
 
 def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "layer normalisation over the trailing dimensions";
@@ -558,10 +671,10 @@ def Graph_TopKOp : Graph_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Scatters (the VJPs of gathers and slices)
+// Scatters (the VJPs of gathers and slices, and ONNX's scatters)
 //===----------------------------------------------------------------------===//
 
-def Graph_ScatterAddOp : Graph_Op<"scatter_add", [Pure]> {
+def Graph_ScatterAddOp : Graph_Op<"scatter_add", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "adds slices into zeros at gathered positions (the VJP of gather)";
   let description = [{
     The transpose of `graph.gather` along `axis`: starts from zeros of the result type and, for
@@ -569,7 +682,9 @@ def Graph_ScatterAddOp : Graph_Op<"scatter_add", [Pure]> {
     `result[i..., indices[j...], k...]`; repeated indices accumulate. `updates` has the shape
     `graph.gather` would produce from a tensor of the result type. Indices lie in `[-s, s)` with
     `s = result.shape[axis]`. The accumulation order is fixed (row-major over `updates`), so the
-    result is deterministic. The embedding gradient is a `scatter_add` on axis 0.
+    result is deterministic. The embedding gradient is a `scatter_add` on axis 0; ONNX
+    ScatterND with reduction `add` is one too (the importer adds the data). VJP: `d updates =
+    graph.gather(d result, indices, axis)`; the indices get none.
 
     ```mlir
     %dtable = graph.scatter_add %dh, %ids {axis = 0 : i64} : (tensor<2x8x64xf32>, tensor<2x8xi64>) -> tensor<256x64xf32>
@@ -599,6 +714,57 @@ def Graph_ScatterElementsAddOp : Graph_Op<"scatter_elements_add", [Pure, Declare
   let arguments = (ins Graph_FloatTensor:$updates, Graph_IndexTensor:$indices, Graph_AxisAttr:$axis);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$updates `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_ScatterOp : Graph_Op<"scatter", [Pure, AllTypesMatch<["data", "result"]>, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "writes slices into a tensor at gathered positions (ONNX ScatterND)";
+  let description = [{
+    The overwriting counterpart of `graph.gather` along `axis`: the result is `data` except
+    `result[i..., indices[j...], k...] = updates[i..., j..., k...]` for every index position
+    `j...`; `updates` has the shape `graph.gather(data, indices, axis)` has, and `data`'s
+    element type (any). Indices lie in `[-s, s)` with `s = data.shape[axis]`; a negative index
+    counts from the end. When indices repeat, the update of the last position (row-major in
+    `indices`) wins (ONNX leaves the order undefined). The importer writes ONNX ScatterND
+    without a reduction (in-place slice assignment, `k[..., :r] = k_rot`) as a scatter on axis
+    0 of the data viewed as `[d0 * ... * d(k-1), ...]`, one row per index tuple. VJP: `d data
+    = graph.scatter(g, indices, zeros, axis)` (an overwritten element passes no gradient to
+    `data`), `d updates = graph.gather(g, indices, axis)` (every update, repeated or not, gets
+    the cotangent at its target, as in PyTorch); the indices get none.
+
+    ```mlir
+    %k = graph.scatter %k0, %rows, %k_rot {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_Tensor:$updates,
+                       Graph_AxisAttr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_ScatterElementsOp : Graph_Op<"scatter_elements", [Pure, AllTypesMatch<["data", "result"]>, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
+  let summary = "writes elements into a tensor at gathered positions (ONNX ScatterElements)";
+  let description = [{
+    The overwriting counterpart of `graph.gather_elements` along `axis` (ONNX ScatterElements
+    without a reduction; `torch.Tensor.scatter`): the result is `data` except that the element
+    `indices[p]` selects along `axis` (for `axis = 1`: `result[i][indices[i][j]]`) receives
+    `updates[p]`, for every position `p` of `updates`. `indices` and `updates` have the same
+    shape, of `data`'s rank, each dimension but `axis` at most `data`'s; `updates` has `data`'s
+    element type (any). Indices lie in `[-s, s)`. A router that scatters its top-k weights
+    into a dense `[tokens, experts]` mask is one. When two positions of a line along `axis`
+    select the same element, the later one wins. VJP: `d data = graph.scatter_elements(g,
+    indices, zeros)`, `d updates = graph.gather_elements(g, indices, axis)` (as PyTorch); the
+    indices get none.
+
+    ```mlir
+    %dense = graph.scatter_elements %zeros, %top, %weights {axis = 1 : i64} : (tensor<32x8xf32>, tensor<32x2xi64>, tensor<32x2xf32>) -> tensor<32x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_Tensor:$updates,
+                       Graph_AxisAttr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -55,6 +55,16 @@ StatusOr<Body> axisPairBody(const Decoder &d) {
   });
 }
 
+/// A kernel taking (operands 0, 1, 2, axis, result 0): the overwriting scatters.
+template <Status (*Kernel)(const HostTensor &, const HostTensor &, const HostTensor &, int64_t,
+                           HostTensor &)>
+StatusOr<Body> axisTripleBody(const Decoder &d) {
+  int64_t axis = d.i64("axis");
+  return Body([axis](const Operands &in, const Results &out) {
+    return Kernel(*in[0], *in[1], *in[2], axis, *out[0]);
+  });
+}
+
 // Elementwise (Evaluator: unaryKind, binaryKind), where, cast.
 void addElementwise(Table &t) {
   auto unary = [](cpu::UnaryKind kind) -> CpuBuilder {
@@ -73,6 +83,13 @@ void addElementwise(Table &t) {
   };
   decode::addElementwiseIds(t, unary, binary);
   t.push_back({"where", inOrder(cpu::where)});
+  t.push_back({"dequantize", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(kernels::QuantFormat format, decode::quantFormat(d));
+                 const int64_t axis = d.i64Or("axis", 0);
+                 return Body([format, axis](const Operands &in, const Results &out) {
+                   return cpu::dequantize(*in[0], format, axis, *out[0]);
+                 });
+               }});
   t.push_back({"cast", inOrder(cpu::cast)});
 }
 
@@ -102,6 +119,13 @@ void addRowOps(Table &t) {
                      return cpu::softmax(*in[0], axis, log, *out[0]);
                    });
                  }});
+  t.push_back({"cumsum", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t axis = d.i64("axis");
+                 bool exclusive = d.flag("exclusive"), reverse = d.flag("reverse");
+                 return Body([=](const Operands &in, const Results &out) {
+                   return cpu::cumsum(*in[0], axis, exclusive, reverse, *out[0]);
+                 });
+               }});
   t.push_back({"layer_norm", [](const Decoder &d) -> StatusOr<Body> {
                  int64_t axis = d.i64("axis");
                  double epsilon = d.f64("epsilon");
@@ -184,12 +208,14 @@ void addShapeOps(Table &t) {
                }});
 }
 
-// Gathers and the scatters (their VJPs, and slice's).
+// Gathers and the scatters (their VJPs, slice's, and the overwriting ones).
 void addGathers(Table &t) {
   t.push_back({"gather", axisPairBody<cpu::gather>});
   t.push_back({"gather_elements", axisPairBody<cpu::gatherElements>});
   t.push_back({"scatter_add", axisPairBody<cpu::scatterAdd>});
   t.push_back({"scatter_elements_add", axisPairBody<cpu::scatterElementsAdd>});
+  t.push_back({"scatter", axisTripleBody<cpu::scatter>});
+  t.push_back({"scatter_elements", axisTripleBody<cpu::scatterElements>});
   t.push_back({"top_k", [](const Decoder &d) -> StatusOr<Body> {
                  int64_t k = d.i64("k"), axis = d.i64("axis");
                  bool smallest = d.flag("smallest");

@@ -2,14 +2,18 @@
 
 #include "runtime/backends/cuda/CudaBackend.h"
 
+#include "base/SystemMemory.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Gemm.h"
+#include "kernels/cuda/GradientNorm.h"
 #include "base/FormatBytes.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
 
 #include <algorithm>
+#include <sys/resource.h>
 #include <cstdio>
 
 namespace rp::runtime {
@@ -102,6 +106,10 @@ CudaBackend::~CudaBackend() {
       cudaFree(w.arena);
     if (w.scratch)
       cudaFree(w.scratch);
+    if (w.nonFiniteFlag)
+      cudaFree(w.nonFiniteFlag);
+    if (w.squaresLanes)
+      cudaFree(w.squaresLanes);
   }
   if (registered_)
     cudaHostUnregister(registered_);
@@ -136,6 +144,16 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
   const pb::DeviceArena &a = plan.device_arena();
   workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
   const int64_t arenaBytes = static_cast<int64_t>(deviceArenaBytes(plan));
+  // The most lane sums one gradient download makes (a stage's accumulated params).
+  int64_t lanes = 0;
+  for (const pb::Stage &st : plan.stages()) {
+    int64_t stageLanes = 0;
+    for (const pb::Step &step : st.body())
+      if (step.has_accumulate())
+        stageLanes += kernels::cuda::squaresLaneCount(static_cast<int64_t>(
+            elementCount(plan.params(step.accumulate().param()).type())));
+    lanes = std::max(lanes, stageLanes);
+  }
 
   int lowest = 0, highest = 0; // numerically: greatest = lowest priority
   for (int w = 0; w < numWorkers_; ++w) {
@@ -174,6 +192,16 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
       k.scratch = static_cast<uint8_t *>(p);
     }
     k.scratchBytes = scratch;
+    RP_RETURN_IF_ERROR(cudaStatus(cudaMalloc(&p, sizeof(uint32_t)),
+                                  who + ": cudaMalloc (the gradient check's flag)"));
+    k.nonFiniteFlag = static_cast<uint32_t *>(p);
+    if (lanes > 0) {
+      RP_RETURN_IF_ERROR(
+          cudaStatus(cudaMalloc(&p, static_cast<size_t>(lanes) * sizeof(double)),
+                     who + ": cudaMalloc (the gradient norm's lane sums)"));
+      k.squaresLanes = static_cast<double *>(p);
+      k.hostLanes.resize(static_cast<size_t>(lanes));
+    }
     for (const pb::Constant &c : plan.constants())
       if (!c.data().empty())
         RP_RETURN_IF_ERROR(
@@ -258,10 +286,19 @@ Status CudaBackend::registerHostMemory(void *base, int64_t bytes) {
     return okStatus();
   const cudaError_t e =
       cudaHostRegister(base, static_cast<size_t>(bytes), cudaHostRegisterPortable);
-  if (e != cudaSuccess)
-    return resourceExhausted("cannot page-lock the host arena (" + formatBytes(bytes) +
-                             ") with cudaHostRegister: " + cudaErrorText(e) +
-                             " (check `ulimit -l`)");
+  if (e != cudaSuccess) {
+    struct rlimit limit {};
+    const bool known = ::getrlimit(RLIMIT_MEMLOCK, &limit) == 0;
+    const std::string lockLimit =
+        !known ? "unknown"
+        : limit.rlim_cur == RLIM_INFINITY ? "unlimited"
+                                          : formatBytes(static_cast<uint64_t>(limit.rlim_cur));
+    return resourceExhausted(
+        "cannot page-lock the host arena with cudaHostRegister: it needs " + formatBytes(bytes) +
+        "; this machine has " + formatBytes(physicalMemoryBytes()) +
+        " of memory and a locked-memory limit (ulimit -l) of " + lockLimit + ": " +
+        cudaErrorText(e) + " (raise the limit, or free memory)");
+  }
   registered_ = base;
   return okStatus();
 }
@@ -300,8 +337,12 @@ Status CudaBackend::submitTask(int index, QueueThreads::Task &task) {
     if (end)
       cudaEventDestroy(end);
   }
-  if (!status.ok() && !task.label.empty())
-    status = Status(status.code(), task.label + ": " + status.message());
+  if (!status.ok()) // name the worker and what it ran ("<stage> s<step> mb<m> <what>")
+    status = Status(status.code(),
+                    "CUDA worker " + std::to_string(index / kNumQueues) + " (GPU " +
+                        std::to_string(gpu) + ")" +
+                        (task.label.empty() ? std::string() : ", " + task.label) + ": " +
+                        status.message());
   return status;
 }
 
@@ -326,6 +367,57 @@ void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, in
         return cudaStatus(cudaMemcpyAsync(dst, workers_[static_cast<size_t>(device)].arena + src,
                                           static_cast<size_t>(bytes), cudaMemcpyDeviceToHost,
                                           stream),
+                          "cudaMemcpyAsync device to host");
+      },
+      std::move(label), bytes);
+}
+
+void CudaBackend::downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
+                                    std::vector<GradientRange> ranges, GradientCheck *check,
+                                    std::string label) {
+  enqueue(
+      device, Queue::Download,
+      [this, device, src, dst, bytes, ranges = std::move(ranges), check](cudaStream_t stream) {
+        Worker &k = workers_[static_cast<size_t>(device)];
+        const uint8_t *from = k.arena + src;
+        const float scale = check->squaresScale;
+        check->squares.clear();
+        // The flag and the norm's lane sums first: the copies into pageable memory return
+        // once the kernels have run (they are short); the bulk copy then runs asynchronously.
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemsetAsync(k.nonFiniteFlag, 0, sizeof(uint32_t), stream),
+                                      "cudaMemsetAsync (gradient check)"));
+        int64_t lanes = 0;
+        for (const GradientRange &r : ranges) {
+          const float *x = reinterpret_cast<const float *>(from + r.offset);
+          RP_RETURN_IF_ERROR(cudaStatus(
+              kernels::cuda::launchFlagNonFinite(x, r.elements, k.nonFiniteFlag, stream),
+              "gradient check"));
+          if (scale > 0) {
+            RP_RETURN_IF_ERROR(cudaStatus(kernels::cuda::launchSquaresLanes(
+                                              x, r.elements, scale, k.squaresLanes + lanes, stream),
+                                          "gradient norm"));
+            lanes += kernels::cuda::squaresLaneCount(r.elements);
+          }
+        }
+        if (lanes > 0)
+          RP_RETURN_IF_ERROR(cudaStatus(
+              cudaMemcpyAsync(k.hostLanes.data(), k.squaresLanes,
+                              static_cast<size_t>(lanes) * sizeof(double), cudaMemcpyDeviceToHost,
+                              stream),
+              "cudaMemcpyAsync (gradient norm lane sums)"));
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(&check->nonFinite, k.nonFiniteFlag,
+                                                      sizeof(uint32_t),
+                                                      cudaMemcpyDeviceToHost, stream),
+                                      "cudaMemcpyAsync (gradient check flag)"));
+        if (scale > 0) { // each range's sum from its lanes, in the norm's order
+          const double *at = k.hostLanes.data();
+          for (const GradientRange &r : ranges) {
+            check->squares.push_back(kernels::cuda::sumSquaresLanes(at, r.elements));
+            at += kernels::cuda::squaresLaneCount(r.elements);
+          }
+        }
+        return cudaStatus(cudaMemcpyAsync(dst, from, static_cast<size_t>(bytes),
+                                          cudaMemcpyDeviceToHost, stream),
                           "cudaMemcpyAsync device to host");
       },
       std::move(label), bytes);

@@ -27,10 +27,37 @@ std::string cudaErrorText(cudaError_t error) {
   return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
 }
 
+namespace {
+
+/// What to try after `error`, for the message ("" when there is nothing to add).
+const char *cudaHint(cudaError_t error) {
+  switch (error) {
+  case cudaErrorMemoryAllocation:
+    return " (out of GPU memory: run fewer logical workers per GPU, or compile the plan for "
+           "more memory headroom: a smaller --micro-batches batch, --recompute layer)";
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorAssert:
+  case cudaErrorHardwareStackError:
+    return " (a kernel fault, which ends the GPU context and may be reported by a later "
+           "call than the faulting kernel's: rerun with CUDA_LAUNCH_BLOCKING=1, or under "
+           "compute-sanitizer, to find the kernel)";
+  case cudaErrorLaunchTimeout:
+    return " (the display watchdog killed a long kernel: use a GPU without a display)";
+  default:
+    return "";
+  }
+}
+
+} // namespace
+
 Status cudaStatus(cudaError_t error, const std::string &what) {
   if (error == cudaSuccess)
     return okStatus();
-  return internal(what + ": " + cudaErrorText(error));
+  const Status status = internal(what + ": " + cudaErrorText(error) + cudaHint(error));
+  return error == cudaErrorMemoryAllocation ? resourceExhausted(status.message()) : status;
 }
 
 StatusOr<CudaKernel> CudaKernel::decode(const pb::Instruction &instruction) {

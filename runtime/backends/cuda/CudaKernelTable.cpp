@@ -259,6 +259,12 @@ void addRowOps(Table &t) {
                                                   d.i64("axis"), log, resultShape(d, 0)),
                                   kc::launchSoftmax, kc::replay::softmax);
                  }});
+  t.push_back({"cumsum", [](const Decoder &d) {
+                 return inOrder(kc::planCumSum(operandDType(d, 0), operandShape(d, 0),
+                                               d.i64("axis"), d.flag("exclusive"),
+                                               d.flag("reverse"), resultShape(d, 0)),
+                                kc::launchCumSum, kc::replay::cumsum);
+               }});
   t.push_back({"layer_norm", [](const Decoder &d) {
                  const bool hasBias = d.operands().size() > 2;
                  return inOrder(
@@ -443,6 +449,35 @@ void addGathers(Table &t) {
                                 unchecked<kc::ScatterElementsAddPlan, kc::launchScatterElementsAdd>,
                                 kc::replay::scatterElementsAdd);
                }});
+  t.push_back({"scatter", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::ScatterPlan plan,
+                                     kc::planScatter(operandDType(d, 0), operandShape(d, 0),
+                                                     operandDType(d, 1), operandShape(d, 1),
+                                                     operandShape(d, 2), d.i64("axis"),
+                                                     resultShape(d, 0)));
+                 const int64_t scratch = static_cast<int64_t>(plan.workspaceBytes);
+                 auto launch = [](const kc::ScatterPlan &p, const void *data, const void *i,
+                                  const void *u, void *o, void *workspace, cudaStream_t stream) {
+                   return kc::launchScatter(p, data, i, u, o, workspace, nullptr, stream);
+                 };
+                 return both(
+                     [plan, launch](const auto &e, const Operands &in, const Results &out) {
+                       return e.run(plan, launch, kc::replay::scatter, in[0], in[1], in[2],
+                                    out[0], e.scratch());
+                     },
+                     scratch);
+               }});
+  t.push_back({"scatter_elements", [](const Decoder &d) {
+                 auto launch = [](const kc::ScatterElementsPlan &p, const void *data,
+                                  const void *i, const void *u, void *o, cudaStream_t stream) {
+                   return kc::launchScatterElements(p, data, i, u, o, nullptr, stream);
+                 };
+                 return inOrder(kc::planScatterElements(operandDType(d, 0), operandShape(d, 0),
+                                                        operandDType(d, 1), operandShape(d, 1),
+                                                        operandShape(d, 2), d.i64("axis"),
+                                                        resultShape(d, 0)),
+                                +launch, kc::replay::scatterElements);
+               }});
 }
 
 // Generators (graph.range: an integer result has integer bounds, computed exactly).
@@ -461,6 +496,13 @@ void addGenerators(Table &t) {
                                               decode::rangeBound(limit), decode::rangeBound(delta),
                                               resultShape(d, 0)),
                                 kc::launchRange, kc::replay::range);
+               }});
+  t.push_back({"dequantize", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kernels::QuantFormat format, decode::quantFormat(d));
+                 return inOrder(kc::planDequantize(operandDType(d, 0), operandShape(d, 0), format,
+                                                   d.i64Or("axis", 0), d.results()[0].dtype,
+                                                   resultShape(d, 0)),
+                                kc::launchDequantize, kc::replay::dequantize);
                }});
   t.push_back({"trilu", [](const Decoder &d) {
                  return inOrder(kc::planTrilu(operandDType(d, 0), operandShape(d, 0), d.i64("k"),

@@ -205,3 +205,23 @@ func.func @linear_loss_near_misses(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, %w
   %ld, %dhd, %dwd = graph.linear_cross_entropy_vjp mean %h, %w, %y, %sd {ignore_index = 7 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>)
   return %a, %b, %c, %d, %dwa, %dwb, %dwc, %dwd : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<10x8xf32>, tensor<10x8xf32>, tensor<10x8xf32>, tensor<10x8xf32>
 }
+
+// -----
+
+// floor(floor(x)) folds to floor(x); an inclusive cumsum over a dimension of size 1 to its
+// input, but not an exclusive one, nor one over a longer dimension.
+// CHECK-LABEL: func.func @floor_and_cumsum
+// CHECK-SAME: (%[[X:.+]]: tensor<4x1xf32>)
+func.func @floor_and_cumsum(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
+  %0 = graph.floor %x : tensor<4x1xf32>
+  %1 = graph.floor %0 : tensor<4x1xf32>
+  %2 = graph.cumsum %x {axis = 1 : i64} : tensor<4x1xf32>
+  %3 = graph.cumsum %x {axis = 1 : i64, exclusive} : tensor<4x1xf32>
+  %4 = graph.cumsum %x {axis = 0 : i64} : tensor<4x1xf32>
+  // CHECK: %[[F:.+]] = graph.floor %[[X]]
+  // CHECK-NOT: graph.floor
+  // CHECK: %[[E:.+]] = graph.cumsum %[[X]] {axis = 1 : i64, exclusive}
+  // CHECK: %[[C:.+]] = graph.cumsum %[[X]] {axis = 0 : i64}
+  // CHECK: return %[[F]], %[[X]], %[[E]], %[[C]]
+  return %1, %2, %3, %4 : tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+}

@@ -23,7 +23,7 @@ func.func @param_in_function() {
 // -----
 
 // Params are statically shaped.
-// expected-error @+1 {{'graph.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+// expected-error @+1 {{'graph.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer or 8-bit unsigned integer values}}
 graph.param @w : tensor<?xf32>
 
 // -----
@@ -752,6 +752,88 @@ func.func @scatter_elements_indices(%u: tensor<16x1xf32>, %i: tensor<16x2xi64>) 
 
 // -----
 
+// scatter's updates have the shape a gather of the data by the indices has.
+func.func @scatter_updates(%d: tensor<64x128xf32>, %i: tensor<16xi64>, %u: tensor<8x128xf32>) {
+  // expected-error @+1 {{'graph.scatter' op expected an update of shape [16, 128] for the result 'tensor<64x128xf32>', got [8, 128]}}
+  %0 = graph.scatter %d, %i, %u {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<8x128xf32>) -> tensor<64x128xf32>
+  return
+}
+
+// -----
+
+// scatter's updates have the data's element type.
+func.func @scatter_element_type(%d: tensor<64x128xf32>, %i: tensor<16xi64>, %u: tensor<16x128xbf16>) {
+  // expected-error @+1 {{'graph.scatter' op expected result element type 'bf16', got 'f32'}}
+  %0 = graph.scatter %d, %i, %u {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xbf16>) -> tensor<64x128xf32>
+  return
+}
+
+// -----
+
+// scatter's result has the data's type.
+func.func @scatter_result(%d: tensor<64x128xf32>, %i: tensor<16xi64>, %u: tensor<16x128xf32>) {
+  // expected-error @+1 {{'graph.scatter' op failed to verify that all of {data, result} have same type}}
+  %0 = graph.scatter %d, %i, %u {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// scatter_elements' indices have the updates' shape.
+func.func @scatter_elements_indices(%d: tensor<32x8xf32>, %i: tensor<32x3xi64>, %u: tensor<32x2xf32>) {
+  // expected-error @+1 {{'graph.scatter_elements' op expected indices of the updates' shape [32, 2], got [32, 3]}}
+  %0 = graph.scatter_elements %d, %i, %u {axis = 1 : i64} : (tensor<32x8xf32>, tensor<32x3xi64>, tensor<32x2xf32>) -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+// scatter_elements' updates fit the data but along the axis.
+func.func @scatter_elements_fit(%d: tensor<32x8xf32>, %i: tensor<33x2xi64>, %u: tensor<33x2xf32>) {
+  // expected-error @+1 {{'graph.scatter_elements' op}}
+  %0 = graph.scatter_elements %d, %i, %u {axis = 1 : i64} : (tensor<32x8xf32>, tensor<33x2xi64>, tensor<33x2xf32>) -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+// cumsum's axis is within the rank.
+func.func @cumsum_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'graph.cumsum' op expected axis in [0, 2), got 2}}
+  %0 = graph.cumsum %x {axis = 2 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// cumsum takes numbers, not booleans.
+func.func @cumsum_bool(%x: tensor<2x8xi1>) {
+  // expected-error @+1 {{'graph.cumsum' op operand #0 must be}}
+  %0 = graph.cumsum %x {axis = 1 : i64} : tensor<2x8xi1>
+  return
+}
+
+// -----
+
+// mod's operands have one element type.
+func.func @mod_types(%a: tensor<8xi64>, %b: tensor<8xi32>) {
+  // expected-error @+2 {{'graph.mod' op failed to infer returned types}}
+  // expected-error @+1 {{'graph.mod' op expected operands to have the same element type, got 'i64' and 'i32'}}
+  %0 = graph.mod %a, %b : (tensor<8xi64>, tensor<8xi32>) -> tensor<8xi64>
+  return
+}
+
+// -----
+
+// softplus and floor take floating-point tensors.
+func.func @floor_int(%x: tensor<8xi64>) {
+  // expected-error @+1 {{'graph.floor' op operand #0 must be}}
+  %0 = graph.floor %x : tensor<8xi64>
+  return
+}
+
+// -----
+
 // slice_scatter's update has the slice's shape.
 func.func @slice_scatter_shape(%u: tensor<2x4xf32>) {
   // expected-error @+1 {{'graph.slice_scatter' op expected an update of shape [2, 8] for the result 'tensor<2x16xf32>', got [2, 4]}}
@@ -1158,4 +1240,48 @@ func.func @linear_cross_entropy_vjp_dbias_type(%h: tensor<4x8xf32>, %w: tensor<1
   // expected-error @+1 {{'graph.linear_cross_entropy_vjp' op expected dbias of type 'tensor<10xf32>', got 'tensor<1x10xf32>'}}
   %l, %dh, %dw, %db = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<1x10xf32>)
   return
+}
+
+// -----
+
+// A quantized param's storage has the format's byte count for its stored type.
+// expected-error @+1 {{'graph.param' op expected type 'tensor<4232xui8>' (nf4 of 'tensor<64x128xf32>'), got 'tensor<100xui8>'}}
+graph.param @q : tensor<100xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+
+// -----
+
+// Only frozen params are held quantized (storage is not floating point).
+// expected-error @+1 {{'graph.param' op expected a floating-point type for a trainable param, got 'tensor<4232xui8>'}}
+graph.param @q trainable : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+
+// -----
+
+// Quantized storage needs its format.
+// expected-error @+1 {{'graph.param' op expected 'quant' on a param of quantized storage 'tensor<100xui8>'}}
+graph.param @q : tensor<100xui8>
+
+// -----
+
+// int8 and fp8 name their input axis.
+func.func @f(%q: tensor<8448xui8>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'graph.dequantize' op expected 'axis' (the input axis) with int8 and fp8}}
+  %w = graph.dequantize int8 %q : (tensor<8448xui8>) -> tensor<64x128xf32>
+  return %w : tensor<64x128xf32>
+}
+
+// -----
+
+// The storage's length is the format's byte count for the result (the shape rule).
+func.func @f(%q: tensor<4000xui8>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'graph.dequantize' op expected 4232 bytes of nf4 storage for 'tensor<64x128xf32>', got 4000}}
+  %w = graph.dequantize nf4 %q : (tensor<4000xui8>) -> tensor<64x128xf32>
+  return %w : tensor<64x128xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<4232xui8>) -> tensor<64x100xf32> {
+  // expected-error @+1 {{'graph.dequantize' op a weight [64, 100] cannot be held as nf4: its last dimension 100 is not a multiple of the nf4 block size 64}}
+  %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<64x100xf32>
+  return %w : tensor<64x100xf32>
 }

@@ -60,6 +60,10 @@ func.func @unary(%x: tensor<2x8xf32>, %i: tensor<4xi64>, %m: tensor<8x8xi1>, %h:
   %11 = graph.gelu exact %x : tensor<2x8xf32>
   // CHECK: graph.gelu tanh %[[H]] : tensor<2x8xbf16>
   %12 = graph.gelu tanh %h : tensor<2x8xbf16>
+  // CHECK: graph.softplus %[[X]] : tensor<2x8xf32>
+  %13 = graph.softplus %x : tensor<2x8xf32>
+  // CHECK: graph.floor %[[H]] : tensor<2x8xbf16>
+  %14 = graph.floor %h : tensor<2x8xbf16>
   return
 }
 
@@ -91,6 +95,10 @@ func.func @binary(%a: tensor<2x8x64xf32>, %b: tensor<64xf32>, %i: tensor<8x1xi64
   %10 = graph.compare gt, %b, %b : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xi1>
   // CHECK: graph.compare ge, %[[I]], %[[J]]
   %11 = graph.compare ge, %i, %j : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi1>
+  // CHECK: graph.mod %[[I]], %[[J]] : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi64>
+  %12 = graph.mod %i, %j : (tensor<8x1xi64>, tensor<8xi64>) -> tensor<8x8xi64>
+  // CHECK: graph.mod %[[A]], %[[B]] {fmod} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  %13 = graph.mod %a, %b {fmod} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
   return
 }
 
@@ -245,6 +253,25 @@ func.func @scatters(%dh: tensor<2x8x64xf32>, %ids: tensor<2x8xi64>, %dp: tensor<
   return
 }
 
+// CHECK-LABEL: func.func @overwriting_scatters
+func.func @overwriting_scatters(%k: tensor<64x128xf32>, %rows: tensor<16xi64>, %rot: tensor<16x128xf32>,
+                                %mask: tensor<32x8xi1>, %top: tensor<32x2xi32>, %on: tensor<32x2xi1>) {
+  // CHECK: graph.scatter %{{.+}}, %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x128xf32>
+  %0 = graph.scatter %k, %rows, %rot {axis = 0 : i64} : (tensor<64x128xf32>, tensor<16xi64>, tensor<16x128xf32>) -> tensor<64x128xf32>
+  // CHECK: graph.scatter_elements %{{.+}}, %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<32x8xi1>, tensor<32x2xi32>, tensor<32x2xi1>) -> tensor<32x8xi1>
+  %1 = graph.scatter_elements %mask, %top, %on {axis = 1 : i64} : (tensor<32x8xi1>, tensor<32x2xi32>, tensor<32x2xi1>) -> tensor<32x8xi1>
+  return
+}
+
+// CHECK-LABEL: func.func @cumsum
+func.func @cumsum(%mask: tensor<2x8xi64>, %x: tensor<16x4xf32>) {
+  // CHECK: graph.cumsum %{{.+}} {axis = 1 : i64} : tensor<2x8xi64>
+  %0 = graph.cumsum %mask {axis = 1 : i64} : tensor<2x8xi64>
+  // CHECK: graph.cumsum %{{.+}} {axis = 0 : i64, exclusive, reverse} : tensor<16x4xf32>
+  %1 = graph.cumsum %x {axis = 0 : i64, exclusive, reverse} : tensor<16x4xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @fused
 func.func @fused(%g: tensor<2x8x172xf32>, %u: tensor<2x8x172xf32>, %q: tensor<2x4x8x16xf32>,
                  %c: tensor<8x16xf32>, %s: tensor<8x16xf32>, %cb: tensor<2x1x8x16xbf16>,
@@ -335,4 +362,18 @@ func.func @linear_cross_entropy_bias(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, 
   // CHECK: graph.linear_cross_entropy_vjp mean %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<10xf32>)
   %l2, %dh, %dw, %db = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<10xf32>)
   return %l, %db : tensor<f32>, tensor<10xf32>
+}
+
+// A quantized frozen weight and its dequantization (rpc-compile --base-weights).
+// CHECK: graph.param @qw : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+graph.param @qw : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+// CHECK-LABEL: func.func @dequantize
+func.func @dequantize(%i8: tensor<8704xui8>) -> (tensor<64x128xf32>, tensor<64x128xbf16>) {
+  // CHECK: graph.load_param @qw : tensor<4232xui8>
+  %q = graph.load_param @qw : tensor<4232xui8>
+  // CHECK: graph.dequantize nf4 %{{.+}} : (tensor<4232xui8>) -> tensor<64x128xf32>
+  %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<64x128xf32>
+  // CHECK: graph.dequantize int8 %{{.+}} {axis = 0 : i64} : (tensor<8704xui8>) -> tensor<64x128xbf16>
+  %v = graph.dequantize int8 %i8 {axis = 0 : i64} : (tensor<8704xui8>) -> tensor<64x128xbf16>
+  return %w, %v : tensor<64x128xf32>, tensor<64x128xbf16>
 }

@@ -1,9 +1,11 @@
-"""Writes a damaged copy of a safetensors file for rp-run's bad-input tests.
+"""Writes an edited copy of a safetensors file (rp-run's bad-input tests, rp-ref's sidecars).
 
   edit_safetensors.py drop IN OUT NAME      without tensor NAME
   edit_safetensors.py reshape IN OUT NAME   tensor NAME flattened to one dimension
   edit_safetensors.py perturb IN OUT NAME   float32 tensor NAME with 1% of its largest
                                             magnitude added to its first element
+  edit_safetensors.py rename IN OUT NAME NEW
+                                            tensor NAME called NEW
 """
 import json
 import struct
@@ -28,6 +30,8 @@ def main():
         values = struct.unpack("<%df" % ((end - begin) // 4), body[begin:end])
         delta = 0.01 * max(abs(v) for v in values) or 1.0
         body = body[:begin] + struct.pack("<f", values[0] + delta) + body[begin + 4 :]
+    elif mode == "rename":
+        header[sys.argv[5]] = header.pop(name)
     else:
         sys.exit("unknown mode " + mode)
     text = json.dumps(header, separators=(",", ":")).encode()

@@ -1,11 +1,12 @@
-"""Runs an mpirun COMMAND, kills one rank's process with SIGKILL once the metrics log holds N
-lines (the first steps ran), and reports how the job ended: the launcher's output, then
-"exit=<code>" and "ended within <LIMIT> s: yes|no" (seconds from the kill to mpirun's exit).
+"""Runs an mpirun COMMAND, kills one rank's process with SIGKILL (or sends it SIGNAL: INT or
+TERM) once the metrics log holds N lines (the first steps ran), and reports how the job ended:
+the launcher's output, then "exit=<code>" and "ended within <LIMIT> s: yes|no" (seconds from
+the signal to mpirun's exit).
 The rank's process is the launcher's descendant whose environment holds
 OMPI_COMM_WORLD_RANK=<RANK> (Open MPI). A job still running LIMIT * 2 s after the kill is
 killed and reported as "ended within <LIMIT> s: no".
 
-usage: kill_rank.py LOG N RANK LIMIT -- COMMAND...
+usage: kill_rank.py LOG N RANK LIMIT [SIGNAL] -- COMMAND...
 """
 import os
 import signal
@@ -13,9 +14,10 @@ import subprocess
 import sys
 import time
 
+dash = sys.argv.index("--")
 log, n, rank, limit = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
-assert sys.argv[5] == "--"
-proc = subprocess.Popen(sys.argv[6:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+sig = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[sys.argv[5]] if dash == 6 else signal.SIGKILL
+proc = subprocess.Popen(sys.argv[dash + 1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         start_new_session=True)
 
 
@@ -60,7 +62,7 @@ if victim is None:
     print(f"kill_rank: no rank {rank} process found (job exit {proc.poll()})")
     os.killpg(proc.pid, signal.SIGKILL)
     sys.exit(1)
-os.kill(victim, signal.SIGKILL)
+os.kill(victim, sig)
 killed = time.time()
 try:
     output, _ = proc.communicate(timeout=2 * limit)

@@ -123,10 +123,13 @@ def reference(w, ids, labels):
 
 
 def build(w):
-    nodes, inits = [], []
+    nodes, inits, consts = [], [], []
 
     def const(name, value, dtype=np.int64):
-        inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), name))
+        # A Constant node at the top of the graph, as PyTorch's exporters write constants (a
+        # float initializer would be a trainable param).
+        consts.append(helper.make_node("Constant", [], [name], name=f"/Constant_{len(consts)}",
+                                       value=numpy_helper.from_array(np.array(value, dtype=dtype))))
         return name
 
     def node(op, inputs, outputs=None, **attrs):
@@ -184,7 +187,7 @@ def build(w):
     labels = node("Reshape", ["labels", "flat_labels"])
     node("SoftmaxCrossEntropyLoss", [flat, labels], ["loss"], reduction="mean", ignore_index=-100)
     graph = helper.make_graph(
-        nodes, "tiny_transformer",
+        consts + nodes, "tiny_transformer",
         [helper.make_tensor_value_info("input_ids", ID_TYPES[0], ["batch", "seq"]),
          helper.make_tensor_value_info("labels", ID_TYPES[1], ["batch", "seq"])],
         [helper.make_tensor_value_info("loss", TensorProto.FLOAT, []),

@@ -94,7 +94,7 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("trilu", 1, 1, R::Same, {req("k", K::Int), opt("upper", K::Bool)}));
   // Fused ops.
   t.push_back(fixed("swiglu", 2, 1, R::Float));
-  t.push_back(fixed("rope", 3, 1, R::Float));
+  t.push_back(fixed("rope", 3, 1, R::Float, {opt("interleaved", K::Bool)}));
   // Optional attention sinks: one more operand (and attention_vjp's dsinks result).
   // An optional sliding `window` (>= 1, with causal) and logit `softcap` (> 0).
   const std::vector<AttrSpec> attentionAttrs = {req("scale", K::Float), opt("causal", K::Bool),

@@ -44,7 +44,8 @@ void swigluLoop(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
 }
 
 template <typename T>
-void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out) {
+void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out,
+              bool interleaved) {
   const Shape &shape = x.shape();
   const int64_t d = shape.back(), half = d / 2;
   const int64_t rows = d == 0 ? 0 : x.numElements() / d;
@@ -67,8 +68,11 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
     const T *ss = s + off;
     T *ys = po + r * d;
     for (int64_t j = 0; j < d; ++j) {
-      const double rot = j < half ? -static_cast<double>(xs[j + half])
-                                  : static_cast<double>(xs[j - half]);
+      // The partner of j: its pair's other element (interleaved) or the other half's.
+      const bool first = interleaved ? j % 2 == 0 : j < half;
+      const int64_t partner = interleaved ? (first ? j + 1 : j - 1) : (first ? j + half : j - half);
+      const double rot =
+          first ? -static_cast<double>(xs[partner]) : static_cast<double>(xs[partner]);
       ys[j] = static_cast<T>(static_cast<double>(xs[j]) * static_cast<double>(cs[j]) +
                              rot * static_cast<double>(ss[j]));
     }
@@ -128,7 +132,8 @@ Status swiglu(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
   return okStatus();
 }
 
-Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out) {
+Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out,
+            bool interleaved) {
   RP_RETURN_IF_ERROR(checkDType("rope", "x", x, kFloatTypes));
   RP_RETURN_IF_ERROR(checkRopeInput(x.shape()));
   RP_RETURN_IF_ERROR(checkSameDType("rope", "x", x, "cos", cos));
@@ -137,7 +142,7 @@ Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, H
   RP_RETURN_IF_ERROR(checkBroadcastsTo("rope", "cos", cos.shape(), x.shape()));
   RP_RETURN_IF_ERROR(checkType("rope", "out", out, x.dtype(), x.shape()));
   visitFloat(x.dtype(),
-             [&](auto tag) { ropeLoop<typename decltype(tag)::type>(x, cos, sin, out); });
+             [&](auto tag) { ropeLoop<typename decltype(tag)::type>(x, cos, sin, out, interleaved); });
   return okStatus();
 }
 

@@ -31,10 +31,13 @@ base::Status swiglu(const base::HostTensor &gate, const base::HostTensor &up,
 /// apply_rotary_pos_emb). x is f32 or f64 of rank >= 1 with an even last
 /// dimension D ([B, H, S, D] in attention); cos and sin have x's dtype, the
 /// same shape, a last dimension of D, and broadcast to x's shape (numpy rules:
-/// [S, D], [B, 1, S, D], ...); out has x's dtype and shape.
+/// [S, D], [B, 1, S, D], ...); out has x's dtype and shape. With `interleaved`
+/// the rotation pairs adjacent elements instead (GPT-J, Cohere: HF
+/// rotate_every_two): rotate(x)[2i] = -x[2i + 1], rotate(x)[2i + 1] = x[2i].
 /// Errors: InvalidArgument for a bad dtype or shape.
 base::Status rope(const base::HostTensor &x, const base::HostTensor &cos,
-                     const base::HostTensor &sin, base::HostTensor &out);
+                     const base::HostTensor &sin, base::HostTensor &out,
+                     bool interleaved = false);
 
 /// Scaled dot-product attention with grouped-query heads (Vaswani et al. 2017;
 /// torch.nn.functional.scaled_dot_product_attention with enable_gqa):

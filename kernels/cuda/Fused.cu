@@ -83,7 +83,7 @@ cudaError_t launchSwiglu(const SwigluPlan &plan, const void *gate, const void *u
 //===--- rope -------------------------------------------------------------===//
 
 StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const Shape &sin,
-                            const Shape &out) {
+                            const Shape &out, bool interleaved) {
   const char *op = "rope";
   RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kGpuFloatTypes));
   RP_RETURN_IF_ERROR(checkRopeInput(x));
@@ -96,6 +96,7 @@ StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const
   plan.numel = numElements(x);
   plan.dim = x.back();
   plan.half = plan.dim / 2;
+  plan.interleaved = interleaved;
   // Rows: x's leading dimensions; cos/sin rows at their broadcast strides.
   const Shape lead(x.begin(), x.end() - 1);
   Shape strides = broadcastStrides(cos, x);

@@ -7,7 +7,8 @@
 //              "GLU Variants Improve Transformer"). gate, up, out: one shape.
 //   rope       y = x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x2, x1) over the
 //              halves of the last dimension D (even) (RoFormer, Su et al. 2021; HF
-//              apply_rotary_pos_emb). cos and sin: one shape with a last dimension of D that
+//              apply_rotary_pos_emb); interleaved (GPT-J's rotate_every_two): the pairs
+//              (x[2i], x[2i + 1]) rotate to (-x[2i + 1], x[2i]). cos and sin: one shape with a last dimension of D that
 //              broadcasts to x's (numpy rules: [S, D], [B, 1, S, D], ...); out: x's shape.
 //   attention  y[b, h, i] = sum_j p_j v[b, h / G, j],
 //              p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale), j <= i when `causal`
@@ -135,6 +136,8 @@ struct RopePlan {
   int64_t numel = 0;
   int64_t dim = 0;
   int64_t half = 0;
+  /// GPT-J's rotation of adjacent pairs instead of the halves (cpu::rope's `interleaved`).
+  bool interleaved = false;
   StridedIter<1> rows;
 };
 
@@ -146,9 +149,11 @@ struct RopePlan {
 /// 8]", "rope: sin is ...", "rope: out is ...", or (from makeIter) more than 8 leading
 /// dimensions left after merging.
 base::StatusOr<RopePlan> planRope(base::DType dtype, const Shape &x, const Shape &cos,
-                                     const Shape &sin, const Shape &out);
+                                     const Shape &sin, const Shape &out,
+                                     bool interleaved = false);
 
-/// Enqueues out = x * cos + rotate_half(x) * sin on `stream`. Returns as launchSwiglu.
+/// Enqueues out = x * cos + rotate(x) * sin on `stream` (rotate_half, or the rotation of
+/// adjacent pairs when plan.interleaved). Returns as launchSwiglu.
 cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, const void *sin,
                        void *out, cudaStream_t stream);
 
@@ -161,8 +166,11 @@ RP_HD inline void ropeAt(const RopePlan &plan, const void *x, const void *cos, c
   int64_t off[1];
   plan.rows.offsets(row, off);
   const int64_t c = off[0] + j;
-  const C rot = j < plan.half ? -static_cast<C>(loadAs<D>(x, i + plan.half))
-                              : static_cast<C>(loadAs<D>(x, i - plan.half));
+  // The partner of j: its pair's other element (interleaved) or the other half's.
+  const bool first = plan.interleaved ? j % 2 == 0 : j < plan.half;
+  const int64_t step = plan.interleaved ? 1 : plan.half;
+  const C rot = first ? -static_cast<C>(loadAs<D>(x, i + step))
+                      : static_cast<C>(loadAs<D>(x, i - step));
   storeAs<D>(out, i,
              static_cast<C>(loadAs<D>(x, i)) * static_cast<C>(loadAs<D>(cos, c)) +
                  rot * static_cast<C>(loadAs<D>(sin, c)));

@@ -42,7 +42,7 @@ def FuseSwiglu : Pass<"rp-fuse-swiglu", "::mlir::ModuleOp"> {
 }
 
 def FuseRope : Pass<"rp-fuse-rope", "::mlir::ModuleOp"> {
-  let summary = "Fuses the rotate-half rotary embedding into graph.rope";
+  let summary = "Fuses the rotary embedding (rotate-half or interleaved) into graph.rope";
   let description = [{
     Rewrites HF `apply_rotary_pos_emb` as exported and imported,
     `x * cos + concat(-x2, x1) * sin` with `x1`, `x2` the unit-step halves of `x`'s last
@@ -50,6 +50,14 @@ def FuseRope : Pass<"rp-fuse-rope", "::mlir::ModuleOp"> {
     their operands in either order; the slices, the `neg`, the `concat` and both products have
     no other user; `cos` and `sin` have the same type and broadcast to `x` with a last
     dimension equal to `x`'s (what `graph.rope` accepts).
+
+    The interleaved form (GPT-J, CodeGen, Cohere: HF `rotate_every_two`, both exporters),
+    `x * cos + flatten(stack(-x[..., 1::2], x[..., 0::2])) * sin` as imported (two step-2
+    slices of the last dimension, each reshaped to a unit last dimension, the `neg` before or
+    after that reshape, a `concat` on the new axis, a reshape back to `x`'s shape), becomes
+    `graph.rope %x, %cos, %sin {interleaved}` under the same conditions. Slices of other
+    starts or steps, pairs stacked in the other order or a flatten to another shape stay as
+    they are.
 
     Before:
     ```mlir

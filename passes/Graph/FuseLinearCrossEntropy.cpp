@@ -4,7 +4,10 @@
 // `reshape(matmul(h, transpose(W)))` as both exporters write `lm_head(h)` followed by the
 // loss (untied heads read `lm_head.weight`, tied ones the embedding), becomes one
 // graph.linear_cross_entropy, whose kernels never hold the [N, V] logits. A biased head
-// (Phi: `add(matmul(...), bias [V])`, either operand order) becomes its `bias` operand.
+// (Phi: `add(matmul(...), bias [V])`, either operand order) becomes its `bias` operand. Logits
+// scaled by a one-element constant (Cohere's `logits * logit_scale`, Granite's
+// `logits / logits_scaling`) fuse with the scale moved onto the head's input (and its bias):
+// (h W^T + b) * c = (h * c) W^T + b * c, an op on [N, H] (and [V]) instead of [N, V].
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +27,10 @@ namespace {
 
 using graph::AddOp;
 using graph::CrossEntropyOp;
+using graph::DivOp;
 using graph::LinearCrossEntropyOp;
 using graph::MatMulOp;
+using graph::MulOp;
 using graph::ReshapeOp;
 using graph::TransposeOp;
 
@@ -62,6 +67,51 @@ Value stripBias(Value value, int64_t vocab, Value &bias, SmallVectorImpl<Operati
   return value;
 }
 
+/// A logit scale: `mul(z, c)`, `mul(c, z)` or `div(z, c)` with `c` a one-element float
+/// constant (rank 0 or all dims 1) of the logits' element type.
+struct LogitScale {
+  Value constant;
+  bool divide = false;
+};
+
+/// Strips a logit scale from `value` (recorded in `scale`, its op in `inner`) and returns what
+/// it scales; otherwise returns `value` and leaves `scale` empty.
+Value stripScale(Value value, LogitScale &scale, SmallVectorImpl<Operation *> &inner) {
+  auto oneElement = [&](Value c) {
+    auto t = cast<RankedTensorType>(c.getType());
+    return fusion::splatFloat(c).has_value() && t.getNumElements() == 1 &&
+           t.getElementType() == cast<RankedTensorType>(value.getType()).getElementType();
+  };
+  if (auto div = value.getDefiningOp<DivOp>()) {
+    if (div.getLhs().getType() == div.getType() && oneElement(div.getRhs())) {
+      scale = {div.getRhs(), true};
+      inner.push_back(div);
+      return div.getLhs();
+    }
+    return value;
+  }
+  if (auto mul = value.getDefiningOp<MulOp>())
+    for (auto [z, c] : fusion::bothOrders(mul))
+      if (z.getType() == mul.getType() && oneElement(c)) {
+        scale = {c, false};
+        inner.push_back(mul);
+        return z;
+      }
+  return value;
+}
+
+/// `v` scaled as the logits were: v * c or v / c (c as a rank-0 tensor, so that it
+/// broadcasts to any v).
+Value applyScale(PatternRewriter &rewriter, Location loc, Value v, const LogitScale &scale) {
+  Value c = scale.constant;
+  auto ct = cast<RankedTensorType>(c.getType());
+  if (ct.getRank() != 0)
+    c = ReshapeOp::create(rewriter, loc, RankedTensorType::get({}, ct.getElementType()), c);
+  if (scale.divide)
+    return DivOp::create(rewriter, loc, v.getType(), v, c);
+  return MulOp::create(rewriter, loc, v.getType(), v, c);
+}
+
 struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -71,10 +121,15 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
       return failure();
     SmallVector<Operation *> inner;
     Value z = ce.getLogits();
+    // The scale before or after the reshape to [N, V].
+    LogitScale scale;
+    z = stripScale(z, scale, inner);
     if (auto reshape = z.getDefiningOp<ReshapeOp>()) {
       inner.push_back(reshape);
       z = reshape.getInput();
     }
+    if (!scale.constant)
+      z = stripScale(z, scale, inner);
     Value bias;
     z = stripBias(z, logits.getDimSize(1), bias, inner);
     auto mm = z.getDefiningOp<MatMulOp>();
@@ -101,6 +156,11 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyOp> {
                              RankedTensorType::get({logits.getDimSize(0), width},
                                                    ht.getElementType()),
                              h);
+    if (scale.constant) {
+      h2 = applyScale(rewriter, ce.getLoc(), h2, scale);
+      if (bias)
+        bias = applyScale(rewriter, ce.getLoc(), bias, scale);
+    }
     auto fused = LinearCrossEntropyOp::create(rewriter, ce.getLoc(), ce.getType(),
                                               ce.getReductionAttr(), h2, w, ce.getLabels(),
                                               bias, ce.getIgnoreIndexAttr(), IntegerAttr());

@@ -52,7 +52,19 @@ struct MeanSquare {
   double epsilon;
 };
 
-/// Matches `sqrt(reduce_mean(v^2) + eps)` at `s` for the given `v`; appends the ops it uses.
+/// True when `a` is `v` itself, or `v` and `a` are two graph.sub ops of the same operands
+/// (LayerNorm written by hand: PyTorch computes `x - mean` once for the variance and once for
+/// the numerator, and neither exporter merges them).
+bool sameValue(Value a, Value v) {
+  if (a == v)
+    return true;
+  auto sa = a.getDefiningOp<SubOp>(), sv = v.getDefiningOp<SubOp>();
+  return sa && sv && sa.getLhs() == sv.getLhs() && sa.getRhs() == sv.getRhs() &&
+         sa.getType() == sv.getType();
+}
+
+/// Matches `sqrt(reduce_mean(v^2) + eps)` at `s` for the given `v`; appends the ops it uses
+/// (and the square's own copy of `v`, when it has one).
 std::optional<MeanSquare> matchRootMeanSquare(Value s, Value v,
                                               SmallVectorImpl<Operation *> &inner) {
   auto sqrt = s.getDefiningOp<SqrtOp>();
@@ -77,14 +89,19 @@ std::optional<MeanSquare> matchRootMeanSquare(Value s, Value v,
   if (!reducesLastAxisKeepingDims(mean, rank) || mean.getType() != add.getType())
     return std::nullopt;
   Operation *sq = mean.getInput().getDefiningOp();
-  bool squares = false;
-  if (auto pow = dyn_cast_or_null<PowOp>(sq))
-    squares = pow.getLhs() == v && isSplatNear(pow.getRhs(), 2.0);
-  else if (auto mul = dyn_cast_or_null<MulOp>(sq))
-    squares = mul.getLhs() == v && mul.getRhs() == v;
-  if (!squares || sq->getResult(0).getType() != vt)
+  Value base; // what is squared: v or a copy of it
+  if (auto pow = dyn_cast_or_null<PowOp>(sq)) {
+    if (isSplatNear(pow.getRhs(), 2.0))
+      base = pow.getLhs();
+  } else if (auto mul = dyn_cast_or_null<MulOp>(sq)) {
+    if (mul.getLhs() == mul.getRhs())
+      base = mul.getLhs();
+  }
+  if (!base || !sameValue(base, v) || sq->getResult(0).getType() != vt)
     return std::nullopt;
   inner.append({sqrt, add, mean, sq});
+  if (base != v)
+    inner.push_back(base.getDefiningOp());
   return MeanSquare{*epsilon};
 }
 
@@ -138,6 +155,29 @@ bool isLastAxisParam(Value p, RankedTensorType x) {
   auto t = cast<RankedTensorType>(p.getType());
   return t.getElementType() == x.getElementType() && t.getRank() == 1 &&
          t.getDimSize(0) == x.getShape().back();
+}
+
+/// True when every user of the ops of `inner` is in `inner`, is `root`, or is another
+/// norm's scale of the same normalised value `n`: `mul(n, gamma')` with `gamma'` a last-axis
+/// param of `x`. TorchScript merges the chains of two LayerNorms of one input (GPT-NeoX's
+/// parallel attention and MLP norms written by hand); each then fuses on its own, and the
+/// shared ops go with the last.
+bool usedWithinOrBySiblingScales(ArrayRef<Operation *> inner, Operation *root, Value n,
+                                 RankedTensorType x) {
+  llvm::SmallPtrSet<Operation *, 16> set(inner.begin(), inner.end());
+  set.insert(root);
+  for (Operation *op : inner)
+    for (OpOperand &use : op->getUses()) {
+      if (set.contains(use.getOwner()))
+        continue;
+      auto mul = dyn_cast<MulOp>(use.getOwner());
+      if (!mul || use.get() != n)
+        return false;
+      Value other = mul.getLhs() == n ? mul.getRhs() : mul.getLhs();
+      if (other == n || !isLastAxisParam(other, x))
+        return false;
+    }
+  return true;
 }
 
 /// `mul(normalized, w)` (either side), optionally through `cast(cast(x) ... )` -> rms_norm.
@@ -215,7 +255,7 @@ struct FuseLayerNorm : OpRewritePattern<MulOp> {
             beta = other;
           }
         }
-      if (!usedOnlyWithin(inner, root))
+      if (!usedWithinOrBySiblingScales(inner, root, n, xt))
         continue;
       rewriter.setInsertionPoint(root);
       Value fused = graph::LayerNormOp::create(rewriter, root->getLoc(), xt, x, gamma, beta,

@@ -26,7 +26,11 @@ def FuseNorms : Pass<"rp-fuse-norms", "::mlir::ModuleOp"> {
 
     **LayerNorm** (opsets < 17): `mu = reduce_mean(x, -1)`, `d = x - mu`, `d^2` (pow or mul),
     `reduce_mean`, `+ eps`, `sqrt`, `d / s` (or `d * reciprocal(s)`), `* gamma`, and
-    `+ beta` when present.
+    `+ beta` when present. LayerNorm written by hand (no `LayerNormalization` node: Cohere,
+    custom modules) computes `x - mu` twice, once squared and once normalised; two
+    `graph.sub`s of the same operands count as one `d`. Two LayerNorms of one input whose
+    chains an exporter merged (TorchScript: one normalised value scaled by two weights)
+    each fuse; the shared ops go with the last.
 
     `epsilon` is the splat constant's value (positive and finite); `axis` is the last
     dimension; the weight (and bias) must have shape `x.shape[-1:]` and `x`'s element type.
@@ -142,8 +146,12 @@ def FuseLinearCrossEntropy : Pass<"rp-fuse-linear-cross-entropy", "::mlir::Modul
     (none when `h` is 2-D). Reduction and `ignore_index` are kept. The matmul's and the
     reshape's results have no other user. A head bias, `add(matmul, b)` or `add(b, matmul)`
     with `b` `[V]` (Phi's head; before the reshape), becomes the fused op's `bias` operand.
-    Any other addend, scaled or soft-capped logits (any other op between the matmul and
-    the loss), a weight in `[H, V]` layout, a batched
+    Logits scaled by a one-element float constant `c`, `mul(z, c)`, `mul(c, z)` or
+    `div(z, c)` before or after the reshape (Cohere's `logit_scale`, Granite's
+    `logits_scaling`), fuse with the scale moved onto the head's input and bias:
+    `(h W^T + b) * c = (h * c) W^T + b * c`, an op on `[N, H]` and `[V]` instead of `[N, V]`.
+    Any other addend or scale (a `[V]` vector), soft-capped logits (any other op between
+    the matmul and the loss), a weight in `[H, V]` layout, a batched
     weight, a `transpose_a`, logits of a rank other than 2 (`[N, C, d...]`), or logits used
     elsewhere leave the graph unfused.
 

@@ -489,14 +489,16 @@ Case where(Rng &rng, const Shape &cond, const Shape &t, const Shape &f) {
           {{"y", y}}};
 }
 
-/// graph.rope on x [B, H, S, D] with cos/sin [S, D] or [B, 1, S, D] (differentiated too).
-Case rope(Rng &rng, bool batched) {
+/// graph.rope on x [B, H, S, D] with cos/sin [S, D] or [B, 1, S, D] (differentiated too);
+/// `interleaved`: GPT-J's rotation of adjacent pairs.
+Case rope(Rng &rng, bool batched, bool interleaved = false) {
   int64_t b = randInt(rng, 1, 2), h = randInt(rng, 2, 3), s = randInt(rng, 2, 4),
           d = 2 * randInt(rng, 2, 3);
   Shape x{b, h, s, d};
   Shape c = batched ? Shape{b, 1, s, d} : Shape{s, d};
   return {{{"x", x}, {"c", c}, {"s", c}},
-          {"%y = graph.rope %x, %c, %s : " + sig({x, c, c}, x)},
+          {"%y = graph.rope %x, %c, %s " + std::string(interleaved ? "{interleaved} " : "") +
+           ": " + sig({x, c, c}, x)},
           {{"y", x}}};
 }
 
@@ -935,6 +937,8 @@ std::vector<CaseDef> allCases() {
   });
   add("rope_cos_sd", [](Rng &r) { return rope(r, false); });
   add("rope_cos_b1sd", [](Rng &r) { return rope(r, true); });
+  add("rope_interleaved_cos_sd", [](Rng &r) { return rope(r, false, true); });
+  add("rope_interleaved_cos_b1sd", [](Rng &r) { return rope(r, true, true); });
   add("attention_mha", [](Rng &r) { return attention(r, 2, 1, false); });
   add("attention_mha_causal", [](Rng &r) { return attention(r, 2, 1, true); });
   add("attention_gqa_causal", [](Rng &r) { return attention(r, 2, 2, true); });

@@ -269,8 +269,8 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
                                         bias ? &operand(4) : nullptr, bias ? &out[3] : nullptr);
   } else if (isa<SwigluOp>(op)) {
     status = cpu::swiglu(operand(0), operand(1), out[0]);
-  } else if (isa<RopeOp>(op)) {
-    status = cpu::rope(operand(0), operand(1), operand(2), out[0]);
+  } else if (auto r = dyn_cast<RopeOp>(op)) {
+    status = cpu::rope(operand(0), operand(1), operand(2), out[0], r.getInterleaved());
   } else if (auto a = dyn_cast<AttentionOp>(op)) {
     status = cpu::attention(operand(0), operand(1), operand(2), a.getScale().convertToDouble(),
                             a.getCausal(), out[0], a.getSinks() ? &operand(3) : nullptr,

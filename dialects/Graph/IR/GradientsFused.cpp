@@ -63,11 +63,31 @@ Value rotateHalfTransposed(VJPBuilder &v, Value u) {
   return concatLast(v, u2, v.neg(u1));
 }
 
+/// `f` applied to the pairs of adjacent elements of x's last dimension: x [.., D] viewed as
+/// [.., D / 2, 2], whose halves are the pairs' first and second elements, and back.
+template <typename F> Value onPairs(VJPBuilder &v, Value x, F f) {
+  ArrayRef<int64_t> shape = VJPBuilder::typeOf(x).getShape();
+  SmallVector<int64_t> pairs(shape.drop_back());
+  pairs.append({shape.back() / 2, 2});
+  return v.reshape(f(v, v.reshape(x, pairs)), shape);
+}
+
+/// The rotation of rope: rotate_half, or with `interleaved` the rotation of adjacent pairs
+/// (x[2i], x[2i + 1]) -> (-x[2i + 1], x[2i]) (rotate_half on the [.., D / 2, 2] view).
+Value rotate(VJPBuilder &v, Value x, bool interleaved) {
+  return interleaved ? onPairs(v, x, rotateHalf) : rotateHalf(v, x);
+}
+
+/// The transpose of rotate (its VJP).
+Value rotateTransposed(VJPBuilder &v, Value u, bool interleaved) {
+  return interleaved ? onPairs(v, u, rotateHalfTransposed) : rotateHalfTransposed(v, u);
+}
+
 } // namespace
 
-// y = x * cos + rotate_half(x) * sin (rotate_half is linear):
-//   dx = g * cos + rotate_half^T(g * sin),
-//   dcos = unbroadcast(g * x),  dsin = unbroadcast(g * rotate_half(x)).
+// y = x * cos + rotate(x) * sin (rotate_half, or the interleaved pairs' rotation; linear):
+//   dx = g * cos + rotate^T(g * sin),
+//   dcos = unbroadcast(g * x),  dsin = unbroadcast(g * rotate(x)).
 LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads, SmallVectorImpl<Value> &out) {
   Value g = grads[0];
   if (!g) {
@@ -76,9 +96,10 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads, SmallVectorI
   }
   VJPBuilder v(b, getLoc());
   Value x = getInput(), cos = getCos(), sin = getSin();
-  out.push_back(v.add(v.mul(g, cos), rotateHalfTransposed(v, v.mul(g, sin))));
+  const bool pairs = getInterleaved();
+  out.push_back(v.add(v.mul(g, cos), rotateTransposed(v, v.mul(g, sin), pairs)));
   out.push_back(v.unbroadcast(v.mul(g, x), getCos().getType()));
-  out.push_back(v.unbroadcast(v.mul(g, rotateHalf(v, x)), getSin().getType()));
+  out.push_back(v.unbroadcast(v.mul(g, rotate(v, x, pairs)), getSin().getType()));
   return success();
 }
 

@@ -854,7 +854,7 @@ def Graph_SwigluOp : Graph_Op<"swiglu", [Pure, SameOperandsAndResultType, Declar
 }
 
 def Graph_RopeOp : Graph_Op<"rope", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
-  let summary = "rotary position embedding, rotate-half form";
+  let summary = "rotary position embedding, rotate-half or interleaved form";
   let description = [{
     `y = x * cos + rotate_half(x) * sin`, where `rotate_half(x) = concat(-x2, x1)` with
     `x1, x2` the first and second halves of the last dimension (Su et al., RoFormer, 2021, in
@@ -864,11 +864,18 @@ def Graph_RopeOp : Graph_Op<"rope", [Pure, DeclareOpInterfaceMethods<Graph_Gradi
     `x`'s shape (`[S, D]`, `[B, 1, S, D]`, ...). The result has `x`'s type. `rp-fuse-rope`
     forms it from the exported slice/neg/concat/mul/add pattern.
 
+    With `interleaved` the rotation pairs adjacent elements instead of the two halves
+    (GPT-J, CodeGen, Cohere: HF `rotate_every_two`): `y = x * cos + rotate_pairs(x) * sin`
+    with `rotate_pairs(x)[2i] = -x[2i + 1]` and `rotate_pairs(x)[2i + 1] = x[2i]` (the
+    original RoFormer layout; `cos` and `sin` then repeat each frequency twice in a row).
+
     ```mlir
     %q2 = graph.rope %q, %cos, %sin : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %q3 = graph.rope %q, %cos, %sin {interleaved} : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$cos, Graph_FloatTensor:$sin);
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$cos, Graph_FloatTensor:$sin,
+                       UnitAttr:$interleaved);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

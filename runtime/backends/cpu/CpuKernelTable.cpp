@@ -263,7 +263,12 @@ void addGenerators(Table &t) {
 // Fused transformer ops.
 void addFused(Table &t) {
   t.push_back({"swiglu", inOrder(cpu::swiglu)});
-  t.push_back({"rope", inOrder(cpu::rope)});
+  t.push_back({"rope", [](const Decoder &d) -> StatusOr<Body> {
+                 bool interleaved = d.flag("interleaved");
+                 return Body([interleaved](const Operands &in, const Results &out) {
+                   return cpu::rope(*in[0], *in[1], *in[2], *out[0], interleaved);
+                 });
+               }});
   t.push_back({"attention", [](const Decoder &d) -> StatusOr<Body> {
                  double scale = d.f64("scale");
                  bool causal = d.flag("causal");

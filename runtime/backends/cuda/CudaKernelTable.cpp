@@ -588,7 +588,7 @@ void addFused(Table &t) {
   t.push_back({"rope", [](const Decoder &d) {
                  return inOrder(kc::planRope(operandDType(d, 0), operandShape(d, 0),
                                              operandShape(d, 1), operandShape(d, 2),
-                                             resultShape(d, 0)),
+                                             resultShape(d, 0), d.flag("interleaved")),
                                 kc::launchRope, kc::replay::rope);
                }});
   t.push_back({"attention", attention});

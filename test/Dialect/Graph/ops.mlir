@@ -282,6 +282,8 @@ func.func @fused(%g: tensor<2x8x172xf32>, %u: tensor<2x8x172xf32>, %q: tensor<2x
   %1 = graph.rope %q, %c, %s : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
   // CHECK: graph.rope %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
   %2 = graph.rope %qb, %cb, %cb : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
+  // CHECK: graph.rope %{{.+}}, %{{.+}}, %{{.+}} {interleaved} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
+  %3 = graph.rope %q, %c, %s {interleaved} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }
 

@@ -1,8 +1,10 @@
 // rp-fuse-linear-cross-entropy: an LM head's matmul and its cross-entropy become one
 // graph.linear_cross_entropy (positive: both exporters' untied and tied heads, the
 // transpose_b form, a 2-D hidden state, sum and i32 labels, a [V] head bias either side of
-// the add; negative: a non-[V] addend, biased logits used elsewhere, scaled and soft-capped
-// logits, a weight in [H, V] layout, logits used elsewhere, transpose_a, a
+// the add; logits scaled by a one-element constant (Cohere's logit_scale, Granite's
+// logits_scaling; the scale moves onto the head's input and bias); negative: a non-[V]
+// addend, biased logits used elsewhere, a per-vocabulary scale, scaled logits used elsewhere,
+// soft-capped logits, a weight in [H, V] layout, logits used elsewhere, transpose_a, a
 // batched weight, rank-3 logits).
 // RUN: rp-opt %s --rp-fuse-linear-cross-entropy --split-input-file | FileCheck %s
 
@@ -141,17 +143,75 @@ func.func @bias_logits_used(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %b: te
 
 // -----
 
-// Negative: scaled logits (a logit scale or temperature).
+// Cohere's `lm_head(h) * logit_scale` as imported (the scale before the reshape, either
+// operand order): the scale multiplies the [N, H] hidden state, no [N, V] value remains.
 // CHECK-LABEL: func.func @scaled
+// CHECK-SAME: (%[[H:.+]]: tensor<2x4x16xf32>, %[[W:.+]]: tensor<100x16xf32>, %[[Y:.+]]: tensor<8xi64>)
+// CHECK: %[[S:.+]] = graph.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[H2:.+]] = graph.reshape %[[H]] : tensor<2x4x16xf32> to tensor<8x16xf32>
+// CHECK-NEXT: %[[HS:.+]] = graph.mul %[[H2]], %[[S]] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+// CHECK-NEXT: %[[L:.+]] = graph.linear_cross_entropy mean %[[HS]], %[[W]], %[[Y]] {ignore_index = -100 : i64}
+// CHECK-NEXT: return %[[L]]
+// CHECK-NOT: x100xf32>
+func.func @scaled(%h: tensor<2x4x16xf32>, %w: tensor<100x16xf32>, %y: tensor<8xi64>) -> tensor<f32> {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %wt = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<100x16xf32>) -> tensor<16x100xf32>
+  %z = graph.matmul %h, %wt : (tensor<2x4x16xf32>, tensor<16x100xf32>) -> tensor<2x4x100xf32>
+  %zs = graph.mul %s, %z : (tensor<f32>, tensor<2x4x100xf32>) -> tensor<2x4x100xf32>
+  %z2 = graph.reshape %zs : tensor<2x4x100xf32> to tensor<8x100xf32>
+  %l = graph.cross_entropy mean %z2, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Granite's `logits / logits_scaling` after the reshape, a biased head and a [1, 1] divisor:
+// the hidden state and the bias are divided (the divisor as a rank-0 tensor).
+// CHECK-LABEL: func.func @divided_biased
+// CHECK-SAME: (%[[H:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<100x16xf32>, %[[B:.+]]: tensor<100xf32>, %[[Y:.+]]: tensor<8xi64>)
+// CHECK: %[[C:.+]] = graph.constant dense<4.000000e+00> : tensor<1x1xf32>
+// CHECK: %[[C0:.+]] = graph.reshape %[[C]] : tensor<1x1xf32> to tensor<f32>
+// CHECK-NEXT: %[[HS:.+]] = graph.div %[[H]], %[[C0]] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+// CHECK: %[[BS:.+]] = graph.div %[[B]], %{{.+}} : (tensor<100xf32>, tensor<f32>) -> tensor<100xf32>
+// CHECK-NEXT: graph.linear_cross_entropy mean %[[HS]], %[[W]], %[[Y]] bias %[[BS]] {ignore_index = -100 : i64}
+// CHECK-NOT: x100xf32>
+func.func @divided_biased(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %b: tensor<100xf32>, %y: tensor<8xi64>) -> tensor<f32> {
+  %c = graph.constant dense<4.0> : tensor<1x1xf32>
+  %z = graph.matmul %h, %w {transpose_b} : (tensor<8x16xf32>, tensor<100x16xf32>) -> tensor<8x100xf32>
+  %zb = graph.add %b, %z : (tensor<100xf32>, tensor<8x100xf32>) -> tensor<8x100xf32>
+  %zs = graph.div %zb, %c : (tensor<8x100xf32>, tensor<1x1xf32>) -> tensor<8x100xf32>
+  %l = graph.cross_entropy mean %zs, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Negative: a scale per vocabulary entry ([V]: not a scale of the hidden state).
+// CHECK-LABEL: func.func @vocab_scale
 // CHECK: graph.mul
 // CHECK: graph.cross_entropy
 // CHECK-NOT: graph.linear_cross_entropy
-func.func @scaled(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %y: tensor<8xi64>) -> tensor<f32> {
+func.func @vocab_scale(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %y: tensor<8xi64>) -> tensor<f32> {
+  %s = graph.constant dense<0.5> : tensor<100xf32>
+  %z = graph.matmul %h, %w {transpose_b} : (tensor<8x16xf32>, tensor<100x16xf32>) -> tensor<8x100xf32>
+  %zs = graph.mul %z, %s : (tensor<8x100xf32>, tensor<100xf32>) -> tensor<8x100xf32>
+  %l = graph.cross_entropy mean %zs, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Negative: the unscaled logits are also returned (they must be computed anyway).
+// CHECK-LABEL: func.func @scaled_logits_used
+// CHECK: graph.mul
+// CHECK: graph.cross_entropy
+// CHECK-NOT: graph.linear_cross_entropy
+func.func @scaled_logits_used(%h: tensor<8x16xf32>, %w: tensor<100x16xf32>, %y: tensor<8xi64>) -> (tensor<f32>, tensor<8x100xf32>) {
   %s = graph.constant dense<0.5> : tensor<f32>
   %z = graph.matmul %h, %w {transpose_b} : (tensor<8x16xf32>, tensor<100x16xf32>) -> tensor<8x100xf32>
   %zs = graph.mul %z, %s : (tensor<8x100xf32>, tensor<f32>) -> tensor<8x100xf32>
   %l = graph.cross_entropy mean %zs, %y {ignore_index = -100 : i64} : (tensor<8x100xf32>, tensor<8xi64>) -> tensor<f32>
-  return %l : tensor<f32>
+  return %l, %z : tensor<f32>, tensor<8x100xf32>
 }
 
 // -----

@@ -272,6 +272,147 @@ func.func @layer_norm_no_bias(%x: tensor<4x32xf32>, %g: tensor<32xf32>) -> tenso
 
 // -----
 
+// LayerNorm written by hand (GPT-NeoX or Cohere style modules, no LayerNormalization node):
+// x - mean computed twice, once squared for the variance and once for the numerator.
+// CHECK-LABEL: func.func @layer_norm_by_hand
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x64xf32>, %[[G:.+]]: tensor<64xf32>, %[[B:.+]]: tensor<64xf32>)
+// CHECK-NEXT: %[[Y:.+]] = graph.layer_norm %[[X]], %[[G]], %[[B]] {axis = 2 : i64, epsilon = 9.9999997473787516E-6 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_by_hand(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<2x8x64xf32> {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : tensor<f32>
+  %mu = graph.reduce_mean %x {axes = array<i64: 2>, keepdims} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>
+  %d1 = graph.sub %x, %mu : (tensor<2x8x64xf32>, tensor<2x8x1xf32>) -> tensor<2x8x64xf32>
+  %sq = graph.pow %d1, %two : (tensor<2x8x64xf32>, tensor<f32>) -> tensor<2x8x64xf32>
+  %var = graph.reduce_mean %sq {axes = array<i64: 2>, keepdims} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>
+  %d2 = graph.sub %x, %mu : (tensor<2x8x64xf32>, tensor<2x8x1xf32>) -> tensor<2x8x64xf32>
+  %ve = graph.add %var, %eps : (tensor<2x8x1xf32>, tensor<f32>) -> tensor<2x8x1xf32>
+  %s = graph.sqrt %ve : tensor<2x8x1xf32>
+  %n = graph.div %d2, %s : (tensor<2x8x64xf32>, tensor<2x8x1xf32>) -> tensor<2x8x64xf32>
+  %m = graph.mul %n, %g : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  %y = graph.add %m, %b : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  return %y : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Cohere's form by hand: rsqrt as reciprocal(sqrt), the square as d * d, no bias, the weight
+// on the left.
+// CHECK-LABEL: func.func @layer_norm_by_hand_rsqrt
+// CHECK-SAME: (%[[X:.+]]: tensor<4x32xf32>, %[[G:.+]]: tensor<32xf32>)
+// CHECK-NEXT: %[[Y:.+]] = graph.layer_norm %[[X]], %[[G]] {axis = 1 : i64
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_by_hand_rsqrt(%x: tensor<4x32xf32>, %g: tensor<32xf32>) -> tensor<4x32xf32> {
+  %eps = graph.constant dense<1.0e-05> : tensor<f32>
+  %mu = graph.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %d1 = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = graph.mul %d1, %d1 : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %var = graph.reduce_mean %sq {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %ve = graph.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = graph.sqrt %ve : tensor<4x1xf32>
+  %r = graph.reciprocal %s : tensor<4x1xf32>
+  %d2 = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %n = graph.mul %d2, %r : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %y = graph.mul %g, %n : (tensor<32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// Near miss: the variance is of x minus another statistic (the max), not of the numerator's
+// x - mean: no norm fuses.
+// CHECK-LABEL: func.func @layer_norm_by_hand_other_center
+// CHECK-NOT: graph.layer_norm
+// CHECK-NOT: graph.rms_norm
+// CHECK: graph.sqrt
+func.func @layer_norm_by_hand_other_center(%x: tensor<4x32xf32>, %g: tensor<32xf32>) -> tensor<4x32xf32> {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : tensor<f32>
+  %mu = graph.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %mx = graph.reduce_max %x {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %d1 = graph.sub %x, %mx : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = graph.pow %d1, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %var = graph.reduce_mean %sq {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %ve = graph.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = graph.sqrt %ve : tensor<4x1xf32>
+  %d2 = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %n = graph.div %d2, %s : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %y = graph.mul %n, %g : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// Near miss: the squared copy of x - mean is also returned (it must survive): no norm fuses.
+// CHECK-LABEL: func.func @layer_norm_by_hand_copy_used
+// CHECK-NOT: graph.layer_norm
+// CHECK-NOT: graph.rms_norm
+// CHECK: graph.sqrt
+func.func @layer_norm_by_hand_copy_used(%x: tensor<4x32xf32>, %g: tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : tensor<f32>
+  %mu = graph.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %d1 = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = graph.pow %d1, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %var = graph.reduce_mean %sq {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %ve = graph.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = graph.sqrt %ve : tensor<4x1xf32>
+  %d2 = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %n = graph.div %d2, %s : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %y = graph.mul %n, %g : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %y, %d1 : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// Two LayerNorms of one input whose chains TorchScript merged (GPT-NeoX's parallel attention
+// and MLP norms written by hand): one normalised value, two scales and biases; both fuse.
+// CHECK-LABEL: func.func @layer_norms_sharing_statistics
+// CHECK-SAME: (%[[X:.+]]: tensor<4x32xf32>, %[[G1:.+]]: tensor<32xf32>, %[[B1:.+]]: tensor<32xf32>, %[[G2:.+]]: tensor<32xf32>, %[[B2:.+]]: tensor<32xf32>)
+// CHECK-DAG: %[[Y1:.+]] = graph.layer_norm %[[X]], %[[G1]], %[[B1]] {axis = 1 : i64
+// CHECK-DAG: %[[Y2:.+]] = graph.layer_norm %[[X]], %[[G2]], %[[B2]] {axis = 1 : i64
+// CHECK-NOT: graph.reduce_mean
+// CHECK: return %[[Y1]], %[[Y2]]
+func.func @layer_norms_sharing_statistics(%x: tensor<4x32xf32>, %g1: tensor<32xf32>, %b1: tensor<32xf32>, %g2: tensor<32xf32>, %b2: tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : tensor<f32>
+  %mu = graph.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %d = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = graph.pow %d, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %var = graph.reduce_mean %sq {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %ve = graph.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = graph.sqrt %ve : tensor<4x1xf32>
+  %n = graph.div %d, %s : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %m1 = graph.mul %n, %g1 : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  %y1 = graph.add %m1, %b1 : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  %m2 = graph.mul %n, %g2 : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  %y2 = graph.add %m2, %b2 : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %y1, %y2 : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// Near miss: the shared normalised value is also returned: neither norm fuses.
+// CHECK-LABEL: func.func @layer_norms_sharing_returned
+// CHECK-NOT: graph.layer_norm
+// CHECK: graph.sqrt
+func.func @layer_norms_sharing_returned(%x: tensor<4x32xf32>, %g1: tensor<32xf32>, %g2: tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : tensor<f32>
+  %mu = graph.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %d = graph.sub %x, %mu : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = graph.pow %d, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %var = graph.reduce_mean %sq {axes = array<i64: 1>, keepdims} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %ve = graph.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = graph.sqrt %ve : tensor<4x1xf32>
+  %n = graph.div %d, %s : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %m1 = graph.mul %n, %g1 : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  %m2 = graph.mul %n, %g2 : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %m1, %m2, %n : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
 // Near miss: the mean is also returned; the layer norm is not fused (an RMSNorm of x - mean is).
 // CHECK-LABEL: func.func @layer_norm_mean_second_user
 // CHECK-SAME: (%[[X:.+]]: tensor<4x32xf32>, %[[G:.+]]: tensor<32xf32>)

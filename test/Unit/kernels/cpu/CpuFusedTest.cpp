@@ -23,16 +23,20 @@ std::vector<double> refSwiglu(const HostTensor &gate, const HostTensor &up) {
   return out;
 }
 
-std::vector<double> refRope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin) {
+/// x * cos + rotate(x) * sin: rotate_half, or with `interleaved` (GPT-J's rotate_every_two)
+/// rotate(x)[2i] = -x[2i + 1], rotate(x)[2i + 1] = x[2i].
+std::vector<double> refRope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
+                            bool interleaved = false) {
   const Shape &shape = x.shape();
   const int64_t d = shape.back(), half = d / 2;
   std::vector<double> out;
   for (int64_t i = 0; i < x.numElements(); ++i) {
     Shape idx = unravel(i, shape);
     const int64_t j = idx.back();
+    const bool first = interleaved ? j % 2 == 0 : j < half;
     Shape partner = idx;
-    partner.back() = j < half ? j + half : j - half;
-    const double rot = (j < half ? -1.0 : 1.0) * get(x, ravel(partner, shape));
+    partner.back() = interleaved ? j ^ 1 : first ? j + half : j - half;
+    const double rot = (first ? -1.0 : 1.0) * get(x, ravel(partner, shape));
     const int64_t c = broadcastSource(idx, cos.shape());
     out.push_back(get(x, i) * get(cos, c) + rot * get(sin, c));
   }
@@ -120,6 +124,42 @@ TEST(CpuFused, RopeMatchesReference) {
   HostTensor out = poisoned(DType::F32, big);
   ASSERT_OK(rope(in, c, s, out));
   expectClose(out, refRope(in, c, s), kF32, "rope parallel");
+}
+
+// The interleaved form (GPT-J) on the same broadcasts, f32 and f64, and in parallel.
+TEST(CpuFused, RopeInterleavedMatchesReference) {
+  std::mt19937 rng(13);
+  const Shape x{2, 3, 5, 8};
+  for (DType t : kFloatDTypes)
+    for (const Shape &cs : {Shape{5, 8}, Shape{2, 1, 5, 8}, x}) {
+      SCOPED_TRACE(std::string(base::dtypeName(t)) + " cos " + base::formatShape(cs));
+      HostTensor in = randomTensor(t, x, rng);
+      HostTensor c = randomTensor(t, cs, rng, -1, 1);
+      HostTensor s = randomTensor(t, cs, rng, -1, 1);
+      HostTensor out = poisoned(t, x);
+      ASSERT_OK(rope(in, c, s, out, /*interleaved=*/true));
+      expectClose(out, refRope(in, c, s, true), toleranceFor(t), "rope interleaved");
+    }
+  const Shape big{2, 8, 64, 64};
+  HostTensor in = randomTensor(DType::F32, big, rng);
+  HostTensor c = randomTensor(DType::F32, {64, 64}, rng, -1, 1);
+  HostTensor s = randomTensor(DType::F32, {64, 64}, rng, -1, 1);
+  HostTensor out = poisoned(DType::F32, big);
+  ASSERT_OK(rope(in, c, s, out, /*interleaved=*/true));
+  expectClose(out, refRope(in, c, s, true), kF32, "rope interleaved parallel");
+}
+
+// Interleaved, the pairs are adjacent: (x0, x1) rotates by theta, (x2, x3) stays.
+TEST(CpuFused, RopeInterleavedRotatesAdjacentPairs) {
+  HostTensor in = tensor(DType::F64, {1, 4}, {1, 2, 3, 4});
+  const double th = 0.3;
+  HostTensor c = tensor(DType::F64, {1, 4}, {std::cos(th), std::cos(th), 1, 1});
+  HostTensor s = tensor(DType::F64, {1, 4}, {std::sin(th), std::sin(th), 0, 0});
+  HostTensor out = poisoned(DType::F64, {1, 4});
+  ASSERT_OK(rope(in, c, s, out, /*interleaved=*/true));
+  expectClose(out,
+              {std::cos(th) - 2 * std::sin(th), 2 * std::cos(th) + std::sin(th), 3, 4}, kF64,
+              "adjacent pairs");
 }
 
 // A rotation by angle theta per pair (cos = cos theta, sin = sin theta) keeps each pair's norm.

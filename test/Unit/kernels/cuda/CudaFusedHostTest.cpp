@@ -94,9 +94,10 @@ HostTensor hostSwiglu(const HostTensor &gate, const HostTensor &up) {
   return out;
 }
 
-HostTensor hostRope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin) {
+HostTensor hostRope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
+                    bool interleaved = false) {
   base::StatusOr<RopePlan> plan =
-      planRope(x.dtype(), x.shape(), cos.shape(), sin.shape(), x.shape());
+      planRope(x.dtype(), x.shape(), cos.shape(), sin.shape(), x.shape(), interleaved);
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   HostTensor out = poisoned(x.dtype(), x.shape());
   visitFloatDType(x.dtype(), [&](auto tag) {
@@ -287,6 +288,31 @@ TEST(CudaFusedHost, RopeMatchesCpuWithBroadcastCosSin) {
       ASSERT_OK(in.cpuStatus);
       expectExactOrUlps(hostRope(in.x, in.cos, in.sin), in.want, "rope");
     }
+}
+
+// The interleaved form (GPT-J): the same cases, against cpu::rope's interleaved form; and the
+// two forms differ (a body ignoring the flag fails).
+TEST(CudaFusedHost, RopeInterleavedMatchesCpu) {
+  std::mt19937 rng(14);
+  const std::pair<Shape, Shape> cases[] = {{{2, 3, 5, 8}, {2, 3, 5, 8}},
+                                           {{2, 16, 4, 4}, {1, 16, 1, 4}},
+                                           {{2, 3, 5, 8}, {5, 8}},
+                                           {{6}, {6}},
+                                           {{4, 2}, {1, 2}},
+                                           {{2, 0, 4}, {4}}};
+  for (DType dtype : kGpuFloatTypes)
+    for (const auto &[xs, cs] : cases) {
+      SCOPED_TRACE(label(dtype, xs) + " cos " + formatShape(cs));
+      const RopeInputs in = randomRopeInputs(dtype, xs, cs, rng, /*interleaved=*/true);
+      ASSERT_OK(in.cpuStatus);
+      expectExactOrUlps(hostRope(in.x, in.cos, in.sin, true), in.want, "rope interleaved");
+    }
+  const RopeInputs in = randomRopeInputs(DType::F64, {2, 8}, {2, 8}, rng, /*interleaved=*/true);
+  const HostTensor halves = hostRope(in.x, in.cos, in.sin);
+  double diff = 0;
+  for (int64_t i = 0; i < 16; ++i)
+    diff = std::max(diff, std::fabs(halves.data<double>()[i] - in.want.data<double>()[i]));
+  EXPECT_GT(diff, 0.1);
 }
 
 //===--- attention --------------------------------------------------------===//

@@ -75,6 +75,25 @@ TEST_F(CudaFused, SwigluMatchesCpu) {
     }
 }
 
+// The interleaved form (GPT-J) on the device against cpu::rope's.
+TEST_F(CudaFused, RopeInterleavedMatchesCpu) {
+  std::mt19937 rng(15);
+  const std::pair<Shape, Shape> cases[] = {{{2, 16, 4, 4}, {1, 16, 1, 4}},
+                                           {{2, 8, 128, 64}, {128, 64}}};
+  for (DType dtype : kGpuFloatTypes)
+    for (const auto &[xs, cs] : cases) {
+      SCOPED_TRACE(label(dtype, xs) + " cos " + formatShape(cs));
+      const RopeInputs in = randomRopeInputs(dtype, xs, cs, rng, /*interleaved=*/true);
+      ASSERT_OK(in.cpuStatus);
+      base::StatusOr<RopePlan> plan = planRope(dtype, xs, cs, cs, xs, /*interleaved=*/true);
+      ASSERT_TRUE(plan.ok()) << plan.status().toString();
+      auto dX = upload(in.x), dC = upload(in.cos), dS = upload(in.sin);
+      auto dOut = poisonedOutput(dtype, xs);
+      ASSERT_CUDA_OK(launchRope(*plan, dX->get(), dC->get(), dS->get(), dOut->get(), stream_));
+      expectFloat(download(*dOut, dtype, xs, stream_), in.want, 1e-6, "rope interleaved");
+    }
+}
+
 TEST_F(CudaFused, RopeMatchesCpu) {
   std::mt19937 rng(12);
   const std::pair<Shape, Shape> cases[] = {

@@ -138,19 +138,21 @@ inline SwigluInputs randomSwigluInputs(DType dtype, const Shape &shape, std::mt1
   return in;
 }
 
-/// rope: x of `xShape` in [-2, 2], cos and sin of `cosShape` in [-1, 1].
+/// rope: x of `xShape` in [-2, 2], cos and sin of `cosShape` in [-1, 1]; `interleaved`: GPT-J's
+/// rotation of adjacent pairs.
 struct RopeInputs {
   HostTensor x, cos, sin, want;
   base::Status cpuStatus;
 };
 inline RopeInputs randomRopeInputs(DType dtype, const Shape &xShape, const Shape &cosShape,
-                                   std::mt19937 &rng) {
+                                   std::mt19937 &rng, bool interleaved = false) {
   RopeInputs in;
   in.x = randomTensor(dtype, xShape, rng);
   in.cos = randomTensor(dtype, cosShape, rng, -1, 1);
   in.sin = randomTensor(dtype, cosShape, rng, -1, 1);
   in.want = HostTensor(cpuDType(dtype), xShape);
-  in.cpuStatus = cpu::rope(cpuInput(in.x), cpuInput(in.cos), cpuInput(in.sin), in.want);
+  in.cpuStatus =
+      cpu::rope(cpuInput(in.x), cpuInput(in.cos), cpuInput(in.sin), in.want, interleaved);
   return in;
 }
 

@@ -438,7 +438,8 @@ TEST(CpuKernelDispatch, AttentionWindowSoftcapAndValueDim) {
   });
 }
 
-// swiglu and rope (cos/sin broadcast over batch and heads).
+// swiglu and rope (cos/sin broadcast over batch and heads), rope's bool attribute
+// `interleaved` (GPT-J's rotation of adjacent pairs).
 TEST(CpuKernelDispatch, SwigluAndRope) {
   std::mt19937 rng(9);
   std::vector<Ty> gu = {{F32, {2, 6}}, {F32, {2, 6}}};
@@ -447,6 +448,11 @@ TEST(CpuKernelDispatch, SwigluAndRope) {
   std::vector<Ty> r = {{F32, {1, 2, 4, 8}}, {F32, {4, 8}}, {F32, {4, 8}}};
   expectMatchesDirect(instr("rope", r, {{F32, {1, 2, 4, 8}}}), randomInputs(r, rng),
                       [](auto &i, auto &o) { return cpu::rope(*i[0], *i[1], *i[2], *o[0]); });
+  pb::Instruction pairs = instr("rope", r, {{F32, {1, 2, 4, 8}}});
+  setBool(&pairs, "interleaved", true);
+  expectMatchesDirect(pairs, randomInputs(r, rng), [](auto &i, auto &o) {
+    return cpu::rope(*i[0], *i[1], *i[2], *o[0], /*interleaved=*/true);
+  });
 }
 
 // transpose, slice (strided), reshape and expand move the bits the direct calls move.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
-# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon and the mixtures of experts Qwen3-MoE and
+# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon, GPT-J, Granite and the mixtures of experts Qwen3-MoE and
 # GPT-OSS by the dynamo and the TorchScript exporter, those two again with the router
 # load-balancing loss (--router-aux-loss), Mistral again with a sliding window of 6 positions
 # (mistral-window-*), Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with
@@ -15,7 +15,7 @@ source "$root/bench/env.sh"
 py="$(rp_env RP_PYTHON PYTHON python3)"
 export_model() { "$py" "$root/examples/export/export_model.py" "$@"; }
 tests="$root/test/Frontends/onnx/Inputs/exports"
-for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon; do
+for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon gptj granite; do
   for exporter in dynamo torchscript; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
       --out "$tests/$arch-$exporter"
@@ -43,6 +43,11 @@ for arch in qwen3 llama gpt2; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 --tied \
       --out "$tests/$arch-tied-$exporter"
   done
+done
+# GPT-NeoX with every LayerNorm written by hand (no LayerNormalization node).
+for exporter in dynamo torchscript; do
+  export_model --arch gpt_neox --exporter "$exporter" --size test --batch 2 --seq 16 \
+    --hand-layer-norm --out "$tests/gpt_neox-handln-$exporter"
 done
 # Mistral with a sliding window of 6 positions over 16: a band mask (graph.attention's window).
 for exporter in dynamo torchscript; do

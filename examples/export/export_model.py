@@ -210,6 +210,34 @@ def preset(arch, size):
             hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
             max_position_embeddings=1024, **dict(common, tie_word_embeddings=True))
         return config, transformers.FalconForCausalLM
+    if arch == "gptj":
+        # The interleaved rotary form (rotate_every_two) on half of each head (rotary_dim),
+        # attention and MLP in parallel off one LayerNorm, GELU-tanh, a biased head; its
+        # attention exports as eager attention (matmul, / sqrt(D), mask, softmax).
+        config = transformers.GPTJConfig(
+            n_embd=hidden, n_layer=layers, n_head=heads, rotary_dim=hidden // heads // 2,
+            n_inner=inter, n_positions=1024, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+            **common)
+        return config, transformers.GPTJForCausalLM
+    if arch == "cohere":
+        # Tied embeddings (the family default), LayerNorm written by hand without bias (mean,
+        # variance, rsqrt, in f32), the interleaved rotary form, attention and MLP in parallel
+        # off one norm, SwiGLU, the logits times logit_scale.
+        config = transformers.CohereConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter, max_position_embeddings=1024,
+            logit_scale=0.5, **dict(common, tie_word_embeddings=True))
+        return config, transformers.CohereForCausalLM
+    if arch == "granite":
+        # Llama with multipliers: the embedding times embedding_multiplier, each residual branch
+        # times residual_multiplier, attention scores times attention_multiplier (SDPA's
+        # scale, not 1/sqrt(D)), the logits divided by logits_scaling.
+        config = transformers.GraniteConfig(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, intermediate_size=inter, max_position_embeddings=1024,
+            embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.25,
+            logits_scaling=4.0, **common)
+        return config, transformers.GraniteForCausalLM
     if arch == "qwen3_moe":
         # Mixture of experts: layer 0 dense (mlp_only_layers), then every second layer sparse
         # (decoder_sparse_step 2: layers 1 and 3 route, layer 2 is dense), 4 experts of
@@ -308,7 +336,7 @@ def preset_full(arch, seq):
 
 
 ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
-         "stablelm", "falcon", "qwen3_moe", "gpt_oss", "mixtral", "qwen2_moe", "olmoe"]
+         "stablelm", "falcon", "gptj", "cohere", "granite", "qwen3_moe", "gpt_oss", "mixtral", "qwen2_moe", "olmoe"]
 FULL_ARCHS = ["qwen3", "qwen3_moe", "gpt_oss"]
 
 # The shape flags and the config fields they set (the first the family's config has; GPT-2's
@@ -420,10 +448,24 @@ def build(arch, size):
     return build_model(config, cls, perturb=True)
 
 
+def hand_layer_norm(module, x):
+    """torch.nn.LayerNorm's forward written out (--hand-layer-norm): x - mean is computed twice,
+    as PyTorch code that writes the norm by hand does."""
+    mean = x.mean(-1, keepdim=True)
+    var = (x - mean).pow(2).mean(-1, keepdim=True)
+    out = (x - mean) / torch.sqrt(var + module.eps)
+    if module.weight is not None:
+        out = out * module.weight
+    if module.bias is not None:
+        out = out + module.bias
+    return out
+
+
 class TrainingGraph(torch.nn.Module):
-    """forward(input_ids, labels) -> mean cross-entropy (+ router_aux_loss_coef x the router
-    load-balancing loss with router_aux_loss); the causal LM's children are adopted so that
-    parameter names stay Hugging Face's."""
+    """forward(input_ids, labels) -> mean cross-entropy of the logits, scaled as the family's
+    causal LM scales them (Granite's logits_scaling, Cohere's logit_scale) (+
+    router_aux_loss_coef x the router load-balancing loss with router_aux_loss); the causal
+    LM's children are adopted so that parameter names stay Hugging Face's."""
 
     def __init__(self, lm, explicit_mask=False, router_aux_loss=False):
         super().__init__()
@@ -440,6 +482,10 @@ class TrainingGraph(torch.nn.Module):
                                  "mixture of experts with a router load-balancing loss")
             self.aux = (module.load_balancing_loss_func, lm.num_experts,
                         lm.num_experts_per_tok, float(lm.config.router_aux_loss_coef))
+        # The family's logit scale, as <Family>ForCausalLM.forward applies it to the head's
+        # output: Granite divides by logits_scaling, Cohere multiplies by logit_scale.
+        self.logit_divisor = float(getattr(lm.config, "logits_scaling", 1.0) or 1.0)
+        self.logit_factor = float(getattr(lm.config, "logit_scale", 1.0) or 1.0)
         head = lm.get_output_embeddings()
         # "lm_head", or "embed_out" (GPT-NeoX); a tied head shares the embedding's weight.
         self.head_name = next(name for name, child in lm.named_children() if child is head)
@@ -454,6 +500,10 @@ class TrainingGraph(torch.nn.Module):
         hidden = getattr(self, self.base_name)(input_ids=input_ids, attention_mask=mask,
                                                use_cache=False, **extra)
         logits = getattr(self, self.head_name)(hidden.last_hidden_state)
+        if self.logit_divisor != 1.0:
+            logits = logits / self.logit_divisor
+        if self.logit_factor != 1.0:
+            logits = logits * self.logit_factor
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
         if self.aux:
             balance, experts, top_k, coef = self.aux
@@ -546,6 +596,19 @@ def set_buffers_metadata(model, names):
         entry.key, entry.value = "rp.buffers", ",".join(names)
 
 
+def positive_dim_repeat_interleave(repeat_interleave):
+    """torch.repeat_interleave with a negative dim made positive first (the same result). The
+    TorchScript exporter's repeat_interleave rewrites its dim constant in place to the positive
+    axis, and TorchScript pools equal constants: every other -1 of the graph (Cohere's
+    view(..., -1, head_dim) after its rotary table's repeat_interleave(freqs, 2, dim=-1)) then
+    exports as that axis, and PyTorch's ONNX shape inference fails on an internal assertion."""
+    def wrapped(input, repeats, dim=None, **kwargs):
+        if dim is not None and dim < 0:
+            dim += input.dim()
+        return repeat_interleave(input, repeats, dim, **kwargs)
+    return wrapped
+
+
 def export_onnx(graph, inputs, path, args):
     """Traces graph on inputs into path: weights inline, or (--weightless) no initializers."""
     kwargs = dict(input_names=["input_ids", "labels"], output_names=["loss"])
@@ -567,9 +630,14 @@ def export_onnx(graph, inputs, path, args):
         if args.dynamic:
             axes = {0: "batch", 1: "seq"}
             kwargs["dynamic_axes"] = {"input_ids": axes, "labels": axes}
-        torch.onnx.export(graph, inputs, path, dynamo=False,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, **kwargs)
+        original = torch.repeat_interleave
+        torch.repeat_interleave = positive_dim_repeat_interleave(original)
+        try:
+            torch.onnx.export(graph, inputs, path, dynamo=False,
+                              training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, **kwargs)
+        finally:
+            torch.repeat_interleave = original
 
 
 def add_external_weights(model, graph, buffer_values, out):
@@ -735,6 +803,10 @@ def parse_args(argv=None):
                    help="export the rotary cos/sin as precomputed constant tables (default: on "
                         f"when seq x the rotary dimension > {FOLD_LIMIT}, the importer's fold "
                         "limit, without --dynamic)")
+    p.add_argument("--hand-layer-norm", action="store_true",
+                   help="every torch.nn.LayerNorm runs a hand-written chain (mean, subtract, "
+                        "pow 2, mean, + eps, sqrt, divide, * weight, + bias), as custom modules "
+                        "write it: no LayerNormalization node is exported (default off)")
     p.add_argument("--router-aux-loss", action="store_true",
                    help="mixtures of experts: add router_aux_loss_coef x the router "
                         "load-balancing loss to the exported loss (output_router_logits=True); "
@@ -806,9 +878,19 @@ def main(argv=None):
         if lm.get_output_embeddings().weight is not lm.get_input_embeddings().weight:
             raise SystemExit("export: --tied: the LM head could not be tied to the embedding")
     tied = lm.get_output_embeddings().weight is lm.get_input_embeddings().weight
+    if args.hand_layer_norm:
+        norms = [m for m in lm.modules() if isinstance(m, torch.nn.LayerNorm)]
+        if not norms:
+            raise SystemExit(f"export: --hand-layer-norm: {type(lm).__name__} has no "
+                             "torch.nn.LayerNorm")
+        for module in norms:
+            module.forward = hand_layer_norm.__get__(module)
     # GPT-OSS's attention sinks exist only in its eager attention (no SDPA support: transformers'
-    # SDPA path would drop the sinks).
-    lm.config._attn_implementation = "eager" if lm.config.model_type == "gpt_oss" else "sdpa"
+    # SDPA path would drop the sinks). GPT-J's attention is eager whatever is asked, and under
+    # "sdpa" it would receive SDPA's boolean mask and add it to the scores as 1.0 and 0.0 (no
+    # causal masking at all).
+    eager = lm.config.model_type in ("gpt_oss", "gptj")
+    lm.config._attn_implementation = "eager" if eager else "sdpa"
     graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript",
                           router_aux_loss=args.router_aux_loss).train()
 

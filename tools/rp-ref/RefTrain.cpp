@@ -307,7 +307,7 @@ int ReferenceTrainer::optimizerStep(int64_t step, double &lr, bool &skipped) {
     }
     gradScale = clipped.value();
   }
-  lr = rt::learningRate(o_.lr, o_.warmup, step);
+  lr = rt::learningRate(rt::LrSchedule{o_.lr, o_.warmup, o_.lrDecay, o_.minLr, o_.steps}, step);
   rt::AdamWConfig config{lr, o_.beta1, o_.beta2, o_.eps, o_.weightDecay};
   for (auto &[name, p] : params_) {
     if (!p.trainable)

@@ -3,6 +3,7 @@
 #include "runtime/exec/HostArena.h"
 
 #include "kernels/cpu/Cast.h"
+#include "kernels/cpu/Quantize.h"
 #include "base/HostTensor.h"
 #include "base/ParamInit.h"
 #include "runtime/optim/AdamW.h"
@@ -152,6 +153,15 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
     std::memcpy(weights() + p.weight_offset(), value.raw(), value.byteSize());
     return okStatus();
   }
+  if (p.has_quant()) { // a frozen f32 weight (validated): quantized as it is loaded
+    const auto format = static_cast<kernels::QuantFormat>(p.quant().format() - 1);
+    RP_ASSIGN_OR_RETURN(kernels::QuantLayout layout,
+                        kernels::quantLayout(format, shape, p.quant().axis(), p.name()));
+    Status q = kernels::cpu::quantizeWeight(value.data<float>(), shape, layout, p.quant().axis(),
+                                            weights() + p.weight_offset(), file + ": tensor '" +
+                                                                               p.name() + "'");
+    return q;
+  }
   RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, weights() + p.weight_offset(),
                                         computeDType_, value.numElements()));
   if (p.trainable())
@@ -160,13 +170,30 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
   return okStatus();
 }
 
-void HostArena::copyEntryWeights(int from, int to) {
-  const rp::plan::Param &p = plan_->params(from);
+int64_t HostArena::paramWeightBytes(int index) const {
+  const rp::plan::Param &p = plan_->params(index);
+  if (p.has_quant())
+    return p.quant().bytes();
   const DType stored = dtypeOf(p.type()).value_or(DType::F32);
-  const size_t bytes = static_cast<size_t>(paramElements(from)) *
-                       dtypeSize(isFloat(stored) ? computeDType_ : stored);
-  std::memcpy(weights() + plan_->params(to).weight_offset(), weights() + p.weight_offset(),
-              bytes);
+  return paramElements(index) * static_cast<int64_t>(dtypeSize(isFloat(stored) ? computeDType_ : stored));
+}
+
+Status HostArena::frozenWeightsF32(int index, float *out) const {
+  const rp::plan::Param &p = plan_->params(index);
+  const uint8_t *w = base_ + p.weight_offset();
+  if (!p.has_quant())
+    return kernels::cpu::cast(w, computeDType_, out, DType::F32, paramElements(index));
+  const std::vector<int64_t> shape = shapeOf(p.type());
+  HostTensor storage = HostTensor::view(DType::U8, {p.quant().bytes()}, const_cast<uint8_t *>(w));
+  HostTensor values = HostTensor::view(DType::F32, shape, out);
+  return kernels::cpu::dequantize(storage, static_cast<kernels::QuantFormat>(p.quant().format() - 1),
+                                  p.quant().axis(), values);
+}
+
+void HostArena::copyEntryWeights(int from, int to) {
+  std::memcpy(weights() + plan_->params(to).weight_offset(),
+              weights() + plan_->params(from).weight_offset(),
+              static_cast<size_t>(paramWeightBytes(from)));
 }
 
 Status HostArena::loadWeights(const WeightSource &source) {

@@ -45,8 +45,9 @@ public:
 
   /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from
   /// weights checked by validateWeights (tensors keyed by param name; a floating-point param's
-  /// F16 or BF16 tensor is converted to f32 exactly first); a param absent from the weights
-  /// starts as its `init` says (base/ParamInit.h). Reads shard by shard, tensor by
+  /// F16 or BF16 tensor is converted to f32 exactly first; a quantized frozen param, Param.quant,
+  /// is then quantized into its storage: kernels/cpu/Quantize.h); a param absent from the
+  /// weights starts as its `init` says (base/ParamInit.h). Reads shard by shard, tensor by
   /// tensor (WeightSource::readTensors): besides the arena it holds one param's f32 copy. A
   /// param with several entries (shared) is converted once and copied into the others.
   /// Tensors no param names are skipped. Errors: the reader's, a tensor of another size or
@@ -56,6 +57,14 @@ public:
   /// Writes the compute-dtype weights of entry `param` from its fp32 master copy (a trainable
   /// param; a copy of a shared param reads its owner's master).
   Status writeComputeWeights(int param);
+
+  /// The values the GEMMs read of frozen entry `param` as f32 into `out` (paramElements):
+  /// a quantized param (Param.quant) dequantized (kernels/cpu/Quantize.h), any other float
+  /// param its compute-dtype weights converted exactly. For checkpoints and exports.
+  Status frozenWeightsF32(int param, float *out) const;
+  /// Bytes of entry `param` in the host weights (and a weight slot): its quantized storage,
+  /// or its elements in the compute dtype (a float param) or its own dtype.
+  int64_t paramWeightBytes(int param) const;
 
   /// The regions. `parity` is the iteration's parity (0 or 1), `microBatch` in [0, M).
   uint8_t *weights() { return base_; }

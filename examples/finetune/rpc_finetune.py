@@ -996,7 +996,9 @@ def check_plan(settings, model, plan, tools, runner):
             if "arena" in line or "memory" in line:
                 say(f"[plan] {line.strip()}")
     if code != 0:
-        raise Failure(f"{last_error(log)} (log: {log})", EXIT_BAD_INPUT)
+        line = last_error(log)
+        line = line[len("rp-run: error: "):] if line.startswith("rp-run: error: ") else line
+        raise Failure(f"rp-run check: {line} (log: {log})", EXIT_BAD_INPUT)
 
 
 def find_helper(name):

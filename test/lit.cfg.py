@@ -32,9 +32,11 @@ import subprocess as _subprocess
 _torch_python = os.environ.get("RP_TORCH_PYTHON") or getattr(config, "rp_torch_python", "")
 if _torch_python:
     try:
+        # find_spec, not import: torch takes seconds to import, and ctest runs lit per file.
         _probe = _subprocess.run(
-            [_torch_python, "-c", "import torch, transformers, onnx, onnxscript, tokenizers, "
-             "peft, yaml"], capture_output=True, timeout=300)
+            [_torch_python, "-c", "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) "
+             "is None for m in ['torch', 'transformers', 'onnx', 'onnxscript', 'tokenizers', "
+             "'peft', 'yaml']))"], capture_output=True, timeout=60)
         _ok = _probe.returncode == 0
     except (OSError, _subprocess.SubprocessError):
         _ok = False

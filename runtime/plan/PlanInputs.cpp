@@ -17,6 +17,8 @@ const char *inputRoleName(InputRole role) {
     return "tokens";
   case InputRole::Labels:
     return "labels";
+  case InputRole::Positions:
+    return "positions";
   case InputRole::Other:
     return "other";
   }
@@ -119,6 +121,13 @@ std::vector<PlanInput> analyzeInputs(const pb::Plan &plan) {
             break;
         }
       }
+    }
+    if (input.name == kPositionIdsInput) {
+      if (input.role != InputRole::Tokens) // a gather's table bounds the positions
+        input.vocabSize = 0;
+      input.role = InputRole::Positions;
+      input.ignoreIndex = -100;
+      input.meanLoss = true;
     }
     inputs.push_back(std::move(input));
   }

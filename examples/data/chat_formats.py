@@ -62,20 +62,33 @@ def _content(message, where):
                      "text parts")
 
 
-def _messages(obj, where):
-    messages = obj.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise ValueError(f"{where}: 'messages' is not a non-empty list")
+def _turns(obj, where, field, kind, role_key, roles, content_of):
+    """The messages of list `field` of `obj`: each item an object whose `role_key` is a key of
+    `roles` (mapped to its role) and whose content content_of(item, where) reads."""
+    items = obj.get(field)
+    if not isinstance(items, list) or not items:
+        raise ValueError(f"{where}: {field!r} is not a non-empty list")
     out = []
-    for k, m in enumerate(messages):
-        at = f"{where}: message {k}"
-        if not isinstance(m, dict):
+    for k, item in enumerate(items):
+        at = f"{where}: {kind} {k}"
+        if not isinstance(item, dict):
             raise ValueError(f"{at} is not an object")
-        role = m.get("role")
-        if role not in ROLES:
-            raise ValueError(f"{at}: unknown role {role!r} (expected one of {', '.join(ROLES)})")
-        out.append({"role": role, "content": _content(m, at)})
+        if item.get(role_key) not in roles:
+            raise ValueError(f"{at}: unknown role {item.get(role_key)!r}"
+                             f"{'' if role_key == 'role' else ' in ' + repr(role_key)} "
+                             f"(expected one of {', '.join(roles)})")
+        out.append({"role": roles[item[role_key]], "content": content_of(item, at)})
     return out
+
+
+def _messages(obj, where):
+    return _turns(obj, where, "messages", "message", "role", {r: r for r in ROLES}, _content)
+
+
+def _value(turn, where):
+    if not isinstance(turn.get("value"), str):
+        raise ValueError(f"{where}: 'value' is missing or not a string")
+    return turn["value"]
 
 
 def _system(obj, where):
@@ -94,22 +107,8 @@ def _alpaca(obj, where):
 
 
 def _sharegpt(obj, where):
-    turns = obj.get("conversations")
-    if not isinstance(turns, list) or not turns:
-        raise ValueError(f"{where}: 'conversations' is not a non-empty list")
-    out = _system(obj, where)
-    for k, t in enumerate(turns):
-        at = f"{where}: turn {k}"
-        if not isinstance(t, dict):
-            raise ValueError(f"{at} is not an object")
-        speaker = t.get("from")
-        if speaker not in SHAREGPT_ROLES:
-            raise ValueError(f"{at}: unknown role {speaker!r} in 'from' (expected one of "
-                             f"{', '.join(SHAREGPT_ROLES)})")
-        if not isinstance(t.get("value"), str):
-            raise ValueError(f"{at}: 'value' is missing or not a string")
-        out.append({"role": SHAREGPT_ROLES[speaker], "content": t["value"]})
-    return out
+    return _system(obj, where) + _turns(obj, where, "conversations", "turn", "from",
+                                        SHAREGPT_ROLES, _value)
 
 
 def _pairs(obj, where):

@@ -9,12 +9,18 @@ environment transformers builds (a sandbox with trim_blocks, lstrip_blocks and l
 tojson without HTML escaping; raise_exception; strftime_now; the {% generation %} tag), with
 the special tokens of tokenizer_config.json (bos_token, eos_token, ...) as variables.
 
-Loss on assistant turns only: for each assistant turn i, the conversation up to turn i is
-rendered with add_generation_prompt=True (P_i) and up to and including turn i without (Q_i);
-the text Q_i[len(P_i):] (the turn's content and end marker) is trained, the rest is not.
-Every P_i must extend the previous Q, and Q_i must extend P_i, or the conversation is refused
-(a template that rewrites earlier turns cannot be split this way). Each piece is tokenized on
-its own (add_special_tokens off) and the pieces are concatenated.
+Loss on assistant turns only: the whole conversation is rendered once (W); for each assistant
+turn i, the conversation before it is rendered with add_generation_prompt=True (P_i), which must
+be a prefix of W: the turn starts where P_i ends. When the render of the conversation up to and
+including turn i (Q_i) is a prefix of W (most templates), the turn ends where Q_i ends.
+Otherwise (a template that renders the last turn differently, or closes a conversation with an
+end token only when it ends) the turn's content is found in W after P_i, and the end marker
+after it is the longest run of tokens that follows the content both in W and in Q_i (compared
+token by token, so that a special-token marker is taken whole). The turn's span of W (its
+content and end marker, plus whatever the template puts between the generation prompt and the
+content) is trained, the rest is not; a template whose P_i is not a prefix of W, or that
+changes the content, is refused. Each piece is tokenized on its own (add_special_tokens off)
+and the pieces are concatenated.
 
 Built-in templates (no model directory), the text around a turn:
   plain   user "User: {content}\\n", assistant prompt "Assistant: ", assistant "{content}\\n"
@@ -187,35 +193,63 @@ class BuiltinRenderer:
         return text + (self._prompt if add_generation_prompt else "")
 
 
-def encode_conversation(conversation, renderer, tokenizer, eos_id=None):
-    """(tokens, mask) of one conversation: mask 1 on the tokens of assistant turns (module
-    comment); `eos_id`, when given, is appended after the conversation and trained.
-    Raises TemplateError when the template cannot be split at the assistant turns."""
-    tokens, mask = [], []
-    done = ""  # the text encoded so far
+def _turn_end(whole, turn, start, content):
+    """(end, marker) of the assistant turn that starts at `start` of `whole` (module comment):
+    where its span of `whole` ends, and None when `turn` (the render that ends with it) is a
+    prefix of `whole`; else where its content ends and the text after the content in `turn`,
+    to be compared token by token with what follows in `whole`."""
+    if whole.startswith(turn) and len(turn) >= start:
+        return len(turn), None
+    at, tail = whole.find(content, start), turn.rfind(content)
+    if at < 0 or tail < 0:
+        raise TemplateError("the chat template changes an assistant turn's content, so its "
+                            "tokens cannot be told apart")
+    return at + len(content), turn[tail + len(content):]
 
-    def add(text, trained):
-        ids = tokenizer.encode(text) if text else []
-        tokens.extend(ids)
-        mask.extend([1 if trained else 0] * len(ids))
 
+def assistant_spans(conversation, renderer):
+    """(the rendered conversation, per assistant turn (start, end, marker) of _turn_end)."""
+    whole = renderer.render(conversation, add_generation_prompt=False)
+    spans, done = [], 0
     for i, message in enumerate(conversation):
         if message["role"] != "assistant":
             continue
         prompt = renderer.render(conversation[:i], add_generation_prompt=True)
+        if not whole.startswith(prompt) or len(prompt) < done:
+            raise TemplateError(f"the chat template renders the conversation before assistant "
+                                f"turn {i} (with its generation prompt) differently from the "
+                                "whole conversation, so the turn's tokens cannot be told apart")
         turn = renderer.render(conversation[:i + 1], add_generation_prompt=False)
-        if not prompt.startswith(done) or not turn.startswith(prompt):
-            raise TemplateError(f"the chat template does not render assistant turn {i} as an "
-                                "extension of the turns before it, so its tokens cannot be told "
-                                "apart")
-        add(prompt[len(done):], False)
-        add(turn[len(prompt):], True)
-        done = turn
-    whole = renderer.render(conversation, add_generation_prompt=False)
-    if not whole.startswith(done):
-        raise TemplateError("the chat template renders the whole conversation differently from "
-                            "its turns")
-    add(whole[len(done):], False)
+        end, marker = _turn_end(whole, turn, len(prompt), message["content"])
+        spans.append((len(prompt), end, marker))
+        done = end
+    return whole, spans
+
+
+def encode_conversation(conversation, renderer, tokenizer, eos_id=None):
+    """(tokens, mask) of one conversation: mask 1 on the tokens of assistant turns (module
+    comment); `eos_id`, when given, is appended after the conversation and trained.
+    Raises TemplateError when the template cannot be split at the assistant turns."""
+    whole, spans = assistant_spans(conversation, renderer)
+    tokens, mask = [], []
+
+    def add(text, trained):
+        ids = tokenizer.encode(text) if text else []
+        tokens.extend(ids)
+        mask.extend([trained] * len(ids))
+        return ids
+
+    done, marker = 0, None
+    for start, end, next_marker in spans + [(len(whole), len(whole), None)]:
+        ids = add(whole[done:start], 0)
+        if marker:  # the end marker of the previous turn: the tokens it shares with this text
+            theirs = tokenizer.encode(marker)
+            n = 0
+            while n < min(len(ids), len(theirs)) and ids[n] == theirs[n]:
+                n += 1
+            mask[len(mask) - len(ids):len(mask) - len(ids) + n] = [1] * n
+        add(whole[start:end], 1)
+        done, marker = end, next_marker
     if eos_id is not None:
         tokens.append(eos_id)
         mask.append(1)

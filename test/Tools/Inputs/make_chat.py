@@ -16,6 +16,9 @@ usage: make_chat.py model DIR
            each once, with loss mask 1 exactly on the assistant turns' "CONTENT<|im_end|>\\n";
            that the last HELD examples' worth of eval rows hold HELD documents; and that padding
            (token 0, mask 0) is at most MAX_PADDING of the tokens. Prints "packed ok: ...".
+       make_chat.py runs MASKED.bin
+           prints the byte tokens of a masked token file (version 1) as runs of one loss-mask
+           value, one "MASK: TEXT" line each (TEXT as a Python repr)
 """
 import collections
 import json
@@ -126,6 +129,15 @@ def main():
         with open(out, "w") as f:
             for _ in range(count):
                 f.write(json.dumps(example(rng, fmt)) + "\n")
+    elif cmd == "runs":
+        raw = open(sys.argv[2], "rb").read()
+        n = struct.unpack("<i", raw[8:12])[0]
+        tokens, mask = struct.unpack(f"<{n}H", raw[1024:1024 + 2 * n]), raw[1024 + 2 * n:]
+        start = 0
+        for i in range(1, n + 1):
+            if i == n or mask[i] != mask[start]:
+                print(f"{mask[start]}: {bytes(tokens[start:i])!r}")
+                start = i
     else:
         check(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
 

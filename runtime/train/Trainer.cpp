@@ -442,6 +442,11 @@ Status Trainer::createSampler() {
   RP_ASSIGN_OR_RETURN(sampler_, BatchSampler::create(data_, batch_, seq_, seed_));
   if (feed_.labels)
     sampler_->setIgnoreIndex(feed_.labels->ignoreIndex);
+  if (options_.evalEvery > 0 && sampler_->evalBatches() == 0 && data_.packed())
+    return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
+                           std::to_string(sampler_->evalTokens() / seq_) +
+                           " eval rows, fewer than one batch of " + std::to_string(batch_) +
+                           " (prepare it with a larger --eval-fraction)");
   if (options_.evalEvery > 0 && sampler_->evalBatches() == 0)
     return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
                            std::to_string(data_.tokens.size()) +
@@ -479,6 +484,8 @@ Status Trainer::checkLaunch() {
   parts.push_back({"the plan file " + options_.planPath, plan});
   uint64_t data = fingerprintBytes(data_.tokens.data(), data_.tokens.size() * sizeof(uint32_t), 0);
   data = fingerprintBytes(data_.lossMask.data(), data_.lossMask.size(), data);
+  data = fingerprintBytes(data_.positions.data(), data_.positions.size() * sizeof(uint32_t), data);
+  data = fingerprintBytes(&data_.rowLength, sizeof(data_.rowLength), data);
   parts.push_back({"the data " + options_.dataPath, data});
   // The weights, the fp32 master weights and both moments: the initial weights (--weights)
   // or the resumed checkpoint (--resume), as loaded.

@@ -4,16 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace rp::runtime {
 namespace {
 
 Status checkOutputs(DType tokenDType, const void *tokens, DType labelDType, const void *labels,
                     DType positionDType) {
-  for (DType dtype : {tokenDType, labelDType, positionDType})
+  const std::pair<const char *, DType> outputs[] = {
+      {"token", tokenDType}, {"label", labelDType}, {"position", positionDType}};
+  for (const auto &[what, dtype] : outputs)
     if (dtype != DType::I64 && dtype != DType::I32)
-      return invalidArgument(std::string("batch sampler: token dtype ") + dtypeName(dtype) +
-                             " is not i64 or i32");
+      return invalidArgument(std::string("batch sampler: ") + what + " dtype " +
+                             dtypeName(dtype) + " is not i64 or i32");
   if (!tokens || !labels)
     return invalidArgument("batch sampler: null token or label buffer");
   return okStatus();

@@ -27,6 +27,10 @@ const char *inputRoleName(InputRole role) {
 
 namespace {
 
+/// The export contract's position input (runtime/data/BatchSampler.h, kPositionIdsInput, which
+/// this layer may not include).
+constexpr const char *kPositionInputName = "position_ids";
+
 /// A buffer of a function's frame: (space, index) for ARG/RESULT, (space, offset) otherwise.
 std::pair<int, int64_t> bufferKey(const pb::BufferRef &ref) {
   const bool indexed = ref.space() == pb::BufferRef::ARG || ref.space() == pb::BufferRef::RESULT;
@@ -122,7 +126,7 @@ std::vector<PlanInput> analyzeInputs(const pb::Plan &plan) {
         }
       }
     }
-    if (input.name == kPositionIdsInput) {
+    if (input.name == kPositionInputName) {
       if (input.role != InputRole::Tokens) // a gather's table bounds the positions
         input.vocabSize = 0;
       input.role = InputRole::Positions;

@@ -18,7 +18,6 @@
 
 #include "base/DType.h"
 #include "base/Status.h"
-#include "runtime/data/BatchSampler.h"
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>

@@ -53,11 +53,12 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// The data-fed inputs of a plan: token ids (required) and labels (optional), and the fused
-/// tail's loss-seed buffer (TokenWeights.h).
+/// The data-fed inputs of a plan: token ids (required), labels and positions (optional), and
+/// the fused tail's loss-seed buffer (TokenWeights.h).
 struct Feed {
   PlanInput tokens;
   std::optional<PlanInput> labels;
+  std::optional<PlanInput> positions; ///< `position_ids` (PlanInputs.h)
   int seedBuffer = -1;
 };
 
@@ -70,10 +71,13 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
       haveTokens = true;
     } else if (in.role == InputRole::Labels && !feed.labels) {
       feed.labels = in;
+    } else if (in.role == InputRole::Positions && !feed.positions) {
+      feed.positions = in;
     } else {
       return unimplemented("model input '" + in.name +
-                           "' is neither token ids (the indices of an embedding gather) nor "
-                           "labels (of the cross-entropy loss); rp-run --data feeds those only");
+                           "' is neither token ids (the indices of an embedding gather), labels "
+                           "(of the cross-entropy loss) nor position_ids; rp-run --data feeds "
+                           "those only");
     }
   }
   if (!haveTokens)
@@ -82,13 +86,18 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
   if (feed.tokens.shape.size() != 2)
     return unimplemented("token input '" + feed.tokens.name + "' has shape " +
                          formatShape(feed.tokens.shape) + "; rp-run feeds [batch, seq]");
-  for (const PlanInput *in : {&feed.tokens, feed.labels ? &*feed.labels : nullptr})
+  for (const PlanInput *in : {&feed.tokens, feed.labels ? &*feed.labels : nullptr,
+                              feed.positions ? &*feed.positions : nullptr})
     if (in && in->dtype != DType::I64 && in->dtype != DType::I32)
       return unimplemented("input '" + in->name + "' holds " + dtypeName(in->dtype) +
                            " ids; rp-run feeds i64 or i32");
   if (feed.labels && feed.labels->shape != feed.tokens.shape)
     return unimplemented("labels input '" + feed.labels->name + "' has shape " +
                          formatShape(feed.labels->shape) + ", the token input " +
+                         formatShape(feed.tokens.shape) + "; rp-run feeds both as [batch, seq]");
+  if (feed.positions && feed.positions->shape != feed.tokens.shape)
+    return unimplemented("position input '" + feed.positions->name + "' has shape " +
+                         formatShape(feed.positions->shape) + ", the token input " +
                          formatShape(feed.tokens.shape) + "; rp-run feeds both as [batch, seq]");
   for (int b = 0; b < plan.host_buffers_size(); ++b)
     if (plan.host_buffers(b).kind() == pb::LOSS_SEED)
@@ -339,6 +348,12 @@ private:
   /// integer dtype than the token ids.
   uint8_t *tokensIn(uint8_t *record) const;
   void *labelsIn(uint8_t *record);
+  /// Where the positions go (null without a `position_ids` input), and their dtype.
+  void *positionsIn(uint8_t *record) const {
+    return feed_.positions ? record + loaded_.plan.host_buffers(feed_.positions->buffer).offset()
+                           : nullptr;
+  }
+  DType positionDType() const { return feed_.positions ? feed_.positions->dtype : DType::I64; }
   /// This process's stop request: the signal, or 0.
   int stopRequest() const { return options_.stop ? options_.stop->load() : 0; }
   /// Whether to stop before dispatching the next step: this process's stop request, or, with
@@ -450,10 +465,15 @@ Status Trainer::loadPlanAndData() {
                            "cross-entropy to mask (export the model with a labels input)");
   RP_RETURN_IF_ERROR(checkTextData(data_, vocab, options_.textAsBytes));
   RP_RETURN_IF_ERROR(checkVocabulary(data_, vocab));
+  RP_RETURN_IF_ERROR(checkPositionFeed(data_, feed_.positions.has_value(),
+                                       feed_.positions ? feed_.positions->vocabSize : 0,
+                                       feed_.tokens.shape[1]));
   dataFingerprint_ =
       fingerprintBytes(data_.tokens.data(), data_.tokens.size() * sizeof(uint32_t), 0);
   dataFingerprint_ =
       fingerprintBytes(data_.lossMask.data(), data_.lossMask.size(), dataFingerprint_);
+  dataFingerprint_ = fingerprintBytes(data_.positions.data(),
+                                      data_.positions.size() * sizeof(uint32_t), dataFingerprint_);
   return okStatus();
 }
 
@@ -652,6 +672,11 @@ Status Trainer::createSampler() {
                       BatchSampler::create(data_, batch_, seq_, seed_, options_.evalSplit));
   if (feed_.labels)
     sampler_->setIgnoreIndex(feed_.labels->ignoreIndex);
+  if (options_.evalEvery > 0 && sampler_->evalBatches() == 0 && data_.packed())
+    return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
+                           std::to_string(sampler_->evalTokens() / seq_) +
+                           " eval rows, fewer than one batch of " + std::to_string(batch_) +
+                           " (prepare it with a larger --eval-fraction)");
   if (options_.evalEvery > 0 && sampler_->evalBatches() == 0)
     return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
                            std::to_string(data_.tokens.size()) + " tokens, too few for a " +
@@ -690,6 +715,8 @@ Status Trainer::checkLaunch() {
   parts.push_back({"the plan file " + options_.planPath, plan});
   uint64_t data = fingerprintBytes(data_.tokens.data(), data_.tokens.size() * sizeof(uint32_t), 0);
   data = fingerprintBytes(data_.lossMask.data(), data_.lossMask.size(), data);
+  data = fingerprintBytes(data_.positions.data(), data_.positions.size() * sizeof(uint32_t), data);
+  data = fingerprintBytes(&data_.rowLength, sizeof(data_.rowLength), data);
   parts.push_back({"the data " + options_.dataPath, data});
   // The weights, the fp32 master weights and both moments: the initial weights (--weights)
   // or the resumed checkpoint (--resume), as loaded.
@@ -864,7 +891,8 @@ StatusOr<double> Trainer::evaluate() {
       uint8_t *record = executor_->record(0, m);
       RP_RETURN_IF_ERROR(sampler_->fillEval((g * M + m) % sampler_->evalBatches(),
                                             feed_.tokens.dtype, tokensIn(record), labelDType_,
-                                            labelsIn(record), &trained[static_cast<size_t>(m)]));
+                                            labelsIn(record), &trained[static_cast<size_t>(m)],
+                                            positionDType(), positionsIn(record)));
     }
     writeSeeds(0, std::vector<float>(trained.size(), 0.0f)); // gradients unused
     RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor_->evaluate());
@@ -970,7 +998,8 @@ StatusOr<std::vector<int64_t>> Trainer::fillStep(int64_t k) {
     uint8_t *record = mine ? executor_->record(k, g % M) : nullptr;
     RP_RETURN_IF_ERROR(sampler_->fillTrain(
         k, g, feed_.tokens.dtype, mine ? tokensIn(record) : scratchTokens_.data(), labelDType_,
-        mine ? labelsIn(record) : scratchLabels_.data(), &trained[static_cast<size_t>(g)]));
+        mine ? labelsIn(record) : scratchLabels_.data(), &trained[static_cast<size_t>(g)],
+        positionDType(), mine ? positionsIn(record) : nullptr));
   }
   // Without a labels input (or with a `sum` loss) every micro-batch weighs the same.
   if (!feed_.labels || !feed_.labels->meanLoss)

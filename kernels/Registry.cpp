@@ -30,9 +30,9 @@ std::vector<KernelInfo> buildTable() {
   const std::vector<AttrSpec> axisAttr = {req("axis", K::Int)};
   const std::vector<AttrSpec> normAttrs = {req("axis", K::Int), req("epsilon", K::Float)};
   std::vector<KernelInfo> t;
-  // Elementwise unary: sqrt .. floor (float), neg, relu (numeric), logical_not (i1), gelu.
+  // Elementwise unary: sqrt .. sin (float), neg, relu (numeric), logical_not (i1), gelu.
   for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu",
-                              "softplus", "floor"})
+                              "softplus", "floor", "cos", "sin"})
     t.push_back(fixed(id, 1, 1, R::Float));
   t.push_back(fixed("neg", 1, 1, R::Numeric));
   t.push_back(fixed("relu", 1, 1, R::Numeric));

@@ -21,11 +21,11 @@ inline namespace base {
 /// BF16 bfloat16, F64 binary64, I64/I32 two's-complement integers, I1 a
 /// boolean stored as one byte holding 0 or 1 (like PyTorch and safetensors
 /// "BOOL"; readers treat any non-zero byte as true).
-enum class DType { F32, F16, BF16, F64, I64, I32, I1 };
+enum class DType { F32, F16, BF16, F64, I64, I32, I1, U8 };
 
 /// Every DType, in declaration order (for tests and tables).
 inline constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64,
-                                       DType::I64, DType::I32, DType::I1};
+                                       DType::I64, DType::I32, DType::I1, DType::U8};
 
 /// Storage size of one element in bytes (I1: 1 byte).
 size_t dtypeSize(DType type);

@@ -31,6 +31,9 @@ struct TrainingOptions {
   std::string loraTargets = "q_proj|v_proj";
   /// Regex of params to freeze (empty: none).
   std::string freeze;
+  /// How the frozen weights the GEMMs read are held (rp-quantize-base-weights' format: nf4,
+  /// nf4-fp32-absmax, int8, fp8); empty: in the compute dtype.
+  std::string baseWeights;
   /// Build @train_step (rp-autodiff); off, only the parameter transformations run. Not an
   /// option: the driver decides.
   bool differentiate = true;
@@ -71,6 +74,11 @@ void visitTrainingOptions(TrainingOptions &options, Visit &&visit) {
   visit(options.loraTargets,
         OptionInfo{"lora-targets", "Regex of the weights that get LoRA adapters", g});
   visit(options.freeze, OptionInfo{"freeze", "Regex of params to freeze", g});
+  visit(options.baseWeights,
+        OptionInfo{"base-weights",
+                   "Hold the frozen GEMM weights as nf4, nf4-fp32-absmax, int8 or fp8 "
+                   "(default: the compute dtype)",
+                   g, "format"});
 }
 
 /// Calls `visit(field, info)` for every option of `options`: the training options, then the

@@ -77,7 +77,7 @@ void buildPipelineFor(OpPassManager &pm, EmitLevel emit, const CompileOptions &o
     return;
   case EmitLevel::Layers:
     buildTrainPipeline(pm, training);
-    buildLayersPipeline(pm);
+    buildLayersPipeline(pm, training.baseWeights);
     return;
   default:
     buildCompilePipeline(pm, options, std::move(onStagePlan));

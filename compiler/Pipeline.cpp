@@ -39,8 +39,11 @@ void buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void buildLayersPipeline(OpPassManager &pm) {
+void buildLayersPipeline(OpPassManager &pm, llvm::StringRef baseWeights) {
   buildFusionPipeline(pm);
+  // After the fusions, so that the routed experts' grouped GEMMs read their weights.
+  if (!baseWeights.empty())
+    pm.addPass(createQuantizeBaseWeights(QuantizeBaseWeightsOptions{baseWeights.str()}));
   pm.addPass(createGroupLayers());
 }
 
@@ -49,7 +52,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options,
   TrainingOptions training = options.training;
   training.differentiate = false;
   buildTrainPipeline(pm, training);
-  buildLayersPipeline(pm);
+  buildLayersPipeline(pm, training.baseWeights);
   // The partitioner sizes the residuals as the lowering will make them.
   PartitionStagesOptions partition = options.partition;
   partition.dtype = options.schedule.dtype;

@@ -25,7 +25,7 @@ void buildTrainPipeline(OpPassManager &pm, const TrainingOptions &options);
 void buildFusionPipeline(OpPassManager &pm);
 
 /// forward -> layer functions: the fusion pipeline, then rp-group-layers.
-void buildLayersPipeline(OpPassManager &pm);
+void buildLayersPipeline(OpPassManager &pm, llvm::StringRef baseWeights = "");
 
 /// Folds transposes of the last two dimensions into graph.matmul's transpose_a/transpose_b
 /// flags (rp-fold-transpose-into-matmul): what buildSchedulePipeline runs after lowering, for

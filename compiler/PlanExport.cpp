@@ -59,6 +59,8 @@ std::optional<pb::DType> planDType(Type type) {
     return pb::I32;
   if (type.isSignlessInteger(1))
     return pb::I1;
+  if (type.isUnsignedInteger(8))
+    return pb::U8;
   return std::nullopt;
 }
 
@@ -74,6 +76,7 @@ int64_t dtypeBytes(pb::DType dtype) {
   case pb::I64:
     return 8;
   case pb::I1:
+  case pb::U8:
     return 1;
   default:
     return 0;
@@ -140,6 +143,9 @@ std::optional<std::string> enumKeyword(Operation *op, StringRef name) {
   if (auto loss = dyn_cast<graph::LinearCrossEntropyVjpOp>(op);
       loss && name == loss.getReductionAttrName().getValue())
     return graph::stringifyLossReduction(loss.getReduction()).str();
+  if (auto dq = dyn_cast<graph::DequantizeOp>(op);
+      dq && name == dq.getFormatAttrName().getValue())
+    return graph::stringifyQuantFormat(dq.getFormat()).str();
   return std::nullopt;
 }
 
@@ -361,12 +367,20 @@ private:
 
         pb::Param *p = out.add_params();
         p->set_name(ref.getValue().str());
-        if (failed(setTensorType(param.getLoc(), param.getType(),
+        // A quantized param: the weights file holds its stored (float) type; the host arena
+        // and the slot its storage (Param.quant).
+        if (failed(setTensorType(param.getLoc(), param.getStoredTensorType(),
                                  "param @" + ref.getValue(), p->mutable_type())))
           return failure();
         // The weights file stores every floating-point param as f32 (WeightsExport.h).
-        if (isa<FloatType>(param.getTensorType().getElementType()))
+        if (isa<FloatType>(param.getStoredTensorType().getElementType()))
           p->mutable_type()->set_dtype(pb::F32);
+        if (std::optional<graph::QuantFormat> quant = param.getQuant()) {
+          pb::Quantization *q = p->mutable_quant();
+          q->set_format(static_cast<pb::QuantFormat>(static_cast<int>(*quant) + 1));
+          q->set_axis(static_cast<int32_t>(param.getQuantAxis().value_or(0)));
+          q->set_bytes(param.getTensorType().getNumElements());
+        }
         p->set_trainable(trainable);
         p->set_layer(layer);
         p->set_weight_offset(weightOffset);

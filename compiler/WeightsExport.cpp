@@ -90,7 +90,7 @@ LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
       if (!param)
         return layer.emitError() << "layer @" << layer.getSymName() << " names @"
                                  << ref.getValue() << ", which is not a graph.param of the module";
-      RankedTensorType type = param.getTensorType();
+      RankedTensorType type = param.getStoredTensorType();
       DType dtype = storedDType(type.getElementType());
       std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
       params.push_back(param);
@@ -110,7 +110,7 @@ LogicalResult writeInitialWeights(ModuleOp module, ParamLoader loadParam,
       reported = true;
       return ::rp::base::invalidArgument("cannot load @" + param.getSymName().str());
     }
-    RankedTensorType type = param.getTensorType();
+    RankedTensorType type = param.getStoredTensorType();
     bool floatParam = isa<FloatType>(type.getElementType());
     if (value->shape() != tensors[i].shape || floatParam != ::rp::base::isFloat(value->dtype())) {
       param.emitError() << "the initial value of @" << param.getSymName() << " is "

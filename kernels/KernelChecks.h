@@ -21,6 +21,7 @@
 #include "base/DType.h"
 #include "base/HostTensor.h"
 #include "base/Status.h"
+#include "kernels/Quantization.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -326,6 +327,26 @@ inline base::Status checkAttentionWindow(std::string_view op, bool causal, int64
     return base::invalidArgument(std::string(op) + ": a sliding window (" +
                                     std::to_string(window) + ") needs causal attention");
   return base::okStatus();
+}
+
+/// graph.dequantize's operands (CPU kernel and GPU planner): `q` u8 of one dimension holding
+/// the quantized storage of a weight of out's shape, out f32, f16 or bf16. Returns the layout.
+/// Errors: InvalidArgument, e.g. "dequantize: q is u8[100], expected u8[8456] (nf4 of
+/// [128, 128])", "dequantize: out has dtype i64, expected f32, f16 or bf16".
+inline base::StatusOr<QuantLayout> checkDequantize(base::DType qDType,
+                                                   const std::vector<int64_t> &q,
+                                                   base::DType outDType,
+                                                   const std::vector<int64_t> &out,
+                                                   QuantFormat format, int64_t axis) {
+  RP_RETURN_IF_ERROR(checkDType("dequantize", "out", outDType,
+                                {base::DType::F32, base::DType::F16, base::DType::BF16}));
+  RP_ASSIGN_OR_RETURN(QuantLayout layout, quantLayout(format, out, axis, "dequantize: out"));
+  if (qDType != base::DType::U8 || q.size() != 1 || q[0] != layout.bytes)
+    return base::invalidArgument("dequantize: q is " + std::string(base::dtypeName(qDType)) +
+                                 base::formatShape(q) + ", expected u8[" +
+                                 std::to_string(layout.bytes) + "] (" +
+                                 quantFormatName(format) + " of " + base::formatShape(out) + ")");
+  return layout;
 }
 
 } // namespace rp::kernels

@@ -30,6 +30,9 @@ std::vector<KernelInfo> buildTable() {
   const std::vector<AttrSpec> axisAttr = {req("axis", K::Int)};
   const std::vector<AttrSpec> normAttrs = {req("axis", K::Int), req("epsilon", K::Float)};
   std::vector<KernelInfo> t;
+  // A quantized frozen weight into its GEMM's operand (format: nf4, nf4_fp32_absmax, int8,
+  // fp8; axis: the input axis, int8 and fp8).
+  t.push_back(fixed("dequantize", 1, 1, R::Dequantize, {req("format", K::String), opt("axis", K::Int)}));
   // Elementwise unary: sqrt .. sin (float), neg, relu (numeric), logical_not (i1), gelu.
   for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu",
                               "softplus", "floor", "cos", "sin"})

@@ -72,6 +72,7 @@ enum class DTypeRule {
   LinearLoss,   ///< operand 2 (labels) is i64 or i32; the others and the results one float dtype
   Scatter,      ///< operands 0, 2 and the result have one dtype (any); operand 1 (indices) is
                 ///< i64 or i32 (scatter, scatter_elements: data, indices, updates)
+  Dequantize,   ///< operand 0 is u8 (quantized storage); the result is float (dequantize)
 };
 
 /// Marks an unbounded operand or result count.

@@ -72,7 +72,7 @@ _MLIR = ["mlir", "llvm"]
 # The compiler world: links MLIR; may use the plain C++ libraries of the runtime world that
 # describe plans, kernels and costs, never the executor, backends or trainer.
 COMPILER = {
-    "dialects/Graph/IR": _MLIR,
+    "dialects/Graph/IR": ["base", "kernels"] + _MLIR,  # kernels/Quantization.h
     "dialects/Graph/Eval": ["base", "dialects/Graph/IR", "kernels", "kernels/cpu"] + _MLIR,
     "dialects/Schedule/IR": ["dialects/Graph/IR"] + _MLIR,
     "frontends/onnx": ["base", "dialects/Graph/Eval", "dialects/Graph/IR", "kernels/cpu",
@@ -81,7 +81,7 @@ COMPILER = {
     # the passes from a grouped graph module to a plan; `passes` is the registration entry
     # (passes/Passes.h) above both kinds.
     "passes/Analysis": ["dialects/Graph/IR"] + _MLIR,
-    "passes/Graph": ["dialects/Graph/IR", "passes/Analysis"] + _MLIR,
+    "passes/Graph": ["base", "dialects/Graph/IR", "kernels", "passes/Analysis"] + _MLIR,
     "passes/Schedule": ["base", "dialects/Graph/IR", "dialects/Schedule/IR", "kernels",
                         "passes/Graph", "runtime/partition"] + _MLIR,
     "passes": ["passes/Graph", "passes/Schedule"],

@@ -244,6 +244,9 @@ DenseElementsAttr toAttr(MLIRContext *ctx, const HostTensor &tensor) {
   case DType::I1:
     element = IntegerType::get(ctx, 1);
     break;
+  case DType::U8:
+    element = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    break;
   }
   auto type = RankedTensorType::get(tensor.shape(), element);
   if (tensor.dtype() == DType::I1) {
@@ -467,7 +470,8 @@ LogicalResult Importer::importInitializers(ModuleOp module) {
       graph::ParamOp::create(builder, fileLoc,
                              renamed == tied.end() ? init.name() : renamed->second, type,
                              /*trainable=*/true, builder.getStringAttr(init.name()),
-                             graph::ParamInitAttr());
+                             graph::ParamInitAttr(), /*quant=*/nullptr,
+                             /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
       continue;
     }
     llvm::Expected<HostTensor> tensor = readTensor(init, model.directory);

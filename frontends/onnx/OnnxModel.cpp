@@ -183,6 +183,8 @@ int onnxFromDType(DType dtype) {
     return ::onnx::TensorProto::INT32;
   case DType::I1:
     return ::onnx::TensorProto::BOOL;
+  case DType::U8:
+    return ::onnx::TensorProto::UINT8;
   }
   return ::onnx::TensorProto::UNDEFINED;
 }
@@ -332,6 +334,7 @@ llvm::Expected<HostTensor> readTensor(const ::onnx::TensorProto &tensor,
       break;
     case DType::I32:
     case DType::I1:
+    case DType::U8:
     case DType::F16:
     case DType::BF16:
       present = tensor.int32_data_size();
@@ -368,6 +371,12 @@ llvm::Expected<HostTensor> readTensor(const ::onnx::TensorProto &tensor,
     uint8_t *p = out.data<uint8_t>();
     for (int64_t i = 0; i < tensor.int32_data_size(); ++i)
       p[i] = tensor.int32_data(i) != 0;
+    break;
+  }
+  case DType::U8: {
+    uint8_t *p = out.data<uint8_t>();
+    for (int64_t i = 0; i < tensor.int32_data_size(); ++i)
+      p[i] = static_cast<uint8_t>(tensor.int32_data(i));
     break;
   }
   case DType::F16:

@@ -189,6 +189,8 @@ CastFn pickDst(DType d) {
     return &castLoop<S, DType::I32>;
   case DType::I1:
     return &castLoop<S, DType::I1>;
+  case DType::U8: // quantized storage: graph.dequantize, not a cast
+    break;
   }
   return nullptr;
 }
@@ -209,6 +211,8 @@ CastFn pick(DType s, DType d) {
     return pickDst<DType::I32>(d);
   case DType::I1:
     return pickDst<DType::I1>(d);
+  case DType::U8:
+    break;
   }
   return nullptr;
 }

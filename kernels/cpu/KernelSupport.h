@@ -116,6 +116,7 @@ decltype(auto) visitAll(DType t, Fn &&fn) {
   case DType::I32:
     return fn(Tag<int32_t>{});
   case DType::I1:
+  case DType::U8:
     return fn(Tag<uint8_t>{});
   case DType::F16:
   case DType::BF16:

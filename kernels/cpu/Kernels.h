@@ -26,6 +26,7 @@
 #include "kernels/cpu/TopK.h"
 #include "kernels/cpu/ExpertRouting.h"
 #include "kernels/cpu/GroupedMatMul.h"
+#include "kernels/cpu/Quantize.h"
 
 namespace rp::kernels::cpu {
 

@@ -266,6 +266,18 @@ void trilu(const TriluPlan &p, const void *x, void *out) {
   });
 }
 
+void dequantize(const DequantizePlan &p, const void *q, void *out) {
+  const auto *bytes = static_cast<const uint8_t *>(q);
+  for (int64_t i = 0; i < p.layout.elements; ++i) {
+    if (p.dtype == DType::BF16)
+      dequantizeAt<DType::BF16>(p, bytes, out, i);
+    else if (p.dtype == DType::F16)
+      dequantizeAt<DType::F16>(p, bytes, out, i);
+    else
+      dequantizeAt<DType::F32>(p, bytes, out, i);
+  }
+}
+
 void swiglu(const SwigluPlan &p, const void *gate, const void *up, void *out) {
   visitFloatDType(p.dtype, [&](auto d) {
     for (int64_t i = 0; i < p.numel; ++i)

@@ -32,6 +32,7 @@
 #include "kernels/cuda/Generators.h"
 #include "kernels/cuda/Layout.h"
 #include "kernels/cuda/Norm.h"
+#include "kernels/cuda/Quantize.h"
 #include "kernels/cuda/Reduce.h"
 #include "kernels/cuda/RowReduce.h"
 #include "kernels/cuda/Softmax.h"

@@ -404,11 +404,13 @@ std::pair<graph::ParamOp, graph::ParamOp> InjectLora::createAdapters(graph::Para
       graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, transposed, "lora_A"),
                              RankedTensorType::get({in, rank}, element),
                              /*trainable=*/true, /*initializer=*/StringAttr(),
-                             graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform));
+                             graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform),
+                             /*quant=*/nullptr, /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
   auto b = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, transposed, "lora_B"),
                                   RankedTensorType::get({rank, out}, element),
                                   /*trainable=*/true, /*initializer=*/StringAttr(),
-                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros));
+                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros),
+                             /*quant=*/nullptr, /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
   return {a, b};
 }
 
@@ -458,11 +460,13 @@ InjectLora::createExpertAdapters(graph::ParamOp weight, bool weightsLeft) {
   auto a = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, weightsLeft, "lora_A"),
                                   RankedTensorType::get({experts, rank, in}, element),
                                   /*trainable=*/true, /*initializer=*/StringAttr(),
-                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform));
+                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::kaiming_uniform),
+                             /*quant=*/nullptr, /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
   auto b = graph::ParamOp::create(builder, weight.getLoc(), adapterName(name, weightsLeft, "lora_B"),
                                   RankedTensorType::get({experts, out, rank}, element),
                                   /*trainable=*/true, /*initializer=*/StringAttr(),
-                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros));
+                                  graph::ParamInitAttr::get(ctx, graph::ParamInit::zeros),
+                             /*quant=*/nullptr, /*stored_type=*/nullptr, /*quant_axis=*/nullptr);
   return {a, b};
 }
 

@@ -179,6 +179,37 @@ def FreezeParams : Pass<"rp-freeze-params", "::mlir::ModuleOp"> {
   ];
 }
 
+def QuantizeBaseWeights : Pass<"rp-quantize-base-weights", "::mlir::ModuleOp"> {
+  let summary = "Holds the frozen weights the GEMMs read quantized (QLoRA's base weights)";
+  let description = [{
+    Every frozen param of rank >= 2 that only GEMMs read as a weight (`graph.matmul`'s
+    operand, directly or through a transpose of its last two dimensions: the projections;
+    `graph.grouped_matmul`'s weights: stacked experts `[E, ...]`) is held in `format`
+    (`nf4`, `nf4-fp32-absmax`, `int8`, `fp8`; kernels/Quantization.h): its type becomes the
+    `ui8` storage with `quant`, `stored_type` (and for int8/fp8 `quant_axis`, the input axis
+    the GEMM contracts), and each `graph.load_param` of it is followed by a
+    `graph.dequantize` that the GEMM reads instead. Trainable params, embeddings, norms,
+    biases and the fused LM head's weight (`graph.linear_cross_entropy`) stay as they are.
+    Errors: an unknown format; no frozen GEMM weight at all (quantizing needs LoRA or
+    --freeze); a weight the format cannot hold (nf4: a last dimension that is not a multiple
+    of 64).
+
+    ```mlir
+    graph.param @w : tensor<128x64xf32>
+    %w = graph.load_param @w : tensor<128x64xf32>
+    %t = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<128x64xf32>) -> tensor<64x128xf32>
+    // --rp-quantize-base-weights=format=nf4
+    graph.param @w : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<128x64xf32>}
+    %q = graph.load_param @w : tensor<4232xui8>
+    %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<128x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"nf4\"",
+           "nf4, nf4-fp32-absmax, int8 or fp8">,
+  ];
+}
+
 def FoldTransposeIntoMatmul : Pass<"rp-fold-transpose-into-matmul", "::mlir::ModuleOp"> {
   let summary = "Folds transposes of the last two dimensions into graph.matmul's flags";
   let description = [{

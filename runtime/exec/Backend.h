@@ -77,6 +77,19 @@ struct GradientRange {
   int64_t elements = 0;
 };
 
+/// What a gradient download learns about the gradients it copies, in the same pass.
+struct GradientCheck {
+  /// In: the scale of the squares wanted (the step's gradScale before clipping), or 0 for
+  /// none.
+  float squaresScale = 0;
+  /// Out: 1 when any gradient of the ranges is inf or NaN, else 0.
+  uint32_t nonFinite = 0;
+  /// Out, when squaresScale > 0 and the backend computes them (left empty otherwise): per
+  /// range, runtime/optim's sumOfSquares(range, squaresScale), bit for bit, so that the
+  /// global norm needs no host pass over these gradients.
+  std::vector<double> squares;
+};
+
 /// One call of a plan function: where its arguments and results live in the device arena.
 struct CallFrame {
   int function = 0;               ///< Index into Plan.functions.
@@ -142,14 +155,15 @@ public:
   virtual void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
                           std::string label) = 0;
   /// The Download queue of `device` copies a stage's fp32 gradient slot (`bytes` from device
-  /// offset `src`) to host `dst`, like copyToHost, and sets `*nonFinite` to 1 when any gradient
-  /// of `ranges` (the params' accumulators; the padding between them holds stale bytes) is inf
-  /// or NaN, else 0, before the queue's next recorded event completes. The check is made where
-  /// the gradients are, riding on the download (the CPU backend copies each range and checks it
-  /// in the same pass; the CUDA backend runs a flag kernel on the device), so the host makes no
-  /// pass over the gradients for it.
+  /// offset `src`) to host `dst`, like copyToHost, and fills `*check` before the queue's next
+  /// recorded event completes: nonFinite = 1 when any gradient of `ranges` (the params'
+  /// accumulators; the padding between them holds stale bytes) is inf or NaN, else 0, and,
+  /// when asked and the backend can, each range's sum of squares. Both are made where the
+  /// gradients are, riding on the download (the CPU backend copies each range and checks and
+  /// squares it in the same pass; the CUDA backend runs a flag kernel and the squares' lane
+  /// kernel on the device), so the host makes no pass over the gradients for them.
   virtual void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                                 std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                                 std::vector<GradientRange> ranges, GradientCheck *check,
                                  std::string label) = 0;
   /// The compute queue runs plan function `frame.function`.
   virtual void call(int device, CallFrame frame, std::string label) = 0;

@@ -71,6 +71,7 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
       owners.push_back(owner);
   }
   gradRanges_.resize(static_cast<size_t>(numStages_));
+  rangeOf_.resize(static_cast<size_t>(plan_.params_size()));
   for (int s = 0; s < numStages_; ++s) {
     const pb::Stage &st = plan_.stages(s);
     if (st.grad_bytes() > 0)
@@ -78,7 +79,9 @@ Executor::Executor(HostArena &host, Backend &backend, ExecutorOptions options)
     for (const pb::Step &step : st.body())
       if (step.has_accumulate()) {
         const int p = step.accumulate().param();
-        gradRanges_[static_cast<size_t>(s)].push_back(
+        std::vector<GradientRange> &ranges = gradRanges_[static_cast<size_t>(s)];
+        rangeOf_[static_cast<size_t>(p)] = {s, static_cast<int>(ranges.size())};
+        ranges.push_back(
             {plan_.params(p).grad_offset() - st.state_offset(), host_.paramElements(p)});
       }
   }
@@ -188,6 +191,8 @@ Executor::StepEvents Executor::makeStepEvents() {
   }
   ev.finiteChecked = backend_.newEvent();
   ev.sumOverflow.assign(static_cast<size_t>(plan_.layers_size()), 0);
+  ev.squares.assign(static_cast<size_t>(plan_.params_size()), 0.0);
+  ev.squaresKnown.assign(static_cast<size_t>(plan_.params_size()), 0);
   return ev;
 }
 
@@ -413,10 +418,13 @@ void Executor::enqueueGradients(const Job &j, const Event &lastCompute) {
       for (int reader : stepLayersOf_[static_cast<size_t>(l)])
         backend_.wait(j.device, Queue::Download, prev.gradsConsumed[static_cast<size_t>(reader)]);
   }
+  // The download squares its gradients for the norm when they are final: with ranks the
+  // rank sum writes them, and a shared param's sum is squared where it is made.
+  j.events.gradCheck.squaresScale = options_.ranks ? 0.0f : squaresScale(j.step);
   backend_.downloadGradients(j.device, j.slotOffset + st.weight_bytes(),
                              reinterpret_cast<uint8_t *>(host_.grads()) + st.state_offset(),
                              st.grad_bytes(), gradRanges_[static_cast<size_t>(j.stage)],
-                             &j.events.gradsNonFinite, j.tag + " grads");
+                             &j.events.gradCheck, j.tag + " grads");
   backend_.record(j.device, Queue::Download, j.events.gradsDownloaded);
   dev.slotFree[j.slot] = j.events.gradsDownloaded;
 }
@@ -508,10 +516,14 @@ Status Executor::reduceLayerGradients(int64_t step, StepEvents &ev,
   RP_RETURN_IF_ERROR(options_.ranks->sumInRankOrder(reduceScratch_.data(), total));
   at = reduceScratch_.data();
   bool finite = true;
+  const float scale = squaresScale(step); // the rank sums are the final gradients
   for (int p : params) {
     const int64_t n = host_.paramElements(p);
-    finite = copyCheckingFinite(host_.grads() + plan_.params(p).grad_offset() / 4, at, n) &&
+    const size_t i = static_cast<size_t>(p);
+    finite = copyCheckingFinite(host_.grads() + plan_.params(p).grad_offset() / 4, at, n, scale,
+                                scale > 0 ? &ev.squares[i] : nullptr) &&
              finite;
+    ev.squaresKnown[i] = scale > 0;
     at += n;
   }
   if (!finite)
@@ -533,7 +545,7 @@ Status Executor::commStep(int64_t step) {
       checked = true;
     }
     RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-    sumSharedGradients(ev, os);
+    sumSharedGradients(ev, os, 0); // the rank sum below makes the squares
     RP_RETURN_IF_ERROR(reduceLayerGradients(step, ev, os));
     backend_.signal(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   }
@@ -558,7 +570,7 @@ Status Executor::checkStepFinite(StepEvents &ev) {
       continue;
     const JobEvents &job = ev.jobs[static_cast<size_t>(s)];
     RP_RETURN_IF_ERROR(backend_.hostWait(job.gradsDownloaded));
-    if (job.gradsNonFinite)
+    if (job.gradCheck.nonFinite)
       nonFinite = 1;
   }
   if (options_.ranks && options_.ranks->ranks() > 1) {
@@ -578,7 +590,7 @@ Status Executor::collectLayerGradients(int64_t step, StepEvents &ev,
   if (useComm_) // the communication thread waited, summed and reduced
     return backend_.hostWait(ev.gradsReduced[static_cast<size_t>(os.layer())]);
   RP_RETURN_IF_ERROR(waitStepGradients(ev, os));
-  sumSharedGradients(ev, os);
+  sumSharedGradients(ev, os, options_.ranks ? 0.0f : squaresScale(step));
   if (options_.ranks)
     RP_RETURN_IF_ERROR(reduceLayerGradients(step, ev, os));
   return okStatus();
@@ -636,7 +648,7 @@ void Executor::hostLoop(std::deque<int64_t> &queue, Status (Executor::*work)(int
   }
 }
 
-Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
+Status Executor::applyAdamW(int64_t step, int layer, float gradScale, bool writeWeights) {
   if (!options_.hostArithmetic)
     return okStatus();
   const pb::AdamW &o = plan_.config().optimizer();
@@ -647,9 +659,15 @@ Status Executor::applyAdamW(int64_t step, int layer, float gradScale) {
     if (!param.trainable() || param.has_primary()) // a copy: its owner's step updates it
       continue;
     const int64_t at = param.state_offset() / 4;
-    adamwStep(host_.master() + at, host_.moment1() + at, host_.moment2() + at,
-              host_.grads() + param.grad_offset() / 4, host_.paramElements(p), config, step + 1,
-              gradScale);
+    float *grad = host_.grads() + param.grad_offset() / 4;
+    if (writeWeights)
+      RP_RETURN_IF_ERROR(adamwStepWritingWeights(
+          host_.master() + at, host_.moment1() + at, host_.moment2() + at, grad,
+          host_.paramElements(p), config, step + 1, gradScale, host_.computeDType(),
+          host_.weights() + param.weight_offset()));
+    else
+      adamwStep(host_.master() + at, host_.moment1() + at, host_.moment2() + at, grad,
+                host_.paramElements(p), config, step + 1, gradScale);
   }
   return okStatus();
 }
@@ -662,7 +680,8 @@ Status Executor::waitStepGradients(StepEvents &ev, const pb::OptimizerStep &os) 
   return okStatus();
 }
 
-void Executor::sumSharedGradients(StepEvents &ev, const pb::OptimizerStep &os) {
+void Executor::sumSharedGradients(StepEvents &ev, const pb::OptimizerStep &os,
+                                  float squaresScale) {
   if (!options_.hostArithmetic)
     return;
   for (int p : plan_.layers(os.layer()).params()) {
@@ -671,10 +690,14 @@ void Executor::sumSharedGradients(StepEvents &ev, const pb::OptimizerStep &os) {
       continue;
     float *sum = host_.grads() + plan_.params(p).grad_offset() / 4;
     bool finite = true;
-    for (int c : copies) // the rule rp-ref --train sums with too (accumulateGradient's)
-      finite = addCheckingFinite(sum, host_.grads() + plan_.params(c).grad_offset() / 4,
-                                 host_.paramElements(p)) &&
+    for (size_t k = 0; k < copies.size(); ++k) { // the rule rp-ref --train sums with too
+      const bool last = k + 1 == copies.size() && squaresScale > 0;
+      finite = addCheckingFinite(sum, host_.grads() + plan_.params(copies[k]).grad_offset() / 4,
+                                 host_.paramElements(p), squaresScale,
+                                 last ? &ev.squares[static_cast<size_t>(p)] : nullptr) &&
                finite;
+    }
+    ev.squaresKnown[static_cast<size_t>(p)] = squaresScale > 0;
     if (!finite)
       ev.sumOverflow[static_cast<size_t>(os.layer())] = 1;
   }
@@ -686,21 +709,27 @@ void Executor::traceSpan(int track, double start, const std::string &name) {
                              options_.trace->nowUs() - start);
 }
 
-Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os) {
+Status Executor::waitLayerUploads(StepEvents &ev, const pb::OptimizerStep &os) {
+  for (int u : os.upload_stages())
+    RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+  return okStatus();
+}
+
+Status Executor::writeLayerWeights(int64_t step, const pb::OptimizerStep &os, bool fused) {
   StepEvents &ev = events(step);
   // Async: W_step is the master after the previous step's AdamW of the layer (the optimizer
   // thread's). Sync: this thread ran it.
   if (async_ && step > options_.firstStep)
     RP_RETURN_IF_ERROR(
         backend_.hostWait(events(step - 1).gradsConsumed[static_cast<size_t>(os.layer())]));
-  for (int u : os.upload_stages())
-    RP_RETURN_IF_ERROR(backend_.hostWait(ev.jobs[static_cast<size_t>(u)].weightsReady));
+  RP_RETURN_IF_ERROR(waitLayerUploads(ev, os));
   // The span is the copy alone: the waits above are idle time, not the writer's work.
   const double t0 = options_.trace ? options_.trace->nowUs() : 0;
   for (int p : plan_.layers(os.layer()).params()) {
     if (!options_.hostArithmetic || !plan_.params(p).trainable() || plan_.params(p).has_primary())
       continue;
-    RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
+    if (!fused)
+      RP_RETURN_IF_ERROR(host_.writeComputeWeights(p));
     for (int c : copiesOf_[static_cast<size_t>(p)]) // the copies other stages upload
       RP_RETURN_IF_ERROR(host_.writeComputeWeights(c));
   }
@@ -721,30 +750,61 @@ bool Executor::needsGlobalNorm() const {
   return plan_.config().optimizer().grad_clip() > 0 || options_.lossScale.enabled;
 }
 
+std::optional<double> Executor::gradDivisor(int64_t step) {
+  double divisor = static_cast<double>(globalMicroBatches_);
+  if (options_.lossScale.enabled) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = outcomes_.find(step);
+    if (it == outcomes_.end())
+      return std::nullopt;
+    divisor *= it->second.lossScale;
+  }
+  return divisor;
+}
+
+float Executor::squaresScale(int64_t step) {
+  if (!options_.hostArithmetic || !needsGlobalNorm())
+    return 0;
+  const std::optional<double> divisor = gradDivisor(step);
+  return divisor ? static_cast<float>(1.0 / *divisor) : 0.0f;
+}
+
+double Executor::paramSquares(StepEvents &ev, int param, float scale) {
+  const size_t p = static_cast<size_t>(param);
+  if (ev.squaresKnown[p])
+    return ev.squares[p];
+  // The download's squares are this gradient's when no host sum rewrote it (none did: the
+  // shared and rank sums mark squaresKnown) and they were made at this scale.
+  const RangeAt at = rangeOf_[p];
+  if (at.stage >= 0) {
+    const GradientCheck &check = ev.jobs[static_cast<size_t>(at.stage)].gradCheck;
+    if (check.squaresScale == scale && static_cast<size_t>(at.index) < check.squares.size())
+      return check.squares[static_cast<size_t>(at.index)];
+  }
+  return sumOfSquares(host_.grads() + plan_.params(param).grad_offset() / 4,
+                      host_.paramElements(param), scale);
+}
+
 StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents &ev) {
   if (ev.nonFinite) // a gradient download found inf or NaN: skip the step whole
     return std::optional<float>();
   const bool scaling = options_.lossScale.enabled;
-  double divisor = static_cast<double>(globalMicroBatches_);
-  if (scaling) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = outcomes_.find(step);
-    if (it == outcomes_.end())
-      return internal("step " + std::to_string(step + 1) +
-                      " was dispatched without its loss scale (call lossScale first)");
-    divisor *= it->second.lossScale;
-  }
-  float gradScale = static_cast<float>(1.0 / divisor);
+  const std::optional<double> divisor = gradDivisor(step);
+  if (!divisor)
+    return internal("step " + std::to_string(step + 1) +
+                    " was dispatched without its loss scale (call lossScale first)");
+  float gradScale = static_cast<float>(1.0 / *divisor);
   const double clip = plan_.config().optimizer().grad_clip();
   if (!needsGlobalNorm())
     return std::optional<float>(gradScale);
   for (const pb::OptimizerStep &os : plan_.optimizer_steps())
     RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
+  // In name order, in double. Each param's share was made by the pass that wrote its final
+  // gradient (the download, a shared or rank sum) where that pass could; a host pass else.
   double sum = 0; // without host arithmetic: a zero norm (no clipping, no overflow)
   if (options_.hostArithmetic)
     for (int p : trainableByName_)
-      sum += sumOfSquares(host_.grads() + plan_.params(p).grad_offset() / 4,
-                          host_.paramElements(p), gradScale);
+      sum += paramSquares(ev, p, gradScale);
   backend_.hostWork(HostTask::GradNorm, step, -1);
   if (!std::isfinite(sum)) // a shared or rank sum overflowed: skip (and back the scale off)
     return std::optional<float>();
@@ -754,7 +814,7 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
     RP_ASSIGN_OR_RETURN(gradScale, clippedGradScale(sum, clip, globalMicroBatches_, step + 1));
     return std::optional<float>(gradScale);
   }
-  return std::optional<float>(static_cast<float>(clipFactor(std::sqrt(sum), clip) / divisor));
+  return std::optional<float>(static_cast<float>(clipFactor(std::sqrt(sum), clip) / *divisor));
 }
 
 void Executor::recordOutcome(int64_t step, bool skipped) {
@@ -808,17 +868,19 @@ Status Executor::optimizerStep(int64_t step) {
     }
     if (async_) // the weights writer has copied W_step into the compute weights
       RP_RETURN_IF_ERROR(backend_.hostWait(ev.weightsWritten[static_cast<size_t>(os.layer())]));
+    else // sync: AdamW writes the compute weights step + 1 uploads, once step's have read them
+      RP_RETURN_IF_ERROR(waitLayerUploads(ev, os));
     const double t0 = options_.trace ? options_.trace->nowUs() : 0;
     if (gradScale) { // a skipped step (loss scaling: an overflow) updates nothing
-      RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), *gradScale));
+      RP_RETURN_IF_ERROR(applyAdamW(step, os.layer(), *gradScale, /*writeWeights=*/!async_));
       backend_.hostWork(HostTask::AdamW, step, os.layer());
     }
     backend_.signal(ev.gradsConsumed[static_cast<size_t>(os.layer())]);
     traceSpan(optimizerTrack_, t0,
               "s" + std::to_string(step) + (gradScale ? " adamw " : " skipped ") +
                   plan_.layers(os.layer()).name());
-    if (!async_)
-      RP_RETURN_IF_ERROR(writeLayerWeights(step, os));
+    if (!async_) // the copies of shared params (and every write of a skipped step)
+      RP_RETURN_IF_ERROR(writeLayerWeights(step, os, /*fused=*/gradScale.has_value()));
   }
   recordOutcome(step, !gradScale);
   return okStatus();

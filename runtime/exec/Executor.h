@@ -27,8 +27,9 @@
 // (runtime/optim/AdamW.h) with gradScale = clip / M: with the trainer's backward seeds
 // M n_m / N (runtime/train/TokenWeights.h) the gradient is that of the step's token-weighted
 // loss (the mean over its N trained labels).
-//   sync   step i: wait layer l's grads, AdamW, write the compute-dtype weights; iteration
-//          i + 1 uploads layer l after that (exact synchronous semantics).
+//   sync   step i: wait layer l's grads and step i's uploads of l, then AdamW, writing the
+//          compute-dtype weights in the same pass (runtime/optim adamwStepWritingWeights);
+//          iteration i + 1 uploads layer l after that (exact synchronous semantics).
 //   async  staleness 1 (arXiv 2604.27085 §4.3): a second host thread, the weights
 //          writer, copies layer l's master weights (W_i) into its compute weights as soon as
 //          every upload of l in iteration i has completed (layers in the order of their last
@@ -36,7 +37,9 @@
 //          and that copy is done. Iteration i + 1 uploads l after the copy, so iteration i
 //          computes with W_{max(i-1, 0)}: the library's "iteration k computes with W(k-2)",
 //          counting from 1. The two threads let the next iteration's uploads start while this
-//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads.
+//          iteration's AdamW still runs, and no AdamW wait for another layer's uploads. (So
+//          the copy is not fused into AdamW here: W_i is copied when step i's uploads are
+//          done, W_{i+1} is made when step i's gradients are, a backward pass later.)
 // Non-finite gradients, in every dtype: each gradient download flags an inf or NaN among the
 // params' accumulators (Backend::downloadGradients: checked where the gradients are, no host
 // pass), and before its first AdamW a step waits for every download of the step and ORs the
@@ -48,7 +51,10 @@
 // updated earlier layers, so it fails the step instead.
 // With gradient clipping (grad_clip > 0) a step waits for every layer's grads first: the
 // global norm (sum over trainable params sorted by name of their squared scaled grads, in
-// double) needs all of them. Dynamic loss scaling (options.lossScale,
+// double) needs all of them. Each param's share is made by the pass that writes its final
+// gradient: the download (GradientCheck: the CPU backend in its copy, the CUDA backend on the
+// device), the sum of a shared param's readers, the sum over the ranks; a host pass only for
+// what none of them squared (a backend without squares). Dynamic loss scaling (options.lossScale,
 // runtime/optim/LossScaler.h): step i's backward seeds carry the scale lossScale(i) returns,
 // the gradScale becomes clip / (M S), and a skipped step backs the scale off. The scale of step i is the
 // scaler's state after step i - 1 (sync) or i - 2 (async, whose step i is dispatched while
@@ -177,7 +183,7 @@ private:
     std::vector<Event> downloaded; // per micro-batch
     Event uploadsDone;
     Event gradsDownloaded;
-    uint32_t gradsNonFinite = 0; // the download's flag (Backend::downloadGradients)
+    GradientCheck gradCheck; // the download's flag and squares (Backend::downloadGradients)
   };
   struct StepEvents {
     std::vector<JobEvents> jobs;      // per stage
@@ -190,6 +196,11 @@ private:
     /// Per layer: a shared or rank sum of its gradients overflowed (written before the
     /// layer's gradsReduced, or by the optimizer thread itself).
     std::vector<uint8_t> sumOverflow;
+    /// Per param entry: the global norm's share of an owner's gradient (sumOfSquares at the
+    /// step's gradScale) made by the host sum that wrote it last (a shared sum, a rank sum),
+    /// and whether it was made (written with sumOverflow).
+    std::vector<double> squares;
+    std::vector<uint8_t> squaresKnown;
   };
   struct DeviceState {
     int64_t jobs = 0;
@@ -292,10 +303,16 @@ private:
   /// Async, the weights writer thread's step: every layer's compute weights, in writeOrder_.
   Status writeStepWeights(int64_t step);
   /// Waits until every upload of `os`'s layer in `step` has completed, writes the layer's
-  /// master weights into its compute weights and signals weightsWritten.
-  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os);
+  /// master weights into its compute weights and signals weightsWritten. `fused`: applyAdamW
+  /// has written the owners' compute weights already (sync); only the copies are written.
+  Status writeLayerWeights(int64_t step, const rp::plan::OptimizerStep &os, bool fused = false);
   void traceSpan(int track, double start, const std::string &name);
-  Status applyAdamW(int64_t step, int layer, float gradScale);
+  /// AdamW of `layer`'s trainable owner params; `writeWeights` (sync): their compute weights
+  /// are written in the same pass (adamwStepWritingWeights).
+  Status applyAdamW(int64_t step, int layer, float gradScale, bool writeWeights);
+  /// Waits until every upload of `os`'s layer in `ev`'s step has completed (its compute
+  /// weights may then be overwritten).
+  Status waitLayerUploads(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for the gradient downloads `os` reads (its grads stage, its shared grads stages).
   Status waitStepGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
   /// Waits for `os`'s gradients, sums the shared params' copies (sumSharedGradients) and,
@@ -314,8 +331,9 @@ private:
   Status gatherStepLosses(int64_t step, StepEvents &ev);
   /// Adds each copy's gradient slot into its owner's, copies in layer order (the fixed order
   /// rp-ref --train follows), for the params owned by `os`'s layer; a sum that is not finite
-  /// marks ev.sumOverflow of the layer.
-  void sumSharedGradients(StepEvents &ev, const rp::plan::OptimizerStep &os);
+  /// marks ev.sumOverflow of the layer. `squaresScale` > 0: the last addition also makes the
+  /// owner's ev.squares at that scale.
+  void sumSharedGradients(StepEvents &ev, const rp::plan::OptimizerStep &os, float squaresScale);
   /// Whether the step has a non-finite gradient: waits for every gradient download of the
   /// step, ORs their flags and, with ranks, every rank's (one allGather), so that every rank
   /// decides alike before any AdamW; sets ev.nonFinite and signals ev.finiteChecked. Made by
@@ -326,6 +344,16 @@ private:
   /// Whether a step needs the global gradient norm (clipping or loss scaling): then
   /// stepGradScale gathers and sums every layer's gradients before any AdamW.
   bool needsGlobalNorm() const;
+  /// R * M times the loss scale of `step`'s seeds: gradScale before clipping is its inverse.
+  /// nullopt with loss scaling when lossScale(step) has not been called.
+  std::optional<double> gradDivisor(int64_t step);
+  /// The scale of the norm's squares the passes that write `step`'s final gradients make
+  /// (float(1 / gradDivisor)), or 0 when the step needs no norm or the executor does no host
+  /// arithmetic.
+  float squaresScale(int64_t step);
+  /// The norm's share of trainable owner `param`'s gradient (sumOfSquares at `scale`): made by
+  /// a host sum, or by the gradient download at the same scale, else a host pass now.
+  double paramSquares(StepEvents &ev, int param, float scale);
   /// The gradScale of `step` (clip / (M S)); nullopt when loss scaling finds a non-finite
   /// gradient (the step is skipped). Waits for every layer's grads when needsGlobalNorm().
   StatusOr<std::optional<float>> stepGradScale(int64_t step, StepEvents &ev);
@@ -364,6 +392,13 @@ private:
   /// and the next iteration does not wait for this step's AdamW).
   std::vector<int> adamwOrder_;
   std::vector<int> trainableByName_; // trainable owner entries by name (the clip norm order)
+  /// Per param entry: where its download's squares are (stage, index in its gradRanges_), or
+  /// stage -1 (not a trainable entry).
+  struct RangeAt {
+    int stage = -1;
+    int index = 0;
+  };
+  std::vector<RangeAt> rangeOf_;
   /// Per stage: its params' accumulators in its gradient region (downloadGradients).
   std::vector<std::vector<GradientRange>> gradRanges_;
   int lastGradStage_ = -1; ///< The last stage (dispatch order) that downloads gradients.

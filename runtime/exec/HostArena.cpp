@@ -3,6 +3,7 @@
 #include "runtime/exec/HostArena.h"
 
 #include "kernels/cpu/Cast.h"
+#include "kernels/cpu/Quantize.h"
 #include "base/HostTensor.h"
 #include "base/ParamInit.h"
 #include "runtime/optim/AdamW.h"
@@ -10,11 +11,13 @@
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 
-#include <cstdlib>
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace rp::runtime {
@@ -63,11 +66,42 @@ StatusOr<HostArena> HostArena::create(const rp::plan::Plan &plan) {
                                std::to_string(arena.bytes_) +
                                " bytes (weights, fp32 master weights, AdamW moments, "
                                "gradients and two copies of the activation records)");
-    std::memset(p, 0, rounded);
     arena.memory_.reset(p);
     arena.base_ = p;
+    arena.zeroFill(rounded);
   }
   return arena;
+}
+
+void HostArena::zeroFill(size_t rounded) {
+  // The optimizer state and the gradient slots first, each param's range by the OpenMP threads
+  // that stream it in AdamW (firstTouch): with bound threads on a machine of several memory
+  // nodes its pages then sit on their nodes. Then the rest from this thread.
+  std::vector<std::pair<size_t, size_t>> touched; // [begin, end) byte ranges from base_
+  auto touch = [&](float *x, int64_t n) {
+    firstTouch(x, n);
+    const size_t begin = static_cast<size_t>(reinterpret_cast<uint8_t *>(x) - base_);
+    touched.emplace_back(begin, begin + static_cast<size_t>(n) * sizeof(float));
+  };
+  for (int i = 0; i < plan_->params_size(); ++i) {
+    const rp::plan::Param &p = plan_->params(i);
+    if (!p.trainable())
+      continue;
+    const int64_t n = paramElements(i);
+    touch(grads() + p.grad_offset() / 4, n);
+    if (!p.has_primary())
+      for (float *region : {master(), moment1(), moment2()})
+        touch(region + p.state_offset() / 4, n);
+  }
+  std::sort(touched.begin(), touched.end());
+  size_t at = 0;
+  for (const auto &[begin, end] : touched) {
+    if (begin > at)
+      std::memset(base_ + at, 0, begin - at);
+    at = std::max(at, end);
+  }
+  if (rounded > at)
+    std::memset(base_ + at, 0, rounded - at);
 }
 
 uint8_t *HostArena::record(int parity, int64_t microBatch) {
@@ -119,6 +153,15 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
     std::memcpy(weights() + p.weight_offset(), value.raw(), value.byteSize());
     return okStatus();
   }
+  if (p.has_quant()) { // a frozen f32 weight (validated): quantized as it is loaded
+    const auto format = static_cast<kernels::QuantFormat>(p.quant().format() - 1);
+    RP_ASSIGN_OR_RETURN(kernels::QuantLayout layout,
+                        kernels::quantLayout(format, shape, p.quant().axis(), p.name()));
+    Status q = kernels::cpu::quantizeWeight(value.data<float>(), shape, layout, p.quant().axis(),
+                                            weights() + p.weight_offset(), file + ": tensor '" +
+                                                                               p.name() + "'");
+    return q;
+  }
   RP_RETURN_IF_ERROR(kernels::cpu::cast(value.raw(), *stored, weights() + p.weight_offset(),
                                         computeDType_, value.numElements()));
   if (p.trainable())
@@ -127,13 +170,30 @@ Status HostArena::loadParam(int index, const SafetensorsTensorView *t, const std
   return okStatus();
 }
 
-void HostArena::copyEntryWeights(int from, int to) {
-  const rp::plan::Param &p = plan_->params(from);
+int64_t HostArena::paramWeightBytes(int index) const {
+  const rp::plan::Param &p = plan_->params(index);
+  if (p.has_quant())
+    return p.quant().bytes();
   const DType stored = dtypeOf(p.type()).value_or(DType::F32);
-  const size_t bytes = static_cast<size_t>(paramElements(from)) *
-                       dtypeSize(isFloat(stored) ? computeDType_ : stored);
-  std::memcpy(weights() + plan_->params(to).weight_offset(), weights() + p.weight_offset(),
-              bytes);
+  return paramElements(index) * static_cast<int64_t>(dtypeSize(isFloat(stored) ? computeDType_ : stored));
+}
+
+Status HostArena::frozenWeightsF32(int index, float *out) const {
+  const rp::plan::Param &p = plan_->params(index);
+  const uint8_t *w = base_ + p.weight_offset();
+  if (!p.has_quant())
+    return kernels::cpu::cast(w, computeDType_, out, DType::F32, paramElements(index));
+  const std::vector<int64_t> shape = shapeOf(p.type());
+  HostTensor storage = HostTensor::view(DType::U8, {p.quant().bytes()}, const_cast<uint8_t *>(w));
+  HostTensor values = HostTensor::view(DType::F32, shape, out);
+  return kernels::cpu::dequantize(storage, static_cast<kernels::QuantFormat>(p.quant().format() - 1),
+                                  p.quant().axis(), values);
+}
+
+void HostArena::copyEntryWeights(int from, int to) {
+  std::memcpy(weights() + plan_->params(to).weight_offset(),
+              weights() + plan_->params(from).weight_offset(),
+              static_cast<size_t>(paramWeightBytes(from)));
 }
 
 Status HostArena::loadWeights(const WeightSource &source) {

@@ -13,7 +13,9 @@
 //                so iteration i + 1's forward stages can write while iteration i's backward
 //                stages still read (docs/DECISIONS.md, "Executor and backends").
 //
-// One page-aligned allocation (the CUDA backend registers it as pinned memory).
+// One page-aligned allocation (the CUDA backend registers it as pinned memory), zeroed at
+// creation; the optimizer state's pages are first touched by the threads whose AdamW streams
+// them (docs/DECISIONS.md, "Host optimizer at memory speed").
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_EXEC_HOSTARENA_H
@@ -43,8 +45,9 @@ public:
 
   /// Fills the weights (and, for trainable params, the fp32 master copy; moments zero) from
   /// weights checked by validateWeights (tensors keyed by param name; a floating-point param's
-  /// F16 or BF16 tensor is converted to f32 exactly first); a param absent from the weights
-  /// starts as its `init` says (base/ParamInit.h). Reads shard by shard, tensor by
+  /// F16 or BF16 tensor is converted to f32 exactly first; a quantized frozen param, Param.quant,
+  /// is then quantized into its storage: kernels/cpu/Quantize.h); a param absent from the
+  /// weights starts as its `init` says (base/ParamInit.h). Reads shard by shard, tensor by
   /// tensor (WeightSource::readTensors): besides the arena it holds one param's f32 copy. A
   /// param with several entries (shared) is converted once and copied into the others.
   /// Tensors no param names are skipped. Errors: the reader's, a tensor of another size or
@@ -54,6 +57,14 @@ public:
   /// Writes the compute-dtype weights of entry `param` from its fp32 master copy (a trainable
   /// param; a copy of a shared param reads its owner's master).
   Status writeComputeWeights(int param);
+
+  /// The values the GEMMs read of frozen entry `param` as f32 into `out` (paramElements):
+  /// a quantized param (Param.quant) dequantized (kernels/cpu/Quantize.h), any other float
+  /// param its compute-dtype weights converted exactly. For checkpoints and exports.
+  Status frozenWeightsF32(int param, float *out) const;
+  /// Bytes of entry `param` in the host weights (and a weight slot): its quantized storage,
+  /// or its elements in the compute dtype (a float param) or its own dtype.
+  int64_t paramWeightBytes(int param) const;
 
   /// The regions. `parity` is the iteration's parity (0 or 1), `microBatch` in [0, M).
   uint8_t *weights() { return base_; }
@@ -75,6 +86,9 @@ private:
   explicit HostArena(const rp::plan::Plan &plan);
   /// bytes() rounded up to whole pages.
   int64_t roundedBytes() const;
+  /// Zeroes the `rounded` bytes of a fresh allocation, the optimizer state and the gradient
+  /// slots param by param as AdamW's threads stream them (runtime/optim firstTouch).
+  void zeroFill(size_t rounded);
   /// Fills param `index` from `t` (null: from its init) as loadWeights describes; `file`
   /// names the file holding `t` in errors.
   Status loadParam(int index, const SafetensorsTensorView *t, const std::string &file);

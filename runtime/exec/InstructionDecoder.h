@@ -18,6 +18,7 @@
 #define RP_RUNTIME_EXEC_INSTRUCTIONDECODER_H
 
 #include "kernels/OpKinds.h"
+#include "kernels/Quantization.h"
 #include "kernels/Registry.h"
 #include "base/DType.h"
 #include "base/HostTensor.h"
@@ -252,6 +253,14 @@ public:
       return okStatus();
     case DTypeRule::IndexOnly:
       return every(DType::I64, "i64");
+    case DTypeRule::Dequantize:
+      if (operands_[0].dtype != DType::U8)
+        return fail(item(false, 0) + "; the kernel takes u8 quantized storage");
+      if (floats_.halfFloats ? !isFloat16Or32(results_[0].dtype)
+                             : results_[0].dtype != DType::F32)
+        return fail(item(true, 0) + "; the kernel makes " +
+                    (floats_.halfFloats ? "f32, f16 or bf16" : floats_.fp32Takes));
+      return okStatus();
     case DTypeRule::FloatPairIndexed:
       if (operands_[2].dtype != DType::I64)
         return fail(item(false, 2) + "; the kernel takes i64 positions or offsets");
@@ -368,6 +377,15 @@ inline StatusOr<kernels::BinaryKind> comparePredicate(const Decoder &d) {
 inline StatusOr<kernels::LossReduction> lossReduction(const Decoder &d) {
   using L = kernels::LossReduction;
   return d.keyword<L>("reduction", {{"mean", L::Mean}, {"sum", L::Sum}});
+}
+
+/// graph.dequantize's `format` keyword.
+inline StatusOr<kernels::QuantFormat> quantFormat(const Decoder &d) {
+  using Q = kernels::QuantFormat;
+  return d.keyword<Q>("format", {{"nf4", Q::NF4},
+                                 {"nf4_fp32_absmax", Q::NF4Fp32Absmax},
+                                 {"int8", Q::Int8},
+                                 {"fp8", Q::Fp8}});
 }
 
 /// Slice bounds (graph.slice, graph.slice_scatter): axes, starts, ends, steps of one length.

@@ -186,6 +186,8 @@ std::optional<DType> toRuntimeDType(SafetensorsDType dtype) {
     return DType::I32;
   case SafetensorsDType::BOOL:
     return DType::I1;
+  case SafetensorsDType::U8:
+    return DType::U8;
   default:
     return std::nullopt;
   }
@@ -207,6 +209,8 @@ SafetensorsDType fromRuntimeDType(DType dtype) {
     return SafetensorsDType::I32;
   case DType::I1:
     return SafetensorsDType::BOOL;
+  case DType::U8:
+    return SafetensorsDType::U8;
   }
   return SafetensorsDType::F32; // unreachable for valid enumerators
 }

@@ -10,6 +10,11 @@
 //   AdamWConfig c{learningRate(lr, warmup, step), 0.9, 0.95, 1e-8, 0.1};
 //   for (each param) adamwStep(master, m, v, grad, n, c, step + 1, scale);
 //
+// Every pass streams memory, so the executor makes as few as it can: a param's sumOfSquares
+// comes from the pass that wrote its gradient (copyCheckingFinite, addCheckingFinite), and
+// sync updates write the compute weights inside AdamW's pass (adamwStepWritingWeights).
+// bench/optimizer/rp-bench-optimizer measures each pass against the memory's speed.
+//
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_OPTIM_ADAMW_H
 #define RP_RUNTIME_OPTIM_ADAMW_H
@@ -48,15 +53,40 @@ struct AdamWConfig {
 ///   master[i] = p - stepSize * (m[i] / (sqrtf(v[i]) / bc2Sqrt + epsF))
 /// `step` t >= 1 is the 1-based count of steps applied to this tensor (t < 1 is a programmer
 /// error: 1 - beta1^0 divides by zero). gradScale: e.g. clipFactor / M for the mean over M
-/// micro-batches. Runs on OpenMP threads over fixed-size blocks; elementwise, so the results
-/// do not depend on the thread count. n <= 0 does nothing. The arrays must not overlap.
+/// micro-batches. Runs on OpenMP threads over fixed-size blocks (thread t takes the t-th
+/// contiguous share of them: schedule(static), proc_bind(spread)), one loop per instruction set
+/// (AVX-512, AVX2, x86-64) picked at load time; elementwise IEEE operations, so the results do
+/// not depend on the thread count or the vector width. n <= 0 does nothing. The arrays must
+/// not overlap.
 void adamwStep(float *master, float *m, float *v, const float *grad, int64_t n,
                const AdamWConfig &config, int64_t step, float gradScale);
 
+/// adamwStep that writes, in the same pass, the updated master weights into `weights` as
+/// `dtype`: F32 copies the float, BF16 and F16 round to nearest even (writeComputeWeights'
+/// bits), while the value is in registers (the fused form of kernels/cuda/AdamW.h, whose
+/// contract it shares). master, m and v come out exactly as adamwStep leaves them. One pass
+/// instead of two: 30 bytes moved per element for bf16 instead of 28 + 6. `weights` must not
+/// overlap the other arrays. Errors: InvalidArgument for another dtype, or a null `weights`
+/// with n > 0.
+Status adamwStepWritingWeights(float *master, float *m, float *v, const float *grad, int64_t n,
+                               const AdamWConfig &config, int64_t step, float gradScale,
+                               DType dtype, void *weights);
+
+/// Zeroes n floats with adamwStep's distribution of blocks over the OpenMP threads, so that
+/// the thread that first touches a page is the one whose AdamW updates it: with bound threads
+/// on a machine of several memory nodes (OMP_PLACES), each page of the optimizer state lands
+/// on the node of the core that streams it. Zeroing alike elsewhere.
+void firstTouch(float *x, int64_t n);
+
 /// The sum over i of (g * g) in double, with g = double(float(grad[i] * scale)) (the float g
-/// adamwStep sees for gradScale == scale). Summed sequentially inside fixed blocks of 65536
-/// elements (on OpenMP threads), then the block sums in block order: the same value for any
-/// thread count. 0 for n <= 0. The global norm is sqrt of the sum over every parameter.
+/// adamwStep sees for gradScale == scale), in this order: the elements in fixed blocks of 65536
+/// (on OpenMP threads); inside a block, 16 lanes, element j of the block added to lane j mod 16
+/// (each lane a sequential sum from 0: 16 independent chains, which vectorise), then the lanes
+/// in lane order; then the block sums in block order from 0. The same value for any thread
+/// count and vector width. 0 for n <= 0. The global norm is sqrt of the sum over every
+/// parameter.
+/// copyCheckingFinite and addCheckingFinite compute the same value in the pass that writes
+/// the gradient, so that the norm needs no pass of its own.
 double sumOfSquares(const float *grad, int64_t n, float scale);
 
 /// The clip factor of torch.nn.utils.clip_grad_norm_: min(1, maxNorm / (globalNorm + 1e-6));
@@ -91,11 +121,18 @@ void accumulateGradient(float *acc, const float *g, int64_t n, bool first);
 ///
 /// True when every one of the n floats at `x` is finite (exponent bits not all ones).
 bool allFinite(const float *x, int64_t n);
-/// dst[i] = src[i] for i < n (memcpy); true when every value is finite. n <= 0: true.
-bool copyCheckingFinite(float *dst, const float *src, int64_t n);
+/// dst[i] = src[i] for i < n (memcpy); true when every value is finite. n <= 0: true. One
+/// thread (the CPU backend's download queue calls it). With `squares`, also sets *squares to
+/// sumOfSquares(dst, n, scale), bit for bit, from the same pass: the gradient norm's share of
+/// this gradient.
+bool copyCheckingFinite(float *dst, const float *src, int64_t n, float scale = 1.0f,
+                        double *squares = nullptr);
 /// acc[i] = acc[i] + g[i] in float (accumulateGradient's sum, bit for bit); true when every sum
-/// is finite (an overflow of two finite values included). n <= 0: true.
-bool addCheckingFinite(float *acc, const float *g, int64_t n);
+/// is finite (an overflow of two finite values included). n <= 0: true. On OpenMP threads over
+/// sumOfSquares' fixed blocks: the same bits and the same answer for any thread count. With
+/// `squares`, *squares = sumOfSquares(acc, n, scale) of the sums, from the same pass.
+bool addCheckingFinite(float *acc, const float *g, int64_t n, float scale = 1.0f,
+                       double *squares = nullptr);
 
 /// Writes n fp32 master values to `dst` as `dtype`: F32 copies the bytes; BF16 and F16 round to
 /// nearest even (kernels/cpu/Cast.h, the same conversion as the CUDA cast kernels).

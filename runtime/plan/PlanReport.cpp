@@ -3,6 +3,7 @@
 #include "runtime/plan/PlanReport.h"
 
 #include "base/FormatBytes.h"
+#include "kernels/Quantization.h"
 #include "runtime/plan/Instruction.h"
 #include "runtime/plan/PaperFlops.h"
 #include "runtime/plan/PlanMemoryCheck.h"
@@ -263,6 +264,46 @@ int64_t PlanReport::downloadBytes() const {
   return bytes;
 }
 
+namespace {
+
+/// How param `p` is held in the host weights and its bytes there.
+std::pair<std::string, int64_t> heldAs(const pb::Plan &plan, const pb::Param &p) {
+  if (p.has_quant())
+    return {kernels::quantFormatName(static_cast<kernels::QuantFormat>(p.quant().format() - 1)),
+            p.quant().bytes()};
+  const int64_t n = static_cast<int64_t>(elementCount(p.type()));
+  const int dtype = isPlanFloat(p.type().dtype()) ? plan.config().compute_dtype() : p.type().dtype();
+  const std::optional<DType> d = fromPlanDType(dtype);
+  return {d ? dtypeName(*d) : "?", d ? mulSat(n, static_cast<int64_t>(dtypeSize(*d))) : 0};
+}
+
+/// PlanReport::hostWeightsByDType and weightUploadByDType.
+void countWeightsByDType(const pb::Plan &plan, PlanReport &r) {
+  std::vector<std::map<std::string, int64_t>> byLayer(static_cast<size_t>(plan.layers_size()));
+  int64_t held = 0;
+  for (const pb::Param &p : plan.params()) {
+    auto [key, bytes] = heldAs(plan, p);
+    r.hostWeightsByDType[key] = addSat(r.hostWeightsByDType[key], bytes);
+    byLayer[static_cast<size_t>(p.layer())][key] += bytes;
+    held = addSat(held, bytes);
+  }
+  if (plan.host_arena().weights() > held)
+    r.hostWeightsByDType["padding"] = plan.host_arena().weights() - held;
+  for (const pb::Stage &st : plan.stages()) {
+    int64_t stageHeld = 0;
+    for (int l = st.begin(); l < st.end(); ++l)
+      for (const auto &[key, bytes] : byLayer[static_cast<size_t>(l)]) {
+        r.weightUploadByDType[key] = addSat(r.weightUploadByDType[key], bytes);
+        stageHeld = addSat(stageHeld, bytes);
+      }
+    if (st.weight_bytes() > stageHeld)
+      r.weightUploadByDType["padding"] =
+          addSat(r.weightUploadByDType["padding"], st.weight_bytes() - stageHeld);
+  }
+}
+
+} // namespace
+
 PlanReport computePlanReport(const pb::Plan &plan, int largest) {
   PlanReport r;
   r.microBatches = plan.config().micro_batches();
@@ -286,6 +327,7 @@ PlanReport computePlanReport(const pb::Plan &plan, int largest) {
     r.stages.back().paperFlops = paper[static_cast<size_t>(s)];
   }
   r.largestBuffers = largestBuffers(plan, largest);
+  countWeightsByDType(plan, r);
   return r;
 }
 
@@ -398,6 +440,17 @@ void appendTransfers(std::string &out, const PlanReport &r) {
   appendf(out, "downloaded per step: %s = grads %lld + M x activations %lld\n",
           bytesText(r.downloadBytes()).c_str(), static_cast<long long>(grads),
           static_cast<long long>(down));
+  auto byDType = [&](const char *what, const std::map<std::string, int64_t> &m) {
+    appendf(out, "%s:", what);
+    const char *sep = " ";
+    for (const auto &[key, bytes] : m) {
+      appendf(out, "%s%s %s", sep, key.c_str(), bytesText(bytes).c_str());
+      sep = ", ";
+    }
+    appendf(out, "\n");
+  };
+  byDType("host weights by dtype", r.hostWeightsByDType);
+  byDType("weights uploaded per step by dtype", r.weightUploadByDType);
 }
 
 /// The host arena (what a run holds in host memory), the device arena and the largest values

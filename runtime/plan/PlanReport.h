@@ -54,6 +54,7 @@
 #include "runtime/plan/plan.pb.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,12 @@ struct PlanReport {
   std::vector<StageReport> stages;
   std::vector<FunctionFlops> functions;     ///< Every plan function, in plan order.
   std::vector<BufferReport> largestBuffers; ///< At most 5, largest first.
+  /// The host weights region by how the params are held ("bf16", "f32", ... for the compute
+  /// dtype or an integer param's own; "nf4", "int8", ... for quantized base weights, Param.quant;
+  /// "padding" for the alignment between params), in bytes.
+  std::map<std::string, int64_t> hostWeightsByDType;
+  /// The weights uploaded per step by the same keys (each stage uploads its layers' params).
+  std::map<std::string, int64_t> weightUploadByDType;
 
   double executedFlops() const; ///< Per step: sum over stages of M x per micro-batch.
   double modelFlops() const;    ///< Per step: 6 N T + 3 A (0 without tokens).

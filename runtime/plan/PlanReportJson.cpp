@@ -71,6 +71,8 @@ std::string formatPlanReportJson(const PlanReport &r, const rp::plan::Plan &plan
                      {"state", h.state()},
                      {"grads", h.grads()},
                      {"activations", h.activations()}};
+  j["host_weights_by_dtype"] = r.hostWeightsByDType;
+  j["weight_upload_bytes_by_dtype"] = r.weightUploadByDType;
   const rp::plan::DeviceArena &d = plan.device_arena();
   j["device_arena"] = {{"bytes", deviceArenaBytes(plan)},
                        {"constants", d.constants()},

@@ -9,6 +9,7 @@
 
 #include "runtime/plan/PlanValidator.h"
 
+#include "kernels/Quantization.h"
 #include "kernels/Registry.h"
 #include "runtime/plan/InstructionRules.h"
 
@@ -237,8 +238,12 @@ private:
         return fail(what + ": type " + formatTensorType(p.type()) +
                     ": floating-point params are stored as f32 (the host weights hold them in "
                     "the compute dtype)");
-      // The host weights hold floating-point params in the compute dtype.
-      const int64_t weightBytes = isFloat ? elements * computeSize_ : bytes;
+      // The host weights hold floating-point params in the compute dtype, quantized ones in
+      // their storage (kernels/Quantization.h).
+      int64_t weightBytes = isFloat ? elements * computeSize_ : bytes;
+      if (p.has_quant()) {
+        RP_ASSIGN_OR_RETURN(weightBytes, quantizedWeightBytes(p, what, isFloat));
+      }
       RP_RETURN_IF_ERROR(checkExtent(what + ": weights", p.weight_offset(), weightBytes,
                                      h.weights(), "host_arena.weights"));
       if (p.trainable()) {
@@ -276,6 +281,27 @@ private:
       paramWeightBytes_.push_back(weightBytes);
     }
     return okStatus();
+  }
+
+  /// The storage bytes of quantized param `p`: a frozen f32 weight whose quant names a format
+  /// and the layout's byte count for its shape.
+  StatusOr<int64_t> quantizedWeightBytes(const pb::Param &p, const std::string &what,
+                                         bool isFloat) {
+    const pb::Quantization &q = p.quant();
+    if (q.format() == pb::QUANT_NONE || !pb::QuantFormat_IsValid(q.format()))
+      return fail(what + ": unknown quant format " + str(q.format()));
+    if (p.trainable() || !isFloat)
+      return fail(what + ": only frozen floating-point params are held quantized");
+    const auto format = static_cast<kernels::QuantFormat>(q.format() - 1);
+    std::vector<int64_t> shape(p.type().shape().begin(), p.type().shape().end());
+    StatusOr<kernels::QuantLayout> layout = kernels::quantLayout(format, shape, q.axis(), what);
+    if (!layout.ok())
+      return fail(layout.status().message());
+    if (layout->bytes != q.bytes())
+      return fail(what + ": quant.bytes " + str(q.bytes()) + ", expected " +
+                  str(layout->bytes) + " (" + kernels::quantFormatName(format) + " of " +
+                  formatTensorType(p.type()) + ")");
+    return layout->bytes;
   }
 
   /// Where the stored params' initial values lie: the weights file, or (weights_file empty)
@@ -944,6 +970,8 @@ std::optional<DType> fromPlanDType(int dtype) {
     return DType::I32;
   case pb::I1:
     return DType::I1;
+  case pb::U8:
+    return DType::U8;
   default:
     return std::nullopt;
   }

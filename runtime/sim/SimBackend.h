@@ -139,7 +139,7 @@ public:
   /// The simulated nodes (SimConfig::nodes), whose reductions precede each layer's AdamW.
   int modeledRanks() const override { return config_.nodes.nodes; }
   void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                         std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                         std::vector<GradientRange> ranges, GradientCheck *check,
                          std::string label) override;
   void call(int device, CallFrame frame, std::string label) override;
   void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,

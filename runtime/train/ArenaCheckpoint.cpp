@@ -21,6 +21,14 @@ SafetensorsTensor tensorOf(const std::string &name, DType dtype, const pb::Tenso
                            static_cast<size_t>(elements) * dtypeSize(dtype)};
 }
 
+/// U8 [bytes]: the storage of quantized param `p`.
+pb::TensorType quantStorageType(const pb::Param &p) {
+  pb::TensorType t;
+  t.set_dtype(pb::U8);
+  t.add_shape(p.quant().bytes());
+  return t;
+}
+
 /// Copies checkpoint tensor `name` of `file` (dtype, shape checked) to `dst`.
 Status restoreTensor(const SafetensorsFile &file, const std::string &name, DType dtype,
                      const pb::TensorType &type, void *dst) {
@@ -69,6 +77,16 @@ StatusOr<std::unique_ptr<CheckpointTensors>> checkpointOf(HostArena &host, int64
       if (async) // the compute weights the next iteration uses (one step behind the master)
         out->data.optimizer.push_back(
             tensorOf("weights." + p.name(), host.computeDType(), p.type(), weights, n));
+    } else if (p.has_quant()) {
+      // A quantized base weight: the model file gets the values the GEMMs read (f32,
+      // loadable as they are), the optimizer file the storage itself, which a resume restores
+      // (quantizing the dequantized values again need not give the same storage).
+      out->scratch.emplace_back(static_cast<size_t>(n) * 4);
+      auto *values = reinterpret_cast<float *>(out->scratch.back().data());
+      RP_RETURN_IF_ERROR(host.frozenWeightsF32(i, values));
+      out->data.model.push_back(tensorOf(p.name(), DType::F32, p.type(), values, n));
+      out->data.optimizer.push_back(tensorOf("quant." + p.name(), DType::U8,
+                                             quantStorageType(p), weights, p.quant().bytes()));
     } else if (!isFloat(stored) || host.computeDType() == stored) {
       out->data.model.push_back(tensorOf(p.name(), stored, p.type(), weights, n));
     } else {
@@ -93,6 +111,11 @@ Status restoreCheckpoint(HostArena &host, const LoadedCheckpoint &ckpt) {
     const pb::Param &p = plan.params(i);
     const DType stored = fromPlanDType(p.type().dtype()).value_or(DType::F32);
     uint8_t *weights = host.weights() + p.weight_offset();
+    if (p.has_quant()) {
+      RP_RETURN_IF_ERROR(
+          restoreTensor(ckpt.optimizer, "quant." + p.name(), DType::U8, quantStorageType(p), weights));
+      continue;
+    }
     if (!p.trainable()) {
       std::vector<uint8_t> value(static_cast<size_t>(host.paramElements(i)) * dtypeSize(stored));
       RP_RETURN_IF_ERROR(restoreTensor(ckpt.model, p.name(), stored, p.type(), value.data()));

@@ -87,10 +87,10 @@ StatusOr<ParamValues> paramValues(HostArena &host) {
       out.data[p.name()] = host.master() + p.state_offset() / 4;
       continue;
     }
+    // Frozen: the compute weights in f32, a quantized base weight dequantized.
     std::vector<float> &v = out.owned[p.name()];
     v.resize(static_cast<size_t>(host.paramElements(i)));
-    RP_RETURN_IF_ERROR(kernels::cpu::cast(host.weights() + p.weight_offset(), host.computeDType(),
-                                          v.data(), DType::F32, host.paramElements(i)));
+    RP_RETURN_IF_ERROR(host.frozenWeightsF32(i, v.data()));
     out.data[p.name()] = v.data();
   }
   return out;
@@ -206,7 +206,7 @@ void mergeExperts(std::vector<float> &w, const float *a, const float *b, int64_t
 
 StatusOr<std::string> exportFull(ParamValues &values,
                                  const std::map<std::string, AdapterPair> &adapters,
-                                 const HfExportOptions &options) {
+                                 const HfExportOptions &options, bool quantizedBase) {
   for (const auto &[w, pair] : adapters) {
     const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);
     if (!values.data.count(w))
@@ -227,7 +227,11 @@ StatusOr<std::string> exportFull(ParamValues &values,
   HfWriteOptions w{options.dtype, options.maxShardBytes, options.configPath, options.aliases,
                    options.force};
   RP_ASSIGN_OR_RETURN(HfWriteResult r, writeHfCheckpoint(options.dir, tensors, w));
-  return summaryOf(r, options.dtype, adapters.empty() ? "full model" : "LoRA merged",
+  // A quantized base (rpc-compile --base-weights) is merged as the GEMMs read it: dequantized.
+  return summaryOf(r, options.dtype,
+                   adapters.empty()  ? "full model"
+                   : quantizedBase ? "LoRA merged into the dequantized base"
+                                   : "LoRA merged",
                    options.dir);
 }
 
@@ -270,8 +274,12 @@ StatusOr<std::string> exportHf(HostArena &host, const HfExportOptions &options) 
   RP_ASSIGN_OR_RETURN(auto adapters, adaptersOf(values));
   if (!adapters.empty() && !options.loraAlpha)
     return invalidArgument("the plan has LoRA adapters: the export needs their alpha");
-  if (adapters.empty() || options.merged)
-    return exportFull(values, adapters, options);
+  if (adapters.empty() || options.merged) {
+    const bool quantizedBase =
+        std::any_of(host.plan().params().begin(), host.plan().params().end(),
+                    [](const pb::Param &p) { return p.has_quant(); });
+    return exportFull(values, adapters, options, quantizedBase);
+  }
   std::vector<LoraAdapter> list;
   for (const auto &[w, pair] : adapters) {
     const auto &sa = values.shapes.at(pair.a), &sb = values.shapes.at(pair.b);

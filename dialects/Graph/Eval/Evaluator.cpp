@@ -22,6 +22,7 @@
 #include "kernels/cpu/TopK.h"
 #include "kernels/cpu/ExpertRouting.h"
 #include "kernels/cpu/GroupedMatMul.h"
+#include "kernels/cpu/Quantize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -42,6 +43,8 @@ DType storageDType(Type type, EvalPrecision precision) {
     return DType::I64;
   if (type.isInteger(32))
     return DType::I32;
+  if (type.isUnsignedInteger(8))
+    return DType::U8; // quantized storage (graph.dequantize)
   return DType::I1;
 }
 
@@ -295,6 +298,9 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
     status = cpu::gather(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
   } else if (auto g = dyn_cast<GatherElementsOp>(op)) {
     status = cpu::gatherElements(operand(0), operand(1), g.getAxisAttr().getInt(), out[0]);
+  } else if (auto dq = dyn_cast<DequantizeOp>(op)) {
+    status = cpu::dequantize(operand(0), static_cast<::rp::kernels::QuantFormat>(dq.getFormat()),
+                             dq.getAxis().value_or(0), out[0]);
   } else if (auto t = dyn_cast<TopKOp>(op)) {
     status = cpu::topK(operand(0), t.getK(), t.getAxisAttr().getInt(), !t.getSmallest(), out[0]);
   } else if (isa<MoeSortOp>(op)) {

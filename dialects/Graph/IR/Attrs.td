@@ -30,4 +30,11 @@ def Graph_ParamInitAttr : I32EnumAttr<"ParamInit",
   let cppNamespace = "::mlir::rp::graph";
 }
 
+def Graph_QuantFormatAttr : I32EnumAttr<"QuantFormat",
+    "how a frozen weight is held quantized (kernels/Quantization.h)", [
+    I32EnumAttrCase<"nf4", 0>, I32EnumAttrCase<"nf4_fp32_absmax", 1>,
+    I32EnumAttrCase<"int8", 2>, I32EnumAttrCase<"fp8", 3>]> {
+  let cppNamespace = "::mlir::rp::graph";
+}
+
 #endif // RP_GRAPH_ATTRS_TD

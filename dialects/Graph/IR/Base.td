@@ -13,6 +13,10 @@ def Graph_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
 def Graph_NumericTensor : StaticShapeTensorOf<[F32, F16, BF16, I64, I32]>;
 def Graph_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
 def Graph_BoolTensor : StaticShapeTensorOf<[I1]>;
+// The storage of a quantized frozen weight (graph.param ... quant, graph.dequantize).
+def Graph_QuantStorageTensor : 1DTensorOf<[UI8]>;
+// What a param may hold: any graph value type, or quantized storage.
+def Graph_ParamTensor : StaticShapeTensorOf<[F32, F16, BF16, I64, I32, I1, UI8]>;
 
 // A non-negative axis (the importer normalises negative ONNX axes).
 def Graph_AxisAttr : ConfinedAttr<I64Attr, [IntNonNegative]>;

@@ -74,6 +74,42 @@ LogicalResult ParamOp::verify() {
            << getType();
   if (getInitializer() && getInitializer()->empty())
     return emitOpError("expected a non-empty initializer name");
+  const bool quantized = getQuant().has_value();
+  if (!quantized) {
+    if (getStoredType() || getQuantAxis())
+      return emitOpError("expected 'stored_type' and 'quant_axis' only with 'quant'");
+    if (getTensorType().getElementType().isUnsignedInteger(8))
+      return emitOpError("expected 'quant' on a param of quantized storage ") << getType();
+    return success();
+  }
+  if (!getStoredType())
+    return emitOpError("expected 'stored_type' with 'quant'");
+  const int64_t axis = getQuantAxis().value_or(0);
+  llvm::Expected<int64_t> bytes = quantizedBytes(static_cast<int>(*getQuant()),
+                                                 getStoredTensorType().getShape(), axis);
+  if (!bytes)
+    return emitOpError(llvm::toString(bytes.takeError()));
+  auto expected = RankedTensorType::get({*bytes}, IntegerType::get(getContext(), 8, IntegerType::Unsigned));
+  if (getType() != expected)
+    return emitOpError("expected type ") << expected << " (" << stringifyQuantFormat(*getQuant())
+                                         << " of " << getStoredTensorType() << "), got " << getType();
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  const bool needsAxis = getFormat() == QuantFormat::int8 || getFormat() == QuantFormat::fp8;
+  if (needsAxis != getAxis().has_value())
+    return emitOpError(needsAxis ? "expected 'axis' (the input axis) with int8 and fp8"
+                                 : "expected no 'axis' with nf4");
+  llvm::Expected<int64_t> bytes =
+      quantizedBytes(static_cast<int>(getFormat()), result.getShape(), getAxis().value_or(0));
+  if (!bytes)
+    return emitOpError(llvm::toString(bytes.takeError()));
+  const int64_t have = cast<RankedTensorType>(getInput().getType()).getDimSize(0);
+  if (have != *bytes)
+    return emitOpError("expected ") << *bytes << " bytes of " << stringifyQuantFormat(getFormat())
+                                    << " storage for " << result << ", got " << have;
   return success();
 }
 

@@ -39,10 +39,23 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     `kaiming_uniform` (PyTorch's `kaiming_uniform_(w, a=sqrt(5))` as PEFT initialises LoRA A:
     uniform in `[-1/sqrt(fan_in), 1/sqrt(fan_in)]` with `fan_in = type.shape[0]`, drawn from a
     generator seeded by the param's name).
+
+    A frozen weight held quantized (rp-quantize-base-weights) has `quant` (the format: 0 nf4, 1 nf4_fp32_absmax, 2 int8, 3 fp8),
+    `stored_type` (the float tensor the weights file holds; rp-run quantizes it as it loads
+    it) and, for int8 and fp8, `quant_axis` (the input axis); its `type` is the storage,
+    `ui8` of the format's byte count for `stored_type`'s shape (kernels/Quantization.h), which
+    `graph.dequantize` reads:
+
+    ```mlir
+    graph.param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8> {quant = 0 : i32, stored_type = tensor<384x128xf32>}
+    ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_Tensor>:$type,
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Graph_ParamTensor>:$type,
                        UnitAttr:$trainable, OptionalAttr<StrAttr>:$initializer,
-                       OptionalAttr<Graph_ParamInitAttr>:$init);
+                       OptionalAttr<Graph_ParamInitAttr>:$init,
+                       OptionalAttr<Graph_QuantFormatAttr>:$quant,
+                       OptionalAttr<TypeAttrOf<Graph_FloatTensor>>:$stored_type,
+                       OptionalAttr<I64Attr>:$quant_axis);
   let assemblyFormat = [{
     $sym_name (`trainable` $trainable^)? `:` $type (`initializer` $initializer^)?
     (`init` $init^)? attr-dict
@@ -50,6 +63,12 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+    /// The type the weights file holds: `stored_type` for a quantized param, else `type`.
+    ::mlir::RankedTensorType getStoredTensorType() {
+      if (auto stored = getStoredType())
+        return ::llvm::cast<::mlir::RankedTensorType>(*stored);
+      return getTensorType();
     }
   }];
   let hasVerifier = 1;
@@ -67,8 +86,33 @@ def Graph_LoadParamOp : Graph_Op<"load_param", [Pure,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param);
-  let results = (outs Graph_Tensor:$result);
+  let results = (outs Graph_ParamTensor:$result);
   let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def Graph_DequantizeOp : Graph_Op<"dequantize", [Pure]> {
+  let summary = "a quantized frozen weight as a float tensor (the GEMM's operand)";
+  let description = [{
+    Reads the storage of a weight held quantized in `format` (kernels/Quantization.h: `nf4`,
+    bitsandbytes' 4-bit NormalFloat with double-quantized absmax, QLoRA §3;
+    `nf4_fp32_absmax`; `int8` and `fp8` with one scale per output channel, whose input axis
+    is `axis`) and yields the weight in the result's float dtype: each value computed in f32
+    and rounded once (kernels/cpu/Quantize.h). Shape rule: the input's length is the format's
+    byte count for the result's shape (nf4: the last dimension a multiple of 64). Only a
+    frozen weight is quantized, so no gradient flows through it: the VJP of the GEMM that
+    reads the result (dX = dY W^T) uses the dequantized W, re-emitted in the backward function
+    like any value of params alone.
+
+    ```mlir
+    %q = graph.load_param @"model.layers.0.mlp.up_proj.weight" : tensor<25360xui8>
+    %w = graph.dequantize nf4 %q : (tensor<25360xui8>) -> tensor<384x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_QuantStorageTensor:$input, Graph_QuantFormatAttr:$format,
+                       OptionalAttr<Graph_AxisAttr>:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$format $input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,

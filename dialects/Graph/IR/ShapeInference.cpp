@@ -2,6 +2,8 @@
 
 #include "dialects/Graph/IR/ShapeInference.h"
 
+#include "kernels/Quantization.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -291,6 +293,15 @@ Error checkNormParam(ArrayRef<int64_t> input, int64_t axis, ArrayRef<int64_t> pa
     return fail("expected {0} of shape {1} (input dimensions from axis {2}), got {3}", name,
                 formatShape(expected), axis, formatShape(param));
   return Error::success();
+}
+
+llvm::Expected<int64_t> quantizedBytes(int format, llvm::ArrayRef<int64_t> shape, int64_t axis) {
+  ::rp::base::StatusOr<::rp::kernels::QuantLayout> layout = ::rp::kernels::quantLayout(
+      static_cast<::rp::kernels::QuantFormat>(format), std::vector<int64_t>(shape.begin(), shape.end()),
+      axis, "a weight");
+  if (!layout.ok())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), layout.status().message());
+  return layout->bytes;
 }
 
 } // namespace mlir::rp::graph

@@ -90,6 +90,12 @@ constexpr int64_t kMaxElements = int64_t(1) << 48;
 /// Whether every dim of `shape` is >= 0 and it has at most kMaxElements elements.
 bool isSupportedShape(llvm::ArrayRef<int64_t> shape);
 
+/// graph.dequantize's rule: the bytes of a weight of `shape` held in `format` (a
+/// kernels::QuantFormat as int: nf4, nf4-fp32-absmax, int8, fp8), `axis` its input axis (int8,
+/// fp8). Errors: the format's refusal ("... its last dimension 100 is not a multiple of the
+/// nf4 block size 64").
+llvm::Expected<int64_t> quantizedBytes(int format, llvm::ArrayRef<int64_t> shape, int64_t axis);
+
 } // namespace mlir::rp::graph
 
 #endif // RP_DIALECTS_GRAPH_IR_SHAPEINFERENCE_H

@@ -146,18 +146,23 @@ void CpuBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, int
 }
 
 void CpuBackend::downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                                   std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                                   std::vector<GradientRange> ranges, GradientCheck *check,
                                    std::string label) {
   enqueue(device, Queue::Download,
-          {[this, device, src, dst, ranges = std::move(ranges), nonFinite] {
+          {[this, device, src, dst, ranges = std::move(ranges), check] {
              // Only the params' ranges: the host reads nothing else of the region.
              const uint8_t *from = memory(device) + src;
+             const float scale = check->squaresScale;
+             check->squares.assign(scale > 0 ? ranges.size() : 0, 0.0);
              bool finite = true;
-             for (const GradientRange &r : ranges)
+             for (size_t i = 0; i < ranges.size(); ++i) {
+               const GradientRange &r = ranges[i];
                finite &= copyCheckingFinite(
                    reinterpret_cast<float *>(static_cast<uint8_t *>(dst) + r.offset),
-                   reinterpret_cast<const float *>(from + r.offset), r.elements);
-             *nonFinite = finite ? 0 : 1;
+                   reinterpret_cast<const float *>(from + r.offset), r.elements, scale,
+                   scale > 0 ? &check->squares[i] : nullptr);
+             }
+             check->nonFinite = finite ? 0 : 1;
              return okStatus();
            },
            std::move(label), bytes});

@@ -65,7 +65,7 @@ public:
   void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
                   std::string label) override;
   void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                         std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                         std::vector<GradientRange> ranges, GradientCheck *check,
                          std::string label) override;
   void call(int device, CallFrame frame, std::string label) override;
   void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,

@@ -83,6 +83,13 @@ void addElementwise(Table &t) {
   };
   decode::addElementwiseIds(t, unary, binary);
   t.push_back({"where", inOrder(cpu::where)});
+  t.push_back({"dequantize", [](const Decoder &d) -> StatusOr<Body> {
+                 RP_ASSIGN_OR_RETURN(kernels::QuantFormat format, decode::quantFormat(d));
+                 const int64_t axis = d.i64Or("axis", 0);
+                 return Body([format, axis](const Operands &in, const Results &out) {
+                   return cpu::dequantize(*in[0], format, axis, *out[0]);
+                 });
+               }});
   t.push_back({"cast", inOrder(cpu::cast)});
 }
 

@@ -5,7 +5,9 @@
 #include "base/SystemMemory.h"
 #include "kernels/cuda/Elementwise.h"
 #include "kernels/cuda/Gemm.h"
+#include "kernels/cuda/GradientNorm.h"
 #include "base/FormatBytes.h"
+#include "runtime/plan/Instruction.h"
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/trace/Trace.h"
@@ -106,6 +108,8 @@ CudaBackend::~CudaBackend() {
       cudaFree(w.scratch);
     if (w.nonFiniteFlag)
       cudaFree(w.nonFiniteFlag);
+    if (w.squaresLanes)
+      cudaFree(w.squaresLanes);
   }
   if (registered_)
     cudaHostUnregister(registered_);
@@ -140,6 +144,16 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
   const pb::DeviceArena &a = plan.device_arena();
   workspaceOffset_ = a.constants() + 2 * a.slot() + 2 * a.activations();
   const int64_t arenaBytes = static_cast<int64_t>(deviceArenaBytes(plan));
+  // The most lane sums one gradient download makes (a stage's accumulated params).
+  int64_t lanes = 0;
+  for (const pb::Stage &st : plan.stages()) {
+    int64_t stageLanes = 0;
+    for (const pb::Step &step : st.body())
+      if (step.has_accumulate())
+        stageLanes += kernels::cuda::squaresLaneCount(static_cast<int64_t>(
+            elementCount(plan.params(step.accumulate().param()).type())));
+    lanes = std::max(lanes, stageLanes);
+  }
 
   int lowest = 0, highest = 0; // numerically: greatest = lowest priority
   for (int w = 0; w < numWorkers_; ++w) {
@@ -181,6 +195,13 @@ Status CudaBackend::prepare(const pb::Plan &plan) {
     RP_RETURN_IF_ERROR(cudaStatus(cudaMalloc(&p, sizeof(uint32_t)),
                                   who + ": cudaMalloc (the gradient check's flag)"));
     k.nonFiniteFlag = static_cast<uint32_t *>(p);
+    if (lanes > 0) {
+      RP_RETURN_IF_ERROR(
+          cudaStatus(cudaMalloc(&p, static_cast<size_t>(lanes) * sizeof(double)),
+                     who + ": cudaMalloc (the gradient norm's lane sums)"));
+      k.squaresLanes = static_cast<double *>(p);
+      k.hostLanes.resize(static_cast<size_t>(lanes));
+    }
     for (const pb::Constant &c : plan.constants())
       if (!c.data().empty())
         RP_RETURN_IF_ERROR(
@@ -352,25 +373,49 @@ void CudaBackend::copyToHost(int device, Queue queue, int64_t src, void *dst, in
 }
 
 void CudaBackend::downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                                    std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                                    std::vector<GradientRange> ranges, GradientCheck *check,
                                     std::string label) {
   enqueue(
       device, Queue::Download,
-      [this, device, src, dst, bytes, ranges = std::move(ranges), nonFinite](cudaStream_t stream) {
+      [this, device, src, dst, bytes, ranges = std::move(ranges), check](cudaStream_t stream) {
         Worker &k = workers_[static_cast<size_t>(device)];
         const uint8_t *from = k.arena + src;
-        // The flag first: the copy of one word into pageable memory returns once the flag
-        // kernels have run (they are short); the bulk copy then runs asynchronously.
+        const float scale = check->squaresScale;
+        check->squares.clear();
+        // The flag and the norm's lane sums first: the copies into pageable memory return
+        // once the kernels have run (they are short); the bulk copy then runs asynchronously.
         RP_RETURN_IF_ERROR(cudaStatus(cudaMemsetAsync(k.nonFiniteFlag, 0, sizeof(uint32_t), stream),
                                       "cudaMemsetAsync (gradient check)"));
-        for (const GradientRange &r : ranges)
+        int64_t lanes = 0;
+        for (const GradientRange &r : ranges) {
+          const float *x = reinterpret_cast<const float *>(from + r.offset);
           RP_RETURN_IF_ERROR(cudaStatus(
-              kernels::cuda::launchFlagNonFinite(reinterpret_cast<const float *>(from + r.offset),
-                                                 r.elements, k.nonFiniteFlag, stream),
+              kernels::cuda::launchFlagNonFinite(x, r.elements, k.nonFiniteFlag, stream),
               "gradient check"));
-        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(nonFinite, k.nonFiniteFlag, sizeof(uint32_t),
+          if (scale > 0) {
+            RP_RETURN_IF_ERROR(cudaStatus(kernels::cuda::launchSquaresLanes(
+                                              x, r.elements, scale, k.squaresLanes + lanes, stream),
+                                          "gradient norm"));
+            lanes += kernels::cuda::squaresLaneCount(r.elements);
+          }
+        }
+        if (lanes > 0)
+          RP_RETURN_IF_ERROR(cudaStatus(
+              cudaMemcpyAsync(k.hostLanes.data(), k.squaresLanes,
+                              static_cast<size_t>(lanes) * sizeof(double), cudaMemcpyDeviceToHost,
+                              stream),
+              "cudaMemcpyAsync (gradient norm lane sums)"));
+        RP_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(&check->nonFinite, k.nonFiniteFlag,
+                                                      sizeof(uint32_t),
                                                       cudaMemcpyDeviceToHost, stream),
                                       "cudaMemcpyAsync (gradient check flag)"));
+        if (scale > 0) { // each range's sum from its lanes, in the norm's order
+          const double *at = k.hostLanes.data();
+          for (const GradientRange &r : ranges) {
+            check->squares.push_back(kernels::cuda::sumSquaresLanes(at, r.elements));
+            at += kernels::cuda::squaresLaneCount(r.elements);
+          }
+        }
         return cudaStatus(cudaMemcpyAsync(dst, from, static_cast<size_t>(bytes),
                                           cudaMemcpyDeviceToHost, stream),
                           "cudaMemcpyAsync device to host");

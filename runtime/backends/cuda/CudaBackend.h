@@ -98,7 +98,7 @@ public:
   void copyToHost(int device, Queue queue, int64_t src, void *dst, int64_t bytes,
                   std::string label) override;
   void downloadGradients(int device, int64_t src, void *dst, int64_t bytes,
-                         std::vector<GradientRange> ranges, uint32_t *nonFinite,
+                         std::vector<GradientRange> ranges, GradientCheck *check,
                          std::string label) override;
   void call(int device, CallFrame frame, std::string label) override;
   void accumulate(int device, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,
@@ -141,6 +141,10 @@ private:
     uint8_t *arena = nullptr;
     uint8_t *scratch = nullptr;
     uint32_t *nonFiniteFlag = nullptr; ///< downloadGradients' device flag (one word)
+    /// downloadGradients' lane sums of the norm's squares (kernels/cuda/GradientNorm.h):
+    /// room for the largest stage's, on the device and (pageable) on the host.
+    double *squaresLanes = nullptr;
+    std::vector<double> hostLanes;
     int64_t arenaBytes = 0, scratchBytes = 0;
     std::unique_ptr<kernels::cuda::GemmRunner> gemm;
     /// cuDNN SDPA (null under AttentionKernel::Flash or when cuDNN is not loadable).

@@ -497,6 +497,13 @@ void addGenerators(Table &t) {
                                               resultShape(d, 0)),
                                 kc::launchRange, kc::replay::range);
                }});
+  t.push_back({"dequantize", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kernels::QuantFormat format, decode::quantFormat(d));
+                 return inOrder(kc::planDequantize(operandDType(d, 0), operandShape(d, 0), format,
+                                                   d.i64Or("axis", 0), d.results()[0].dtype,
+                                                   resultShape(d, 0)),
+                                kc::launchDequantize, kc::replay::dequantize);
+               }});
   t.push_back({"trilu", [](const Decoder &d) {
                  return inOrder(kc::planTrilu(operandDType(d, 0), operandShape(d, 0), d.i64("k"),
                                               d.flag("upper"), resultShape(d, 0)),

@@ -23,7 +23,7 @@ func.func @param_in_function() {
 // -----
 
 // Params are statically shaped.
-// expected-error @+1 {{'graph.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+// expected-error @+1 {{'graph.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer or 8-bit unsigned integer values}}
 graph.param @w : tensor<?xf32>
 
 // -----
@@ -1204,4 +1204,48 @@ func.func @linear_cross_entropy_vjp_dbias_type(%h: tensor<4x8xf32>, %w: tensor<1
   // expected-error @+1 {{'graph.linear_cross_entropy_vjp' op expected dbias of type 'tensor<10xf32>', got 'tensor<1x10xf32>'}}
   %l, %dh, %dw, %db = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<1x10xf32>)
   return
+}
+
+// -----
+
+// A quantized param's storage has the format's byte count for its stored type.
+// expected-error @+1 {{'graph.param' op expected type 'tensor<4232xui8>' (nf4 of 'tensor<64x128xf32>'), got 'tensor<100xui8>'}}
+graph.param @q : tensor<100xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+
+// -----
+
+// Only frozen params are held quantized (storage is not floating point).
+// expected-error @+1 {{'graph.param' op expected a floating-point type for a trainable param, got 'tensor<4232xui8>'}}
+graph.param @q trainable : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+
+// -----
+
+// Quantized storage needs its format.
+// expected-error @+1 {{'graph.param' op expected 'quant' on a param of quantized storage 'tensor<100xui8>'}}
+graph.param @q : tensor<100xui8>
+
+// -----
+
+// int8 and fp8 name their input axis.
+func.func @f(%q: tensor<8448xui8>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'graph.dequantize' op expected 'axis' (the input axis) with int8 and fp8}}
+  %w = graph.dequantize int8 %q : (tensor<8448xui8>) -> tensor<64x128xf32>
+  return %w : tensor<64x128xf32>
+}
+
+// -----
+
+// The storage's length is the format's byte count for the result (the shape rule).
+func.func @f(%q: tensor<4000xui8>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{'graph.dequantize' op expected 4232 bytes of nf4 storage for 'tensor<64x128xf32>', got 4000}}
+  %w = graph.dequantize nf4 %q : (tensor<4000xui8>) -> tensor<64x128xf32>
+  return %w : tensor<64x128xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<4232xui8>) -> tensor<64x100xf32> {
+  // expected-error @+1 {{'graph.dequantize' op a weight [64, 100] cannot be held as nf4: its last dimension 100 is not a multiple of the nf4 block size 64}}
+  %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<64x100xf32>
+  return %w : tensor<64x100xf32>
 }

@@ -346,3 +346,17 @@ func.func @linear_cross_entropy_bias(%h: tensor<4x8xf32>, %w: tensor<10x8xf32>, 
   %l2, %dh, %dw, %db = graph.linear_cross_entropy_vjp mean %h, %w, %y, %s bias %b {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<10x8xf32>, tensor<4xi64>, tensor<f32>, tensor<10xf32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<10x8xf32>, tensor<10xf32>)
   return %l, %db : tensor<f32>, tensor<10xf32>
 }
+
+// A quantized frozen weight and its dequantization (rpc-compile --base-weights).
+// CHECK: graph.param @qw : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+graph.param @qw : tensor<4232xui8> {quant = 0 : i32, stored_type = tensor<64x128xf32>}
+// CHECK-LABEL: func.func @dequantize
+func.func @dequantize(%i8: tensor<8704xui8>) -> (tensor<64x128xf32>, tensor<64x128xbf16>) {
+  // CHECK: graph.load_param @qw : tensor<4232xui8>
+  %q = graph.load_param @qw : tensor<4232xui8>
+  // CHECK: graph.dequantize nf4 %{{.+}} : (tensor<4232xui8>) -> tensor<64x128xf32>
+  %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<64x128xf32>
+  // CHECK: graph.dequantize int8 %{{.+}} {axis = 0 : i64} : (tensor<8704xui8>) -> tensor<64x128xbf16>
+  %v = graph.dequantize int8 %i8 {axis = 0 : i64} : (tensor<8704xui8>) -> tensor<64x128xbf16>
+  return %w, %v : tensor<64x128xf32>, tensor<64x128xbf16>
+}

@@ -38,7 +38,7 @@ TEST(DTypeTest, SizesAndNames) {
       {DType::F32, 4, "f32", "F32", true},   {DType::F16, 2, "f16", "F16", true},
       {DType::BF16, 2, "bf16", "BF16", true}, {DType::F64, 8, "f64", "F64", true},
       {DType::I64, 8, "i64", "I64", false},  {DType::I32, 4, "i32", "I32", false},
-      {DType::I1, 1, "i1", "BOOL", false},
+      {DType::I1, 1, "i1", "BOOL", false},   {DType::U8, 1, "u8", "U8", false},
   };
   ASSERT_EQ(std::size(rows), std::size(kAllDTypes));
   for (const Row &r : rows) {

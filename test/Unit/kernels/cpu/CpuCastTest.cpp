@@ -125,6 +125,7 @@ Bytes makeInput(DType t) {
     break;
   }
   case DType::I1:
+  case DType::U8:
     for (unsigned char c : {0, 1, 2, 255, 0, 1})
       put(b, c);
     break;
@@ -150,6 +151,7 @@ long double refLoad(DType t, const unsigned char *p) {
   case DType::I32:
     return get<int32_t>(p);
   case DType::I1:
+  case DType::U8:
     return get<uint8_t>(p) != 0 ? 1 : 0;
   }
   return 0;
@@ -199,6 +201,7 @@ Bytes refStore(DType dst, long double v, bool fromInteger) {
     put(b, static_cast<int32_t>(refToInt(v, fromInteger, 32)));
     break;
   case DType::I1:
+  case DType::U8:
     put(b, static_cast<uint8_t>(v != 0 ? 1 : 0)); // NaN != 0
     break;
   }
@@ -267,9 +270,14 @@ std::string pairName(const ::testing::TestParamInfo<std::tuple<DType, DType>> &i
          base::dtypeName(std::get<1>(info.param));
 }
 
+// Every dtype but u8 (quantized storage: graph.dequantize reads it, cast refuses it).
+constexpr DType kCastDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64,
+                                 DType::I64, DType::I32, DType::I1};
+static_assert(std::size(kCastDTypes) + 1 == std::size(base::kAllDTypes));
+
 INSTANTIATE_TEST_SUITE_P(AllPairs, CpuCastPairTest,
-                         ::testing::Combine(::testing::ValuesIn(base::kAllDTypes),
-                                            ::testing::ValuesIn(base::kAllDTypes)),
+                         ::testing::Combine(::testing::ValuesIn(kCastDTypes),
+                                            ::testing::ValuesIn(kCastDTypes)),
                          pairName);
 
 //===--- semantics spelled out --------------------------------------------===//

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "test/Unit/support/ExecutorTestUtil.h"
+#include "test/Unit/support/ForwardingBackend.h"
 #include "test/Unit/support/PlanTestUtil.h"
 
 #include "runtime/backends/cpu/CpuBackend.h"
@@ -285,9 +286,10 @@ TEST_P(ExecutorRanksTest, EveryRankCallsInTheSameOrderFromOneThread) {
 
 /// A CPU backend whose optimizer thread, having run the AdamW of (step 0, `layer`), waits (up
 /// to `timeout`, in Backend::hostWork) until reductionDone(); `overlapped` says whether it came.
-class AdamWWatch final : public Backend {
+class AdamWWatch final : public rp::testing::ForwardingCpuBackend {
 public:
-  AdamWWatch(int layer, std::chrono::milliseconds timeout) : layer_(layer), timeout_(timeout) {}
+  AdamWWatch(int layer, std::chrono::milliseconds timeout)
+      : ForwardingCpuBackend(2), layer_(layer), timeout_(timeout) {}
   /// The reduction the AdamW waits for has completed.
   void reductionDone() {
     {
@@ -304,44 +306,8 @@ public:
     std::unique_lock<std::mutex> lock(mutex_);
     overlapped = cv_.wait_for(lock, timeout_, [&] { return reduced_; });
   }
-  std::string name() const override { return cpu_.name(); }
-  int numDevices() const override { return cpu_.numDevices(); }
-  Status prepare(const pb::Plan &plan) override { return cpu_.prepare(plan); }
-  Status registerHostMemory(void *base, int64_t bytes) override {
-    return cpu_.registerHostMemory(base, bytes);
-  }
-  void copyToDevice(int d, Queue q, const void *src, int64_t dst, int64_t bytes,
-                    std::string label) override {
-    cpu_.copyToDevice(d, q, src, dst, bytes, std::move(label));
-  }
-  void copyToHost(int d, Queue q, int64_t src, void *dst, int64_t bytes,
-                  std::string label) override {
-    cpu_.copyToHost(d, q, src, dst, bytes, std::move(label));
-  }
-  void downloadGradients(int d, int64_t src, void *dst, int64_t bytes,
-                         std::vector<GradientRange> ranges, uint32_t *nonFinite,
-                         std::string label) override {
-    cpu_.downloadGradients(d, src, dst, bytes, std::move(ranges), nonFinite, std::move(label));
-  }
-  void call(int d, CallFrame frame, std::string label) override {
-    cpu_.call(d, std::move(frame), std::move(label));
-  }
-  void accumulate(int d, int64_t dst, int64_t src, int64_t elements, DType dtype, bool first,
-                  std::string label) override {
-    cpu_.accumulate(d, dst, src, elements, dtype, first, std::move(label));
-  }
-  Event newEvent() override { return cpu_.newEvent(); }
-  void record(int d, Queue q, const Event &e) override { cpu_.record(d, q, e); }
-  void wait(int d, Queue q, const Event &e) override { cpu_.wait(d, q, e); }
-  void signal(const Event &e) override { cpu_.signal(e); }
-  Status hostWait(const Event &e) override { return cpu_.hostWait(e); }
-  void fail(Status status) override { cpu_.fail(std::move(status)); }
-  Status finish() override { return cpu_.finish(); }
-  int hostOptimizerThreads() const override { return cpu_.hostOptimizerThreads(); }
-  void setTrace(TraceRecorder *trace) override { cpu_.setTrace(trace); }
 
 private:
-  CpuBackend cpu_{2};
   int layer_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;

@@ -2,12 +2,16 @@
 //
 // runtime/optim/AdamW.h against a float64 reference of the same formula (tolerance 1e-6
 // relative), the exact float contract on a few elements, weight decay and bias correction
-// alone, thread independence (1 vs 4 OpenMP threads, identical bytes), sumOfSquares,
-// clipFactor, learningRate and the bf16 / f16 weight copies.
+// alone, thread independence (1 vs 4 OpenMP threads, identical bytes), sumOfSquares and its
+// summation contract, the checked passes' squares (the bits of sumOfSquares), the fused
+// compute-weight copy (the bits of the two passes), clipFactor, learningRate and the bf16 /
+// f16 weight copies.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/optim/AdamW.h"
+
+#include "base/Float16.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -68,30 +72,56 @@ TEST(AdamWTest, MatchesFloat64ReferenceOverThreeSteps) {
   }
 }
 
-// The float contract of the header, written out for one element.
-TEST(AdamWTest, FollowsTheFloatContract) {
-  float p = 0.75f, m = 0.01f, v = 0.0004f;
-  const float g0 = -0.3f, scale = 0.5f;
-  const int64_t t = 4;
-  adamwStep(&p, &m, &v, &g0, 1, kConfig, t, scale);
+/// The float contract of the header, written out for one element of kConfig's step t: p, m
+/// and v become what adamwStep must leave.
+void contractStep(float &p, float &m, float &v, float g0, float scale, int64_t t) {
   const float decay = float(1 - kConfig.lr * kConfig.weightDecay);
-  const float stepSize = float(kConfig.lr / (1 - std::pow(kConfig.beta1, 4.0)));
-  const float bc2Sqrt = float(std::sqrt(1 - std::pow(kConfig.beta2, 4.0)));
+  const float stepSize = float(kConfig.lr / (1 - std::pow(kConfig.beta1, double(t))));
+  const float bc2Sqrt = float(std::sqrt(1 - std::pow(kConfig.beta2, double(t))));
   volatile float g = g0 * scale; // volatile: each operation rounds, as in the contract
-  volatile float pp = 0.75f * decay;
-  volatile float a = float(kConfig.beta1) * 0.01f, b = float(1 - kConfig.beta1) * g;
+  volatile float pp = p * decay;
+  volatile float a = float(kConfig.beta1) * m, b = float(1 - kConfig.beta1) * g;
   volatile float mm = a + b;
   volatile float gg = g * g;
-  volatile float c = float(kConfig.beta2) * 0.0004f, d = float(1 - kConfig.beta2) * gg;
+  volatile float c = float(kConfig.beta2) * v, d = float(1 - kConfig.beta2) * gg;
   volatile float vv = c + d;
   volatile float root = std::sqrt(float(vv));
   volatile float den = root / bc2Sqrt + float(kConfig.eps);
   volatile float q = mm / den;
   volatile float upd = stepSize * q;
   volatile float expected = pp - upd;
-  EXPECT_EQ(m, float(mm));
-  EXPECT_EQ(v, float(vv));
-  EXPECT_EQ(p, float(expected));
+  p = expected;
+  m = mm;
+  v = vv;
+}
+
+TEST(AdamWTest, FollowsTheFloatContract) {
+  float p = 0.75f, m = 0.01f, v = 0.0004f, ep = p, em = m, ev = v;
+  const float g0 = -0.3f, scale = 0.5f;
+  adamwStep(&p, &m, &v, &g0, 1, kConfig, 4, scale);
+  contractStep(ep, em, ev, g0, scale, 4);
+  EXPECT_EQ(m, em);
+  EXPECT_EQ(v, ev);
+  EXPECT_EQ(p, ep);
+}
+
+// Every element of a vectorised step (the loop runs as wide as the CPU allows) has the bits
+// of the contract's scalar operations.
+TEST(AdamWTest, VectorisedStepFollowsTheFloatContract) {
+  const size_t n = 4099;
+  std::vector<float> p = uniform(n, 61), m = uniform(n, 62, -0.1f, 0.1f),
+                     v = uniform(n, 63, 0.f, 0.01f), g = uniform(n, 64, -3.f, 3.f);
+  const std::vector<float> p0 = p, m0 = m, v0 = v;
+  const int64_t t = 3;
+  const float scale = 0.75f;
+  adamwStep(p.data(), m.data(), v.data(), g.data(), int64_t(n), kConfig, t, scale);
+  for (size_t i = 0; i < n; ++i) {
+    float ep = p0[i], em = m0[i], ev = v0[i];
+    contractStep(ep, em, ev, g[i], scale, t);
+    ASSERT_EQ(m[i], em) << i;
+    ASSERT_EQ(v[i], ev) << i;
+    ASSERT_EQ(p[i], ep) << i;
+  }
 }
 
 TEST(AdamWTest, ZeroGradientOnlyDecays) {
@@ -152,6 +182,123 @@ TEST(AdamWTest, SumOfSquaresMatchesDoubleLoop) {
   EXPECT_EQ(sumOfSquares(g.data(), 0, 1.f), 0.0);
   const float three[3] = {1.f, -2.f, 3.f};
   EXPECT_EQ(sumOfSquares(three, 3, 1.f), 14.0);
+}
+
+// The summation order of the header's contract, written out: 16 lanes per block of 65536
+// (element j to lane j mod 16), the lanes in order, then the blocks in order.
+TEST(AdamWTest, SumOfSquaresFollowsItsContract) {
+  const size_t n = 2 * 65536 + 37;
+  const std::vector<float> g = uniform(n, 12, -3.f, 3.f);
+  const float scale = 1.0f / 3.0f;
+  double total = 0;
+  for (size_t begin = 0; begin < n; begin += 65536) {
+    double lane[16] = {};
+    for (size_t j = begin; j < std::min(n, begin + 65536); ++j) {
+      const double x = double(g[j] * scale);
+      lane[(j - begin) % 16] += x * x;
+    }
+    double block = 0;
+    for (double l : lane)
+      block += l;
+    total += block;
+  }
+  const double got = sumOfSquares(g.data(), int64_t(n), scale);
+  EXPECT_EQ(std::memcmp(&got, &total, sizeof got), 0) << got << " vs " << total;
+}
+
+// The passes that write a gradient square it as sumOfSquares does, bit for bit, at any thread
+// count, and still flag inf and NaN.
+TEST(AdamWTest, CheckedPassesSquareLikeSumOfSquares) {
+  const size_t n = 3 * 65536 + 4099; // blocks, chunks and lanes with remainders
+  const std::vector<float> a = uniform(n, 21, -2.f, 2.f), b = uniform(n, 22, -2.f, 2.f);
+  const float scale = 0.3f;
+  std::vector<float> dst(n);
+  double squares = -1;
+  EXPECT_TRUE(copyCheckingFinite(dst.data(), a.data(), int64_t(n), scale, &squares));
+  EXPECT_EQ(dst, a);
+  double want = sumOfSquares(a.data(), int64_t(n), scale);
+  EXPECT_EQ(std::memcmp(&squares, &want, sizeof want), 0);
+
+  const int saved = omp_get_max_threads();
+  std::vector<float> sums[2];
+  double sumSquares[2];
+  const int threads[2] = {1, 4};
+  for (int k = 0; k < 2; ++k) {
+    omp_set_num_threads(threads[k]);
+    sums[k] = a;
+    EXPECT_TRUE(addCheckingFinite(sums[k].data(), b.data(), int64_t(n), scale, &sumSquares[k]));
+  }
+  omp_set_num_threads(saved);
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(sums[0][i], a[i] + b[i]) << i;
+  EXPECT_EQ(sums[0], sums[1]);
+  want = sumOfSquares(sums[0].data(), int64_t(n), scale);
+  EXPECT_EQ(std::memcmp(&sumSquares[0], &want, sizeof want), 0);
+  EXPECT_EQ(std::memcmp(&sumSquares[1], &want, sizeof want), 0);
+
+  std::vector<float> bad = a;
+  bad[n - 1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(copyCheckingFinite(dst.data(), bad.data(), int64_t(n), scale, &squares));
+  std::vector<float> big(n, 3e38f);
+  EXPECT_FALSE(addCheckingFinite(big.data(), big.data(), int64_t(n))); // finite + finite = inf
+  EXPECT_TRUE(copyCheckingFinite(dst.data(), a.data(), 0, scale, &squares));
+  EXPECT_EQ(squares, 0.0);
+}
+
+// The fused copy writes what adamwStep followed by writeComputeWeights writes, and leaves the
+// state as adamwStep does.
+TEST(AdamWTest, FusedWeightCopyEqualsTwoPasses) {
+  const size_t n = 40000; // several blocks
+  std::vector<float> p0 = uniform(n, 31), g = uniform(n, 32, -5.f, 5.f);
+  p0[7] = 1.f + 0x1p-8f; // a bf16 tie before the update moves it
+  p0[9] = 70000.f;        // beyond f16: rounds to infinity
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16}) {
+    std::vector<float> p = p0, m(n, 0.f), v(n, 0.f), pf = p0, mf(n, 0.f), vf(n, 0.f);
+    std::vector<uint8_t> twoPass(n * dtypeSize(dtype)), fused(n * dtypeSize(dtype));
+    for (int64_t t = 1; t <= 2; ++t) {
+      adamwStep(p.data(), m.data(), v.data(), g.data(), int64_t(n), kConfig, t, 0.5f);
+      ASSERT_TRUE(writeComputeWeights(p.data(), dtype, twoPass.data(), int64_t(n)).ok());
+      ASSERT_TRUE(adamwStepWritingWeights(pf.data(), mf.data(), vf.data(), g.data(), int64_t(n),
+                                          kConfig, t, 0.5f, dtype, fused.data())
+                      .ok());
+    }
+    EXPECT_EQ(p, pf) << dtypeName(dtype);
+    EXPECT_EQ(m, mf) << dtypeName(dtype);
+    EXPECT_EQ(v, vf) << dtypeName(dtype);
+    EXPECT_EQ(twoPass, fused) << dtypeName(dtype);
+  }
+  float one = 1, zero = 0;
+  int64_t out = 0;
+  EXPECT_EQ(adamwStepWritingWeights(&one, &zero, &zero, &one, 1, kConfig, 1, 1.f, DType::I64, &out)
+                .code(),
+            StatusCode::InvalidArgument);
+  EXPECT_EQ(adamwStepWritingWeights(&one, &zero, &zero, &one, 1, kConfig, 1, 1.f, DType::BF16,
+                                    nullptr)
+                .code(),
+            StatusCode::InvalidArgument);
+}
+
+// The parallel writer converts every element as the scalar conversions do (NaN, infinity,
+// ties), across blocks.
+TEST(AdamWTest, WriteComputeWeightsConvertsEveryElement) {
+  const size_t n = 50000;
+  std::vector<float> master = uniform(n, 41, -100.f, 100.f);
+  master[3] = std::numeric_limits<float>::quiet_NaN();
+  master[20000] = -std::numeric_limits<float>::infinity();
+  master[40000] = 1.00390625f;
+  std::vector<uint16_t> bf16(n), f16(n);
+  ASSERT_TRUE(writeComputeWeights(master.data(), DType::BF16, bf16.data(), int64_t(n)).ok());
+  ASSERT_TRUE(writeComputeWeights(master.data(), DType::F16, f16.data(), int64_t(n)).ok());
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(bf16[i], floatToBf16(master[i])) << i;
+    ASSERT_EQ(f16[i], floatToHalf(master[i])) << i;
+  }
+}
+
+TEST(AdamWTest, FirstTouchZeroes) {
+  std::vector<float> x = uniform(100003, 51);
+  firstTouch(x.data(), int64_t(x.size()));
+  EXPECT_EQ(x, std::vector<float>(x.size(), 0.f));
 }
 
 TEST(AdamWTest, ClipFactor) {

@@ -188,4 +188,62 @@ TEST_F(PackedMaskTest, ConstantCausalIsNotPacked) {
                      "tensor<1x1x8x8xi1>");
   EXPECT_FALSE(mlir::rp::packedKeepMask(mask, 8));
 }
+
+// The mask exactly as rpc-compile imports the dynamo export of a packed Qwen3 (two rows of 16
+// tokens; test/Frontends/onnx/Inputs/exports/qwen3-packed-dynamo, --emit=graph): the
+// documents, then vmap's index gathers of them and of the positions.
+TEST_F(PackedMaskTest, ImportedQwen3Mask) {
+  const std::string text = R"(func.func @f(%arg2: tensor<2x16xi64>) -> tensor<2x1x16x16xi1> {
+    %27 = graph.constant dense<1> : tensor<i64>
+    %28 = graph.slice %arg2 {axes = array<i64: 1>, ends = array<i64: 1>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x16xi64>) -> tensor<2x1xi64>
+    %29 = graph.sub %28, %27 : (tensor<2x1xi64>, tensor<i64>) -> tensor<2x1xi64>
+    %30 = graph.concat %29, %arg2 {axis = 1 : i64} : (tensor<2x1xi64>, tensor<2x16xi64>) -> tensor<2x17xi64>
+    %31 = graph.slice %30 {axes = array<i64: 1>, ends = array<i64: 16>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x17xi64>) -> tensor<2x16xi64>
+    %32 = graph.slice %30 {axes = array<i64: 1>, ends = array<i64: 17>, starts = array<i64: 1>, steps = array<i64: 1>} : (tensor<2x17xi64>) -> tensor<2x16xi64>
+    %33 = graph.sub %32, %31 : (tensor<2x16xi64>, tensor<2x16xi64>) -> tensor<2x16xi64>
+    %34 = graph.compare eq, %33, %27 : (tensor<2x16xi64>, tensor<i64>) -> tensor<2x16xi1>
+    %35 = graph.logical_not %34 : tensor<2x16xi1>
+    %36 = graph.cast %35 : tensor<2x16xi1> to tensor<2x16xi64>
+    %37 = graph.cumsum %36 {axis = 1 : i64} : tensor<2x16xi64>
+    %39 = graph.constant dense<true> : tensor<i1>
+    %40 = graph.transpose %37 {permutation = array<i64: 0, 1>} : (tensor<2x16xi64>) -> tensor<2x16xi64>
+    %41 = graph.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]> : tensor<32xi64>
+    %42 = graph.reshape %40 : tensor<2x16xi64> to tensor<32xi64>
+    %43 = graph.gather %42, %41 {axis = 0 : i64} : (tensor<32xi64>, tensor<32xi64>) -> tensor<32xi64>
+    %44 = graph.reshape %43 : tensor<32xi64> to tensor<2x1x16x1xi64>
+    %45 = graph.transpose %44 {permutation = array<i64: 0, 1, 2, 3>} : (tensor<2x1x16x1xi64>) -> tensor<2x1x16x1xi64>
+    %46 = graph.transpose %37 {permutation = array<i64: 0, 1>} : (tensor<2x16xi64>) -> tensor<2x16xi64>
+    %47 = graph.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]> : tensor<32xi64>
+    %48 = graph.reshape %46 : tensor<2x16xi64> to tensor<32xi64>
+    %49 = graph.gather %48, %47 {axis = 0 : i64} : (tensor<32xi64>, tensor<32xi64>) -> tensor<32xi64>
+    %50 = graph.reshape %49 : tensor<32xi64> to tensor<2x1x1x16xi64>
+    %51 = graph.transpose %50 {permutation = array<i64: 0, 1, 2, 3>} : (tensor<2x1x1x16xi64>) -> tensor<2x1x1x16xi64>
+    %52 = graph.compare eq, %45, %51 : (tensor<2x1x16x1xi64>, tensor<2x1x1x16xi64>) -> tensor<2x1x16x16xi1>
+    %53 = graph.logical_and %39, %52 : (tensor<i1>, tensor<2x1x16x16xi1>) -> tensor<2x1x16x16xi1>
+    %54 = graph.transpose %arg2 {permutation = array<i64: 0, 1>} : (tensor<2x16xi64>) -> tensor<2x16xi64>
+    %55 = graph.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]> : tensor<32xi64>
+    %56 = graph.reshape %54 : tensor<2x16xi64> to tensor<32xi64>
+    %57 = graph.gather %56, %55 {axis = 0 : i64} : (tensor<32xi64>, tensor<32xi64>) -> tensor<32xi64>
+    %58 = graph.reshape %57 : tensor<32xi64> to tensor<2x1x16x1xi64>
+    %59 = graph.transpose %58 {permutation = array<i64: 0, 1, 2, 3>} : (tensor<2x1x16x1xi64>) -> tensor<2x1x16x1xi64>
+    %60 = graph.transpose %arg2 {permutation = array<i64: 0, 1>} : (tensor<2x16xi64>) -> tensor<2x16xi64>
+    %61 = graph.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]> : tensor<32xi64>
+    %62 = graph.reshape %60 : tensor<2x16xi64> to tensor<32xi64>
+    %63 = graph.gather %62, %61 {axis = 0 : i64} : (tensor<32xi64>, tensor<32xi64>) -> tensor<32xi64>
+    %64 = graph.reshape %63 : tensor<32xi64> to tensor<2x1x1x16xi64>
+    %65 = graph.transpose %64 {permutation = array<i64: 0, 1, 2, 3>} : (tensor<2x1x1x16xi64>) -> tensor<2x1x1x16xi64>
+    %66 = graph.compare le, %65, %59 : (tensor<2x1x1x16xi64>, tensor<2x1x16x1xi64>) -> tensor<2x1x16x16xi1>
+    %67 = graph.logical_and %53, %66 : (tensor<2x1x16x16xi1>, tensor<2x1x16x16xi1>) -> tensor<2x1x16x16xi1>
+    return %67 : tensor<2x1x16x16xi1>
+}
+)";
+  module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<func::FuncOp>("f");
+  Value mask = func.getBody().front().getTerminator()->getOperand(0);
+  std::optional<mlir::rp::PackedMask> packed = mlir::rp::packedKeepMask(mask, 16);
+  ASSERT_TRUE(packed);
+  EXPECT_EQ(packed->window, 0);
+  EXPECT_EQ(packed->positions, func.getArgument(0));
+}
 }  // namespace

@@ -190,7 +190,7 @@ TEST_F(PackedMaskTest, ConstantCausalIsNotPacked) {
 }
 
 // The mask exactly as rpc-compile imports the dynamo export of a packed Qwen3 (two rows of 16
-// tokens; test/Frontends/onnx/Inputs/exports/qwen3-packed-dynamo, --emit=graph): the
+// tokens; test/Frontends/onnx/Inputs/packed-exports/qwen3-packed-dynamo, --emit=graph): the
 // documents, then vmap's index gathers of them and of the positions.
 TEST_F(PackedMaskTest, ImportedQwen3Mask) {
   const std::string text = R"(func.func @f(%arg2: tensor<2x16xi64>) -> tensor<2x1x16x16xi1> {

@@ -160,7 +160,14 @@ private:
     exportOptions.producer = options.producer;
     exportOptions.model = llvm::sys::path::filename(options.inputPath).str();
     exportOptions.weightsFile = weightsFile.str();
-    return exportPlan(*module, exportOptions);
+    FailureOr<::rp::plan::Plan> plan = exportPlan(*module, exportOptions);
+    // The exporter's note that the model's weights are placeholders (plan.proto).
+    if (succeeded(plan)) {
+      plan->set_placeholder_weights(
+          onnx::metadataValue(*model, "rp.placeholder_weights").value_or(""));
+      plan->set_checkpoint_dir(onnx::metadataValue(*model, "rp.checkpoint").value_or(""));
+    }
+    return plan;
   }
 
   /// The text of a textual --emit level.

@@ -34,9 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   StatusOr<BatchSampler> sampler = BatchSampler::create(*tokens, 2, 8, /*seed=*/size);
   if (!sampler.ok())
     return 0;
-  std::vector<int64_t> ids(16), labels(16);
-  (void)sampler->fillTrain(3, 1, DType::I64, ids.data(), labels.data());
+  std::vector<int64_t> ids(16), labels(16), positions(16);
+  (void)sampler->fillTrain(3, 1, DType::I64, ids.data(), DType::I64, labels.data(), nullptr,
+                           DType::I64, positions.data());
   if (sampler->evalBatches() > 0)
-    (void)sampler->fillEval(sampler->evalBatches() - 1, DType::I64, ids.data(), labels.data());
+    (void)sampler->fillEval(sampler->evalBatches() - 1, DType::I64, ids.data(), DType::I64,
+                            labels.data(), nullptr, DType::I64, positions.data());
+  (void)checkPositionFeed(*tokens, size % 2 == 0, 16, 8);
   return 0;
 }

@@ -62,6 +62,8 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   # the main job's English corpus (examples/data/prepare_corpus.py)
   fortunes fortunes-min
+  # chat templates of the fine-tuning data script (examples/data/prepare_sft.py --model)
+  python3-jinja2
 )
 
 missing=()

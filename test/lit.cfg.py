@@ -16,13 +16,36 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rp_tools_dir, append_path=True)
 
 tool_dirs = [config.rp_tools_dir, config.llvm_tools_dir]
-tools = ["rp-opt", "rpc-compile", "rp-ref", "rp-run"]
+tools = ["rp-opt", "rpc-compile", "rp-ref", "rp-run", "rpc-finetune"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Python with Debian's python3-onnx (the interpreter lit runs under) for tests that write
 # binary models and tensors.
 import sys
 config.substitutions.append(("%python", sys.executable))
+
+# "torch-python": a Python with the export environment (examples/export/requirements.txt:
+# torch, transformers, onnx, onnxscript, tokenizers, peft, PyYAML), named by the environment
+# variable RP_TORCH_PYTHON or CMake's RP_TORCH_PYTHON, as %torch_python: the tests that export,
+# tokenize and load models end to end. Without one they are unsupported.
+import subprocess as _subprocess
+_torch_python = os.environ.get("RP_TORCH_PYTHON") or getattr(config, "rp_torch_python", "")
+if _torch_python:
+    try:
+        # find_spec, not import: torch takes seconds to import, and ctest runs lit per file.
+        _probe = _subprocess.run(
+            [_torch_python, "-c", "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) "
+             "is None for m in ['torch', 'transformers', 'onnx', 'onnxscript', 'tokenizers', "
+             "'peft', 'yaml']))"], capture_output=True, timeout=60)
+        _ok = _probe.returncode == 0
+    except (OSError, _subprocess.SubprocessError):
+        _ok = False
+    if _ok:
+        config.available_features.add("torch-python")
+        config.substitutions.append(("%torch_python", _torch_python))
+    else:
+        lit_config.note(f"RP_TORCH_PYTHON {_torch_python} lacks the export environment: the "
+                        "torch-python tests are unsupported")
 
 # "cuda": this build has the CUDA backend (RP_ENABLE_CUDA); "gpu": an NVIDIA device is visible.
 if config.rp_enable_cuda:

@@ -1,99 +1,196 @@
 #!/usr/bin/env python3
-"""Prepare supervised fine-tuning data: prompt/response pairs as a masked token file.
+"""Prepare supervised fine-tuning data: chat examples as a packed (or masked) token file.
 
-    python3 examples/data/prepare_sft.py PAIRS.jsonl OUT.bin [--tokenizer tokenizer.json]
-        [--template plain|chatml] [--eos TOKEN]
+    python3 examples/data/prepare_sft.py DATA.jsonl OUT.bin [--format auto|messages|alpaca|
+        sharegpt|pairs] [--model DIR | --template plain|chatml] [--tokenizer tokenizer.json]
+        [--seq S [--split-long] [--eval-fraction F] [--seed N] [--pad-id ID]] [--eos TOKEN]
 
-Reads one JSON object per line with string fields "prompt" and "response" (blank lines are
-skipped), formats each pair with the template, tokenizes the prompt part and the response part
-separately and writes the concatenation of all pairs as a masked token file
-(runtime/data/TokenFile.h: magic 20251126): prompt tokens get loss mask 0 (never trained),
-response tokens and the end-of-sequence token after each pair get mask 1. rp-run and rp-ref
---train turn the labels of masked tokens into the loss's ignore_index, and the loss of a step
-is the mean over its trained labels.
+Reads one chat example per JSONL line in OpenAI's `messages`, Alpaca's
+`instruction`/`input`/`output`, ShareGPT's `conversations` (from/value) or rpc's earlier
+`prompt`/`response` format (chat_formats.py; detected from the first line unless --format),
+renders each with the chat template of the model directory --model (its chat_template.jinja or
+tokenizer_config.json, applied as transformers applies it: chat_template.py) or a built-in
+--template, and tokenizes it with --tokenizer, else DIR/tokenizer.json, else byte tokens
+(examples/qwen3-tiny's vocabulary: UTF-8 bytes 0-255, <|endoftext|> = 256). The loss is on
+assistant turns only (their content and end marker); --eos appends a trained end token after
+each example (default: <|endoftext|> with a built-in template, none with a model's).
 
-Templates (the text around the pair; the assistant's part is the response):
-  plain   prompt part "User: {prompt}\\nAssistant: ", response part "{response}"
-  chatml  prompt part "<|im_start|>user\\n{prompt}<|im_end|>\\n<|im_start|>assistant\\n",
-          response part "{response}<|im_end|>\\n" (Qwen's chat format; with a Qwen
-          tokenizer.json the markers are single special tokens)
-then the end-of-sequence token (--eos, default <|endoftext|>; its id must exist in the
-tokenizer). Without --tokenizer the text is byte tokens (examples/qwen3-tiny's vocabulary:
-UTF-8 bytes 0-255, <|endoftext|> = 256). Pairs are packed back to back: rp-run draws windows
-of seq + 1 tokens anywhere in the file, as for pre-training text.
+With --seq S the examples are packed whole into rows of exactly S tokens, best-fit decreasing
+(packing.py), and written as a packed token file (runtime/data/TokenFile.h): tokens, the loss
+mask, and each token's position in its example (restarting at 0 at each example), so a model
+with a `position_ids` input trains each example on itself alone; rp-run reads one row per
+window (the plan's sequence must be S). Padding (--pad-id, default the end token or 0) fills
+each row; its share of all tokens is reported. An example longer than S is refused unless
+--split-long cuts it into pieces of S tokens (each its own document). --eval-fraction (default
+0.05) of the examples, drawn with --seed, are held out: packed into rows of their own at the
+end of the file, which rp-run evaluates on (--eval-every).
+Without --seq the examples are written back to back as a masked token file (rp-run draws
+windows anywhere in it, across examples, as for a model without `position_ids`).
 
-Exit 2 with a message on a bad line (not JSON, not an object, a missing or non-string field,
-naming the line number), an empty input, or a bad tokenizer.
+Exit 2 with a message and nothing written on bad input: a line that is not JSON or breaks its
+format (an unknown role, a missing field, no assistant turn), naming FILE:LINE; a model
+directory without a chat template; a conversation the template refuses or cannot split at its
+assistant turns (FILE:LINE); an example longer than S without --split-long (FILE:LINE); an
+empty input; a bad tokenizer.
 """
 import argparse
-import json
 import os
+import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tokenfiles import load_tokenizer, write_masked_token_file  # noqa: E402
+from chat_formats import FORMATS, read_conversations  # noqa: E402
+from chat_template import (BuiltinRenderer, TemplateError, encode_conversation,  # noqa: E402
+                           model_renderer)
+from packing import pack_rows, split_long  # noqa: E402
+from tokenfiles import (load_tokenizer, write_masked_token_file,  # noqa: E402
+                        write_packed_token_file)
 
-TEMPLATES = {
-    "plain": ("User: {prompt}\nAssistant: ", "{response}"),
-    "chatml": ("<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n",
-               "{response}<|im_end|>\n"),
-}
-
-
-def read_pairs(path):
-    """Yields (line number, prompt, response); raises ValueError naming the bad line."""
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{number}: not JSON ({e.msg})")
-            if not isinstance(obj, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object")
-            for key in ("prompt", "response"):
-                if not isinstance(obj.get(key), str):
-                    raise ValueError(f"{path}:{number}: field {key!r} is missing or not a string")
-            yield number, obj["prompt"], obj["response"]
+END_OF_TEXT = "<|endoftext|>"
 
 
-def encode_pairs(pairs, tokenizer, template):
-    """Tokens and loss mask of every pair, packed back to back."""
-    prompt_fmt, response_fmt = TEMPLATES[template]
-    tokens, mask = [], []
-    for _, prompt, response in pairs:
-        p = tokenizer.encode(prompt_fmt.format(prompt=prompt))
-        r = tokenizer.encode(response_fmt.format(response=response))
-        if tokenizer.eos_id is not None:
-            r.append(tokenizer.eos_id)
-        tokens += p + r
-        mask += [0] * len(p) + [1] * len(r)
-    return tokens, mask
+class InputError(Exception):
+    """Bad input: the message is printed and the exit status is 2."""
 
 
-def main():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("pairs", help="JSONL file of {\"prompt\": ..., \"response\": ...}")
-    ap.add_argument("out", help="masked token file to write")
-    ap.add_argument("--tokenizer", help="Hugging Face tokenizer.json (default: byte tokens)")
-    ap.add_argument("--template", choices=sorted(TEMPLATES), default="plain")
-    ap.add_argument("--eos", default="<|endoftext|>",
-                    help="end-of-sequence token after each response ('' : none)")
-    args = ap.parse_args()
-    tokenizer = load_tokenizer(args.tokenizer, args.eos)
+    ap.add_argument("data", help="JSONL file of chat examples")
+    ap.add_argument("out", help="token file to write")
+    ap.add_argument("--format", choices=("auto",) + FORMATS, default="auto")
+    ap.add_argument("--model", help="model directory whose chat template (and tokenizer.json) "
+                                    "to use")
+    ap.add_argument("--template", choices=sorted(BuiltinRenderer.TURNS),
+                    help="built-in template (default plain; not with --model)")
+    ap.add_argument("--tokenizer", help="Hugging Face tokenizer.json (default: the model's, "
+                                        "else byte tokens)")
+    ap.add_argument("--eos", help="token appended and trained after each example ('': none)")
+    ap.add_argument("--seq", type=int, help="pack whole examples into rows of this many tokens")
+    ap.add_argument("--split-long", action="store_true",
+                    help="cut an example longer than --seq into pieces instead of refusing it")
+    ap.add_argument("--eval-fraction", type=float, default=0.05,
+                    help="share of examples held out for evaluation (with --seq)")
+    ap.add_argument("--seed", type=int, default=0, help="draw of the held-out examples")
+    ap.add_argument("--pad-id", type=int, help="padding token id (default: the end token or 0)")
+    args = ap.parse_args(argv)
+    if args.model and args.template:
+        ap.error("--model and --template both name a template; pass one")
+    if args.seq is not None and args.seq < 2:
+        ap.error("--seq must be at least 2")
+    if not 0 <= args.eval_fraction < 1:
+        ap.error("--eval-fraction must be in [0, 1)")
+    if args.seq is None and args.split_long:
+        ap.error("--split-long needs --seq")
+    return args
+
+
+def tokenizer_for(path, eos):
+    """The tokenizer of `path` (None: byte tokens) whose eos_id is the id of `eos` ('' : None).
+    Byte tokens know one end token, <|endoftext|> (256)."""
+    tokenizer = load_tokenizer(path, eos)
+    if path is None:
+        if eos not in ("", END_OF_TEXT):
+            raise InputError(f"--eos {eos!r}: byte tokens have only {END_OF_TEXT} (256); pass "
+                             "--tokenizer")
+        tokenizer.eos_id = 256 if eos else None
+    return tokenizer
+
+
+def renderer_and_tokenizer(args):
+    """(renderer, template description, tokenizer whose eos_id is the end token or None)."""
+    if args.model:
+        if not os.path.isdir(args.model):
+            raise InputError(f"--model {args.model} is not a directory")
+        try:
+            renderer, where = model_renderer(args.model)
+        except TemplateError as e:
+            raise InputError(str(e))
+        eos = args.eos if args.eos is not None else ""
+        path = args.tokenizer or os.path.join(args.model, "tokenizer.json")
+        tokenizer = tokenizer_for(path if os.path.isfile(path) or args.tokenizer else None, eos)
+        return renderer, f"{where} ({renderer.name})", tokenizer
+    renderer = BuiltinRenderer(args.template or "plain")
+    eos = args.eos if args.eos is not None else END_OF_TEXT
+    return renderer, renderer.name, tokenizer_for(args.tokenizer, eos)
+
+
+def encode_all(conversations, renderer, tokenizer, path):
+    """(tokens, mask) per conversation; TemplateError becomes InputError naming the line."""
+    examples = []
+    for number, conversation in conversations:
+        try:
+            examples.append(encode_conversation(conversation, renderer, tokenizer,
+                                                tokenizer.eos_id))
+        except TemplateError as e:
+            raise InputError(f"{path}:{number}: {e}")
+    return examples
+
+
+def pack(args, numbers, examples, pad_id):
+    """(train rows, eval rows, report words): the held-out draw, splitting, packing."""
+    too_long = [n for n, (t, _) in zip(numbers, examples) if len(t) > args.seq]
+    if too_long and not args.split_long:
+        longest = max(len(t) for t, _ in examples)
+        raise InputError(f"{args.data}:{too_long[0]}: an example of "
+                         f"{len(examples[numbers.index(too_long[0])][0])} tokens is longer than "
+                         f"a row of --seq {args.seq} ({len(too_long)} such examples, the longest "
+                         f"{longest}); pass --split-long to cut them into pieces, or a larger "
+                         "--seq")
+    held = set(random.Random(args.seed).sample(range(len(examples)),
+                                               int(len(examples) * args.eval_fraction)))
+    train = [e for i, e in enumerate(examples) if i not in held]
+    evals = [e for i, e in enumerate(examples) if i in held]
+    if not train:
+        raise InputError(f"{args.data}: every example is held out; lower --eval-fraction")
+    train, cut_train = split_long(train, args.seq)
+    evals, cut_eval = split_long(evals, args.seq)
+    note = (f", {cut_train + cut_eval} examples longer than {args.seq} tokens split"
+            if cut_train + cut_eval else "")
+    return pack_rows(train, args.seq, pad_id), pack_rows(evals, args.seq, pad_id), \
+        f"{len(held)} held out{note}"
+
+
+def run(args):
+    renderer, template, tokenizer = renderer_and_tokenizer(args)
     try:
-        pairs = list(read_pairs(args.pairs))
+        fmt, conversations = read_conversations(args.data, args.format)
     except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(str(e))
+    if not conversations:
+        raise InputError(f"{args.data} holds no chat example")
+    examples = encode_all(conversations, renderer, tokenizer, args.data)
+    numbers = [n for n, _ in conversations]
+    head = f"prepare_sft: {args.out}: {len(examples)} examples ({fmt}, template {template})"
+    if args.seq is None:
+        tokens = [t for ex, _ in examples for t in ex]
+        mask = [m for _, ex in examples for m in ex]
+        write_masked_token_file(args.out, tokens, mask)
+        print(f"{head}, {len(tokens)} tokens, {sum(mask)} trained")
+        return
+    pad_id = args.pad_id if args.pad_id is not None else (
+        tokenizer.eos_id if tokenizer.eos_id is not None else 0)
+    train, evals, words = pack(args, numbers, examples, pad_id)
+    rows = train + evals
+    tokens = [t for r in rows for t in r[0]]
+    mask = [m for r in rows for m in r[1]]
+    positions = [p for r in rows for p in r[2]]
+    real = sum(len(t) for t, _ in examples)
+    padding = 1 - real / len(tokens)
+    write_packed_token_file(args.out, tokens, mask, positions, args.seq, len(evals))
+    print(f"{head}, {words}: {len(rows)} rows of {args.seq} tokens ({len(evals)} eval), "
+          f"{real} tokens, {sum(mask)} trained, padding {100 * padding:.2f} %")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        run(args)
+    except InputError as e:
         print(f"prepare_sft: error: {e}", file=sys.stderr)
         return 2
-    if not pairs:
-        print(f"prepare_sft: error: {args.pairs} holds no prompt/response pair", file=sys.stderr)
+    except (OSError, ValueError) as e:  # writing the output, or a token id it cannot store
+        print(f"prepare_sft: error: {args.out}: {e}", file=sys.stderr)
         return 2
-    tokens, mask = encode_pairs(pairs, tokenizer, args.template)
-    write_masked_token_file(args.out, tokens, mask)
-    print(f"prepare_sft: {args.out}: {len(pairs)} pairs, {len(tokens)} tokens, "
-          f"{sum(mask)} trained")
     return 0
 
 

@@ -4,8 +4,10 @@ write_token_file: llm.c's format (256 x int32 header: magic 20240520 version 1 w
 tokens, or magic 20240801 version 7 with uint32 tokens when an id exceeds 65535; then the
 tokens, little-endian). write_masked_token_file: rpc's masked format (magic 20251126; version
 1 uint16 / 2 uint32; header words [2] token count and [3] mask count; then the tokens, then
-one loss-mask byte per token: 1 = trained as a label, 0 = not). Both write atomically
-(temporary file, fsync, rename).
+one loss-mask byte per token: 1 = trained as a label, 0 = not). write_packed_token_file:
+the packed variant (versions 3 uint16 / 4 uint32; header words [4] position count, [5] row
+length, [6] eval rows; after the mask one position per token in the token width). All write
+atomically (temporary file, fsync, rename).
 
 Tokenizers: ByteTokenizer is the byte-level vocabulary of examples/qwen3-tiny (one token per
 UTF-8 byte, <|endoftext|> = 256); HfTokenizer wraps a Hugging Face `tokenizer.json` through the
@@ -57,6 +59,28 @@ def write_masked_token_file(path, tokens, mask):
     header = struct.pack("<4i", MASKED_MAGIC, 2 if wide else 1, len(tokens), len(mask))
     header += bytes(4 * (HEADER_INTS - 4))
     _write_atomic(path, [header, _pack_ids(tokens, wide), bytes(mask)])
+
+
+def write_packed_token_file(path, tokens, mask, positions, row_length, eval_rows):
+    """Writes rows of `row_length` tokens with their 0/1 loss mask and per-token positions
+    (each position 0 where a document starts, else the previous one + 1; every row starts at
+    0) as a packed token file; the last `eval_rows` rows are the held-out ones. uint32 ids when
+    a token or position exceeds 65535. Raises ValueError on inconsistent arguments."""
+    n = len(tokens)
+    if len(mask) != n or len(positions) != n:
+        raise ValueError(f"{len(mask)} mask bytes and {len(positions)} positions for {n} tokens")
+    if row_length < 1 or n % row_length or not 0 <= eval_rows <= n // row_length:
+        raise ValueError(f"{n} tokens, rows of {row_length}, {eval_rows} eval rows")
+    if any(m not in (0, 1) for m in mask):
+        raise ValueError("the loss mask holds a value other than 0 or 1")
+    for i, p in enumerate(positions):
+        if p != 0 and (i % row_length == 0 or p != positions[i - 1] + 1):
+            raise ValueError(f"position {p} at index {i} breaks the packed rows' rule")
+    wide = n > 0 and max(max(tokens), max(positions)) > 0xFFFF
+    header = struct.pack("<7i", MASKED_MAGIC, 4 if wide else 3, n, n, n, row_length, eval_rows)
+    header += bytes(4 * (HEADER_INTS - 7))
+    _write_atomic(path, [header, _pack_ids(tokens, wide), bytes(mask),
+                         _pack_ids(positions, wide)])
 
 
 def _fail(message):

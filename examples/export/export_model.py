@@ -97,6 +97,13 @@ metadata under "rp.buffers" (comma-separated): the importer makes them constants
 returns precomputed cos/sin tables (RopeTables below), because rpc's importer folds the rotary
 Cos/Sin only up to 65536 elements and rejects them beyond.
 
+Placeholder weights: the weights of a --weightless export (zeros) and of a --model-dir export
+(a random init from config.json) are not the model's. The ONNX metadata says so
+("rp.placeholder_weights": "zeros" or "random"; "rp.checkpoint": the --model-dir directory), and
+rpc-compile copies it into the plan, so that rp-run trains such a plan only with --weights
+(random placeholders also with --from-scratch). A --seq longer than a --model-dir config's
+max_position_embeddings is refused.
+
 Writes into DIR:
     model.onnx                  the graph; weights inline (default) or as external data
     model.weights               --weightless: the parameters' external data, sparse zeros
@@ -404,6 +411,11 @@ def build_config(args):
     else:
         config, cls = preset(args.arch, args.size)
     config = apply_shape(config, args, derive_head_dim=args.size in SIZES)
+    limit = getattr(config.get_text_config(), "max_position_embeddings", None)
+    if args.model_dir and limit and args.seq > limit:
+        raise SystemExit(f"export: --seq {args.seq} is longer than the model's "
+                         f"max_position_embeddings {limit} ({args.model_dir}/config.json): "
+                         "positions beyond it were never trained")
     if args.untied:
         config.get_text_config().tie_word_embeddings = False
     return config, cls
@@ -556,6 +568,25 @@ def strip_node_metadata(model):
         del node.metadata_props[:]
         for key, value in keep:
             node.metadata_props.add(key=key, value=value)
+
+
+def set_metadata(model, key, value):
+    entry = next((p for p in model.metadata_props if p.key == key), None) \
+        or model.metadata_props.add()
+    entry.key, entry.value = key, value
+
+
+def set_placeholder_metadata(model, args):
+    """The weights are placeholders, not the model's, when they are zeros (--weightless) or a
+    random init from a checkpoint's config (--model-dir): rp.placeholder_weights says which
+    and rp.checkpoint names the checkpoint, so that rp-run refuses to train such a plan
+    without --weights (rpc-compile copies both into the plan)."""
+    if args.weightless:
+        set_metadata(model, "rp.placeholder_weights", "zeros")
+    elif args.model_dir:
+        set_metadata(model, "rp.placeholder_weights", "random")
+    if args.model_dir:
+        set_metadata(model, "rp.checkpoint", os.path.abspath(args.model_dir))
 
 
 def set_buffers_metadata(model, names):
@@ -892,7 +923,9 @@ def main(argv=None):
         gen = torch.Generator().manual_seed(args.seed + 1)
         vocab = min(BYTE_VOCAB, lm.config.get_text_config().vocab_size)
         window = torch.randint(0, vocab, (args.batch, args.seq + 1), generator=gen)
-        input_ids, labels = window[:, :-1].contiguous(), window[:, 1:].contiguous()
+        # clone(): at batch 1 a slice is already contiguous, and two views of one tensor
+        # cannot both go into reference.safetensors ("tensors share memory").
+        input_ids, labels = window[:, :-1].clone(), window[:, 1:].clone()
     batch = (input_ids, labels)
     if args.packed:
         position_ids = packed_positions(args.batch, args.seq, args.seed, args.weightless)
@@ -920,6 +953,7 @@ def main(argv=None):
         params, buffer_inits = check_inline_weights(model, graph)
         weights_path, weights_bytes = None, 0
     set_buffers_metadata(model, buffer_inits)
+    set_placeholder_metadata(model, args)
     onnx.save(model, onnx_path)
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write a tiny local Hugging Face model directory to try examples/finetune/finetune.py on.
+"""Write a tiny local Hugging Face model directory to try rpc-finetune on.
 
     python examples/finetune/make_tiny_model.py OUT_DIR --text FILE [--arch qwen3|llama]
         [--vocab 512] [--tied] [--dtype bfloat16|float32] [--max-shard-size 200KB] [--seed 0]
@@ -8,6 +8,10 @@ OUT_DIR gets what a published model directory holds, made without any download:
     tokenizer.json            a byte-level BPE tokenizer (tokenizers' ByteLevel pre-tokenizer
                               and decoder) trained on FILE with --vocab tokens, "<|endoftext|>"
                               the first (id 0)
+    tokenizer_config.json, chat_template.jinja
+                              the tokenizer's settings (eos_token "<|endoftext|>") and a
+                              ChatML chat template, as transformers saves them (AutoTokenizer
+                              loads the directory; apply_chat_template works)
     config.json, generation_config.json, model.safetensors or model-0000k-of-0000n.safetensors
     + model.safetensors.index.json
                               a 2-layer causal LM (hidden 64, 4 heads, 2 KV heads, MLP 192)
@@ -26,6 +30,10 @@ import transformers
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 END_OF_TEXT = "<|endoftext|>"
+# ChatML, as Qwen's templates write it (without tools).
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
 def train_tokenizer(text_path, vocab):
@@ -63,7 +71,10 @@ def main():
     torch.manual_seed(args.seed)
     lm = build(args.arch, tok.get_vocab_size(), args.tied).to(getattr(torch, args.dtype))
     lm.save_pretrained(args.out, max_shard_size=args.max_shard_size)
-    tok.save(os.path.join(args.out, "tokenizer.json"))
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=END_OF_TEXT,
+                                                pad_token=END_OF_TEXT)
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(args.out)
     print(f"{args.out}: {sorted(os.listdir(args.out))}")
 
 

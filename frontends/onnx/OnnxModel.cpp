@@ -133,6 +133,13 @@ llvm::Expected<OnnxModel> parseOnnxText(llvm::StringRef text, llvm::StringRef na
   return model;
 }
 
+std::optional<std::string> metadataValue(const OnnxModel &model, llvm::StringRef key) {
+  for (const auto &prop : model.proto->metadata_props())
+    if (prop.key() == key)
+      return prop.value();
+  return std::nullopt;
+}
+
 llvm::Expected<OnnxModel> loadOnnxModel(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/true);

@@ -43,6 +43,9 @@ struct OnnxModel {
   OnnxModel &operator=(OnnxModel &&);
 };
 
+/// The value of the model's metadata property `key` (ModelProto.metadata_props), or nullopt.
+std::optional<std::string> metadataValue(const OnnxModel &model, llvm::StringRef key);
+
 /// Parses ONNX text (onnx::OnnxParser syntax) from memory; `name` is used in messages and
 /// gives the directory external data is resolved against.
 llvm::Expected<OnnxModel> parseOnnxText(llvm::StringRef text, llvm::StringRef name);

@@ -56,6 +56,22 @@ std::optional<int64_t> gemmInputAxis(Operation *user, unsigned operand, int64_t 
   return lastIsIn ? rank - 1 : rank - 2;
 }
 
+/// Where the dequantized copy of `load`'s weight is made: just before its first reader in the
+/// load's block, so that the full-precision copy is live only from there to its last reader
+/// (a layer's peak memory then holds one dequantized weight at a time, not every weight the
+/// layer loads at its start); right after the load when a reader sits in another block.
+Operation *firstUserInBlock(graph::LoadParamOp load) {
+  Operation *first = nullptr;
+  for (Operation *user : load->getUsers()) {
+    Operation *inBlock = load->getBlock()->findAncestorOpInBlock(*user);
+    if (!inBlock)
+      return load->getNextNode();
+    if (!first || inBlock->isBeforeInBlock(first))
+      first = inBlock;
+  }
+  return first ? first : load->getNextNode();
+}
+
 /// The input axis of frozen weight `load`'s value when every use is a GEMM weight read
 /// (directly or through a last-two transpose), nullopt otherwise.
 std::optional<int64_t> onlyGemmReads(graph::LoadParamOp load, int64_t rank) {
@@ -140,7 +156,7 @@ struct QuantizeBaseWeights : impl::QuantizeBaseWeightsBase<QuantizeBaseWeights> 
         param.setQuantAxis(*axis);
       for (graph::LoadParamOp load : uses) {
         OpBuilder b(load.getContext());
-        b.setInsertionPointAfter(load);
+        b.setInsertionPoint(firstUserInBlock(load));
         load.getResult().setType(storage);
         auto dq = graph::DequantizeOp::create(
             b, load.getLoc(), stored, load.getResult(), gformat,

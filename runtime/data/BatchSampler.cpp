@@ -2,16 +2,21 @@
 
 #include "runtime/data/BatchSampler.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace rp::runtime {
 namespace {
 
-Status checkOutputs(DType tokenDType, const void *tokens, DType labelDType, const void *labels) {
-  for (DType dtype : {tokenDType, labelDType})
+Status checkOutputs(DType tokenDType, const void *tokens, DType labelDType, const void *labels,
+                    DType positionDType) {
+  const std::pair<const char *, DType> outputs[] = {
+      {"token", tokenDType}, {"label", labelDType}, {"position", positionDType}};
+  for (const auto &[what, dtype] : outputs)
     if (dtype != DType::I64 && dtype != DType::I32)
-      return invalidArgument(std::string("batch sampler: token dtype ") + dtypeName(dtype) +
-                             " is not i64 or i32");
+      return invalidArgument(std::string("batch sampler: ") + what + " dtype " +
+                             dtypeName(dtype) + " is not i64 or i32");
   if (!tokens || !labels)
     return invalidArgument("batch sampler: null token or label buffer");
   return okStatus();
@@ -28,6 +33,14 @@ void writeIds(const uint32_t *src, int64_t n, DType dtype, void *dst, int64_t at
     for (int64_t j = 0; j < n; ++j)
       d[j] = static_cast<int32_t>(src[j]);
   }
+}
+
+/// Writes `value` as `dtype` (I64 or I32) to element `at` of `dst`.
+void writeId(int64_t value, DType dtype, void *dst, int64_t at) {
+  if (dtype == DType::I64)
+    static_cast<int64_t *>(dst)[at] = value;
+  else
+    static_cast<int32_t *>(dst)[at] = static_cast<int32_t>(value);
 }
 
 /// Lemire's multiply-shift: floor(h * range / 2^64), in [0, range) for range >= 1.
@@ -54,6 +67,8 @@ StatusOr<BatchSampler> BatchSampler::create(const TokenData &data, int64_t batch
     return invalidArgument(data.path + ": eval fraction " + std::to_string(evalFraction) +
                            " is outside [0, 1)");
   const int64_t n = static_cast<int64_t>(data.tokens.size());
+  if (data.packed())
+    return createPacked(data, batch, seq, seed, evalFraction);
   if (seq >= n) // also keeps seq + 1 and batch * seq below overflow in the checks below
     return invalidArgument(data.path + " holds " + std::to_string(n) +
                            " tokens; one window of --seq " + std::to_string(seq) + " needs " +
@@ -69,42 +84,83 @@ StatusOr<BatchSampler> BatchSampler::create(const TokenData &data, int64_t batch
   return BatchSampler(&data, batch, seq, seed, n - evalTokens, evalTokens);
 }
 
+StatusOr<BatchSampler> BatchSampler::createPacked(const TokenData &data, int64_t batch,
+                                                  int64_t seq, uint64_t seed,
+                                                  double evalFraction) {
+  const int64_t n = static_cast<int64_t>(data.tokens.size());
+  if (seq != data.rowLength)
+    return invalidArgument(data.path + " is packed into rows of " +
+                           std::to_string(data.rowLength) + " tokens, but the plan's sequence "
+                           "is " + std::to_string(seq) + " (prepare the data with --seq " +
+                           std::to_string(seq) + ")");
+  if (data.lossMask.size() != data.tokens.size() || data.positions.size() != data.tokens.size())
+    return invalidArgument(data.path + ": a packed file needs a loss mask and a position per "
+                                       "token");
+  const int64_t rows = n / seq;
+  int64_t evalRows = data.evalRows;
+  if (evalRows == 0) {
+    evalRows = static_cast<int64_t>(std::floor(static_cast<double>(rows) * evalFraction));
+    if (evalRows < batch || rows - evalRows < 1)
+      evalRows = 0;
+  }
+  if (rows - evalRows < 1)
+    return invalidArgument(data.path + ": all " + std::to_string(rows) +
+                           " rows are held out for evaluation; none is left to train on");
+  return BatchSampler(&data, batch, seq, seed, (rows - evalRows) * seq, evalRows * seq);
+}
+
 int64_t BatchSampler::fillRow(int64_t row, int64_t start, DType tokenDType, void *tokens,
-                              DType labelDType, void *labels) const {
+                              DType labelDType, void *labels, DType positionDType,
+                              void *positions) const {
+  const bool packed = data_->packed();
   const uint32_t *w = data_->tokens.data() + start;
   writeIds(w, seq_, tokenDType, tokens, row * seq_);
-  writeIds(w + 1, seq_, labelDType, labels, row * seq_);
+  if (positions) {
+    if (packed)
+      writeIds(data_->positions.data() + start, seq_, positionDType, positions, row * seq_);
+    else
+      for (int64_t t = 0; t < seq_; ++t)
+        writeId(t, positionDType, positions, row * seq_ + t);
+  }
+  // A packed row's last label would be the next row's first token.
+  const int64_t labelsInRow = packed ? seq_ - 1 : seq_;
+  writeIds(w + 1, labelsInRow, labelDType, labels, row * seq_);
+  if (packed)
+    writeId(ignoreIndex_, labelDType, labels, row * seq_ + seq_ - 1);
   if (data_->lossMask.empty())
     return seq_;
-  // Labels whose token the mask leaves out become the loss's ignore_index.
+  // Labels whose token the mask leaves out, or that start another document, become the loss's
+  // ignore_index.
   const uint8_t *mask = data_->lossMask.data() + start + 1;
+  const uint32_t *next = packed ? data_->positions.data() + start + 1 : nullptr;
   int64_t trained = 0;
-  for (int64_t t = 0; t < seq_; ++t) {
-    if (mask[t]) {
+  for (int64_t t = 0; t < labelsInRow; ++t) {
+    if (mask[t] && (!next || next[t] != 0))
       ++trained;
-    } else if (labelDType == DType::I64) {
-      static_cast<int64_t *>(labels)[row * seq_ + t] = ignoreIndex_;
-    } else {
-      static_cast<int32_t *>(labels)[row * seq_ + t] = static_cast<int32_t>(ignoreIndex_);
-    }
+    else
+      writeId(ignoreIndex_, labelDType, labels, row * seq_ + t);
   }
   return trained;
 }
 
 Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType tokenDType, void *tokens,
-                               DType labelDType, void *labels, int64_t *trained) const {
-  RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels));
+                               DType labelDType, void *labels, int64_t *trained,
+                               DType positionDType, void *positions) const {
+  RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels, positionDType));
   if (step < 0 || microBatch < 0)
     return invalidArgument("batch sampler: step " + std::to_string(step) + " and micro-batch " +
                            std::to_string(microBatch) + " must not be negative");
-  const uint64_t range = static_cast<uint64_t>(trainTokens_ - seq_);
+  // Window starts, or (packed) training rows.
+  const bool packed = data_->packed();
+  const uint64_t range = static_cast<uint64_t>(packed ? trainTokens_ / seq_ : trainTokens_ - seq_);
   const uint64_t key = splitmix64(splitmix64(splitmix64(seed_) ^ static_cast<uint64_t>(step)) ^
                                   static_cast<uint64_t>(microBatch));
   int64_t count = 0;
   for (int64_t r = 0; r < batch_; ++r) {
     const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(r));
-    count += fillRow(r, static_cast<int64_t>(mapToRange(h, range)), tokenDType, tokens,
-                     labelDType, labels);
+    const int64_t drawn = static_cast<int64_t>(mapToRange(h, range));
+    count += fillRow(r, packed ? drawn * seq_ : drawn, tokenDType, tokens, labelDType, labels,
+                     positionDType, positions);
   }
   if (trained)
     *trained = count;
@@ -114,21 +170,47 @@ Status BatchSampler::fillTrain(int64_t step, int64_t microBatch, DType tokenDTyp
 int64_t BatchSampler::evalBatches() const {
   if (evalTokens_ == 0)
     return 0;
+  if (data_->packed())
+    return evalTokens_ / seq_ / batch_;
   return (evalTokens_ - 1) / seq_ / batch_;
 }
 
 Status BatchSampler::fillEval(int64_t index, DType tokenDType, void *tokens, DType labelDType,
-                              void *labels, int64_t *trained) const {
-  RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels));
+                              void *labels, int64_t *trained, DType positionDType,
+                              void *positions) const {
+  RP_RETURN_IF_ERROR(checkOutputs(tokenDType, tokens, labelDType, labels, positionDType));
   if (index < 0 || index >= evalBatches())
     return outOfRange(data_->path + ": eval batch " + std::to_string(index) +
                       " is outside [0, " + std::to_string(evalBatches()) + ")");
   int64_t count = 0;
   for (int64_t r = 0; r < batch_; ++r)
     count += fillRow(r, trainTokens_ + (index * batch_ + r) * seq_, tokenDType, tokens,
-                     labelDType, labels);
+                     labelDType, labels, positionDType, positions);
   if (trained)
     *trained = count;
+  return okStatus();
+}
+
+Status checkPositionFeed(const TokenData &data, bool hasPositionInput,
+                         int64_t positionTableSize, int64_t seq) {
+  if (data.packed() && !hasPositionInput)
+    return invalidArgument(data.path + " packs several documents into each row of " +
+                           std::to_string(data.rowLength) +
+                           " tokens, but the model has no `position_ids` input: each document "
+                           "would attend to the ones before it in its row (export the model "
+                           "with position_ids, or prepare the data without --seq)");
+  if (!hasPositionInput || positionTableSize <= 0)
+    return okStatus();
+  int64_t longest = seq;
+  if (data.packed()) {
+    longest = 0;
+    for (uint32_t p : data.positions)
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(p) + 1);
+  }
+  if (longest > positionTableSize)
+    return invalidArgument(data.path + ": a document of " + std::to_string(longest) +
+                           " positions, but the model's position table holds " +
+                           std::to_string(positionTableSize));
   return okStatus();
 }
 

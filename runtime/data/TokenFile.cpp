@@ -128,6 +128,32 @@ Status readIds(const InputFile &file, uint64_t offset, int tokenBytes, std::vect
   return okStatus();
 }
 
+/// "loss-mask byte B at position I is not 0 or 1" for the first mask byte above 1, or "".
+std::string badMaskByte(const std::vector<uint8_t> &mask) {
+  for (size_t i = 0; i < mask.size(); ++i)
+    if (mask[i] > 1)
+      return "loss-mask byte " + std::to_string(mask[i]) + " at position " + std::to_string(i) +
+             " is not 0 or 1";
+  return "";
+}
+
+/// What is wrong with the first position that breaks the packed rule (each row of `rowLength`
+/// starts at 0; within it each position is 0 or the previous one plus 1), or "".
+std::string badPosition(const std::vector<uint32_t> &positions, int64_t rowLength) {
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const bool rowStart = static_cast<int64_t>(i) % rowLength == 0;
+    if (rowStart ? positions[i] == 0 : positions[i] == 0 || positions[i] == positions[i - 1] + 1)
+      continue;
+    return "position " + std::to_string(positions[i]) + " at index " + std::to_string(i) +
+           (rowStart ? " starts a row of " + std::to_string(rowLength) +
+                           " tokens (a row starts a document at position 0)"
+                     : " follows " + std::to_string(positions[i - 1]) +
+                           " (expected 0, a new document, or " +
+                           std::to_string(positions[i - 1] + 1) + ")");
+  }
+  return "";
+}
+
 } // namespace
 
 const char *dataFormatName(DataFormat format) {
@@ -167,34 +193,56 @@ StatusOr<TokenData> readMaskedTokenFile(const std::string &path) {
   if (magic != kMaskedTokenFileMagic)
     return invalidArgument(where + ": magic " + std::to_string(magic) + " is not " +
                            std::to_string(kMaskedTokenFileMagic) + " (a masked token file)");
-  if (version != 1 && version != 2)
+  if (version < 1 || version > 4)
     return invalidArgument(where + ": unknown version " + std::to_string(version) +
-                           " (1: uint16 tokens, 2: uint32 tokens)");
-  const int tokenBytes = version == 1 ? 2 : 4;
-  if (count < 0 || maskCount < 0)
+                           " (1: uint16 tokens, 2: uint32 tokens; packed rows with positions "
+                           "3: uint16, 4: uint32)");
+  const bool packed = version >= 3;
+  const int tokenBytes = version % 2 == 1 ? 2 : 4;
+  const int32_t positionCount = packed ? loadI32LE(header + 16) : count;
+  const int32_t rowLength = packed ? loadI32LE(header + 20) : 0;
+  const int32_t evalRows = packed ? loadI32LE(header + 24) : 0;
+  if (count < 0 || maskCount < 0 || positionCount < 0)
     return dataLoss(where + ": negative count in the header: corrupt");
   if (maskCount != count)
     return dataLoss(where + ": the header says " + std::to_string(count) + " tokens but " +
                     std::to_string(maskCount) + " loss-mask bytes; expected one per token");
-  const uint64_t expected = static_cast<uint64_t>(kTokenFileHeaderBytes) +
-                            static_cast<uint64_t>(count) * (tokenBytes + 1);
+  if (positionCount != count)
+    return dataLoss(where + ": the header says " + std::to_string(count) + " tokens but " +
+                    std::to_string(positionCount) + " positions; expected one per token");
+  if (packed && (rowLength < 1 || count % rowLength != 0))
+    return dataLoss(where + ": row length " + std::to_string(rowLength) +
+                    " does not divide the " + std::to_string(count) + " tokens into rows: corrupt");
+  if (packed && (evalRows < 0 || evalRows > count / rowLength))
+    return dataLoss(where + ": " + std::to_string(evalRows) + " eval rows of " +
+                    std::to_string(count / rowLength) + ": corrupt");
+  const uint64_t perToken = static_cast<uint64_t>(tokenBytes) + 1 + (packed ? tokenBytes : 0);
+  const uint64_t expected =
+      static_cast<uint64_t>(kTokenFileHeaderBytes) + static_cast<uint64_t>(count) * perToken;
   if (expected != fileSize)
     return dataLoss(where + ": the header says " + std::to_string(count) + " tokens of " +
-                    std::to_string(tokenBytes) + " bytes and as many mask bytes (" +
-                    std::to_string(expected) + " bytes with the header) but the file is " +
-                    std::to_string(fileSize) + " bytes: " +
-                    (fileSize < expected ? "truncated" : "trailing bytes, corrupt"));
+                    std::to_string(tokenBytes) + " bytes and as many mask bytes" +
+                    (packed ? " and positions" : "") + " (" + std::to_string(expected) +
+                    " bytes with the header) but the file is " + std::to_string(fileSize) +
+                    " bytes: " + (fileSize < expected ? "truncated" : "trailing bytes, corrupt"));
   TokenData data{path, DataFormat::Tokens, tokenBytes, {}, {}};
   data.tokens.resize(static_cast<size_t>(count));
   RP_RETURN_IF_ERROR(readIds(file, sizeof(header), tokenBytes, data.tokens));
+  const uint64_t maskOffset = sizeof(header) + static_cast<uint64_t>(count) * tokenBytes;
   data.lossMask.resize(static_cast<size_t>(count));
   if (count > 0)
-    RP_RETURN_IF_ERROR(file.read(data.lossMask.data(), data.lossMask.size(),
-                                 sizeof(header) + static_cast<uint64_t>(count) * tokenBytes));
-  for (size_t i = 0; i < data.lossMask.size(); ++i)
-    if (data.lossMask[i] > 1)
-      return invalidArgument(where + ": loss-mask byte " + std::to_string(data.lossMask[i]) +
-                             " at position " + std::to_string(i) + " is not 0 or 1");
+    RP_RETURN_IF_ERROR(file.read(data.lossMask.data(), data.lossMask.size(), maskOffset));
+  if (std::string bad = badMaskByte(data.lossMask); !bad.empty())
+    return invalidArgument(where + ": " + bad);
+  if (!packed)
+    return data;
+  data.positions.resize(static_cast<size_t>(count));
+  RP_RETURN_IF_ERROR(readIds(file, maskOffset + static_cast<uint64_t>(count), tokenBytes,
+                             data.positions));
+  if (std::string bad = badPosition(data.positions, rowLength); !bad.empty())
+    return dataLoss(where + ": " + bad);
+  data.rowLength = rowLength;
+  data.evalRows = evalRows;
   return data;
 }
 
@@ -326,36 +374,93 @@ Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &toke
   return writeFileAtomic(path, bytes.data(), bytes.size());
 }
 
-Status writeMaskedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
-                            const std::vector<uint8_t> &mask, int tokenBytes) {
-  const std::string where = "masked token file '" + path + "'";
+namespace {
+
+/// The bytes of a masked (positions empty, rowLength 0) or packed token file, after checking
+/// the arguments (writeMaskedTokenFile, writePackedTokenFile).
+StatusOr<std::string> maskedFileBytes(const std::string &where,
+                                      const std::vector<uint32_t> &tokens,
+                                      const std::vector<uint8_t> &mask,
+                                      const std::vector<uint32_t> &positions, int64_t rowLength,
+                                      int64_t evalRows, int tokenBytes) {
+  const bool packed = rowLength > 0;
   if (mask.size() != tokens.size())
     return invalidArgument(where + ": " + std::to_string(mask.size()) + " loss-mask bytes for " +
                            std::to_string(tokens.size()) + " tokens");
-  for (size_t i = 0; i < mask.size(); ++i)
-    if (mask[i] > 1)
-      return invalidArgument(where + ": loss-mask byte " + std::to_string(mask[i]) +
-                             " at position " + std::to_string(i) + " is not 0 or 1");
+  if (std::string bad = badMaskByte(mask); !bad.empty())
+    return invalidArgument(where + ": " + bad);
   if (tokenBytes != 2 && tokenBytes != 4)
     return invalidArgument(where + ": token size " + std::to_string(tokenBytes) +
                            " bytes is not 2 or 4");
   if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     return invalidArgument(where + ": " + std::to_string(tokens.size()) +
                            " tokens exceed the header's int32 count");
-  std::string bytes;
-  bytes.reserve(static_cast<size_t>(kTokenFileHeaderBytes) + tokens.size() * (tokenBytes + 1));
-  storeLE(bytes, static_cast<uint32_t>(kMaskedTokenFileMagic), 4);
-  storeLE(bytes, tokenBytes == 2 ? 1 : 2, 4);
-  storeLE(bytes, static_cast<uint32_t>(tokens.size()), 4);
-  storeLE(bytes, static_cast<uint32_t>(tokens.size()), 4);
-  bytes.resize(static_cast<size_t>(kTokenFileHeaderBytes), '\0');
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokenBytes == 2 && tokens[i] > 0xffff)
-      return invalidArgument(where + ": token " + std::to_string(tokens[i]) + " at position " +
-                             std::to_string(i) + " does not fit in 2 bytes (use 4-byte tokens)");
-    storeLE(bytes, tokens[i], tokenBytes);
+  const int64_t count = static_cast<int64_t>(tokens.size());
+  if (packed) {
+    if (positions.size() != tokens.size())
+      return invalidArgument(where + ": " + std::to_string(positions.size()) +
+                             " positions for " + std::to_string(count) + " tokens");
+    if (count % rowLength != 0 || rowLength > std::numeric_limits<int32_t>::max())
+      return invalidArgument(where + ": row length " + std::to_string(rowLength) +
+                             " does not divide the " + std::to_string(count) + " tokens");
+    if (evalRows < 0 || evalRows > count / rowLength)
+      return invalidArgument(where + ": " + std::to_string(evalRows) + " eval rows of " +
+                             std::to_string(count / rowLength));
+    if (std::string bad = badPosition(positions, rowLength); !bad.empty())
+      return invalidArgument(where + ": " + bad);
+  } else if (rowLength < 0) {
+    return invalidArgument(where + ": negative row length");
   }
-  bytes.append(reinterpret_cast<const char *>(mask.data()), mask.size());
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(kTokenFileHeaderBytes) +
+                tokens.size() * (tokenBytes + 1 + (packed ? tokenBytes : 0)));
+  storeLE(bytes, static_cast<uint32_t>(kMaskedTokenFileMagic), 4);
+  storeLE(bytes, (tokenBytes == 2 ? 1 : 2) + (packed ? 2 : 0), 4);
+  storeLE(bytes, static_cast<uint32_t>(count), 4);
+  storeLE(bytes, static_cast<uint32_t>(count), 4);
+  if (packed) {
+    storeLE(bytes, static_cast<uint32_t>(count), 4);
+    storeLE(bytes, static_cast<uint32_t>(rowLength), 4);
+    storeLE(bytes, static_cast<uint32_t>(evalRows), 4);
+  }
+  bytes.resize(static_cast<size_t>(kTokenFileHeaderBytes), '\0');
+  for (const std::vector<uint32_t> *ids : {&tokens, &positions}) {
+    if (ids == &positions) {
+      bytes.append(reinterpret_cast<const char *>(mask.data()), mask.size());
+      if (!packed)
+        break;
+    }
+    const char *what = ids == &tokens ? "token " : "position ";
+    for (size_t i = 0; i < ids->size(); ++i) {
+      if (tokenBytes == 2 && (*ids)[i] > 0xffff)
+        return invalidArgument(where + ": " + what + std::to_string((*ids)[i]) + " at index " +
+                               std::to_string(i) + " does not fit in 2 bytes (use 4-byte tokens)");
+      storeLE(bytes, (*ids)[i], tokenBytes);
+    }
+  }
+  return bytes;
+}
+
+} // namespace
+
+Status writeMaskedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
+                            const std::vector<uint8_t> &mask, int tokenBytes) {
+  RP_ASSIGN_OR_RETURN(const std::string bytes,
+                      maskedFileBytes("masked token file '" + path + "'", tokens, mask, {}, 0, 0,
+                                      tokenBytes));
+  return writeFileAtomic(path, bytes.data(), bytes.size());
+}
+
+Status writePackedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
+                            const std::vector<uint8_t> &mask,
+                            const std::vector<uint32_t> &positions, int64_t rowLength,
+                            int64_t evalRows, int tokenBytes) {
+  if (rowLength < 1)
+    return invalidArgument("packed token file '" + path + "': row length " +
+                           std::to_string(rowLength) + " is not positive");
+  RP_ASSIGN_OR_RETURN(const std::string bytes,
+                      maskedFileBytes("packed token file '" + path + "'", tokens, mask,
+                                      positions, rowLength, evalRows, tokenBytes));
   return writeFileAtomic(path, bytes.data(), bytes.size());
 }
 

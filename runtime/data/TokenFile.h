@@ -13,6 +13,15 @@
 //    little-endian; then one loss-mask byte per token: 1 = the token is trained as a label (a
 //    response token), 0 = it is not (a prompt token; its label becomes the loss's
 //    ignore_index, BatchSampler.h);
+//  - a packed token file (supervised fine-tuning data packed into rows, prepare_sft.py
+//    --seq): the masked token file's header with [1] version 3 (uint16 tokens and positions) or
+//    4 (uint32), [2] token count, [3] mask count, [4] position count (all three equal),
+//    [5] row length S (the token count is a whole number of rows), [6] eval rows (the last
+//    rows hold the held-out examples; 0: none); then the tokens, then one loss-mask byte per
+//    token, then one position per token (the token's index within its document, restarting
+//    at 0 where a document starts; every row starts a document, and within a row each
+//    position is 0 or the previous one plus 1). Versions 1 and 2 read as before;
+//    a reader that knows only those refuses versions 3 and 4 by their number;
 //  - nanoGPT's train.bin / val.bin (data/*/prepare.py): headerless little-endian uint16 ids
 //    (--data-format nanogpt; never guessed);
 //  - raw text read as byte-level tokens: each byte is one token id 0..255 (a model with a
@@ -56,6 +65,16 @@ struct TokenData {
   /// Masked token files: one 0/1 byte per token (1: trained as a label). Empty: every token
   /// is trained.
   std::vector<uint8_t> lossMask;
+  /// Packed token files: each token's position in its document (0 where one starts). Empty
+  /// for the other formats.
+  std::vector<uint32_t> positions = {};
+  /// Packed token files: the row length S (tokens = rows x S); 0 for the other formats.
+  int64_t rowLength = 0;
+  /// Packed token files: how many of the last rows are held out for evaluation.
+  int64_t evalRows = 0;
+
+  /// Whether the file packs documents into rows (positions and rowLength are set).
+  bool packed() const { return rowLength > 0; }
 };
 
 /// "auto", "tokens", "text", "nanogpt".
@@ -72,12 +91,16 @@ StatusOr<DataFormat> parseDataFormat(std::string_view name);
 /// the 1024-byte header, negative token count, token count disagreeing with the file size).
 StatusOr<TokenData> readTokenFile(const std::string &path);
 
-/// Reads a masked token file (format above): tokens and lossMask. Sizes are checked against the
+/// Reads a masked token file (format above): tokens and lossMask; with versions 3 and 4 (a
+/// packed token file) also positions, rowLength and evalRows. Sizes are checked against the
 /// file size before anything is allocated.
 /// Errors, each naming the file: NotFound; Unavailable; InvalidArgument (not a regular file,
 /// bad magic, unknown version, a mask byte other than 0 or 1, naming its position); DataLoss
-/// (shorter than the header, a negative count, a mask count other than the token count, a
-/// file size disagreeing with the counts: truncated or trailing bytes).
+/// (shorter than the header, a negative count, a mask or position count other than the token
+/// count, a file size disagreeing with the counts: truncated or trailing bytes; packed: a row
+/// length below 1 or not dividing the token count, eval rows outside [0, rows], a row not
+/// starting at position 0 or a position that is neither 0 nor the previous one plus 1, naming
+/// its index).
 StatusOr<TokenData> readMaskedTokenFile(const std::string &path);
 
 /// Reads a file as byte tokens: token i is byte i (0..255); tokenBytes is 1.
@@ -111,6 +134,17 @@ Status writeTokenFile(const std::string &path, const std::vector<uint32_t> &toke
 /// or holds a byte other than 0 or 1.
 Status writeMaskedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
                             const std::vector<uint8_t> &mask, int tokenBytes);
+
+/// Writes a packed token file (tokenBytes 2: version 3; 4: version 4) atomically: `tokens`,
+/// their 0/1 `mask` and `positions` (each one per token), rows of `rowLength` tokens of which
+/// the last `evalRows` are held out. Errors: those of writeMaskedTokenFile; InvalidArgument when
+/// positions has another length than tokens, rowLength < 1 or does not divide the token count,
+/// evalRows is outside [0, rows], a position does not fit in tokenBytes, or the positions break
+/// the rules of the file comment (naming the index).
+Status writePackedTokenFile(const std::string &path, const std::vector<uint32_t> &tokens,
+                            const std::vector<uint8_t> &mask,
+                            const std::vector<uint32_t> &positions, int64_t rowLength,
+                            int64_t evalRows, int tokenBytes);
 
 /// Checks every token id against the model's vocabulary.
 /// Errors: InvalidArgument when vocabSize < 1, or naming file, position and value of the

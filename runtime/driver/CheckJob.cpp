@@ -8,8 +8,10 @@
 #include "runtime/plan/PlanMemoryCheck.h"
 #include "runtime/plan/PlanReport.h"
 #include "runtime/train/BackendFactory.h"
+#include "runtime/train/InputGuards.h"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace rp::runtime {
@@ -39,6 +41,10 @@ int runCheck(const CheckOptions &options, const std::string &job) {
     return reportError(loaded.status());
   std::fputs(describePlan(loaded.value()).c_str(), stdout);
   const rp::plan::Plan &plan = loaded.value().plan;
+  if (options.weightsPath.empty())
+    if (std::optional<std::string> note = placeholderWeightsNote(plan, options.planPath))
+      std::printf("note: %s: train it with --weights %s\n", note->c_str(),
+                  plan.checkpoint_dir().empty() ? "DIR" : plan.checkpoint_dir().c_str());
   if (Status s = reportPlan(options, plan); !s.ok())
     return reportError(s);
   if (options.backend == "cpu" || options.backend == "cuda") {

@@ -92,6 +92,12 @@ void printTrainOutputs(const TrainSummary &s) {
 
 /// The result lines of a training run on stdout; kExitInterrupted when it was stopped early.
 int printTrainSummary(const TrainSummary &s, const TrainOptions &o) {
+  if (s.alreadyDone) { // resumed at --steps
+    std::printf("rp-run: %s is at step %lld, the run's --steps: nothing to train\n",
+                o.resumeDir.c_str(), static_cast<long long>(s.firstStep));
+    printTrainOutputs(s);
+    return kExitOk;
+  }
   if (s.losses.empty()) { // interrupted before the first step
     std::printf("rp-run: interrupted before step %lld; nothing trained\n",
                 static_cast<long long>(s.firstStep + 1));

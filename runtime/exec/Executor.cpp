@@ -652,7 +652,7 @@ Status Executor::applyAdamW(int64_t step, int layer, float gradScale, bool write
   if (!options_.hostArithmetic)
     return okStatus();
   const pb::AdamW &o = plan_.config().optimizer();
-  AdamWConfig config{learningRate(options_.lr, options_.warmup, step), o.beta1(), o.beta2(),
+  AdamWConfig config{learningRate(options_.schedule, step), o.beta1(), o.beta2(),
                      o.eps(), o.weight_decay()};
   for (int p : plan_.layers(layer).params()) {
     const pb::Param &param = plan_.params(p);

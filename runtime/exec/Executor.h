@@ -87,6 +87,7 @@
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/HostArena.h"
 #include "runtime/exec/RankReducer.h"
+#include "runtime/optim/AdamW.h"
 #include "runtime/optim/LossScaler.h"
 
 #include <condition_variable>
@@ -104,8 +105,9 @@ namespace rp::runtime {
 class TraceRecorder;
 
 struct ExecutorOptions {
-  double lr = 0;         ///< Peak learning rate (the plan's AdamW holds the other settings).
-  int64_t warmup = 0;    ///< Linear warmup steps (runtime/optim/AdamW.h learningRate).
+  /// The learning rate of each step (runtime/optim/AdamW.h learningRate; the plan's AdamW holds
+  /// the other settings).
+  LrSchedule schedule;
   int64_t firstStep = 0; ///< The step the run starts at (a resumed run: the checkpoint's step).
   TraceRecorder *trace = nullptr;
   LossScaleConfig lossScale;      ///< Dynamic loss scaling (off by default).

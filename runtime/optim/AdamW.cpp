@@ -251,10 +251,39 @@ StatusOr<float> clippedGradScale(double sumSquares, double maxNorm, int64_t micr
   return static_cast<float>(clipFactor(norm, maxNorm) / static_cast<double>(microBatches));
 }
 
-double learningRate(double lr, int64_t warmup, int64_t step) {
-  if (warmup <= 0 || step >= warmup)
-    return lr;
-  return static_cast<double>(step + 1) / static_cast<double>(warmup) * lr;
+const char *lrDecayName(LrDecay decay) {
+  switch (decay) {
+  case LrDecay::Constant:
+    return "constant";
+  case LrDecay::Cosine:
+    return "cosine";
+  case LrDecay::Linear:
+    return "linear";
+  }
+  return "?";
+}
+
+StatusOr<LrDecay> parseLrDecay(const std::string &name) {
+  for (LrDecay d : {LrDecay::Constant, LrDecay::Cosine, LrDecay::Linear})
+    if (name == lrDecayName(d))
+      return d;
+  return invalidArgument("unknown learning-rate schedule '" + name +
+                         "' (expected constant, cosine or linear)");
+}
+
+double learningRate(const LrSchedule &s, int64_t step) {
+  if (s.warmup > 0 && step < s.warmup)
+    return static_cast<double>(step + 1) / static_cast<double>(s.warmup) * s.lr;
+  if (s.decay == LrDecay::Constant || s.totalSteps <= std::max<int64_t>(s.warmup, 0))
+    return s.lr;
+  const int64_t from = std::max<int64_t>(s.warmup, 0);
+  const double p = step >= s.totalSteps ? 1.0
+                                        : static_cast<double>(step - from) /
+                                              static_cast<double>(s.totalSteps - from);
+  const double kept = s.decay == LrDecay::Cosine
+                           ? 0.5 * (1.0 + std::cos(3.14159265358979323846 * p))
+                           : 1.0 - p;
+  return s.minLr + (s.lr - s.minLr) * kept;
 }
 
 void accumulateGradient(float *acc, const float *g, int64_t n, bool first) {

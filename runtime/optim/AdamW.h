@@ -7,7 +7,7 @@
 //   double ss = 0;
 //   for (each param) ss += sumOfSquares(grad, n, 1.0f / M);
 //   float scale = clippedGradScale(ss, maxNorm, M, step + 1)  (float(clipFactor(sqrt(ss)) / M))
-//   AdamWConfig c{learningRate(lr, warmup, step), 0.9, 0.95, 1e-8, 0.1};
+//   AdamWConfig c{learningRate(schedule, step), 0.9, 0.95, 1e-8, 0.1};
 //   for (each param) adamwStep(master, m, v, grad, n, c, step + 1, scale);
 //
 // Every pass streams memory, so the executor makes as few as it can: a param's sumOfSquares
@@ -23,6 +23,7 @@
 #include "base/Status.h"
 
 #include <cstdint>
+#include <string>
 
 namespace rp::runtime {
 
@@ -101,10 +102,34 @@ double clipFactor(double globalNorm, double maxNorm);
 StatusOr<float> clippedGradScale(double sumSquares, double maxNorm, int64_t microBatches,
                                  int64_t step);
 
-/// Learning rate at 0-based `step`: linear warmup, (step + 1) / warmup * lr while
-/// step < warmup (lr / warmup at step 0, lr at step warmup - 1), then constant lr.
-/// warmup <= 0: constant lr.
-double learningRate(double lr, int64_t warmup, int64_t step);
+/// How the learning rate decays after the warmup (rp-run and rp-ref --lr-schedule).
+enum class LrDecay { Constant, Cosine, Linear };
+
+/// "constant", "cosine", "linear".
+const char *lrDecayName(LrDecay decay);
+/// Parses "constant", "cosine" or "linear". Errors: InvalidArgument naming the text.
+StatusOr<LrDecay> parseLrDecay(const std::string &name);
+
+/// A run's learning-rate schedule: a linear warmup to the peak `lr` over `warmup` steps, then
+/// `decay` from lr down to `minLr` over the steps [warmup, totalSteps).
+struct LrSchedule {
+  double lr = 0;           ///< Peak learning rate.
+  int64_t warmup = 0;      ///< Linear warmup steps.
+  LrDecay decay = LrDecay::Constant;
+  double minLr = 0;        ///< The floor the decay ends at (cosine, linear).
+  int64_t totalSteps = 0;  ///< The run's total step count: the decay's end.
+};
+
+/// Learning rate at 0-based `step` (computed in double, the same in rp-run and rp-ref):
+///   step < warmup                 (step + 1) / warmup * lr (lr / warmup at step 0)
+///   constant                      lr
+///   cosine, linear                with p = (step - warmup) / (totalSteps - warmup), in [0, 1)
+///                                 (1 at and beyond totalSteps; the decay starts at the peak):
+///     cosine                      minLr + (lr - minLr) * (1 + cos(pi * p)) / 2
+///     linear                      minLr + (lr - minLr) * (1 - p)
+/// The schedules of transformers' get_cosine_schedule_with_warmup / get_linear_schedule_with_
+/// warmup with a floor. warmup <= 0: no warmup; totalSteps <= warmup: no decay (lr).
+double learningRate(const LrSchedule &schedule, int64_t step);
 
 /// Folds one micro-batch's fp32 gradient into the accumulator: acc = g when `first`
 /// (micro-batch 0), else acc[i] = acc[i] + g[i] in float, element by element. The rule the

@@ -17,6 +17,8 @@ const char *inputRoleName(InputRole role) {
     return "tokens";
   case InputRole::Labels:
     return "labels";
+  case InputRole::Positions:
+    return "positions";
   case InputRole::Other:
     return "other";
   }
@@ -24,6 +26,10 @@ const char *inputRoleName(InputRole role) {
 }
 
 namespace {
+
+/// The export contract's position input (runtime/data/BatchSampler.h, kPositionIdsInput, which
+/// this layer may not include).
+constexpr const char *kPositionInputName = "position_ids";
 
 /// A buffer of a function's frame: (space, index) for ARG/RESULT, (space, offset) otherwise.
 std::pair<int, int64_t> bufferKey(const pb::BufferRef &ref) {
@@ -119,6 +125,13 @@ std::vector<PlanInput> analyzeInputs(const pb::Plan &plan) {
             break;
         }
       }
+    }
+    if (input.name == kPositionInputName) {
+      if (input.role != InputRole::Tokens) // a gather's table bounds the positions
+        input.vocabSize = 0;
+      input.role = InputRole::Positions;
+      input.ignoreIndex = -100;
+      input.meanLoss = true;
     }
     inputs.push_back(std::move(input));
   }

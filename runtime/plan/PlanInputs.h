@@ -8,6 +8,9 @@
 // weight's first dimension (V of [V, H]).
 // The analysis follows each input from its upload to the function argument it is bound to,
 // and through kernels that only move the value (reshape, copy, cast, transpose, expand).
+// An input named `position_ids` (the export contract's optional int64 [B, S] input of packed
+// training: each token's position in its document) holds positions, whatever reads it; when
+// it is read as a gather's indices (a rotary table), vocabSize is the table's length.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RP_RUNTIME_PLAN_PLANINPUTS_H
@@ -23,16 +26,16 @@
 
 namespace rp::runtime {
 
-enum class InputRole { Tokens, Labels, Other };
+enum class InputRole { Tokens, Labels, Positions, Other };
 
-/// "tokens", "labels", "other".
+/// "tokens", "labels", "positions", "other".
 const char *inputRoleName(InputRole role);
 
 struct PlanInput {
   int buffer = -1;             ///< Index into Plan.host_buffers.
   std::string name;            ///< The model input's name.
   InputRole role = InputRole::Other;
-  int64_t vocabSize = 0;       ///< Tokens/Labels: ids must be < this; 0 for Other.
+  int64_t vocabSize = 0;       ///< Tokens/Labels: ids must be < this (Positions: when > 0).
   /// Labels: the cross-entropy's ignore_index (a label the loss skips: masked-out positions
   /// are written as this) and whether it averages over the kept labels (`mean`, the token
   /// weighting of Trainer.cpp applies) or sums them.

@@ -583,7 +583,7 @@ StatusOr<sim::Timeline> runPlan(const pb::Plan &plan, const SimConfig &config, i
   RP_ASSIGN_OR_RETURN(HostArena host, HostArena::reserve(plan));
   SimBackend backend(config);
   ExecutorOptions exec;
-  exec.lr = plan.config().optimizer().lr();
+  exec.schedule.lr = plan.config().optimizer().lr();
   exec.hostArithmetic = false;
   Executor executor(host, backend, exec);
   RP_RETURN_IF_ERROR(executor.start());

@@ -8,6 +8,7 @@
 #include "runtime/plan/PlanValidator.h"
 #include "runtime/train/ArenaCheckpoint.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/InputGuards.h"
 
 #include <algorithm>
 #include <cstring>
@@ -309,7 +310,12 @@ Status exportWeights(const std::string &planPath, const std::string &weightsPath
                      bool allowExtraWeights, const std::string &resumeDir,
                      const HfExportOptions &options, std::FILE *out) {
   RP_ASSIGN_OR_RETURN(LoadedPlan loaded, loadPlan(planPath, weightsPath, allowExtraWeights));
+  RP_RETURN_IF_ERROR(checkInitialWeights(loaded.plan, planPath,
+                                         !weightsPath.empty() || !resumeDir.empty(),
+                                         /*fromScratch=*/false, ""));
   RP_RETURN_IF_ERROR(checkHfExport(options, loaded.plan));
+  RP_RETURN_IF_ERROR(checkExportOutsideInputs(
+      options.dir, "--export-hf", {weightsPath, resumeDir, {planPath, options.configPath}}));
   std::optional<LoadedCheckpoint> ckpt;
   if (!resumeDir.empty()) {
     RP_ASSIGN_OR_RETURN(ckpt, loadCheckpoint(resumeDir));

@@ -2,6 +2,8 @@
 
 #include "runtime/train/MetricsLog.h"
 
+#include "base/AtomicFile.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -25,6 +27,43 @@ void MetricsLog::FileCloser::operator()(FILE *f) const {
 
 StatusOr<MetricsLog> MetricsLog::open(const std::string &path) {
   FILE *f = std::fopen(path.c_str(), "w");
+  if (!f)
+    return unavailable("cannot open metrics file '" + path + "': " + std::strerror(errno));
+  return MetricsLog(path, f);
+}
+
+StatusOr<MetricsLog> MetricsLog::openResumed(const std::string &path, int64_t lastStep) {
+  if (FILE *old = std::fopen(path.c_str(), "rb")) {
+    std::string text;
+    char buffer[65536];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, old)) > 0;)
+      text.append(buffer, n);
+    const bool readError = std::ferror(old) != 0;
+    std::fclose(old);
+    if (readError)
+      return unavailable("cannot read metrics file '" + path + "'");
+    std::string kept;
+    bool dropped = false;
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      const bool torn = end == std::string::npos; // a line its writer did not finish
+      if (torn)
+        end = text.size();
+      const std::string line = text.substr(at, end - at);
+      at = end + 1;
+      const ordered_json j = ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const bool later = j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
+                         j["step"].get<int64_t>() > lastStep;
+      if (torn || later) {
+        dropped = true;
+        continue;
+      }
+      kept += line + "\n";
+    }
+    if (dropped)
+      RP_RETURN_IF_ERROR(writeFileAtomic(path, kept.data(), kept.size()));
+  }
+  FILE *f = std::fopen(path.c_str(), "a");
   if (!f)
     return unavailable("cannot open metrics file '" + path + "': " + std::strerror(errno));
   return MetricsLog(path, f);

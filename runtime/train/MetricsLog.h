@@ -10,6 +10,9 @@
 // "skipped" is true for a step skipped for a non-finite gradient (no weight changed); with
 // loss scaling (fp16 plans) "loss_scale" (the scale its backward seeds carried) comes before it.
 //
+// A resumed run (rp-run --resume) appends to its log (openResumed), so that one file holds the
+// whole run.
+//
 // Numbers are written in the shortest form that reads back to the same double (nlohmann-json's
 // Grisu2 printer, like Python's repr), so `json.loads` recovers the loss bit for bit while
 // 0.0003 stays "0.0003". A NaN or infinite value (a diverged loss) has no JSON spelling and is
@@ -56,6 +59,12 @@ public:
   /// Opens `path` for writing, truncating it (a run's log starts empty).
   /// Errors: Unavailable naming the path and the system's message.
   static StatusOr<MetricsLog> open(const std::string &path);
+
+  /// Opens `path` to continue a resumed run's log: its lines of steps up to `lastStep` (the
+  /// checkpoint's) are kept, those of later steps (written after that checkpoint by a run that
+  /// did not save them) and a torn last line are dropped, and new lines are appended. A missing
+  /// file starts empty. Errors: Unavailable naming the path and the system's message.
+  static StatusOr<MetricsLog> openResumed(const std::string &path, int64_t lastStep);
 
   /// Writes one line {"step":..,"loss":..,"lr":..,"tokens":..,"step_s":..,"tokens_per_s":..}
   /// plus "eval_loss" when set, and flushes it.

@@ -16,6 +16,7 @@
 #include "runtime/train/ArenaCheckpoint.h"
 #include "runtime/train/BackendFactory.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/InputGuards.h"
 #include "runtime/train/LaunchCheck.h"
 #include "runtime/train/MetricsLog.h"
 #include "runtime/trace/KernelProfile.h"
@@ -34,6 +35,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <unistd.h>
 
 namespace rp::runtime {
@@ -51,11 +53,12 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// The data-fed inputs of a plan: token ids (required) and labels (optional), and the fused
-/// tail's loss-seed buffer (TokenWeights.h).
+/// The data-fed inputs of a plan: token ids (required), labels and positions (optional), and
+/// the fused tail's loss-seed buffer (TokenWeights.h).
 struct Feed {
   PlanInput tokens;
   std::optional<PlanInput> labels;
+  std::optional<PlanInput> positions; ///< `position_ids` (PlanInputs.h)
   int seedBuffer = -1;
 };
 
@@ -68,10 +71,13 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
       haveTokens = true;
     } else if (in.role == InputRole::Labels && !feed.labels) {
       feed.labels = in;
+    } else if (in.role == InputRole::Positions && !feed.positions) {
+      feed.positions = in;
     } else {
       return unimplemented("model input '" + in.name +
-                           "' is neither token ids (the indices of an embedding gather) nor "
-                           "labels (of the cross-entropy loss); rp-run --data feeds those only");
+                           "' is neither token ids (the indices of an embedding gather), labels "
+                           "(of the cross-entropy loss) nor position_ids; rp-run --data feeds "
+                           "those only");
     }
   }
   if (!haveTokens)
@@ -80,13 +86,18 @@ StatusOr<Feed> planFeed(const pb::Plan &plan) {
   if (feed.tokens.shape.size() != 2)
     return unimplemented("token input '" + feed.tokens.name + "' has shape " +
                          formatShape(feed.tokens.shape) + "; rp-run feeds [batch, seq]");
-  for (const PlanInput *in : {&feed.tokens, feed.labels ? &*feed.labels : nullptr})
+  for (const PlanInput *in : {&feed.tokens, feed.labels ? &*feed.labels : nullptr,
+                              feed.positions ? &*feed.positions : nullptr})
     if (in && in->dtype != DType::I64 && in->dtype != DType::I32)
       return unimplemented("input '" + in->name + "' holds " + dtypeName(in->dtype) +
                            " ids; rp-run feeds i64 or i32");
   if (feed.labels && feed.labels->shape != feed.tokens.shape)
     return unimplemented("labels input '" + feed.labels->name + "' has shape " +
                          formatShape(feed.labels->shape) + ", the token input " +
+                         formatShape(feed.tokens.shape) + "; rp-run feeds both as [batch, seq]");
+  if (feed.positions && feed.positions->shape != feed.tokens.shape)
+    return unimplemented("position input '" + feed.positions->name + "' has shape " +
+                         formatShape(feed.positions->shape) + ", the token input " +
                          formatShape(feed.tokens.shape) + "; rp-run feeds both as [batch, seq]");
   for (int b = 0; b < plan.host_buffers_size(); ++b)
     if (plan.host_buffers(b).kind() == pb::LOSS_SEED)
@@ -144,6 +155,56 @@ StatusOr<uint64_t> parseSeed(const std::string &text, const std::string &where) 
 
 namespace {
 
+/// Text data on a model whose vocabulary is not bytes, or a file that is not text: refused
+/// unless --text-as-bytes (TrainOptions::textAsBytes).
+Status checkTextData(const TokenData &data, int64_t vocab, bool textAsBytes) {
+  if (data.format != DataFormat::Text || textAsBytes)
+    return okStatus();
+  // The first byte that is not UTF-8 text: a NUL, a stray continuation byte, a truncated or
+  // overlong sequence.
+  const std::vector<uint32_t> &b = data.tokens;
+  for (size_t i = 0; i < b.size();) {
+    const uint32_t c = b[i];
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xC2 ? 2 : (c >> 4) == 0xE ? 3
+                         : (c >> 3) == 0x1E && c <= 0xF4     ? 4
+                                                             : 0;
+    bool ok = c != 0 && n > 0 && i + n <= b.size();
+    for (size_t k = 1; ok && k < n; ++k)
+      ok = (b[i + k] & 0xC0) == 0x80;
+    if (ok && n == 3) // no overlong forms or surrogates
+      ok = !(c == 0xE0 && b[i + 1] < 0xA0) && !(c == 0xED && b[i + 1] >= 0xA0);
+    if (ok && n == 4)
+      ok = !(c == 0xF0 && b[i + 1] < 0x90) && !(c == 0xF4 && b[i + 1] >= 0x90);
+    if (!ok)
+      return invalidArgument(
+          data.path + " is not UTF-8 text (" +
+          (c == 0 ? std::string("a NUL byte") : "an invalid UTF-8 sequence") + " at byte " +
+          std::to_string(i) + "): a binary file? Pass a token file (--data-format tokens or "
+          "nanogpt), or --text-as-bytes to train on its bytes anyway");
+    i += n;
+  }
+  if (vocab > kByteVocabularyMax)
+    return invalidArgument(
+        data.path + " is text, read as byte tokens (ids 0-255), but the plan's vocabulary has " +
+        std::to_string(vocab) + " tokens: the model's tokenizer is not bytes, so each byte "
+        "would train as another token; tokenize the text with the model's tokenizer "
+        "(rpc-finetune does, or examples/data/prepare_corpus.py --tokenizer tokenizer.json), "
+        "or pass --text-as-bytes to train on the bytes anyway");
+  return okStatus();
+}
+
+/// A double as a checkpoint's metadata keeps it (reads back exactly), and as messages show it.
+std::string exactNumber(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+std::string shortNumber(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 /// Checks the flags of `options` before anything is loaded or created (nothing is written).
 /// Data-parallel ranks other than 0 skip the files only rank 0 writes (--log; --save and
 /// --export-hf are checked later, on rank 0): those paths need not exist on their nodes.
@@ -166,6 +227,20 @@ Status checkTrainOptions(const TrainOptions &options, bool writesRankZeroOutputs
                            std::to_string(kMaxSteps) + " steps rp-run counts");
   if (options.lr && !(std::isfinite(*options.lr) && *options.lr > 0))
     return invalidArgument("--lr must be a positive finite number");
+  if (options.warmup && *options.warmup < 0)
+    return invalidArgument("--warmup must be at least 0 (got " + std::to_string(*options.warmup) +
+                           ")");
+  if (!(options.evalSplit >= 0 && options.evalSplit < 1))
+    return invalidArgument("--eval-split must be at least 0 and below 1");
+  if (options.minLr && !(std::isfinite(*options.minLr) && *options.minLr >= 0))
+    return invalidArgument("--min-lr must be a finite number >= 0");
+  if (!options.resumeOverride.empty() && options.resumeDir.empty())
+    return invalidArgument("--resume-override applies to a resumed run: add --resume DIR");
+  for (const std::string &group : options.resumeOverride)
+    if (std::find(std::begin(kResumeOverrideGroups), std::end(kResumeOverrideGroups), group) ==
+        std::end(kResumeOverrideGroups))
+      return invalidArgument("--resume-override: unknown setting '" + group +
+                             "' (expected lr, schedule, seed, data or batch)");
   if (options.lossScale && options.noLossScale)
     return invalidArgument("--loss-scale and --no-loss-scale contradict each other");
   if (options.lossScale && !(std::isfinite(*options.lossScale) && *options.lossScale > 0))
@@ -214,9 +289,14 @@ public:
 private:
   /// The plan, its data-fed inputs and the token data (checked against the plan's vocabulary).
   Status loadPlanAndData();
-  /// --resume: the checkpoint, its seed (unless --seed), its step (+ --steps in range) and a
-  /// note on `out` when it was written with another number of micro-batches.
+  /// --resume: the checkpoint, its step (at most --steps) and the run's settings (the
+  /// learning-rate schedule, the seed; resumeSettings); without: the flags' settings.
   Status loadCheckpointToResume();
+  /// The checkpoint's math-changing settings against this run's (Trainer.h): the checkpoint's
+  /// for the flags left out; flags that differ refused unless --resume-override names them.
+  Status resumeSettings();
+  /// The learning-rate schedule's bounds, once resolved.
+  Status checkSchedule() const;
   /// The batch sampler of (batch, seq) windows; --eval-every needs held-out windows.
   Status createSampler();
   /// The pool size, the memory check, and the host arena with the checkpoint's state or the
@@ -268,6 +348,12 @@ private:
   /// integer dtype than the token ids.
   uint8_t *tokensIn(uint8_t *record) const;
   void *labelsIn(uint8_t *record);
+  /// Where the positions go (null without a `position_ids` input), and their dtype.
+  void *positionsIn(uint8_t *record) const {
+    return feed_.positions ? record + loaded_.plan.host_buffers(feed_.positions->buffer).offset()
+                           : nullptr;
+  }
+  DType positionDType() const { return feed_.positions ? feed_.positions->dtype : DType::I64; }
   /// This process's stop request: the signal, or 0.
   int stopRequest() const { return options_.stop ? options_.stop->load() : 0; }
   /// Whether to stop before dispatching the next step: this process's stop request, or, with
@@ -293,6 +379,8 @@ private:
   TokenData data_{};
   std::optional<LoadedCheckpoint> ckpt_;
   uint64_t seed_ = 0;
+  LrSchedule schedule_;
+  uint64_t dataFingerprint_ = 0; ///< Of the tokens and the loss mask (checkpoint metadata).
   int64_t batch_ = 0, seq_ = 0;
   std::optional<BatchSampler> sampler_;
   int devices_ = 0;
@@ -332,6 +420,15 @@ StatusOr<TrainSummary> Trainer::run() {
   RP_RETURN_IF_ERROR(createSampler());
   RP_RETURN_IF_ERROR(createHostArena());
   RP_RETURN_IF_ERROR(checkLaunch());
+  if (firstStep_ == options_.steps) { // resumed at the end: nothing to train (the export runs)
+    start_ = Clock::now();
+    trace_.emplace(false);
+    summary_.alreadyDone = true;
+    summary_.firstStep = firstStep_;
+    summary_.devices = devices_;
+    summary_.ranks = ranks_;
+    return finish();
+  }
   RP_RETURN_IF_ERROR(startExecutor());
   RP_RETURN_IF_ERROR(openOutputs());
   RP_RETURN_IF_ERROR(runSteps());
@@ -342,8 +439,19 @@ Status Trainer::loadPlanAndData() {
   RP_ASSIGN_OR_RETURN(loaded_, loadPlan(options_.planPath, options_.weightsPath,
                                         options_.allowExtraWeights));
   RP_ASSIGN_OR_RETURN(feed_, planFeed(loaded_.plan));
-  if (rank_ == 0) // the export is rank 0's (its directory need not exist on other nodes)
+  const bool weightsGiven = !options_.weightsPath.empty() || !options_.resumeDir.empty();
+  RP_RETURN_IF_ERROR(checkInitialWeights(loaded_.plan, options_.planPath, weightsGiven,
+                                         options_.fromScratch, "--from-scratch"));
+  if (!weightsGiven && rank_ == 0)
+    if (std::optional<std::string> note = placeholderWeightsNote(loaded_.plan, options_.planPath))
+      std::fprintf(out_, "rp-run: note: %s; training from them (--from-scratch)\n", note->c_str());
+  if (rank_ == 0) { // the export is rank 0's (its directory need not exist on other nodes)
     RP_RETURN_IF_ERROR(checkHfExport(options_.exportHf, loaded_.plan));
+    RP_RETURN_IF_ERROR(checkExportOutsideInputs(
+        options_.exportHf.dir, "--export-hf",
+        {options_.weightsPath, options_.resumeDir,
+         {options_.planPath, options_.dataPath, options_.exportHf.configPath}}));
+  }
   if (options_.gemmAccumulate == "fp16" && loaded_.plan.config().compute_dtype() != pb::F16)
     return invalidArgument("--gemm-accumulate fp16 applies to fp16 plans (compile with "
                            "--dtype fp16)");
@@ -355,23 +463,39 @@ Status Trainer::loadPlanAndData() {
     return invalidArgument(options_.dataPath +
                            " has a loss mask, but the plan has no labels input of a `mean` "
                            "cross-entropy to mask (export the model with a labels input)");
-  return checkVocabulary(data_, vocab);
+  RP_RETURN_IF_ERROR(checkTextData(data_, vocab, options_.textAsBytes));
+  RP_RETURN_IF_ERROR(checkVocabulary(data_, vocab));
+  RP_RETURN_IF_ERROR(checkPositionFeed(data_, feed_.positions.has_value(),
+                                       feed_.positions ? feed_.positions->vocabSize : 0,
+                                       feed_.tokens.shape[1]));
+  dataFingerprint_ =
+      fingerprintBytes(data_.tokens.data(), data_.tokens.size() * sizeof(uint32_t), 0);
+  dataFingerprint_ =
+      fingerprintBytes(data_.lossMask.data(), data_.lossMask.size(), dataFingerprint_);
+  dataFingerprint_ = fingerprintBytes(data_.positions.data(),
+                                      data_.positions.size() * sizeof(uint32_t), dataFingerprint_);
+  return okStatus();
 }
 
 Status Trainer::loadCheckpointToResume() {
   seed_ = options_.seed.value_or(0);
+  schedule_ = LrSchedule{options_.lr.value_or(loaded_.plan.config().optimizer().lr()),
+                         options_.warmup.value_or(0),
+                         options_.lrSchedule.value_or(LrDecay::Constant),
+                         options_.minLr.value_or(0), options_.steps};
   if (options_.resumeDir.empty())
-    return okStatus();
+    return checkSchedule();
   RP_ASSIGN_OR_RETURN(ckpt_, loadCheckpoint(options_.resumeDir));
-  auto s = ckpt_->metadata.find("seed");
-  if (!options_.seed && s != ckpt_->metadata.end()) {
-    RP_ASSIGN_OR_RETURN(seed_, parseSeed(s->second, options_.resumeDir));
-  }
-  if (ckpt_->step > kMaxSteps - options_.steps)
+  if (ckpt_->step > kMaxSteps)
     return invalidArgument(options_.resumeDir + ": the checkpoint's step " +
-                           std::to_string(ckpt_->step) + " + --steps " +
-                           std::to_string(options_.steps) + " is more than the " +
+                           std::to_string(ckpt_->step) + " is more than the " +
                            std::to_string(kMaxSteps) + " steps rp-run counts");
+  if (ckpt_->step > options_.steps)
+    return invalidArgument(options_.resumeDir + ": the checkpoint is at step " +
+                           std::to_string(ckpt_->step) + ", past --steps " +
+                           std::to_string(options_.steps) +
+                           " (the run's total step count): pass --steps " +
+                           std::to_string(ckpt_->step) + " or more");
   auto r = ckpt_->metadata.find("data_parallel_ranks");
   const std::string written = r != ckpt_->metadata.end() ? r->second : "1";
   if (written != std::to_string(ranks_))
@@ -379,13 +503,136 @@ Status Trainer::loadCheckpointToResume() {
                            " data-parallel rank(s), this run has " + std::to_string(ranks_) +
                            ": resume with the same number of ranks (mpirun -np " + written +
                            (written == "1" ? ", or without mpirun" : "") + ")");
+  RP_RETURN_IF_ERROR(resumeSettings());
+  return checkSchedule();
+}
+
+Status Trainer::resumeSettings() {
+  const std::string &dir = options_.resumeDir;
+  const auto saved = [&](const char *key) -> const std::string * {
+    auto it = ckpt_->metadata.find(key);
+    return it == ckpt_->metadata.end() ? nullptr : &it->second;
+  };
+  const auto number = [&](const char *key, const std::string &text) -> StatusOr<double> {
+    char *end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (errno || end == text.c_str() || *end || !std::isfinite(v) || v < 0)
+      return invalidArgument(dir + ": the checkpoint's " + key + " '" + text +
+                             "' is not a number >= 0");
+    return v;
+  };
+  const auto count = [&](const char *key, const std::string &text) -> StatusOr<uint64_t> {
+    StatusOr<uint64_t> v = parseSeed(text, dir);
+    if (!v.ok())
+      return invalidArgument(dir + ": the checkpoint's " + key + " '" + text +
+                             "' is not a step count");
+    return v;
+  };
+  std::vector<std::pair<std::string, std::string>> changed; // (group, what)
+  const auto differs = [&](const char *group, const std::string &flag, const std::string &given,
+                           const std::string &was) {
+    changed.push_back({group, flag + " " + given + " (the checkpoint's " + was + ")"});
+  };
+  if (const std::string *s = saved("lr")) {
+    RP_ASSIGN_OR_RETURN(const double lr, number("lr", *s));
+    if (!options_.lr)
+      schedule_.lr = lr;
+    else if (*options_.lr != lr)
+      differs("lr", "--lr", shortNumber(*options_.lr), shortNumber(lr));
+  }
+  if (const std::string *s = saved("lr_schedule")) {
+    StatusOr<LrDecay> decay = parseLrDecay(*s);
+    if (!decay.ok())
+      return invalidArgument(dir + ": the checkpoint's lr_schedule '" + *s +
+                             "' is not constant, cosine or linear");
+    if (!options_.lrSchedule)
+      schedule_.decay = *decay;
+    else if (*options_.lrSchedule != *decay)
+      differs("schedule", "--lr-schedule", lrDecayName(*options_.lrSchedule), *s);
+  }
+  if (const std::string *s = saved("warmup")) {
+    RP_ASSIGN_OR_RETURN(const uint64_t warmup, count("warmup", *s));
+    if (!options_.warmup)
+      schedule_.warmup = static_cast<int64_t>(warmup);
+    else if (static_cast<uint64_t>(*options_.warmup) != warmup)
+      differs("schedule", "--warmup", std::to_string(*options_.warmup), *s);
+  }
+  if (const std::string *s = saved("min_lr")) {
+    RP_ASSIGN_OR_RETURN(const double minLr, number("min_lr", *s));
+    if (!options_.minLr)
+      schedule_.minLr = minLr;
+    else if (*options_.minLr != minLr)
+      differs("schedule", "--min-lr", shortNumber(*options_.minLr), shortNumber(minLr));
+  }
+  // A decay's length is the run's total step count: another --steps changes it.
+  if (const std::string *s = saved("steps"); s && schedule_.decay != LrDecay::Constant) {
+    RP_ASSIGN_OR_RETURN(const uint64_t steps, count("steps", *s));
+    if (static_cast<uint64_t>(options_.steps) != steps)
+      changed.push_back({"schedule", "--steps " + std::to_string(options_.steps) + " (the " +
+                                         lrDecayName(schedule_.decay) + " decay of the " +
+                                         "checkpoint's run ends at step " + *s + ")"});
+  }
+  if (const std::string *s = saved("seed")) {
+    RP_ASSIGN_OR_RETURN(const uint64_t seed, parseSeed(*s, dir));
+    if (!options_.seed)
+      seed_ = seed;
+    else if (*options_.seed != seed)
+      differs("seed", "--seed", std::to_string(*options_.seed), *s);
+  }
+  if (const std::string *s = saved("data_fingerprint");
+      s && *s != std::to_string(dataFingerprint_)) {
+    const std::string *was = saved("data");
+    changed.push_back({"data", "--data " + options_.dataPath + " (other tokens than the " +
+                                   "checkpoint's " + (was ? *was : std::string("data")) + ")"});
+  }
+  if (const std::string *s = saved("eval_split")) {
+    RP_ASSIGN_OR_RETURN(const double split, number("eval_split", *s));
+    if (split != options_.evalSplit)
+      differs("data", "--eval-split", shortNumber(options_.evalSplit), shortNumber(split));
+  }
   const pb::Plan &plan = loaded_.plan;
-  auto m = ckpt_->metadata.find("micro_batches");
-  if (m != ckpt_->metadata.end() && m->second != std::to_string(plan.config().micro_batches()))
-    std::fprintf(out_,
-                 "rp-run: note: the checkpoint was written with %s micro-batches per step, "
-                 "this plan has %lld: the data order differs from an uninterrupted run\n",
-                 m->second.c_str(), static_cast<long long>(plan.config().micro_batches()));
+  const std::string batch = std::to_string(plan.config().micro_batches()) + " micro-batches of " +
+                            std::to_string(feed_.tokens.shape[0]) + " x " +
+                            std::to_string(feed_.tokens.shape[1]) + " tokens";
+  const std::string *m = saved("micro_batches"), *b = saved("batch");
+  if ((m && *m != std::to_string(plan.config().micro_batches())) ||
+      (b && *b != std::to_string(feed_.tokens.shape[0]) + "x" +
+                      std::to_string(feed_.tokens.shape[1])))
+    changed.push_back({"batch", "a plan of " + batch + " (the checkpoint's run: " +
+                                    (m ? *m : std::string("?")) + " micro-batches" +
+                                    (b ? " of " + *b + " tokens" : std::string()) + ")"});
+  std::string refused, groups;
+  std::set<std::string> named;
+  for (const auto &[group, what] : changed) {
+    if (std::find(options_.resumeOverride.begin(), options_.resumeOverride.end(), group) !=
+        options_.resumeOverride.end()) {
+      if (rank_ == 0)
+        std::fprintf(out_, "rp-run: note: resuming with %s, as --resume-override %s allows\n",
+                     what.c_str(), group.c_str());
+      continue;
+    }
+    refused += (refused.empty() ? "" : "; ") + what;
+    if (named.insert(group).second)
+      groups += (groups.empty() ? "" : ",") + group;
+  }
+  if (!refused.empty())
+    return invalidArgument(dir + ": " + refused + ": these change the training of the " +
+                           "checkpoint's run; leave the flags out (or repeat its values) to " +
+                           "continue it, or pass --resume-override " + groups +
+                           " to change them");
+  return okStatus();
+}
+
+Status Trainer::checkSchedule() const {
+  if (schedule_.minLr > schedule_.lr)
+    return invalidArgument("--min-lr " + shortNumber(schedule_.minLr) +
+                           " is above the peak learning rate " + shortNumber(schedule_.lr));
+  if (schedule_.decay != LrDecay::Constant && schedule_.warmup >= schedule_.totalSteps)
+    return invalidArgument(std::string("--lr-schedule ") + lrDecayName(schedule_.decay) +
+                           " decays after the warmup, but --warmup " +
+                           std::to_string(schedule_.warmup) + " leaves none of the " +
+                           std::to_string(schedule_.totalSteps) + " --steps");
   return okStatus();
 }
 
@@ -421,13 +668,20 @@ Status Trainer::lossScaleFromCheckpoint() {
 Status Trainer::createSampler() {
   batch_ = feed_.tokens.shape[0];
   seq_ = feed_.tokens.shape[1];
-  RP_ASSIGN_OR_RETURN(sampler_, BatchSampler::create(data_, batch_, seq_, seed_));
+  RP_ASSIGN_OR_RETURN(sampler_,
+                      BatchSampler::create(data_, batch_, seq_, seed_, options_.evalSplit));
   if (feed_.labels)
     sampler_->setIgnoreIndex(feed_.labels->ignoreIndex);
+  if (options_.evalEvery > 0 && sampler_->evalBatches() == 0 && data_.packed())
+    return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
+                           std::to_string(sampler_->evalTokens() / seq_) +
+                           " eval rows, fewer than one batch of " + std::to_string(batch_) +
+                           " (prepare it with a larger --eval-fraction)");
   if (options_.evalEvery > 0 && sampler_->evalBatches() == 0)
     return invalidArgument("--eval-every needs held-out data: " + options_.dataPath + " holds " +
-                           std::to_string(data_.tokens.size()) +
-                           " tokens, too few for a 10% evaluation split of windows of " +
+                           std::to_string(data_.tokens.size()) + " tokens, too few for a " +
+                           shortNumber(100 * options_.evalSplit) +
+                           "% evaluation split (--eval-split) of windows of " +
                            std::to_string(seq_ + 1) + " tokens");
   return okStatus();
 }
@@ -461,6 +715,8 @@ Status Trainer::checkLaunch() {
   parts.push_back({"the plan file " + options_.planPath, plan});
   uint64_t data = fingerprintBytes(data_.tokens.data(), data_.tokens.size() * sizeof(uint32_t), 0);
   data = fingerprintBytes(data_.lossMask.data(), data_.lossMask.size(), data);
+  data = fingerprintBytes(data_.positions.data(), data_.positions.size() * sizeof(uint32_t), data);
+  data = fingerprintBytes(&data_.rowLength, sizeof(data_.rowLength), data);
   parts.push_back({"the data " + options_.dataPath, data});
   // The weights, the fp32 master weights and both moments: the initial weights (--weights)
   // or the resumed checkpoint (--resume), as loaded.
@@ -472,20 +728,23 @@ Status Trainer::checkLaunch() {
   // size; not the output paths).
   char flags[512];
   std::snprintf(flags, sizeof flags,
-                "steps=%lld first=%lld lr=%.17g warmup=%lld seed=%llu backend=%s kernels=%s "
-                "gemm=%s attn=%s eval=%lld save=%lld scale=%d/%.17g/%.17g/%lld/%lld nonfinite=%lld",
+                "steps=%lld first=%lld lr=%.17g warmup=%lld decay=%s min=%.17g seed=%llu "
+                "backend=%s kernels=%s gemm=%s attn=%s eval=%lld/%.17g save=%lld "
+                "scale=%d/%.17g/%.17g/%lld/%lld nonfinite=%lld",
                 static_cast<long long>(options_.steps), static_cast<long long>(firstStep_),
-                options_.lr.value_or(-1.0), static_cast<long long>(options_.warmup),
+                schedule_.lr, static_cast<long long>(schedule_.warmup),
+                lrDecayName(schedule_.decay), schedule_.minLr,
                 static_cast<unsigned long long>(seed_), options_.backend.c_str(),
                 options_.kernels.c_str(), options_.gemmAccumulate.c_str(),
                 options_.attentionKernel.c_str(), static_cast<long long>(options_.evalEvery),
-                static_cast<long long>(options_.saveEvery), lossScale_.enabled ? 1 : 0,
+                options_.evalSplit, static_cast<long long>(options_.saveEvery),
+                lossScale_.enabled ? 1 : 0,
                 lossScaleStart_.scale, lossScale_.initScale,
                 static_cast<long long>(lossScaleStart_.goodSteps),
                 static_cast<long long>(lossScale_.growthInterval),
                 static_cast<long long>(options_.injectNonFiniteStep));
-  parts.push_back({"the training flags (--steps, --lr, --warmup, --seed, --backend, --kernels, "
-                   "--eval-every, --save-every, loss scaling, ...)",
+  parts.push_back({"the training flags (--steps, --lr, --warmup, --lr-schedule, --min-lr, "
+                   "--seed, --backend, --kernels, --eval-every, --save-every, loss scaling, ...)",
                    fingerprintBytes(flags, std::strlen(flags), 0)});
   Status same = checkSameLaunch(*options_.world, parts);
   everyRankFailed_ = !same.ok();
@@ -506,8 +765,7 @@ Status Trainer::startExecutor() {
                              " does not time its instructions (use --backend cuda, or cpu with "
                              "the reference kernels)");
   }
-  exec_.lr = options_.lr.value_or(loaded_.plan.config().optimizer().lr());
-  exec_.warmup = options_.warmup;
+  exec_.schedule = schedule_;
   exec_.firstStep = firstStep_;
   exec_.trace = trace_->enabled() ? &*trace_ : nullptr;
   exec_.lossScale = lossScale_;
@@ -521,7 +779,10 @@ Status Trainer::openOutputs() {
   if (!options_.saveDir.empty() && rank_ == 0)
     RP_RETURN_IF_ERROR(checkCheckpointDir(options_.saveDir));
   if (!options_.logPath.empty() && rank_ == 0) {
-    RP_ASSIGN_OR_RETURN(log_, MetricsLog::open(options_.logPath));
+    // A resumed run continues its log.
+    RP_ASSIGN_OR_RETURN(log_, options_.resumeDir.empty()
+                                  ? MetricsLog::open(options_.logPath)
+                                  : MetricsLog::openResumed(options_.logPath, firstStep_));
   }
   const pb::Plan &plan = loaded_.plan;
   summary_.firstStep = firstStep_;
@@ -529,7 +790,7 @@ Status Trainer::openOutputs() {
   summary_.ranks = ranks_;
   summary_.tokensPerStep = ranks_ * plan.config().micro_batches() * batch_ * seq_;
   microBatches_ = plan.config().micro_batches();
-  end_ = firstStep_ + options_.steps;
+  end_ = options_.steps;
   if (options_.progress && rank_ == 0)
     bar_.emplace(out_, end_, firstStep_);
   return okStatus();
@@ -578,7 +839,7 @@ Status Trainer::report(int64_t step, double loss, std::optional<double> evalLoss
   summary_.skippedSteps += outcome->skipped;
   consecutiveSkips_ = outcome->skipped ? consecutiveSkips_ + 1 : 0;
   if (log_) {
-    StepMetrics m{step + 1, loss, learningRate(exec_.lr, exec_.warmup, step),
+    StepMetrics m{step + 1, loss, learningRate(exec_.schedule, step),
                   summary_.tokensPerStep, stepSeconds, tokensPerSecond, evalLoss, std::nullopt,
                   std::nullopt, std::nullopt};
     if (backend_->deviceMemoryBytes() >= 0)
@@ -630,7 +891,8 @@ StatusOr<double> Trainer::evaluate() {
       uint8_t *record = executor_->record(0, m);
       RP_RETURN_IF_ERROR(sampler_->fillEval((g * M + m) % sampler_->evalBatches(),
                                             feed_.tokens.dtype, tokensIn(record), labelDType_,
-                                            labelsIn(record), &trained[static_cast<size_t>(m)]));
+                                            labelsIn(record), &trained[static_cast<size_t>(m)],
+                                            positionDType(), positionsIn(record)));
     }
     writeSeeds(0, std::vector<float>(trained.size(), 0.0f)); // gradients unused
     RP_ASSIGN_OR_RETURN(std::vector<float> losses, executor_->evaluate());
@@ -646,6 +908,16 @@ Status Trainer::save(int64_t steps) {
   RP_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointTensors> c, checkpointOf(*host_, steps, seed_));
   if (ranks_ > 1)
     c->data.metadata["data_parallel_ranks"] = std::to_string(ranks_);
+  // The settings a resume compares (resumeSettings).
+  c->data.metadata["lr"] = exactNumber(schedule_.lr);
+  c->data.metadata["lr_schedule"] = lrDecayName(schedule_.decay);
+  c->data.metadata["warmup"] = std::to_string(schedule_.warmup);
+  c->data.metadata["min_lr"] = exactNumber(schedule_.minLr);
+  c->data.metadata["steps"] = std::to_string(options_.steps);
+  c->data.metadata["data"] = options_.dataPath;
+  c->data.metadata["data_fingerprint"] = std::to_string(dataFingerprint_);
+  c->data.metadata["eval_split"] = exactNumber(options_.evalSplit);
+  c->data.metadata["batch"] = std::to_string(batch_) + "x" + std::to_string(seq_);
   if (lossScale_.enabled) { // after a drain: the state after the last step
     const LossScaleState state = executor_->lossScaleState();
     char scale[64];
@@ -726,7 +998,8 @@ StatusOr<std::vector<int64_t>> Trainer::fillStep(int64_t k) {
     uint8_t *record = mine ? executor_->record(k, g % M) : nullptr;
     RP_RETURN_IF_ERROR(sampler_->fillTrain(
         k, g, feed_.tokens.dtype, mine ? tokensIn(record) : scratchTokens_.data(), labelDType_,
-        mine ? labelsIn(record) : scratchLabels_.data(), &trained[static_cast<size_t>(g)]));
+        mine ? labelsIn(record) : scratchLabels_.data(), &trained[static_cast<size_t>(g)],
+        positionDType(), mine ? positionsIn(record) : nullptr));
   }
   // Without a labels input (or with a `sum` loss) every micro-batch weighs the same.
   if (!feed_.labels || !feed_.labels->meanLoss)

@@ -6,9 +6,17 @@
 // held-out windows, and crash-safe checkpoints that resume bit for bit.
 //
 // Step k (0-based, global: a resumed run continues the count) draws its M micro-batches from
-// the sampler at (seed, k, m) and uses learning rate learningRate(lr, warmup, k). The loss of
-// a step is the mean of its M micro-batch losses (each the model's mean over tokens), summed
-// in double in micro-batch order.
+// the sampler at (seed, k, m) and uses learning rate learningRate(schedule, k)
+// (runtime/optim/AdamW.h: warmup, then constant, cosine or linear decay to a floor over the
+// run's total --steps). The loss of a step is the mean of its M micro-batch losses (each the
+// model's mean over tokens), summed in double in micro-batch order.
+//
+// --steps is the run's total step count: a run resumed from a checkpoint of step c trains the
+// steps [c, steps), and one resumed at c == steps trains nothing (it may still export). A
+// checkpoint records the settings that change the math (lr, schedule, seed, data, batch;
+// docs/USAGE.md, "Checkpoints, resuming and stopping"): a resume takes the checkpoint's for
+// the flags left out and refuses flags that differ unless TrainOptions::resumeOverride names
+// their group.
 //
 // Data parallel (TrainOptions::world, rp-run under mpirun; docs/MULTI_NODE.md): rank r of R
 // trains the micro-batches [r M, (r + 1) M) of a step of R M, the sampler's (seed, k, m) for m
@@ -28,6 +36,7 @@
 
 #include "base/Status.h"
 #include "runtime/data/TokenFile.h"
+#include "runtime/optim/AdamW.h"
 #include "runtime/train/HfExport.h"
 
 #include <atomic>
@@ -57,9 +66,25 @@ struct TrainOptions {
   bool allowExtraWeights = false;
   std::string dataPath;
   DataFormat dataFormat = DataFormat::Auto;
-  int64_t steps = 0;                 ///< Steps to run in this invocation (>= 1).
-  std::optional<double> lr;          ///< Peak learning rate; default: the plan's.
-  int64_t warmup = 0;                ///< Linear warmup steps.
+  /// Text data read as byte tokens although the plan's vocabulary is not a byte vocabulary
+  /// (more than kByteVocabularyMax tokens), or although the file is not UTF-8 text (default:
+  /// refused: the ids would mean other tokens of the model's tokenizer).
+  bool textAsBytes = false;
+  /// Train from the plan's own initial weights although they are random placeholders of a
+  /// model whose weights are a checkpoint's (the plan's `placeholder_weights` "random"; default:
+  /// refused without weightsPath). Placeholders of zeros are always refused.
+  bool fromScratch = false;
+  int64_t steps = 0;                 ///< The run's total step count (>= 1; file comment).
+  /// Peak learning rate; default: the checkpoint's when resuming, else the plan's.
+  std::optional<double> lr;
+  /// The schedule (runtime/optim/AdamW.h LrSchedule); each default: the checkpoint's when
+  /// resuming, else 0 warmup steps, constant, a floor of 0.
+  std::optional<int64_t> warmup;
+  std::optional<LrDecay> lrSchedule;
+  std::optional<double> minLr;
+  /// The groups of math-changing settings a resume may change (file comment): "lr",
+  /// "schedule", "seed", "data", "batch".
+  std::vector<std::string> resumeOverride;
   std::string backend = "cpu";       ///< cpu | cuda (sim: Simulate.h, simulate())
   /// --backend cpu's kernels: "reference" (kernels/cpu) or "cuda-host" (the CUDA backend's
   /// kernels replayed on the host, runtime/backends/cuda/CudaHostKernels.h).
@@ -85,6 +110,8 @@ struct TrainOptions {
   /// CUDA backend then synchronises after every call, so step times are not the pipeline's.
   std::string profileKernelsPath;
   int64_t evalEvery = 0;             ///< Evaluate every K steps (0: never).
+  /// The fraction of the data held out for evaluation (its last tokens; BatchSampler.h).
+  double evalSplit = 0.1;
   /// --export-hf: the weights in the Hugging Face layout at the end of a run that was not
   /// interrupted (checked with the plan before the first step).
   HfExportOptions exportHf;
@@ -119,12 +146,21 @@ struct TrainOptions {
   int64_t injectFailureStep = 0;
 };
 
+/// The groups TrainOptions::resumeOverride takes.
+inline constexpr const char *kResumeOverrideGroups[] = {"lr", "schedule", "seed", "data", "batch"};
+
+/// The largest vocabulary text data (byte tokens 0..255) trains without textAsBytes: 256 bytes
+/// and up to 64 special tokens.
+inline constexpr int64_t kByteVocabularyMax = 320;
+
 /// TrainOptions::maxSkippedSteps' defaults.
 constexpr int64_t kMaxSkippedSteps = 5;
 constexpr int64_t kMaxSkippedStepsScaled = 25;
 
 struct TrainSummary {
   int64_t firstStep = 0;            ///< The first step run (0, or the checkpoint's step).
+  /// Resumed at --steps: nothing was trained (losses is empty; the export still ran).
+  bool alreadyDone = false;
   std::vector<double> losses;       ///< One per step run.
   std::optional<double> evalLoss;   ///< The last evaluation's loss.
   int64_t tokensPerStep = 0;

@@ -10,8 +10,9 @@
 #
 # Checks, for the runtime component alone (`--component runtime`) and for the whole install:
 # <prefix>/bin holds exactly the expected tools (rp-run; with the compiler also rpc-compile,
-# rp-opt, rp-ref), ldd resolves every library each one needs and none of them lies in the
-# build tree, each one runs (--version), and the documentation is under share/doc/rpc. Then
+# rp-opt, rp-ref and the Python script rpc-finetune, whose helpers lie in share/rpc/python),
+# ldd resolves every library each binary needs and none of them lies in the build tree, each
+# one runs (--version), and the documentation is under share/doc/rpc. Then
 # the installed rp-run --check accepts the small plan and, with the compiler, the plan the
 # installed rpc-compile writes for the bundled example (examples/qwen3-tiny). Finally cpack
 # writes the Debian packages (cmake/Packaging.cmake) and their contents and Depends are
@@ -48,6 +49,12 @@ check_prefix() {
   [ "$have" = "$want" ] || fail "$prefix/bin holds '$have', expected '$want'"
   for tool in "$@"; do
     [ -x "$prefix/bin/$tool" ] || fail "$prefix/bin/$tool is not executable"
+    if [ "$(head -c 2 "$prefix/bin/$tool")" = "#!" ]; then # a script: no libraries
+      "$prefix/bin/$tool" --version >"$work/version.txt" 2>&1 ||
+        fail "$prefix/bin/$tool --version failed: $(cat "$work/version.txt")"
+      echo "install-test: $prefix/bin/$tool: $(head -1 "$work/version.txt")"
+      continue
+    fi
     libs="$(ldd "$prefix/bin/$tool")" || fail "ldd $prefix/bin/$tool failed"
     if grep -q "not found" <<<"$libs"; then
       fail "$prefix/bin/$tool: libraries not found: $(grep "not found" <<<"$libs" | tr -s ' \t' ' ')"
@@ -77,7 +84,7 @@ check_plan() {
 
 tools=(rp-run)
 if [ "$compiler" = 1 ]; then
-  tools+=(rpc-compile rp-opt rp-ref)
+  tools+=(rpc-compile rp-opt rp-ref rpc-finetune)
 fi
 
 cmake --install "$build" --prefix "$work/runtime" --component runtime >"$work/install.log" 2>&1 ||
@@ -87,6 +94,13 @@ check_prefix "$work/runtime" rp-run
 cmake --install "$build" --prefix "$work/all" >"$work/install.log" 2>&1 ||
   fail "cmake --install failed: $(cat "$work/install.log")"
 check_prefix "$work/all" "${tools[@]}"
+if [ "$compiler" = 1 ]; then
+  for helper in export_model.py tokenfiles.py; do
+    [ -f "$work/all/share/rpc/python/$helper" ] || fail "share/rpc/python/$helper is missing"
+  done
+  grep -q '^VERSION = "[0-9]' "$work/all/bin/rpc-finetune" ||
+    fail "the installed rpc-finetune does not carry the version"
+fi
 
 mkdir "$work/plans"
 "$write_plan" "$work/plans" || fail "$write_plan failed"

@@ -37,8 +37,11 @@ int fail(const std::string &message) {
 
 /// The argument of `func` read as embedding-gather indices (tokens) or cross-entropy labels,
 /// directly or through ops that only move the value (reshape, cast, transpose, expand).
-std::optional<unsigned> argumentUsedAs(func::FuncOp func, bool labels) {
+std::optional<unsigned> argumentUsedAs(func::FuncOp func, bool labels,
+                                       std::optional<unsigned> skip = std::nullopt) {
   for (BlockArgument arg : func.getArguments()) {
+    if (skip && arg.getArgNumber() == *skip)
+      continue;
     SmallVector<Value> worklist{arg};
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
@@ -75,10 +78,21 @@ rt::SafetensorsTensor tensorOf(const std::string &name, const HostTensor &t) {
                                t.byteSize()};
 }
 
-/// The model's token-id and labels arguments, as the sampler fills them.
+/// The argument named `position_ids` (runtime/plan/PlanInputs.h), if any.
+std::optional<unsigned> positionArgument(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, "graph.name"))
+      if (name.getValue() == rt::kPositionIdsInput)
+        return i;
+  return std::nullopt;
+}
+
+/// The model's token-id, labels and position arguments, as the sampler fills them.
 struct FeedArgs {
   unsigned tokens = 0;
   std::optional<unsigned> labels;
+  std::optional<unsigned> positions; ///< `position_ids`
+  DType positionType = DType::I64;
   unsigned seed = 0;             ///< The loss seed (the last argument; TokenWeights.h).
   int64_t ignoreIndex = -100;    ///< The cross-entropy's, for masked-out labels.
   bool meanLoss = true;          ///< The cross-entropy averages (token weighting applies).
@@ -131,13 +145,15 @@ private:
 };
 
 int ReferenceTrainer::findFeed() {
-  std::optional<unsigned> tokensArg = argumentUsedAs(func_, false);
-  std::optional<unsigned> labelsArg = argumentUsedAs(func_, true);
+  std::optional<unsigned> positionsArg = positionArgument(func_);
+  std::optional<unsigned> tokensArg = argumentUsedAs(func_, false, positionsArg);
+  std::optional<unsigned> labelsArg = argumentUsedAs(func_, true, positionsArg);
   if (!tokensArg)
     return fail("@train_step has no token-id argument (the indices of an embedding gather)");
-  if (func_.getNumArguments() != (labelsArg ? 3u : 2u))
-    return fail("--train feeds a token-id argument and a labels argument only; @train_step "
-                "has " + std::to_string(func_.getNumArguments() - 1) + " arguments");
+  if (func_.getNumArguments() != 2u + (labelsArg ? 1u : 0u) + (positionsArg ? 1u : 0u))
+    return fail("--train feeds a token-id argument, a labels argument and position_ids only; "
+                "@train_step has " + std::to_string(func_.getNumArguments() - 1) + " arguments");
+  feed_.positions = positionsArg;
   feed_.seed = func_.getNumArguments() - 1;
   if (labelsArg)
     func_.walk([&](Operation *op) {
@@ -164,6 +180,14 @@ int ReferenceTrainer::findFeed() {
       labelsArg ? graph::irDType(
                       cast<RankedTensorType>(func_.getArgumentTypes()[*labelsArg]).getElementType())
                 : feed_.idType;
+  if (positionsArg) {
+    auto type = cast<RankedTensorType>(func_.getArgumentTypes()[*positionsArg]);
+    if (type.getShape() != tokensType.getShape())
+      return fail("position_ids must have the token ids' shape [batch, seq]");
+    feed_.positionType = graph::irDType(type.getElementType());
+    if (feed_.positionType != DType::I64 && feed_.positionType != DType::I32)
+      return fail("position_ids must hold i64 or i32");
+  }
   return 0;
 }
 
@@ -181,6 +205,10 @@ int ReferenceTrainer::openData() {
   if (!data_->lossMask.empty() && !(feed_.labels && feed_.meanLoss))
     return fail(o_.dataPath + " has a loss mask, but the model has no labels input of a `mean` "
                               "cross-entropy to mask (export the model with a labels input)");
+  if (::rp::base::Status s =
+          rt::checkPositionFeed(*data_, feed_.positions.has_value(), 0, feed_.seq);
+      !s.ok())
+    return fail(s.message());
   return 0;
 }
 
@@ -246,13 +274,20 @@ int ReferenceTrainer::runMicroBatches(int64_t step, double &loss) {
     args.resize(func_.getNumArguments());
     HostTensor tokens(feed_.idType, {feed_.batch, feed_.seq}),
         labels(feed_.labelType, {feed_.batch, feed_.seq});
-    if (::rp::base::Status s = sampler_->fillTrain(step, mb, feed_.idType, tokens.raw(), feed_.labelType,
-                                           labels.raw(), &trained[static_cast<size_t>(mb)]);
+    std::optional<HostTensor> positions;
+    if (feed_.positions)
+      positions.emplace(feed_.positionType, std::vector<int64_t>{feed_.batch, feed_.seq});
+    if (::rp::base::Status s = sampler_->fillTrain(
+            step, mb, feed_.idType, tokens.raw(), feed_.labelType, labels.raw(),
+            &trained[static_cast<size_t>(mb)], feed_.positionType,
+            positions ? positions->raw() : nullptr);
         !s.ok())
       return fail(s.message());
     args[feed_.tokens] = std::move(tokens);
     if (feed_.labels)
       args[*feed_.labels] = std::move(labels);
+    if (positions)
+      args[*feed_.positions] = std::move(*positions);
   }
   if (!feed_.labels || !feed_.meanLoss) // every micro-batch weighs the same
     std::fill(trained.begin(), trained.end(), feed_.batch * feed_.seq);
@@ -307,7 +342,7 @@ int ReferenceTrainer::optimizerStep(int64_t step, double &lr, bool &skipped) {
     }
     gradScale = clipped.value();
   }
-  lr = rt::learningRate(o_.lr, o_.warmup, step);
+  lr = rt::learningRate(rt::LrSchedule{o_.lr, o_.warmup, o_.lrDecay, o_.minLr, o_.steps}, step);
   rt::AdamWConfig config{lr, o_.beta1, o_.beta2, o_.eps, o_.weightDecay};
   for (auto &[name, p] : params_) {
     if (!p.trainable)

@@ -19,6 +19,7 @@
 
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/data/TokenFile.h"
+#include "runtime/optim/AdamW.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -35,6 +36,8 @@ struct RefTrainOptions {
   bool async = false;
   double lr = 3e-4, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, gradClip = 0;
   int64_t warmup = 0;
+  ::rp::runtime::LrDecay lrDecay = ::rp::runtime::LrDecay::Constant; ///< over `steps`
+  double minLr = 0;
   uint64_t seed = 0;
   std::string logPath; ///< JSON lines as rp-run writes them ("" : none).
   std::string saveDir; ///< A checkpoint as rp-run writes it ("" : none).

@@ -5,7 +5,8 @@
 //   rp-ref MODEL.onnx --reference SIDECAR.safetensors [--loss-rtol 1e-4] [--grad-rtol 1e-3]
 //          [--fused]
 //   rp-ref MODEL.onnx --train --data FILE --steps N --micro-batches M [--update sync|async]
-//          [--lr X --warmup W --weight-decay X --grad-clip X --seed S] [--log F.jsonl] [--save DIR]
+//          [--lr X --warmup W --lr-schedule constant|cosine|linear --min-lr X --weight-decay X
+//          --grad-clip X --seed S] [--log F.jsonl] [--save DIR]
 //
 // Imports the model into the graph dialect and interprets it on the CPU reference kernels
 // (kernels/cpu): the numeric oracle of the project. Reads `input_N.pb` (ONNX TensorProto) from
@@ -76,7 +77,7 @@ struct RefFlags {
   bool f64 = false, grads = false, train = false, fused = false;
   mlir::rp::TrainingOptions training;
   mlir::rp::RefCheckOptions check;
-  std::string update = "sync", dataFormat = "auto";
+  std::string update = "sync", dataFormat = "auto", lrSchedule = "constant";
   mlir::rp::RefTrainOptions ref;
 };
 
@@ -127,6 +128,12 @@ void addTrainFlags(CLI::App &app, RefFlags &f) {
       ->check(CLI::IsMember({"sync", "async"}));
   app.add_option("--lr", ref.lr, "--train: peak learning rate");
   app.add_option("--warmup", ref.warmup, "--train: linear warmup steps");
+  app.add_option("--lr-schedule", f.lrSchedule,
+                 "--train: constant | cosine | linear decay after the warmup over --steps (as "
+                 "rp-run's)")
+      ->check(CLI::IsMember({"constant", "cosine", "linear"}));
+  app.add_option("--min-lr", ref.minLr, "--train: the decay's floor (default 0)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--beta1", ref.beta1, "--train: AdamW beta1");
   app.add_option("--beta2", ref.beta2, "--train: AdamW beta2");
   app.add_option("--eps", ref.eps, "--train: AdamW epsilon");
@@ -317,6 +324,7 @@ int main(int argc, char **argv) {
     return code;
   f.ref.async = f.update == "async";
   f.ref.dataFormat = ::rp::runtime::parseDataFormat(f.dataFormat).value();
+  f.ref.lrDecay = ::rp::runtime::parseLrDecay(f.lrSchedule).value();
 
   mlir::rp::onnx::ImportOptions options;
   options.foldLimit = f.foldLimit;

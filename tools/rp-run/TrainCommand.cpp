@@ -1,8 +1,10 @@
 //===- TrainCommand.cpp - rp-run train: the training flags ----------------===//
 //
 //   rp-run train MODEL.rpplan --data FILE --steps N [--lr 3e-4] [--warmup 20]
+//          [--lr-schedule constant|cosine|linear] [--min-lr X]
 //          [--backend cpu|cuda] [--gpus N] [--seed S] [--save DIR] [--save-every K]
-//          [--resume DIR] [--log FILE.jsonl] [--trace FILE.json] [--eval-every K] ...
+//          [--resume DIR [--resume-override lr,schedule,seed,data,batch]] [--log FILE.jsonl]
+//          [--trace FILE.json] [--eval-every K] ...
 //          [--export-hf DIR [export options]]
 //
 //===----------------------------------------------------------------------===//
@@ -41,6 +43,12 @@ public:
       return runtime::reportError(s);
     if (lr_->count())
       options_.lr = lrValue_;
+    if (warmup_->count())
+      options_.warmup = warmupValue_;
+    if (minLr_->count())
+      options_.minLr = minLrValue_;
+    if (lrSchedule_->count())
+      options_.lrSchedule = runtime::parseLrDecay(lrScheduleText_).value(); // the parser checked it
     if (lossScale_->count())
       options_.lossScale = lossScaleValue_;
     if (seed_->count())
@@ -61,20 +69,40 @@ private:
                    "ids (--data-format nanogpt)")
         ->required();
     app.add_option("--data-format", dataFormat_,
-                   "auto | tokens (llm.c) | text (bytes) | nanogpt (headerless uint16)")
+                   "auto (default) | tokens (llm.c) | text (bytes) | nanogpt (headerless uint16)")
         ->check(CLI::IsMember({"auto", "tokens", "text", "nanogpt"}));
+    app.add_flag("--text-as-bytes", options_.textAsBytes,
+                 "Train on text data's bytes as token ids although the plan's vocabulary is not "
+                 "a byte vocabulary (more than 320 tokens) or the file is not UTF-8 text "
+                 "(default: refused; tokenize the text with the model's tokenizer instead)");
+    app.add_flag("--from-scratch", options_.fromScratch,
+                 "Train from the plan's random initial weights although its model was exported "
+                 "from a checkpoint's config (default: such a plan needs --weights DIR)");
   }
 
   /// Steps, schedule and sampling.
   void addRunFlags() {
     CLI::App &app = this->app();
-    app.add_option("--steps", options_.steps, "Training steps to run")
+    app.add_option("--steps", options_.steps,
+                   "The run's total step count: a resumed run trains from its checkpoint's step "
+                   "up to N (nothing when it is at N)")
         ->required()
         ->check(CLI::PositiveNumber);
-    lr_ = app.add_option("--lr", lrValue_, "Peak learning rate (default: the plan's)")
+    lr_ = app.add_option("--lr", lrValue_,
+                         "Peak learning rate (default: the checkpoint's when resuming, else the "
+                         "plan's, rpc-compile --lr)")
               ->check(finiteNumber(true));
-    app.add_option("--warmup", options_.warmup, "Linear learning-rate warmup steps")
-        ->check(CLI::NonNegativeNumber);
+    warmup_ = app.add_option("--warmup", warmupValue_,
+                             "Linear learning-rate warmup steps (default 0, or the checkpoint's)")
+                  ->check(CLI::NonNegativeNumber);
+    lrSchedule_ = app.add_option("--lr-schedule", lrScheduleText_,
+                                 "After the warmup: constant, or cosine or linear decay to "
+                                 "--min-lr at --steps (default constant, or the checkpoint's)")
+                      ->check(CLI::IsMember({"constant", "cosine", "linear"}));
+    minLr_ = app.add_option("--min-lr", minLrValue_,
+                            "The floor of the cosine or linear decay (default 0, or the "
+                            "checkpoint's)")
+                 ->check(finiteNumber(false));
     seed_ = app.add_option("--seed", seedText_, "Data sampling seed, 0 to 2^64 - 1 (default 0)")
                 ->check(CLI::Validator(
                     [](std::string &text) -> std::string {
@@ -83,8 +111,13 @@ private:
                       return "must be an integer from 0 to 2^64 - 1, not '" + text + "'";
                     },
                     "UINT64"));
-    app.add_option("--eval-every", options_.evalEvery, "Evaluate on held-out windows every K steps")
+    app.add_option("--eval-every", options_.evalEvery,
+                   "Evaluate on held-out windows every K steps (default 0: never)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--eval-split", options_.evalSplit,
+                   "The fraction of the data held out for evaluation: its last tokens "
+                   "(default 0.1)")
+        ->check(CLI::Range(0.0, 0.99));
   }
 
   /// The backend, its kernels and the pool.
@@ -119,8 +152,18 @@ private:
     app.add_option("--save", options_.saveDir, "Write a checkpoint to DIR at the end");
     app.add_option("--save-every", options_.saveEvery, "Also write a checkpoint every K steps")
         ->check(CLI::NonNegativeNumber);
-    app.add_option("--resume", options_.resumeDir, "Resume from the checkpoint in DIR");
-    app.add_option("--log", options_.logPath, "Write metrics as JSON lines to FILE");
+    app.add_option("--resume", options_.resumeDir,
+                   "Resume from the checkpoint in DIR: its lr, schedule and seed unless given; "
+                   "flags that change them, other data or another batch are refused unless "
+                   "--resume-override names them");
+    app.add_option("--resume-override", options_.resumeOverride,
+                   "With --resume: the settings this run may change from the checkpoint's, "
+                   "comma-separated: lr, schedule (--lr-schedule, --warmup, --min-lr, and --steps "
+                   "of a decaying schedule), seed, data, batch (default: none)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"lr", "schedule", "seed", "data", "batch"}));
+    app.add_option("--log", options_.logPath,
+                   "Write metrics as JSON lines to FILE (a resumed run appends to it)");
     app.add_option("--trace", options_.tracePath,
                    "Write a Chrome trace (Perfetto) of the run to FILE");
     app.add_option("--profile-kernels", options_.profileKernelsPath,
@@ -162,10 +205,12 @@ private:
 
   TrainOptions options_;
   std::optional<ExportFlags> exportFlags_;
-  std::string dataFormat_ = "auto", seedText_;
-  double lrValue_ = 0, lossScaleValue_ = 0;
+  std::string dataFormat_ = "auto", seedText_, lrScheduleText_;
+  double lrValue_ = 0, lossScaleValue_ = 0, minLrValue_ = 0;
+  int64_t warmupValue_ = 0;
   bool noProgress_ = false;
-  CLI::Option *lr_ = nullptr, *seed_ = nullptr, *lossScale_ = nullptr;
+  CLI::Option *lr_ = nullptr, *seed_ = nullptr, *lossScale_ = nullptr, *warmup_ = nullptr,
+              *lrSchedule_ = nullptr, *minLr_ = nullptr;
 };
 
 } // namespace

@@ -41,3 +41,22 @@ func.func @forward(%x: tensor<8x128xf32>, %rows: tensor<8x128xf32>, %off: tensor
   %v = graph.matmul %x, %t : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
   return %y, %z, %g, %v : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x128xf32>
 }
+
+// A weight loaded at the top is dequantized just before its first reader, so that a layer
+// holds one full-precision copy at a time (the load stays where it was).
+// CHECK-LABEL: func.func @loads_first
+// CHECK:      %[[QW:.*]] = graph.load_param @w : tensor<4232xui8>
+// CHECK-NEXT: %[[QU:.*]] = graph.load_param @u : tensor<4232xui8>
+// CHECK-NEXT: %[[A:.*]] = graph.matmul %arg0, %arg1
+// CHECK-NEXT: %[[DW:.*]] = graph.dequantize nf4 %[[QW]]
+// CHECK-NEXT: graph.matmul %[[A]], %[[DW]] {transpose_b}
+// CHECK-NEXT: %[[DU:.*]] = graph.dequantize nf4 %[[QU]]
+// CHECK-NEXT: graph.matmul %[[A]], %[[DU]]
+func.func @loads_first(%x: tensor<8x128xf32>, %s: tensor<128x128xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %w = graph.load_param @w : tensor<64x128xf32>
+  %u = graph.load_param @u : tensor<128x64xf32>
+  %a = graph.matmul %x, %s : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+  %b = graph.matmul %a, %w {transpose_b} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+  %c = graph.matmul %a, %u : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
+  return %b, %c : tensor<8x64xf32>, tensor<8x64xf32>
+}

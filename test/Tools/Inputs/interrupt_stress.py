@@ -107,7 +107,7 @@ def trial(args, rng, plan, reference, seconds, index):
             return f"files of an uncommitted checkpoint left after {sig.name}: {stray}"
     done = checkpoint_step(save)
     if done < args.steps:
-        resumed = run(train_cmd(args, plan, save, args.steps - done, resume=done > 0))
+        resumed = run(train_cmd(args, plan, save, args.steps, resume=done > 0))
         if resumed.returncode != 0:
             return f"resume from step {done} failed: {resumed.stderr.strip()[-300:]}"
     diff = same_files(save, reference, args.steps)

@@ -57,7 +57,7 @@ inline RunResult trainTestPlan(const rp::plan::Plan &plan, runtime::Backend &bac
       std::memcpy(host.master() + param.state_offset() / 4, value.data(), value.size() * 4);
   }
   ExecutorOptions options;
-  options.lr = lr;
+  options.schedule.lr = lr;
   options.ranks = ranks;
   options.commThread = commThread;
   Executor executor(host, backend, options);

@@ -259,5 +259,118 @@ TEST(BatchSamplerTest, MaskedLabelsBecomeTheIgnoreIndex) {
   EXPECT_EQ(BatchSampler::create(d, 3, 5, 11).status().code(), StatusCode::InvalidArgument);
 }
 
+/// Packed data of `rows` rows of 8 tokens: row r holds token ids 100 r + j; each row has a
+/// document of 3 tokens, one of 4 and a padding token (mask: the first token of each document
+/// untrained, the padding untrained); the last `evalRows` rows are held out.
+TokenData packedRows(int64_t rows, int64_t evalRows) {
+  TokenData d{"packed.bin", DataFormat::Tokens, 4, {}, {}};
+  const uint32_t pos[8] = {0, 1, 2, 0, 1, 2, 3, 0};
+  const uint8_t mask[8] = {0, 1, 1, 0, 1, 1, 1, 0};
+  for (int64_t r = 0; r < rows; ++r)
+    for (uint32_t j = 0; j < 8; ++j) {
+      d.tokens.push_back(static_cast<uint32_t>(100 * r) + j);
+      d.positions.push_back(pos[j]);
+      d.lossMask.push_back(mask[j]);
+    }
+  d.rowLength = 8;
+  d.evalRows = evalRows;
+  return d;
+}
+
+// A window is a row; labels never cross into another document or row; positions are the
+// row's.
+TEST(BatchSamplerTest, PackedWindowsAreRows) {
+  TokenData d = packedRows(20, 4);
+  StatusOr<BatchSampler> s = BatchSampler::create(d, 2, 8, 5);
+  ASSERT_TRUE(s.ok()) << s.status().toString();
+  EXPECT_EQ(s->trainTokens(), 16 * 8);
+  EXPECT_EQ(s->evalTokens(), 4 * 8);
+  EXPECT_EQ(s->evalBatches(), 2);
+  s->setIgnoreIndex(-100);
+  const int64_t expectedLabels[8] = {1, 2, -100, 4, 5, 6, -100, -100}; // + 100 r when >= 0
+  std::set<int64_t> rowsSeen;
+  for (int64_t step = 0; step < 40; ++step) {
+    std::vector<int64_t> t(16), l(16), p(16);
+    int64_t trained = -1;
+    ASSERT_TRUE(s->fillTrain(step, 0, DType::I64, t.data(), DType::I64, l.data(), &trained,
+                             DType::I64, p.data())
+                    .ok());
+    EXPECT_EQ(trained, 2 * 5);
+    for (int64_t r = 0; r < 2; ++r) {
+      const int64_t row = t[static_cast<size_t>(8 * r)] / 100;
+      EXPECT_LT(row, 16) << "a training row is held out";
+      rowsSeen.insert(row);
+      for (int64_t j = 0; j < 8; ++j) {
+        const size_t i = static_cast<size_t>(8 * r + j);
+        EXPECT_EQ(t[i], 100 * row + j);
+        EXPECT_EQ(p[i], d.positions[static_cast<size_t>(j)]);
+        EXPECT_EQ(l[i], expectedLabels[j] < 0 ? -100 : 100 * row + expectedLabels[j])
+            << "row " << row << " position " << j;
+      }
+    }
+  }
+  EXPECT_GT(rowsSeen.size(), 8u);
+  // Eval batch 1 holds eval rows 2 and 3: file rows 18 and 19, in i32.
+  std::vector<int32_t> t(16), l(16), p(16);
+  ASSERT_TRUE(s->fillEval(1, DType::I32, t.data(), DType::I32, l.data(), nullptr, DType::I32,
+                          p.data())
+                  .ok());
+  EXPECT_EQ(t[0], 1800);
+  EXPECT_EQ(t[8], 1900);
+  EXPECT_EQ(p[5], 2);
+  EXPECT_EQ(l[15], -100);
+  EXPECT_EQ(s->fillEval(2, DType::I32, t.data(), l.data()).code(), StatusCode::OutOfRange);
+}
+
+TEST(BatchSamplerTest, PackedEvalSplitAndErrors) {
+  // No eval rows recorded: the last 10% of rows when they hold a batch.
+  TokenData d = packedRows(40, 0);
+  StatusOr<BatchSampler> s = BatchSampler::create(d, 2, 8, 5);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->evalTokens(), 4 * 8);
+  StatusOr<BatchSampler> big = BatchSampler::create(d, 5, 8, 5);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->evalTokens(), 0);
+  // Windows other than the rows, and files that hold only eval rows, are refused.
+  Status wrong = BatchSampler::create(d, 2, 16, 5).status();
+  EXPECT_EQ(wrong.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(wrong.message().find("packed into rows of 8 tokens, but the plan's sequence is 16 "
+                                 "(prepare the data with --seq 16)"),
+            std::string::npos)
+      << wrong.message();
+  TokenData all = packedRows(3, 3);
+  EXPECT_EQ(BatchSampler::create(all, 1, 8, 5).status().code(), StatusCode::InvalidArgument);
+  // Positions for data that is not packed: 0..seq-1 in every window.
+  TokenData plain = iota(100);
+  StatusOr<BatchSampler> u = BatchSampler::create(plain, 2, 5, 1, 0.0);
+  ASSERT_TRUE(u.ok());
+  std::vector<int64_t> t(10), l(10), p(10);
+  ASSERT_TRUE(u->fillTrain(0, 0, DType::I64, t.data(), DType::I64, l.data(), nullptr, DType::I64,
+                           p.data())
+                  .ok());
+  EXPECT_EQ(p, (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(u->fillTrain(0, 0, DType::I64, t.data(), DType::I64, l.data(), nullptr, DType::F32,
+                         p.data())
+                .code(),
+            StatusCode::InvalidArgument);
+}
+
+TEST(BatchSamplerTest, PackedDataNeedsAPositionInput) {
+  TokenData d = packedRows(4, 0);
+  Status s = checkPositionFeed(d, false, 0, 8);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("packed.bin packs several documents into each row of 8 tokens, but "
+                             "the model has no `position_ids` input"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(checkPositionFeed(d, true, 0, 8).ok());
+  EXPECT_TRUE(checkPositionFeed(d, true, 4, 8).ok()); // the longest document has 4 positions
+  EXPECT_EQ(checkPositionFeed(d, true, 3, 8).code(), StatusCode::InvalidArgument);
+  TokenData plain = iota(100);
+  EXPECT_TRUE(checkPositionFeed(plain, false, 0, 8).ok());
+  EXPECT_TRUE(checkPositionFeed(plain, true, 8, 8).ok());
+  EXPECT_EQ(checkPositionFeed(plain, true, 7, 8).code(), StatusCode::InvalidArgument);
+}
+
 } // namespace
 } // namespace rp::runtime

@@ -325,7 +325,8 @@ TEST_F(TokenFileTest, MaskedRejections) {
   expectRejected("trailing", maskedHeader(1, 2, 2) + body + "x", StatusCode::DataLoss,
                  "trailing bytes, corrupt");
   expectRejected("version", maskedHeader(7, 2, 2) + body, StatusCode::InvalidArgument,
-                 "unknown version 7 (1: uint16 tokens, 2: uint32 tokens)");
+                 "unknown version 7 (1: uint16 tokens, 2: uint32 tokens; packed rows with "
+                 "positions 3: uint16, 4: uint32)");
   expectRejected("negative", maskedHeader(1, -1, -1) + body, StatusCode::DataLoss,
                  "negative count");
   expectRejected("byte", maskedHeader(1, 2, 2) + body.substr(0, 5) + "\x02",
@@ -348,6 +349,107 @@ TEST_F(TokenFileTest, MaskedWriterChecksArguments) {
   EXPECT_FALSE(std::filesystem::exists(p));
 }
 
+/// A packed token file's header: magic 20251126, version, token, mask and position counts,
+/// row length, eval rows.
+std::string packedHeader(int32_t version, int32_t count, int32_t rowLength, int32_t evalRows,
+                         int32_t positionCount = -1) {
+  std::string h(1024, '\0');
+  const int32_t words[7] = {kMaskedTokenFileMagic, version, count, count,
+                            positionCount < 0 ? count : positionCount, rowLength, evalRows};
+  for (int w = 0; w < 7; ++w)
+    for (int i = 0; i < 4; ++i)
+      h[4 * w + i] = static_cast<char>((static_cast<uint32_t>(words[w]) >> (8 * i)) & 0xff);
+  return h;
+}
+
+/// Little-endian uint16 ids.
+std::string u16(std::initializer_list<uint32_t> ids) {
+  std::string out;
+  for (uint32_t id : ids)
+    out += std::string{static_cast<char>(id & 0xff), static_cast<char>(id >> 8)};
+  return out;
+}
+
+TEST_F(TokenFileTest, PackedRoundTripsAndAutoDetects) {
+  // Two rows of 4: [doc a (3 tokens), pad], [doc b (2), doc c (2)]; the last row held out.
+  const std::vector<uint32_t> tokens = {5, 6, 7, 0, 8, 70000, 10, 11};
+  const std::vector<uint8_t> mask = {0, 1, 1, 0, 0, 1, 0, 1};
+  const std::vector<uint32_t> positions = {0, 1, 2, 0, 0, 1, 0, 1};
+  const std::string p = path("packed.bin");
+  ASSERT_TRUE(writePackedTokenFile(p, tokens, mask, positions, 4, 1, 4).ok());
+  EXPECT_EQ(std::filesystem::file_size(p), 1024u + 9 * tokens.size());
+  for (DataFormat f : {DataFormat::Auto, DataFormat::Tokens}) {
+    StatusOr<TokenData> d = readTokens(p, f);
+    ASSERT_TRUE(d.ok()) << d.status().toString();
+    EXPECT_TRUE(d->packed());
+    EXPECT_EQ(d->tokens, tokens);
+    EXPECT_EQ(d->lossMask, mask);
+    EXPECT_EQ(d->positions, positions);
+    EXPECT_EQ(d->rowLength, 4);
+    EXPECT_EQ(d->evalRows, 1);
+    EXPECT_EQ(d->tokenBytes, 4);
+  }
+  // A file built from the format description: version 3 (uint16), tokens, mask, positions.
+  const std::string q = path("hand.bin");
+  writeBytes(q, packedHeader(3, 4, 2, 0) + u16({9, 257, 3, 4}) + std::string("\x00\x01\x00\x01", 4) +
+                    u16({0, 1, 0, 1}));
+  StatusOr<TokenData> d = readMaskedTokenFile(q);
+  ASSERT_TRUE(d.ok()) << d.status().toString();
+  EXPECT_EQ(d->tokens, (std::vector<uint32_t>{9, 257, 3, 4}));
+  EXPECT_EQ(d->lossMask, (std::vector<uint8_t>{0, 1, 0, 1}));
+  EXPECT_EQ(d->positions, (std::vector<uint32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(d->rowLength, 2);
+  EXPECT_EQ(d->evalRows, 0);
+  // Masked files of versions 1 and 2 are not packed.
+  ASSERT_TRUE(writeMaskedTokenFile(q, {1, 2}, {0, 1}, 2).ok());
+  StatusOr<TokenData> m = readTokenFile(q);
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(m->packed());
+  EXPECT_TRUE(m->positions.empty());
+}
+
+TEST_F(TokenFileTest, PackedRejections) {
+  const std::string body = u16({1, 2, 3, 4}) + std::string("\x00\x01\x00\x01", 4);
+  expectRejected("positions", packedHeader(3, 4, 2, 0, 3) + body + u16({0, 1, 0, 1}),
+                 StatusCode::DataLoss, "4 tokens but 3 positions; expected one per token");
+  expectRejected("rows", packedHeader(3, 4, 3, 0) + body + u16({0, 1, 2, 0}),
+                 StatusCode::DataLoss, "row length 3 does not divide the 4 tokens");
+  expectRejected("zero", packedHeader(3, 4, 0, 0) + body + u16({0, 1, 0, 1}),
+                 StatusCode::DataLoss, "row length 0 does not divide");
+  expectRejected("eval", packedHeader(3, 4, 2, 3) + body + u16({0, 1, 0, 1}),
+                 StatusCode::DataLoss, "3 eval rows of 2");
+  expectRejected("truncated", packedHeader(3, 4, 2, 0) + body + u16({0, 1, 0}),
+                 StatusCode::DataLoss, "but the file is 1042 bytes: truncated");
+  expectRejected("start", packedHeader(3, 4, 2, 0) + body + u16({0, 1, 2, 3}),
+                 StatusCode::DataLoss,
+                 "position 2 at index 2 starts a row of 2 tokens (a row starts a document at "
+                 "position 0)");
+  expectRejected("jump", packedHeader(4, 2, 2, 0) + std::string(8, '\x01') +
+                             std::string("\x00\x01", 2) + std::string("\x00\0\0\0\x05\0\0\0", 8),
+                 StatusCode::DataLoss, "position 5 at index 1 follows 0 (expected 0, a new "
+                                       "document, or 1)");
+}
+
+TEST_F(TokenFileTest, PackedWriterChecksArguments) {
+  const std::string p = path("w.bin");
+  const std::vector<uint32_t> t = {1, 2, 3, 4};
+  const std::vector<uint8_t> m = {0, 1, 0, 1};
+  EXPECT_EQ(writePackedTokenFile(p, t, m, {0, 1, 0}, 2, 0, 2).code(),
+            StatusCode::InvalidArgument);
+  EXPECT_EQ(writePackedTokenFile(p, t, m, {0, 1, 0, 1}, 3, 0, 2).code(),
+            StatusCode::InvalidArgument);
+  EXPECT_EQ(writePackedTokenFile(p, t, m, {0, 1, 0, 1}, 0, 0, 2).code(),
+            StatusCode::InvalidArgument);
+  EXPECT_EQ(writePackedTokenFile(p, t, m, {0, 1, 0, 1}, 2, 3, 2).code(),
+            StatusCode::InvalidArgument);
+  Status s = writePackedTokenFile(p, t, m, {0, 1, 1, 2}, 2, 0, 2);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("position 1 at index 2 starts a row"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(writePackedTokenFile(p, t, {0, 1, 0, 2}, {0, 1, 0, 1}, 2, 0, 2).code(),
+            StatusCode::InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(p));
+}
 
 } // namespace
 } // namespace rp::runtime

@@ -61,7 +61,8 @@ TEST_F(SafetensorsTest, DTypeNames) {
   EXPECT_EQ(safetensorsDTypeSize(SafetensorsDType::BF16), 2u);
   EXPECT_EQ(safetensorsDTypeSize(SafetensorsDType::I64), 8u);
   EXPECT_EQ(toRuntimeDType(SafetensorsDType::BOOL), DType::I1);
-  EXPECT_EQ(toRuntimeDType(SafetensorsDType::U8), std::nullopt);
+  EXPECT_EQ(toRuntimeDType(SafetensorsDType::U8), DType::U8);
+  EXPECT_EQ(toRuntimeDType(SafetensorsDType::I8), std::nullopt);
   EXPECT_EQ(fromRuntimeDType(DType::BF16), SafetensorsDType::BF16);
   EXPECT_FALSE(parseSafetensorsDType("Q4").ok());
 }

@@ -329,12 +329,42 @@ TEST(AdamWTest, ClippedGradScale) {
 }
 
 TEST(AdamWTest, LearningRateWarmup) {
-  EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 0), 0.25e-3);
-  EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 1), 0.5e-3);
-  EXPECT_DOUBLE_EQ(learningRate(1e-3, 4, 3), 1e-3);
-  EXPECT_EQ(learningRate(1e-3, 4, 4), 1e-3);
-  EXPECT_EQ(learningRate(1e-3, 4, 1000), 1e-3);
-  EXPECT_EQ(learningRate(1e-3, 0, 0), 1e-3);
+  const LrSchedule s{1e-3, 4};
+  EXPECT_DOUBLE_EQ(learningRate(s, 0), 0.25e-3);
+  EXPECT_DOUBLE_EQ(learningRate(s, 1), 0.5e-3);
+  EXPECT_DOUBLE_EQ(learningRate(s, 3), 1e-3);
+  EXPECT_EQ(learningRate(s, 4), 1e-3);
+  EXPECT_EQ(learningRate(s, 1000), 1e-3);
+  EXPECT_EQ(learningRate(LrSchedule{1e-3, 0}, 0), 1e-3);
+}
+
+TEST(AdamWTest, LearningRateDecay) {
+  // Warmup 2, then cosine from 1e-3 to 1e-4 over steps 2..11 (p = (step - 2) / 10).
+  const LrSchedule cosine{1e-3, 2, LrDecay::Cosine, 1e-4, 12};
+  EXPECT_DOUBLE_EQ(learningRate(cosine, 0), 0.5e-3);
+  EXPECT_DOUBLE_EQ(learningRate(cosine, 1), 1e-3);
+  EXPECT_DOUBLE_EQ(learningRate(cosine, 2), 1e-3); // the decay starts at the peak
+  EXPECT_NEAR(learningRate(cosine, 7), 0.55e-3, 1e-15); // p = 0.5: halfway
+  EXPECT_NEAR(learningRate(cosine, 11), 1e-4 + 0.9e-3 * 0.5 * (1 + std::cos(0.9 * M_PI)), 1e-15);
+  EXPECT_EQ(learningRate(cosine, 12), 1e-4); // the floor at and beyond the end
+  EXPECT_EQ(learningRate(cosine, 100), 1e-4);
+  for (int64_t k = 2; k < 12; ++k) // monotone
+    EXPECT_LT(learningRate(cosine, k + 1), learningRate(cosine, k)) << k;
+
+  const LrSchedule linear{1e-3, 0, LrDecay::Linear, 0, 4};
+  EXPECT_DOUBLE_EQ(learningRate(linear, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(learningRate(linear, 1), 0.75e-3);
+  EXPECT_DOUBLE_EQ(learningRate(linear, 3), 0.25e-3);
+  EXPECT_EQ(learningRate(linear, 4), 0);
+  // No room to decay: the peak after the warmup.
+  EXPECT_EQ(learningRate(LrSchedule{1e-3, 4, LrDecay::Cosine, 0, 4}, 10), 1e-3);
+
+  for (LrDecay d : {LrDecay::Constant, LrDecay::Cosine, LrDecay::Linear})
+    EXPECT_EQ(parseLrDecay(lrDecayName(d)).value(), d);
+  StatusOr<LrDecay> bad = parseLrDecay("exponential");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'exponential' (expected constant, cosine or linear)"),
+            std::string::npos);
 }
 
 TEST(AdamWTest, WriteComputeWeights) {

@@ -4,7 +4,7 @@
 // temporary file: the plain line format and interval, the in-place redraw with '\r',
 // messages above the bar; formatDuration / formatRate. MetricsLog
 // (runtime/train/MetricsLog.h): every line parses as JSON, the loss round-trips bit for bit,
-// NaN becomes null, summary lines, errors.
+// NaN becomes null, summary lines, errors, a resumed run's log (openResumed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -279,6 +279,40 @@ TEST_F(MetricsLogTest, Errors) {
   Status s = moved.write(StepMetrics{});
   EXPECT_EQ(s.code(), StatusCode::Unavailable);
   EXPECT_EQ(readBytes(path("m.jsonl")), "{\"a\":1}\n");
+}
+
+TEST_F(MetricsLogTest, ResumedLogKeepsTheCheckpointsStepsAndAppends) {
+  // An interrupted run's log: steps 1-5 written, its checkpoint at step 4, a torn last line.
+  writeBytes(path("m.jsonl"), "{\"step\":1,\"loss\":1}\n{\"step\":2,\"loss\":2}\n"
+                              "{\"summary\":{\"steps\":2}}\n{\"step\":4,\"loss\":4}\n"
+                              "{\"step\":5,\"loss\":5}\n{\"step\":6,\"lo");
+  StatusOr<MetricsLog> log = MetricsLog::openResumed(path("m.jsonl"), 4);
+  ASSERT_TRUE(log.ok()) << log.status().toString();
+  StepMetrics m;
+  m.step = 5;
+  m.loss = 0.5;
+  ASSERT_TRUE(log->write(m).ok());
+  ASSERT_TRUE(log->close().ok());
+  std::vector<std::string> lines = splitLines(readBytes(path("m.jsonl")));
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "{\"step\":1,\"loss\":1}");
+  EXPECT_EQ(lines[2], "{\"summary\":{\"steps\":2}}"); // lines without a step are kept
+  EXPECT_EQ(lines[3], "{\"step\":4,\"loss\":4}");
+  EXPECT_EQ(nlohmann::json::parse(lines[4])["loss"].get<double>(), 0.5);
+
+  // Nothing to drop: the file is appended to as it is; a missing file starts empty.
+  StatusOr<MetricsLog> again = MetricsLog::openResumed(path("m.jsonl"), 5);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again->writeRaw("{\"a\":1}").ok());
+  ASSERT_TRUE(again->close().ok());
+  EXPECT_EQ(splitLines(readBytes(path("m.jsonl"))).size(), 6u);
+  StatusOr<MetricsLog> fresh = MetricsLog::openResumed(path("new.jsonl"), 3);
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE(fresh->close().ok());
+  EXPECT_EQ(readBytes(path("new.jsonl")), "");
+  StatusOr<MetricsLog> bad = MetricsLog::openResumed(path("no/such/dir/m.jsonl"), 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::Unavailable);
 }
 
 } // namespace

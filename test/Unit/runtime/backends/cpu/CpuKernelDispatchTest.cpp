@@ -10,6 +10,7 @@
 
 #include "runtime/backends/cpu/KernelDispatch.h"
 
+#include "kernels/Quantization.h"
 #include "kernels/Registry.h"
 #include "kernels/cpu/Kernels.h"
 #include "runtime/plan/PlanValidator.h"
@@ -54,6 +55,8 @@ pb::DType planDType(DType t) {
     return pb::I32;
   case DType::I1:
     return pb::I1;
+  case DType::U8:
+    return pb::U8;
   case DType::F64:
     break;
   }
@@ -865,6 +868,10 @@ pb::Instruction plausible(const kernels::KernelInfo &k) {
     res[0] = {I64, {4}};
   } else if (id == "split") {
     res = {{F32, {1, 4}}, {F32, {1, 4}}};
+  } else if (id == "dequantize") {
+    // An int8 weight [2, 4] with input axis 0 (the attributes below: format int8, axis 0).
+    auto layout = kernels::quantLayout(kernels::QuantFormat::Int8, {2, 4}, 0, "w");
+    ops[0] = {DType::U8, {layout.ok() ? layout->bytes : 0}};
   }
   pb::Instruction ins = instr(id, ops, res);
   for (const kernels::AttrSpec &a : k.attrs) {
@@ -878,7 +885,11 @@ pb::Instruction plausible(const kernels::KernelInfo &k) {
       setFloat(&ins, name, 1.0);
       break;
     case kernels::AttrKind::String:
-      setString(&ins, name, name == "predicate" ? "lt" : name == "approximate" ? "tanh" : "mean");
+      setString(&ins, name,
+                name == "predicate"     ? "lt"
+                : name == "approximate" ? "tanh"
+                : name == "format"      ? "int8"
+                                        : "mean");
       break;
     case kernels::AttrKind::Ints:
       setInts(&ins, name, name == "sizes" ? std::vector<int64_t>{1, 1} : std::vector<int64_t>{0});

@@ -20,6 +20,7 @@ namespace rp::kernels {
 ///     no exp overflows; Silu x*sigmoid(x);
 ///   Softplus log(1 + exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|)) (no
 ///     overflow, no loss of the tiny values of very negative x); Floor floor(x);
+///   Cos, Sin as libm (radians);
 ///   GeluExact 0.5 x (1 + erf(x / sqrt(2)));
 ///   GeluTanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 ///   Neg -x (integers wrap: -INT_MIN = INT_MIN); Relu max(x, 0) (NaN stays
@@ -35,6 +36,8 @@ enum class UnaryKind {
   Silu,
   Softplus,
   Floor,
+  Cos,
+  Sin,
   Neg,
   Relu,
   GeluExact,
@@ -66,6 +69,10 @@ inline const char *unaryKindName(UnaryKind kind) {
     return "softplus";
   case UnaryKind::Floor:
     return "floor";
+  case UnaryKind::Cos:
+    return "cos";
+  case UnaryKind::Sin:
+    return "sin";
   case UnaryKind::Neg:
     return "neg";
   case UnaryKind::Relu:

@@ -33,9 +33,9 @@ std::vector<KernelInfo> buildTable() {
   // A quantized frozen weight into its GEMM's operand (format: nf4, nf4_fp32_absmax, int8,
   // fp8; axis: the input axis, int8 and fp8).
   t.push_back(fixed("dequantize", 1, 1, R::Dequantize, {req("format", K::String), opt("axis", K::Int)}));
-  // Elementwise unary: sqrt .. floor (float), neg, relu (numeric), logical_not (i1), gelu.
+  // Elementwise unary: sqrt .. sin (float), neg, relu (numeric), logical_not (i1), gelu.
   for (std::string_view id : {"sqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "erf", "silu",
-                              "softplus", "floor"})
+                              "softplus", "floor", "cos", "sin"})
     t.push_back(fixed(id, 1, 1, R::Float));
   t.push_back(fixed("neg", 1, 1, R::Numeric));
   t.push_back(fixed("relu", 1, 1, R::Numeric));

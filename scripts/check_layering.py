@@ -80,7 +80,9 @@ COMPILER = {
     # passes/ by kind, bottom up: the analyses of graph IR, the passes that rewrite graph IR,
     # the passes from a grouped graph module to a plan; `passes` is the registration entry
     # (passes/Passes.h) above both kinds.
-    "passes/Analysis": ["dialects/Graph/IR"] + _MLIR,
+    # passes/Analysis may evaluate graph ops on the reference interpreter, as the importer folds
+    # with it (PackedMask evaluates a mask of a run-time input on probe positions).
+    "passes/Analysis": ["base", "dialects/Graph/Eval", "dialects/Graph/IR"] + _MLIR,
     "passes/Graph": ["base", "dialects/Graph/IR", "kernels", "passes/Analysis"] + _MLIR,
     "passes/Schedule": ["base", "dialects/Graph/IR", "dialects/Schedule/IR", "kernels",
                         "passes/Graph", "runtime/partition"] + _MLIR,

@@ -3,9 +3,9 @@
 # Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon, GPT-J, Granite and the mixtures of experts Qwen3-MoE and
 # GPT-OSS by the dynamo and the TorchScript exporter, those two again with the router
 # load-balancing loss (--router-aux-loss), Mistral again with a sliding window of 6 positions
-# (mistral-window-*), Qwen3, Llama and GPT-2 again with tied embeddings (--tied), and one with
-# symbolic dims) under
-# test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
+# (mistral-window-*), Qwen3, Llama and GPT-2 again with tied embeddings (--tied), Qwen3, Llama
+# and the windowed Mistral with packed rows (*-packed-dynamo, under Inputs/packed-exports), and
+# one with symbolic dims) under test/Frontends/onnx/Inputs/exports, and examples/qwen3-tiny (tied, as the small Qwen3s are). Needs the export environment (requirements.txt):
 #   RP_PYTHON=.venv-export/bin/python bash examples/export/export_all.sh
 # (PYTHON, the name before the RP_ prefix, is still read for one release, with a warning.)
 set -euo pipefail
@@ -54,6 +54,17 @@ for exporter in dynamo torchscript; do
   export_model --arch mistral --exporter "$exporter" --size test --batch 2 --seq 16 \
     --sliding-window 6 --out "$tests/mistral-window-$exporter"
 done
+# Packed rows (--packed: position_ids restarting at each document, the block-diagonal causal
+# mask; dynamo only, TorchScript cannot export torch.diff): Qwen3, Llama, and Mistral with a
+# sliding window of 6 positions; in a folder of their own (packed-exports), since their attention
+# is not fused yet and the tests over every export expect one graph.attention per layer.
+packed="$root/test/Frontends/onnx/Inputs/packed-exports"
+for arch in qwen3 llama; do
+  export_model --arch "$arch" --exporter dynamo --size test --batch 2 --seq 16 --packed \
+    --out "$packed/$arch-packed-dynamo"
+done
+export_model --arch mistral --exporter dynamo --size test --batch 2 --seq 16 --packed \
+  --sliding-window 6 --out "$packed/mistral-packed-window-dynamo"
 export_model --arch qwen3 --exporter dynamo --size test --batch 2 --seq 16 --dynamic \
   --out "$tests/qwen3-dynamo-dynamic"
 export_model --arch qwen3 --exporter dynamo --size tiny --batch 4 --seq 64 --tied \

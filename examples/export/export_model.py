@@ -8,7 +8,7 @@ reference sidecar, or without weights from PyTorch's meta device.
         [--layers L] [--hidden H] [--heads N] [--kv-heads K] [--head-dim D]
         [--intermediate I] [--vocab V] [--experts E] [--top-k K] [--moe-intermediate I]
         [--sliding-window W] [--rope-tables | --no-rope-tables]
-        [--router-aux-loss [--router-aux-loss-coef C]]
+        [--router-aux-loss [--router-aux-loss-coef C]] [--packed]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
 Two modes:
@@ -64,6 +64,9 @@ The exported graph is the training graph rpc compiles:
              labels     int64 [batch, seq]   the next token of each position (pre-shifted:
                                              labels[b, t] = token t + 1 of the window), the
                                              contract of rp-run's data loader
+             position_ids int64 [batch, seq] with --packed only: each token's position in its
+                                             own document, restarting at 0 where a document
+                                             begins (transformers' padding-free packing)
     output   loss       float32 []           mean cross-entropy over batch * seq positions;
                                              with --router-aux-loss (mixtures of experts) plus
                                              router_aux_loss_coef x the family's
@@ -74,6 +77,16 @@ The exported graph is the training graph rpc compiles:
 Hugging Face's own loss (`labels=` argument) shifts inside the model and ignores index -100;
 we compute the same mean cross-entropy on the base model's logits from pre-shifted labels, so
 that the graph needs no slicing of the sequence and every position counts.
+
+--packed: several documents per row (sequence packing). The graph takes `position_ids` and no
+attention mask; transformers' masking code then builds the block-diagonal causal mask from the
+positions (find_packed_sequence_indices: the document index is the cumulative sum of the
+position steps that are not +1), and the rotary embedding reads the same positions. In the
+reference batch each row is cut into seeded random documents (at least two per row, lengths
+1 to seq / 2), and the label of each document's last token (the next document's first token)
+is -100, ignored by the loss, as a packer writes it. Dynamo exporter only: the TorchScript
+exporter cannot export torch.diff (aten::diff), which find_packed_sequence_indices calls
+(PyTorch's limitation). Not with --rope-tables (the tables hold positions 0..seq-1).
 
 Parameter names are Hugging Face's state-dict names (model.layers.0.self_attn.q_proj.weight,
 lm_head.weight, ...), so checkpoints load back into transformers. Buffers (rotary inv_freq,
@@ -100,6 +113,7 @@ Writes into DIR:
     reference.safetensors       the PyTorch reference on one seeded batch (not with
                                 --weightless or --no-reference):
                                   input.input_ids, input.labels  (int64, the batch)
+                                  input.position_ids             (int64, --packed only)
                                   loss                           (float32, shape [])
                                   grad.<param>                   (float32, every parameter)
                                 metadata: arch, exporter, torch, transformers, onnx opset,
@@ -474,10 +488,11 @@ def hand_layer_norm(module, x):
 
 
 class TrainingGraph(torch.nn.Module):
-    """forward(input_ids, labels) -> mean cross-entropy of the logits, scaled as the family's
-    causal LM scales them (Granite's logits_scaling, Cohere's logit_scale) (+
-    router_aux_loss_coef x the router load-balancing loss with router_aux_loss); the causal
-    LM's children are adopted so that parameter names stay Hugging Face's."""
+    """forward(input_ids, labels[, position_ids]) -> mean cross-entropy over the labels that
+    are not -100 of the logits, scaled as the family's causal LM scales them (Granite's
+    logits_scaling, Cohere's logit_scale) (+ router_aux_loss_coef x the router load-balancing
+    loss with router_aux_loss); the causal LM's children are adopted so that parameter names
+    stay Hugging Face's."""
 
     def __init__(self, lm, explicit_mask=False, router_aux_loss=False):
         super().__init__()
@@ -504,11 +519,15 @@ class TrainingGraph(torch.nn.Module):
         for name, child in lm.named_children():
             self.add_module(name, child)
 
-    def forward(self, input_ids, labels):
+    def forward(self, input_ids, labels, position_ids=None):
         # The TorchScript exporter cannot trace transformers' packed-sequence detection
         # (aten::diff), which runs when no attention mask is given: give it all ones.
         mask = torch.ones_like(input_ids) if self.explicit_mask else None
         extra = {"output_router_logits": True} if self.aux else {}
+        if position_ids is not None:
+            # Packed rows: no attention mask, so that transformers builds the block-diagonal
+            # causal mask from the positions (find_packed_sequence_indices).
+            extra["position_ids"] = position_ids
         hidden = getattr(self, self.base_name)(input_ids=input_ids, attention_mask=mask,
                                                use_cache=False, **extra)
         logits = getattr(self, self.head_name)(hidden.last_hidden_state)
@@ -641,14 +660,16 @@ def positive_dim_repeat_interleave(repeat_interleave):
 
 
 def export_onnx(graph, inputs, path, args):
-    """Traces graph on inputs into path: weights inline, or (--weightless) no initializers."""
-    kwargs = dict(input_names=["input_ids", "labels"], output_names=["loss"])
+    """Traces graph on inputs (input_ids, labels[, position_ids]) into path: weights inline,
+    or (--weightless) no initializers."""
+    names = ["input_ids", "labels", "position_ids"][:len(inputs)]
+    kwargs = dict(input_names=names, output_names=["loss"])
     if args.opset is not None:
         kwargs["opset_version"] = args.opset
     if args.exporter == "dynamo":
         if args.dynamic:
             b, s = torch.export.Dim("batch"), torch.export.Dim("seq", max=1024)
-            kwargs["dynamic_shapes"] = {"input_ids": {0: b, 1: s}, "labels": {0: b, 1: s}}
+            kwargs["dynamic_shapes"] = {name: {0: b, 1: s} for name in names}
         # optimize=False: the optimizer folds Transpose(weight) into new initializers
         # ("val_107"), which would hide the parameters' names.
         program = torch.onnx.export(graph, inputs, dynamo=True, optimize=False,
@@ -735,14 +756,16 @@ def check_inline_weights(model, graph):
     return params, sorted(n for n in inits if n in buffers)
 
 
-def write_reference(graph, lm, input_ids, labels, params, buffer_inits, opset, args):
-    """reference.safetensors: the batch, PyTorch's loss and every parameter's gradient."""
+def write_reference(graph, lm, batch, params, buffer_inits, opset, args):
+    """reference.safetensors: the batch (input_ids, labels[, position_ids]), PyTorch's loss
+    and every parameter's gradient."""
     from safetensors.torch import save_file
 
-    loss = graph(input_ids, labels)
+    loss = graph(*batch)
     loss.backward()
-    sidecar = {"input.input_ids": input_ids, "input.labels": labels,
-               "loss": loss.detach().reshape(())}
+    sidecar = {"input." + name: value
+               for name, value in zip(("input_ids", "labels", "position_ids"), batch)}
+    sidecar["loss"] = loss.detach().reshape(())
     for name, param in params.items():
         sidecar["grad." + name] = param.grad.detach().contiguous()
     metadata = {"arch": args.arch or lm.config.model_type, "exporter": args.exporter,
@@ -751,11 +774,30 @@ def write_reference(graph, lm, input_ids, labels, params, buffer_inits, opset, a
                 "size": "config.json" if args.model_dir else args.size,
                 "batch": str(args.batch), "seq": str(args.seq),
                 "dynamic": str(args.dynamic).lower(), "seed": str(args.seed),
+                "packed": str(args.packed).lower(),
                 "buffers": ",".join(buffer_inits),
                 "router_aux_loss_coef": (str(graph.aux[3]) if graph.aux else "0")}
     path = os.path.join(args.out, "reference.safetensors")
     save_file(sidecar, path, metadata=metadata)
     return path, loss.item()
+
+
+def packed_positions(batch, seq, seed, meta):
+    """--packed: position_ids [batch, seq] int64 of rows cut into documents, each position
+    restarting at 0 where a document begins. Each row holds at least two documents of seeded
+    random lengths 1 .. max(1, seq // 2) (the last one takes the rest). meta: shapes only."""
+    if meta:
+        return torch.zeros((batch, seq), dtype=torch.int64, device="meta")
+    gen = torch.Generator().manual_seed(seed + 2)
+    rows = []
+    for _ in range(batch):
+        lengths, left = [], seq
+        while left > 0:
+            n = min(left, int(torch.randint(1, max(1, seq // 2) + 1, (1,), generator=gen)))
+            lengths.append(n)
+            left -= n
+        rows.append(torch.cat([torch.arange(n, dtype=torch.int64) for n in lengths]))
+    return torch.stack(rows)
 
 
 def shape_summary(config):
@@ -845,6 +887,10 @@ def parse_args(argv=None):
     p.add_argument("--router-aux-loss-coef", type=float, default=None, metavar="C",
                    help="with --router-aux-loss: the coefficient (default: the config's "
                         "router_aux_loss_coef, 0.001 for Qwen3-MoE and GPT-OSS)")
+    p.add_argument("--packed", action="store_true",
+                   help="several documents per row: a position_ids input restarting at 0 at "
+                        "each document and no attention mask (the block-diagonal causal mask); "
+                        "--exporter dynamo only (TorchScript cannot export torch.diff)")
     args = p.parse_args(argv)
 
     def bad(message):
@@ -874,6 +920,16 @@ def parse_args(argv=None):
     args.seed = 0 if args.seed is None else args.seed
     if args.router_aux_loss_coef is not None and not args.router_aux_loss:
         bad("--router-aux-loss-coef needs --router-aux-loss")
+    if args.packed:
+        if args.exporter != "dynamo":
+            bad("--packed needs --exporter dynamo: transformers finds the documents with "
+                "torch.diff, which the TorchScript exporter cannot export (aten::diff)")
+        if args.rope_tables:
+            bad("--packed: the rotary embedding reads the run-time positions; --rope-tables "
+                "holds positions 0..seq-1")
+        if args.seq < 2:
+            bad("--packed needs --seq of at least 2 (two documents per row)")
+        args.rope_tables = False
     if args.rope_tables and args.dynamic:
         bad("--rope-tables are [batch, seq] constants: not with --dynamic")
     if args.dynamic and args.seq > 1024:
@@ -952,11 +1008,20 @@ def main(argv=None):
         # clone(): at batch 1 a slice is already contiguous, and two views of one tensor
         # cannot both go into reference.safetensors ("tensors share memory").
         input_ids, labels = window[:, :-1].clone(), window[:, 1:].clone()
+    batch = (input_ids, labels)
+    if args.packed:
+        position_ids = packed_positions(args.batch, args.seq, args.seed, args.weightless)
+        if not args.weightless:
+            # A document's last token would predict the next document's first: ignored.
+            ends = torch.zeros_like(labels, dtype=torch.bool)
+            ends[:, :-1] = position_ids[:, 1:] == 0
+            labels = labels.masked_fill(ends, -100)
+        batch = (input_ids, labels, position_ids)
 
     os.makedirs(args.out, exist_ok=True)
     lm.config.save_pretrained(args.out)
     onnx_path = os.path.join(args.out, "model.onnx")
-    export_onnx(graph, (input_ids, labels), onnx_path, args)
+    export_onnx(graph, batch, onnx_path, args)
     t_export = time.time() - t0
 
     import onnx  # after the export: the exporter imports its own pinned onnx
@@ -976,8 +1041,7 @@ def main(argv=None):
 
     reference, loss = None, None
     if args.reference:
-        reference, loss = write_reference(graph, lm, input_ids, labels, params, buffer_inits,
-                                          opset, args)
+        reference, loss = write_reference(graph, lm, batch, params, buffer_inits, opset, args)
     shape = shape_summary(lm.config)
     print(json.dumps({
         "onnx": onnx_path, "onnx_bytes": os.path.getsize(onnx_path), "weights": weights_path,
@@ -986,7 +1050,7 @@ def main(argv=None):
         "embedding_params": 0 if tied else lm.get_input_embeddings().weight.numel(),
         "arch": args.arch or lm.config.model_type, "seq": args.seq, "batch": args.batch,
         **shape, "tie": tied, "rope_tables": args.rope_tables, "buffers": buffer_inits,
-        "weightless": args.weightless, "export_s": round(t_export, 1),
+        "weightless": args.weightless, "packed": args.packed, "export_s": round(t_export, 1),
         "torch": torch.__version__, "transformers": transformers.__version__}))
 
 

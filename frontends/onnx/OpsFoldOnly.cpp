@@ -1,11 +1,12 @@
-//===- OpsFoldOnly.cpp - ONNX ops imported on constants, and index tuples -===//
+//===- OpsFoldOnly.cpp - ONNX ops folded on constants, and index tuples ---===//
 //
-// Cos and Sin appear in exported causal LMs only where the inputs are known at compile time
-// once the dimensions are bound: the rotary embedding tables (cos/sin of inv_freq x
-// positions, with `rp.buffers` making inv_freq a constant). The importer computes them here,
-// in float64 and rounded to the result type once, and emits a graph.constant; on a
-// non-constant input it fails with a message naming the op, since the graph dialect has no
-// such op (no kernel, no VJP). The index-tuple ops live here too: GatherND (Hugging Face's
+// Cos and Sin appear in exported causal LMs in the rotary embedding tables (cos/sin of
+// inv_freq x positions, with `rp.buffers` making inv_freq a constant). Where the positions
+// are known at compile time (0..S-1 once the dimensions are bound) the importer computes the
+// tables here, in float64 and rounded to the result type once, and emits a graph.constant;
+// where they are a graph input (packed sequences: `position_ids` restarting at each
+// document) it emits graph.cos / graph.sin, computed at run time. The index-tuple ops live
+// here too: GatherND (Hugging Face's
 // packed-sequence bookkeeping, which folds; Falcon's split of its fused query-key-value
 // projection; a mixture of experts' `weights[expert_ids]`) becomes a graph.gather of rows
 // (gatherND, gatherNDComputed), and ScatterND (in-place slice assignment) a graph.scatter of
@@ -62,14 +63,25 @@ Value emit(NodeContext &c, RankedTensorType type, const HostTensor &values) {
   return c.constant(toAttr(c.b.getContext(), out));
 }
 
-template <double (*Fn)(double)>
+/// Cos or Sin: folded in float64 on a constant input (f32 only), else the graph op `OpTy` on
+/// the run-time value (any float type).
+template <double (*Fn)(double), typename OpTy>
 LogicalResult trig(NodeContext &c) {
+  FailureOr<Value> input = c.input(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = c.inputType(0);
+  if (!isa<FloatType>(type.getElementType()))
+    return c.fail("'" + c.node.op_type() + "' of a non-float tensor is not supported");
+  if (!NodeContext::constantOf(*input)) {
+    c.setOutput(0, OpTy::create(c.b, c.loc, *input));
+    return success();
+  }
+  if (!type.getElementType().isF32())
+    return c.fail("'" + c.node.op_type() + "' of a non-f32 constant is not supported");
   FailureOr<HostTensor> x = constantInput(c, 0);
   if (failed(x))
     return failure();
-  RankedTensorType type = c.inputType(0);
-  if (!type.getElementType().isF32())
-    return c.fail("'" + c.node.op_type() + "' of a non-f32 tensor is not supported");
   double *p = x->data<double>();
   for (int64_t k = 0; k < x->numElements(); ++k)
     p[k] = Fn(p[k]);
@@ -272,8 +284,8 @@ LogicalResult scatterND(NodeContext &c) {
 }
 
 const OpEntry kOps[] = {
-    {"Cos", 7, trig<cosFn>},
-    {"Sin", 7, trig<sinFn>},
+    {"Cos", 7, trig<cosFn, graph::CosOp>},
+    {"Sin", 7, trig<sinFn, graph::SinOp>},
     {"GatherND", 13, gatherND},
     {"ScatterND", 13, scatterND},
     {"ScatterND", 16, scatterND},

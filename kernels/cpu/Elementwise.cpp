@@ -159,6 +159,10 @@ void floatUnary(UnaryKind kind, const HostTensor &x, HostTensor &out) {
     });
   case UnaryKind::Floor:
     return run([](double v) { return std::floor(v); });
+  case UnaryKind::Cos:
+    return run([](double v) { return std::cos(v); });
+  case UnaryKind::Sin:
+    return run([](double v) { return std::sin(v); });
   case UnaryKind::GeluExact:
     return run([](double v) { return 0.5 * v * (1.0 + std::erf(v * kSqrtHalf)); });
   case UnaryKind::GeluTanh:

@@ -96,6 +96,10 @@ template <typename C> RP_HD inline C unaryFloat(UnaryOp op, C v) {
     return (v > C(0) ? v : C(0)) + RP_MATH(log1p)(RP_MATH(exp)(-RP_MATH(fabs)(v)));
   case UnaryOp::Floor:
     return RP_MATH(floor)(v);
+  case UnaryOp::Cos:
+    return RP_MATH(cos)(v);
+  case UnaryOp::Sin:
+    return RP_MATH(sin)(v);
   case UnaryOp::Neg:
     return -v;
   case UnaryOp::Relu:

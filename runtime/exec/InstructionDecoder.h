@@ -468,7 +468,7 @@ void addElementwiseIds(Table &t, UnaryBuilder unary, BinaryBuilder binary) {
   // Every kind but gelu's, the comparisons' and mod's is named as its kernel id
   // (kernels/OpKinds.h); mod's `fmod` flag picks Mod or Fmod.
   for (U kind : {U::Sqrt, U::Reciprocal, U::Exp, U::Log, U::Tanh, U::Sigmoid, U::Erf, U::Silu,
-                 U::Softplus, U::Floor, U::Neg, U::Relu, U::LogicalNot})
+                 U::Softplus, U::Floor, U::Cos, U::Sin, U::Neg, U::Relu, U::LogicalNot})
     t.push_back({kernels::unaryKindName(kind), unary(kind)});
   for (B kind : {B::Add, B::Sub, B::Mul, B::Div, B::Pow, B::And, B::Or})
     t.push_back({kernels::binaryKindName(kind), binary(kind)});

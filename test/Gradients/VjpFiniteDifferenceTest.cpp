@@ -543,7 +543,8 @@ std::vector<CaseDef> allCases() {
         U{"erf", "erf", Dist::Uniform}, U{"silu", "silu", Dist::Uniform},
         U{"neg", "neg", Dist::Uniform}, U{"relu", "relu", Dist::AwayFromZero},
         U{"gelu_exact", "gelu exact", Dist::Uniform}, U{"gelu_tanh", "gelu tanh", Dist::Uniform},
-        U{"softplus", "softplus", Dist::Uniform}, U{"floor", "floor", Dist::Uniform}}) {
+        U{"softplus", "softplus", Dist::Uniform}, U{"floor", "floor", Dist::Uniform},
+        U{"cos", "cos", Dist::Uniform}, U{"sin", "sin", Dist::Uniform}}) {
     std::string op = u.op;
     Dist d = u.dist;
     add(u.name, [op, d](Rng &r) { return unary(r, op, d); });

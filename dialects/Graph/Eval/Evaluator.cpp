@@ -99,6 +99,8 @@ std::optional<cpu::UnaryKind> unaryKind(Operation *op) {
       .Case<SiluOp>([](auto) { return cpu::UnaryKind::Silu; })
       .Case<SoftplusOp>([](auto) { return cpu::UnaryKind::Softplus; })
       .Case<FloorOp>([](auto) { return cpu::UnaryKind::Floor; })
+      .Case<CosOp>([](auto) { return cpu::UnaryKind::Cos; })
+      .Case<SinOp>([](auto) { return cpu::UnaryKind::Sin; })
       .Case<NegOp>([](auto) { return cpu::UnaryKind::Neg; })
       .Case<ReluOp>([](auto) { return cpu::UnaryKind::Relu; })
       .Case<LogicalNotOp>([](auto) { return cpu::UnaryKind::LogicalNot; })

@@ -96,6 +96,20 @@ LogicalResult SoftplusOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorI
   });
 }
 
+// d cos(x) = -sin(x)
+LogicalResult CosOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<Value> &out) {
+  return unaryVJP(*this, b, g, out, [](VJPBuilder &v, Value g, Value x, Value) {
+    return v.neg(v.mul(g, SinOp::create(v.b, v.loc, x)));
+  });
+}
+
+// d sin(x) = cos(x)
+LogicalResult SinOp::buildVJP(OpBuilder &b, ArrayRef<Value> g, SmallVectorImpl<Value> &out) {
+  return unaryVJP(*this, b, g, out, [](VJPBuilder &v, Value g, Value x, Value) {
+    return v.mul(g, CosOp::create(v.b, v.loc, x));
+  });
+}
+
 // d floor(x) = 0 where it exists: no cotangent (PyTorch's is zeros).
 LogicalResult FloorOp::buildVJP(OpBuilder &, ArrayRef<Value>, SmallVectorImpl<Value> &out) {
   out.push_back(Value());

@@ -173,6 +173,27 @@ def Graph_SoftplusOp : Graph_UnaryFloatOp<"softplus", "y = log(1 + exp(x))"> {
     ```
   }];
 }
+def Graph_CosOp : Graph_UnaryFloatOp<"cos", "y = cos(x)"> {
+  let description = [{
+    `y = cos(x)` elementwise, `x` in radians (ONNX Cos; `torch.cos`): the rotary embedding's
+    table on positions known only at run time (packed sequences, whose `position_ids` restart
+    at each document). VJP: `-g * sin(x)`.
+
+    ```mlir
+    %c = graph.cos %angles : tensor<2x16x8xf32>
+    ```
+  }];
+}
+def Graph_SinOp : Graph_UnaryFloatOp<"sin", "y = sin(x)"> {
+  let description = [{
+    `y = sin(x)` elementwise, `x` in radians (ONNX Sin; `torch.sin`), as graph.cos. VJP:
+    `g * cos(x)`.
+
+    ```mlir
+    %s = graph.sin %angles : tensor<2x16x8xf32>
+    ```
+  }];
+}
 def Graph_FloorOp : Graph_UnaryFloatOp<"floor", "y = floor(x)"> {
   let description = [{
     Rounds every element down to an integer value (ONNX Floor: float only; `torch.floor`); NaN

@@ -64,6 +64,10 @@ func.func @unary(%x: tensor<2x8xf32>, %i: tensor<4xi64>, %m: tensor<8x8xi1>, %h:
   %13 = graph.softplus %x : tensor<2x8xf32>
   // CHECK: graph.floor %[[H]] : tensor<2x8xbf16>
   %14 = graph.floor %h : tensor<2x8xbf16>
+  // CHECK: graph.cos %[[X]] : tensor<2x8xf32>
+  %15 = graph.cos %x : tensor<2x8xf32>
+  // CHECK: graph.sin %[[H]] : tensor<2x8xbf16>
+  %16 = graph.sin %h : tensor<2x8xbf16>
   return
 }
 

@@ -30,7 +30,7 @@ TEST(KernelRegistryTest, IdsAreUniqueAndWellFormed) {
     EXPECT_EQ(findKernel(k.id), &k);
   }
   // Every graph op but param, load_param and constant, plus copy.
-  EXPECT_EQ(allKernels().size(), 64u);
+  EXPECT_EQ(allKernels().size(), 66u);
 }
 
 TEST(KernelRegistryTest, Entries) {
@@ -137,6 +137,8 @@ TEST(KernelRegistryTest, Entries) {
   }
   EXPECT_EQ(findKernel("softplus")->dtypes, DTypeRule::Float);
   EXPECT_EQ(findKernel("floor")->dtypes, DTypeRule::Float);
+  EXPECT_EQ(findKernel("cos")->dtypes, DTypeRule::Float);
+  EXPECT_EQ(findKernel("sin")->dtypes, DTypeRule::Float);
 
   const KernelInfo *copy = findKernel("copy");
   ASSERT_NE(copy, nullptr);

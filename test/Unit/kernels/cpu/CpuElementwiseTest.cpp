@@ -47,6 +47,8 @@ std::vector<UnaryCase> floatUnaryCases() {
        }},
       {UnaryKind::Softplus, -30.0, 30.0, [](double x) { return std::log1p(std::exp(x)); }},
       {UnaryKind::Floor, -5.0, 5.0, [](double x) { return std::floor(x); }},
+      {UnaryKind::Cos, -40.0, 40.0, [](double x) { return std::cos(x); }},
+      {UnaryKind::Sin, -40.0, 40.0, [](double x) { return std::sin(x); }},
       {UnaryKind::Neg, -3.0, 3.0, [](double x) { return -x; }},
       {UnaryKind::Relu, -3.0, 3.0, [](double x) { return x > 0 ? x : 0.0; }},
   };

@@ -91,7 +91,12 @@ void fill(float *x, int64_t n, uint64_t seed, float scale, bool serialInit) {
     x[i] = valueAt(static_cast<uint64_t>(i), seed, scale);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"), noinline)) void
+#if defined(__clang__) // clang refuses noinline beside target_clones (and does not inline clones)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+__attribute__((target_clones("avx512f", "avx2", "default"), noinline))
+#endif
+void
 triadRange(float *a, const float *b, const float *c, float s, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i)
     a[i] = b[i] + s * c[i];

@@ -104,7 +104,13 @@ template <WeightCopy C>
 
 // The build targets plain x86-64; AdamW's divisions and square root run twice as wide with
 // AVX2 and four times with AVX-512, picked at load time (as kernels/cpu/VectorMath.cpp).
+// (noinline keeps GCC from inlining a clone's body into its caller; clang does not inline
+// multiversioned functions and refuses the two attributes together.)
+#if defined(__clang__)
+#define RP_OPTIM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
 #define RP_OPTIM_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), noinline))
+#endif
 #define RP_ADAMW_RANGE(Name, Copy)                                                             \
   RP_OPTIM_CLONES void Name(const StepScalars &s, float *master, float *m, float *v,          \
                             const float *grad, void *weights, int64_t begin, int64_t end) {   \

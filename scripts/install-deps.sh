@@ -64,6 +64,8 @@ PACKAGES=(
   fortunes fortunes-min
   # chat templates of the fine-tuning data script (examples/data/prepare_sft.py --model)
   python3-jinja2
+  # rpc-finetune's config files (YAML)
+  python3-yaml
 )
 
 missing=()

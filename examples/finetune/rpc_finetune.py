@@ -1211,6 +1211,14 @@ def run(argv):
                            "." + os.path.basename(settings.out) + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     code = train(settings, model, plan, tokens, staging, tools, runner)
+    if code < 0:  # rp-run was killed by a signal: it printed nothing, so say what happened
+        shutil.rmtree(staging, ignore_errors=True)
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        hint = (" (SIGKILL comes most often from the out-of-memory killer: see `dmesg`; "
+                "the plan's host and device needs are in its check, "
+                f"{settings.work}/logs/check.log)" if -code == signal.SIGKILL else "")
+        raise Failure(f"rp-run was killed by signal {name}{hint}; the last checkpoint, if any, "
+                      f"is in {settings.work}/checkpoint", 128 - code)
     if code != 0:
         shutil.rmtree(staging, ignore_errors=True)
         if code in (130, 143):

@@ -20,6 +20,7 @@
 #include "passes/Graph/Passes.h"
 
 #include "dialects/Graph/IR/GraphOps.h"
+#include "passes/Graph/FusionUtils.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -44,16 +45,7 @@ Value lastTwoSwappedSource(Value v) {
   auto t = v.getDefiningOp<TransposeOp>();
   if (!t)
     return Value();
-  ArrayRef<int64_t> perm = t.getPermutation();
-  const int64_t rank = static_cast<int64_t>(perm.size());
-  if (rank < 2)
-    return Value();
-  for (int64_t i = 0; i < rank - 2; ++i)
-    if (perm[i] != i)
-      return Value();
-  if (perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
-    return Value();
-  return t.getInput();
+  return fusion::swapsLastTwo(t.getPermutation()) ? t.getInput() : Value();
 }
 
 struct FoldTransposeOperand : OpRewritePattern<MatMulOp> {

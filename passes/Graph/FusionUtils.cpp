@@ -68,4 +68,14 @@ LogicalResult applyFusionPatterns(Operation *op, RewritePatternSet &&patterns) {
   return applyPatternsGreedily(op, std::move(patterns), config);
 }
 
+bool swapsLastTwo(ArrayRef<int64_t> perm) {
+  const int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+    return false;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return true;
+}
+
 } // namespace mlir::rp::fusion

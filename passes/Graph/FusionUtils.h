@@ -26,6 +26,10 @@ std::optional<int64_t> splatInt(Value v);
 /// rounded to the constant's element type (so bf16 graphs match too).
 bool isSplatNear(Value v, double expected);
 
+/// True when permutation `perm` swaps exactly the last two dimensions (rank >= 2, the others in
+/// place): a transpose that a GEMM's transpose flag can absorb.
+bool swapsLastTwo(ArrayRef<int64_t> perm);
+
 /// True when every user of every op in `inner` is in `inner` or is `root`.
 bool usedOnlyWithin(ArrayRef<Operation *> inner, Operation *root);
 

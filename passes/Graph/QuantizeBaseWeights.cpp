@@ -11,6 +11,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/IR/ShapeInference.h"
 #include "kernels/Quantization.h"
+#include "passes/Graph/FusionUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -24,18 +25,6 @@ namespace mlir::rp {
 #include "passes/Graph/Passes.h.inc"
 
 namespace {
-
-/// True when `t` swaps exactly the last two dimensions.
-bool swapsLastTwo(graph::TransposeOp t) {
-  ArrayRef<int64_t> perm = t.getPermutation();
-  const int64_t rank = static_cast<int64_t>(perm.size());
-  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
-    return false;
-  for (int64_t i = 0; i < rank - 2; ++i)
-    if (perm[i] != i)
-      return false;
-  return true;
-}
 
 /// The input axis (the one the GEMM contracts) of a weight of rank `rank` read by `user` as
 /// operand `operand`, `swapped` when a transpose of the last two dimensions came between; nullopt
@@ -79,7 +68,8 @@ std::optional<int64_t> onlyGemmReads(graph::LoadParamOp load, int64_t rank) {
   for (OpOperand &use : load.getResult().getUses()) {
     Operation *user = use.getOwner();
     std::optional<int64_t> a;
-    if (auto t = dyn_cast<graph::TransposeOp>(user); t && swapsLastTwo(t)) {
+    auto t = dyn_cast<graph::TransposeOp>(user);
+    if (t && fusion::swapsLastTwo(t.getPermutation())) {
       for (OpOperand &tuse : t.getResult().getUses()) {
         a = gemmInputAxis(tuse.getOwner(), tuse.getOperandNumber(), rank, true);
         if (!a)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CUDA benchmark, one command on the GPU machine: PyTorch baseline, inputs, rp-run on pools
-# of 1, 2 and 4 logical workers of the one GPU, summary table.
+# The CUDA benchmark, one command on the GPU machine: inputs, rp-run on pools of 1, 2 and 4
+# logical workers of the one GPU, its kernel profile, the PyTorch baselines, summary table.
 #
 #   bench/run_gpu.sh RP_RUN PLANS_DIR [WORK_DIR]
 #
@@ -13,7 +13,11 @@
 # Environment (defaults): RP_POOLS ("1 2 4"), RP_STEPS (6: rp-run steps per pool),
 # RP_SKIP_STEPS (2: warmup steps left out of the numbers), RP_PROFILE_STEPS (2: steps of the
 # kernel profile of the first pool's plan; 0: none), RP_BASELINE_STEPS (8), RP_BASELINE_WARMUP
-# (2 steps), RP_BASELINE_ARGS (extra torch_baseline.py flags, e.g. "--checkpointing on"),
+# (2 steps), RP_BASELINES ("eager:": the PyTorch baselines to run, in order, separated by ';',
+# each NAME:FLAGS of torch_baseline.py, e.g. "eager:;compiled:--compile --liger"),
+# RP_BASELINE_ARGS (torch_baseline.py flags given to every baseline, e.g. "--checkpointing on"),
+# RP_TIMEOUT_COMPILED_BASELINE_S (a baseline with --compile: its own time limit, default
+# RP_TIMEOUT_BASELINE_S),
 # RP_NUM_TOKENS (16777216), RP_PEAK_TFLOPS (989: H100 SXM / H200 dense bf16), RP_PYTHON
 # (python3), RP_LD_LIBRARY_PATH (prepended to LD_LIBRARY_PATH for rp-run; PyTorch's
 # nvidia/cudnn/lib is added to it when present, for cuDNN attention), RP_BACKEND (cuda; cpu
@@ -117,16 +121,7 @@ phase() {
 } >"$work/machine.txt" 2>&1 || true
 cat "$work/machine.txt"
 
-# 1. The PyTorch baseline first: it needs nothing from rp.
-baseline_args="$(rp_env RP_BASELINE_ARGS BASELINE_ARGS "")"
-# shellcheck disable=SC2086  # RP_BASELINE_ARGS: flags, split at spaces
-phase baseline "$(rp_env RP_TIMEOUT_BASELINE_S T_BASELINE 0)" env PYTHONUNBUFFERED=1 "$py" \
-  "$here/torch_baseline.py" --model-json "$plans/model.json" \
-  --steps "$(rp_env RP_BASELINE_STEPS BASELINE_STEPS 8)" \
-  --warmup "$(rp_env RP_BASELINE_WARMUP BASELINE_WARMUP 2)" --peak-tflops "$peak" \
-  --json-out "$work/baseline.json" $baseline_args
-
-# 2. Inputs: weights for the plan's params, tokens; then rp-run --check on the first plan.
+# 1. Inputs: weights for the plan's params, tokens; then rp-run --check on the first plan.
 first_pool="${pools%% *}"
 # shellcheck disable=SC2016  # the script's own $0..$7, expanded by the inner bash
 phase inputs "$(rp_env RP_TIMEOUT_INPUTS_S T_INPUTS 0)" bash -c '
@@ -137,7 +132,7 @@ phase inputs "$(rp_env RP_TIMEOUT_INPUTS_S T_INPUTS 0)" bash -c '
 ' "$py" "$here" "$plans" "$work" "$(rp_env RP_NUM_TOKENS NUM_TOKENS 16777216)" "$rprun" \
   "${RP_LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$first_pool"
 
-# 3. rp-run on the CUDA backend, one pool after the other.
+# 2. rp-run on the CUDA backend, one pool after the other.
 runs=()
 t_run="$(rp_env RP_TIMEOUT_RUN_S T_RUN 0)"
 for n in $pools; do
@@ -156,7 +151,7 @@ for n in $pools; do
   fi
 done
 
-# 4. Where the GPU time goes: the first pool's plan with --profile-kernels (RP_PROFILE_STEPS
+# 3. Where the GPU time goes: the first pool's plan with --profile-kernels (RP_PROFILE_STEPS
 # steps; the profile serialises each worker's calls, so it is timed apart from the runs above).
 if ((profile_steps > 0)) && [[ -s "$work/weights.safetensors" ]]; then
   phase profile "$(rp_env RP_TIMEOUT_PROFILE_S T_PROFILE 0)" env \
@@ -166,16 +161,42 @@ if ((profile_steps > 0)) && [[ -s "$work/weights.safetensors" ]]; then
     --gpus "$first_pool" --no-progress --profile-kernels "$work/profile.json"
 fi
 
+# 4. The PyTorch baselines, last: a compiled one spends its first steps compiling, and under a
+# deadline it is the one left out.
+baseline_args="$(rp_env RP_BASELINE_ARGS BASELINE_ARGS "")"
+baselines=()
+IFS=';' read -r -a baseline_specs <<<"${RP_BASELINES:-eager:}"
+for spec in "${baseline_specs[@]}"; do
+  bname="${spec%%:*}" bflags="${spec#*:}"
+  [[ -z "$bname" ]] && continue
+  limit="$(rp_env RP_TIMEOUT_BASELINE_S T_BASELINE 0)"
+  [[ " $bflags " == *" --compile "* ]] && limit="${RP_TIMEOUT_COMPILED_BASELINE_S:-$limit}"
+  rm -f "$work/baseline-$bname.json"
+  # shellcheck disable=SC2086  # the flags, split at spaces
+  phase "baseline-$bname" "$limit" env PYTHONUNBUFFERED=1 "$py" \
+    "$here/torch_baseline.py" --model-json "$plans/model.json" \
+    --steps "$(rp_env RP_BASELINE_STEPS BASELINE_STEPS 8)" \
+    --warmup "$(rp_env RP_BASELINE_WARMUP BASELINE_WARMUP 2)" --peak-tflops "$peak" \
+    --json-out "$work/baseline-$bname.json" $baseline_args $bflags
+  [[ -s "$work/baseline-$bname.json" ]] &&
+    baselines+=(--baseline "$work/baseline-$bname.json:$work/baseline-$bname.smi")
+done
+
 # 5. The table.
 sum_args=(--model-json "$plans/model.json" --peak-tflops "$peak" --skip "$skip"
           --json-out "$work/summary.json")
-[[ -s "$work/baseline.json" ]] && sum_args+=(--baseline "$work/baseline.json:$work/baseline.smi")
-"$py" "$here/summarize.py" "${sum_args[@]}" "${runs[@]}" >"$work/table.txt" 2>&1 || failed=1
+"$py" "$here/summarize.py" "${sum_args[@]}" "${runs[@]}" "${baselines[@]}" \
+  >"$work/table.txt" 2>&1 || failed=1
 {
   echo "== CUDA benchmark (bench/run_gpu.sh), $(date -u +%FT%TZ)"
   cat "$work/machine.txt"
   echo
   cat "$work/table.txt"
+  echo
+  # Whether cuDNN's fused attention built its graphs at this shape or declined (and why).
+  echo "attention (rp-run --attention-kernel auto):"
+  { cat "$work"/rp-p*.log 2>/dev/null | grep -E '^cudnn-sdpa: ' | sort | uniq -c | sed 's/^/ /'; } ||
+    echo "  no cudnn-sdpa line in the rp-run logs"
   echo
   if [[ -s "$work/profile.json" ]]; then
     echo "kernel profile (p$first_pool, $profile_steps steps, rp-run --profile-kernels):"

@@ -32,6 +32,8 @@ Per run, over the steady state (steps after the first --skip; trace events of st
                 "bytes" arg
   copy busy %   that union / window
   optimizer %   union of the host optimizer's spans / window (host AdamW bound when ~100)
+  host threads  ms per steady step of each kind of host-thread span (adamw, norm, reduce,
+                copy, skipped; "(writer)" on the async weights writer's track)
   peak GPU mem  from the log (see above; torch_baseline: max_memory_allocated), else "n/a"
   smi peak      the largest SMI sample, else "n/a"
 Prints a table and writes every number as JSON (--json-out).
@@ -174,7 +176,30 @@ def read_trace(path, skip):
     opt = [(sp[2], sp[3]) for sp in spans if sp[1] == "optimizer"]
     result["optimizer_busy_frac"] = union_length(opt, lo, hi) / window if opt and window > 0 \
         else None
+    result["host_spans_ms_per_step"] = host_span_kinds(events, names, skip)
     return result
+
+
+HOST_SPAN_RE = re.compile(r"^s(\d+) (\w+)")
+
+
+def host_span_kinds(events, names, skip):
+    """Milliseconds per steady step of each kind of host-thread span ("s3 adamw block_5" ->
+    adamw; norm, reduce (shared or rank gradient sums), copy (the weight writer), skipped), on
+    the host tracks (the optimizer, the weights writer, rank comm): the summed durations of
+    the spans of steps >= skip over the number of those steps."""
+    per_kind, steps = {}, set()
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in ("optimizer", "comm"):
+            continue
+        m = HOST_SPAN_RE.match(e.get("name", ""))
+        if not m or int(m.group(1)) < skip:
+            continue
+        steps.add(int(m.group(1)))
+        track = names.get(e.get("tid"), "")
+        key = m.group(2) + (" (writer)" if "writer" in track else "")
+        per_kind[key] = per_kind.get(key, 0.0) + float(e.get("dur", 0)) / 1e3
+    return {k: v / len(steps) for k, v in sorted(per_kind.items())} if steps else {}
 
 
 def summarize_run(name, metrics_path, trace_path, smi_path, model, peak, skip):
@@ -246,6 +271,8 @@ def main():
                 line = [l for l in f.read().splitlines() if l.strip()][-1]
             b = json.loads(line)
             b["name"] = "pytorch " + b.get("precision", "") + \
+                (" +compile" if b.get("compile") else "") + \
+                (" +liger" if b.get("liger") else "") + \
                 (" +ckpt" if b.get("checkpointing") else "")
             b["smi_peak_bytes"] = smi_peak_bytes(smi_path)
             results.append(b)
@@ -284,6 +311,11 @@ def main():
     for r in results:
         if "error" in r:
             print(f"{r['name']}: FAILED: {r['error']}")
+    for r in results:
+        kinds = r.get("host_spans_ms_per_step")
+        if kinds:
+            print(f"{r['name']} host threads, ms per step: "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in kinds.items()))
     if model:
         print(f"model FLOPs/token {flops.flops_per_token(model) / 1e9:.2f} G "
               f"(6 N + 12 L H Q T, N = {flops.matmul_params(model) / 1e9:.3f} B matmul params, "

@@ -4,7 +4,7 @@ every weight resident in GPU memory, on the same GPU, with the same tokens per s
 
     python3 bench/torch_baseline.py [--model-json PLANS/model.json] [--micro-batches 5]
         [--steps 10] [--warmup 3] [--precision amp|bf16] [--checkpointing auto|on|off]
-        [--compile] [--peak-tflops 989] [--json-out FILE]
+        [--compile] [--liger] [--peak-tflops 989] [--json-out FILE]
 
 Model: transformers' Qwen3ForCausalLM from a config (random init, nothing downloaded), the
 shape of --model-json (bench/export_qwen3_1p7b.sh writes plans/model.json; without it the
@@ -16,6 +16,14 @@ Step: --micro-batches micro-batches of batch x seq random tokens (1 x 4096 by de
 plan's), each forward + mean cross-entropy over every position from pre-shifted labels (the
 exported graph's loss) / M + backward (gradients accumulate), then AdamW (torch.optim.AdamW,
 fused=True) and zero_grad. Tokens per step = M x batch x seq, the plan's.
+
+--compile: torch.compile(model) (the default inductor backend; compilation happens in the warmup
+steps); with --liger the decoder stack alone (model.model), since Liger's fused linear
+cross-entropy does not trace under dynamo. --liger: Liger-Kernel's Qwen3 patch (liger_kernel.transformers.apply_liger_kernel_to_qwen3:
+fused RMSNorm, SwiGLU, RoPE, and the fused linear cross-entropy, which computes the loss from
+the last hidden state chunk by chunk without the [tokens, vocabulary] logits; the labels go in
+as shift_labels, already shifted, so the loss is the same mean over every position). Together
+they are the strongest PyTorch a user runs on one GPU.
 
 Precision: amp (default): fp32 weights, gradients and AdamW state, forward and backward under
 torch.autocast(bfloat16) -- the numerics of RoundPipe's plan (bf16 compute, fp32 master
@@ -69,6 +77,8 @@ def main():
     p.add_argument("--precision", choices=["amp", "bf16"], default="amp")
     p.add_argument("--checkpointing", choices=["auto", "on", "off"], default="auto")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--liger", action="store_true",
+                   help="Liger-Kernel's fused RMSNorm, SwiGLU, RoPE and linear cross-entropy")
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--peak-tflops", type=float, default=989.0,
                    help="dense bf16 peak of the GPU, TFLOP/s (H100 SXM, H200: 989)")
@@ -100,6 +110,11 @@ def main():
         raise SystemExit("torch_baseline: no CUDA device")
     torch.manual_seed(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
+    if args.liger:
+        # Patches transformers' Qwen3 classes: done before the model is built.
+        from liger_kernel.transformers import apply_liger_kernel_to_qwen3
+        apply_liger_kernel_to_qwen3(rope=True, rms_norm=True, swiglu=True,
+                                    fused_linear_cross_entropy=True)
     config = build_config(transformers, shape)
     config._attn_implementation = "sdpa"
     t_build = time.time()
@@ -116,7 +131,14 @@ def main():
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     sync()
     build_s = time.time() - t_build
-    step_model = torch.compile(model) if args.compile else model
+    step_model = model
+    if args.compile and args.liger:
+        # Liger's fused linear cross-entropy does not trace under dynamo (torch 2.11: the fake
+        # tensor of its addmm(out_dtype=...) raises), so the decoder stack is compiled (Liger's
+        # RMSNorm, SwiGLU and RoPE inside it) and the LM head with the loss runs eagerly.
+        model.model = torch.compile(model.model)
+    elif args.compile:
+        step_model = torch.compile(model)
     gen = torch.Generator(device=dev).manual_seed(args.seed + 1)
 
     def step():
@@ -126,11 +148,17 @@ def main():
                                    generator=gen)
             x, y = window[:, :-1], window[:, 1:]
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=args.precision == "amp"):
-                logits = step_model(input_ids=x, use_cache=False).logits
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+                if args.liger:  # the fused linear cross-entropy: no logits
+                    loss = step_model(input_ids=x, shift_labels=y, use_cache=False).loss
+                else:
+                    logits = step_model(input_ids=x, use_cache=False).logits
+            if not args.liger:
+                loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
+                                       y.reshape(-1))
+                del logits
             (loss / mb).backward()
             losses.append(loss.detach())
-            del logits, loss
+            del loss
         opt.step()
         opt.zero_grad(set_to_none=True)
         return torch.stack(losses).mean()
@@ -195,7 +223,7 @@ def main():
         "system": "pytorch", "model": "qwen3", "layers": config.num_hidden_layers,
         "seq": seq, "batch": batch, "micro_batches": mb, "tokens_per_step": tokens_per_step,
         "params": n_params, "precision": args.precision, "checkpointing": checkpointing,
-        "checkpointing_after_oom": oom_retry, "compile": args.compile,
+        "checkpointing_after_oom": oom_retry, "compile": args.compile, "liger": args.liger,
         "warmup_steps": args.warmup, "timed_steps": len(step_s),
         "step_s_mean": total / len(step_s), "step_s_median": statistics.median(step_s),
         "tokens_per_s": tps, "flops_per_token": fpt,

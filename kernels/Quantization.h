@@ -38,6 +38,7 @@
 #ifndef RP_KERNELS_QUANTIZATION_H
 #define RP_KERNELS_QUANTIZATION_H
 
+#include "base/Float16.h" // RP_HOST_DEVICE
 #include "base/Status.h"
 
 #include <cstdint>
@@ -94,7 +95,9 @@ base::StatusOr<QuantLayout> quantLayout(QuantFormat format, const std::vector<in
 
 /// The output channel of element `e` of a weight of `shape` with input axis `axis`
 /// (`rows` = shape[rank - 2], `cols` = shape[rank - 1]).
-inline int64_t quantChannel(int64_t e, int64_t rows, int64_t cols, bool inIsLast) {
+/// Host and device (the CUDA dequantize body calls it).
+RP_HOST_DEVICE inline int64_t quantChannel(int64_t e, int64_t rows, int64_t cols,
+                                           bool inIsLast) {
   return inIsLast ? e / cols : (e / (rows * cols)) * cols + e % cols;
 }
 

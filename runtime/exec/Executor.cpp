@@ -801,11 +801,13 @@ StatusOr<std::optional<float>> Executor::stepGradScale(int64_t step, StepEvents 
     RP_RETURN_IF_ERROR(collectLayerGradients(step, ev, os));
   // In name order, in double. Each param's share was made by the pass that wrote its final
   // gradient (the download, a shared or rank sum) where that pass could; a host pass else.
+  const double t0 = options_.trace ? options_.trace->nowUs() : 0; // after the waits above
   double sum = 0; // without host arithmetic: a zero norm (no clipping, no overflow)
   if (options_.hostArithmetic)
     for (int p : trainableByName_)
       sum += paramSquares(ev, p, gradScale);
   backend_.hostWork(HostTask::GradNorm, step, -1);
+  traceSpan(optimizerTrack_, t0, "s" + std::to_string(step) + " norm");
   if (!std::isfinite(sum)) // a shared or rank sum overflowed: skip (and back the scale off)
     return std::optional<float>();
   if (clip <= 0)

@@ -99,20 +99,23 @@ TEST_P(CudaBackendTest, LogicalPoolsGiveIdenticalResults) {
 TEST_P(CudaBackendTest, GraphsGiveIdenticalResults) {
   pb::Plan plan = rp::testing::makeValidPlan();
   plan.mutable_config()->set_update(GetParam());
+  // 8 steps: at a pool of 2 a worker runs a given stage only every other step (3 stages
+  // dispatched round-robin), 2 micro-batches each time, over 2 slots x 2 activation sets: 4
+  // steps give each (worker, function) 4 calls in up to 4 distinct frames, 8 steps force repeats.
   for (int workers : {1, 2}) {
-    const RunResult plain = trainOnGpu(plan, workers, 4);
+    const RunResult plain = trainOnGpu(plan, workers, 8);
     std::pair<size_t, int64_t> graphs{0, 0};
     CudaBackendOptions options;
     options.graphs = true;
-    const RunResult replayed = trainOnGpu(plan, workers, 4, options, &graphs);
+    const RunResult replayed = trainOnGpu(plan, workers, 8, options, &graphs);
     ASSERT_EQ(replayed.losses.size(), plain.losses.size());
     ASSERT_FALSE(plain.losses.empty());
     EXPECT_EQ(std::memcmp(replayed.losses.data(), plain.losses.data(), plain.losses.size() * 4),
               0)
         << workers << " workers";
     EXPECT_EQ(replayed.master, plain.master) << workers << " workers";
-    // Some function has two or more instructions, and frames repeat over 4 steps x 2
-    // micro-batches: more replays than captures.
+    // Some function has two or more instructions, and frames repeat: more replays than
+    // captures.
     EXPECT_GT(graphs.first, 0u) << workers << " workers";
     EXPECT_GT(graphs.second, static_cast<int64_t>(graphs.first)) << workers << " workers";
   }

@@ -273,23 +273,25 @@ inline base::Status checkScatterElementsFit(std::string_view opName, const char 
       " and every dimension but " + std::to_string(axis) + " at most " + role + "'s");
 }
 
-/// graph.rope's x: rank >= 1 with an even last dimension. Errors: InvalidArgument "rope: x is
-/// <shape>, expected rank >= 1 with an even last dimension".
-inline base::Status checkRopeInput(const std::vector<int64_t> &x) {
+/// graph.rope's x (graph.rope_vjp's g): rank >= 1 with an even last dimension. Errors:
+/// InvalidArgument "rope: x is <shape>, expected rank >= 1 with an even last dimension".
+inline base::Status checkRopeInput(const std::vector<int64_t> &x, std::string_view op = "rope",
+                                   std::string_view role = "x") {
   if (!x.empty() && x.back() % 2 == 0)
     return base::okStatus();
-  return base::invalidArgument("rope: x is " + base::formatShape(x) +
-                                  ", expected rank >= 1 with an even last dimension");
+  return base::invalidArgument(std::string(op) + ": " + std::string(role) + " is " +
+                               base::formatShape(x) +
+                               ", expected rank >= 1 with an even last dimension");
 }
 
 /// graph.rope's cos (and sin) table: x's last dimension. Errors: InvalidArgument "rope: cos is
 /// <shape>, expected a last dimension of <d>".
-inline base::Status checkRopeTable(const std::vector<int64_t> &x,
-                                      const std::vector<int64_t> &cos) {
+inline base::Status checkRopeTable(const std::vector<int64_t> &x, const std::vector<int64_t> &cos,
+                                   std::string_view op = "rope") {
   if (!cos.empty() && cos.back() == x.back())
     return base::okStatus();
-  return base::invalidArgument("rope: cos is " + base::formatShape(cos) +
-                                  ", expected a last dimension of " + std::to_string(x.back()));
+  return base::invalidArgument(std::string(op) + ": cos is " + base::formatShape(cos) +
+                               ", expected a last dimension of " + std::to_string(x.back()));
 }
 
 /// graph.attention's q: [B, Hq, S, D]. Errors: InvalidArgument "<op>: q is <shape>,

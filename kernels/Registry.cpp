@@ -61,6 +61,7 @@ std::vector<KernelInfo> buildTable() {
                     {req("axis", K::Int), opt("exclusive", K::Bool), opt("reverse", K::Bool)}));
   t.push_back(KernelInfo{"layer_norm", 2, 3, 1, R::Float, normAttrs}); // optional bias
   t.push_back(fixed("rms_norm", 2, 1, R::Float, normAttrs));
+  t.push_back(fixed("rms_norm_vjp", 3, 2, R::Float, normAttrs));
   t.push_back(fixed("cross_entropy", 2, 1, R::FloatIndexed,
                     {req("reduction", K::String), req("ignore_index", K::Int)}));
   // Shape ops.
@@ -94,7 +95,9 @@ std::vector<KernelInfo> buildTable() {
   t.push_back(fixed("trilu", 1, 1, R::Same, {req("k", K::Int), opt("upper", K::Bool)}));
   // Fused ops.
   t.push_back(fixed("swiglu", 2, 1, R::Float));
+  t.push_back(fixed("swiglu_vjp", 3, 2, R::Float));
   t.push_back(fixed("rope", 3, 1, R::Float, {opt("interleaved", K::Bool)}));
+  t.push_back(fixed("rope_vjp", 3, 1, R::Float, {opt("interleaved", K::Bool)}));
   // Optional attention sinks: one more operand (and attention_vjp's dsinks result).
   // An optional sliding `window` (>= 1, with causal) and logit `softcap` (> 0).
   const std::vector<AttrSpec> attentionAttrs = {req("scale", K::Float), opt("causal", K::Bool),

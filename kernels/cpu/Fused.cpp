@@ -44,8 +44,28 @@ void swigluLoop(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
 }
 
 template <typename T>
+void swigluVjpLoop(const HostTensor &gate, const HostTensor &up, const HostTensor &g,
+                   HostTensor &dgate, HostTensor &dup) {
+  const T *a = gate.data<T>();
+  const T *u = up.data<T>();
+  const T *pg = g.data<T>();
+  T *da = dgate.data<T>();
+  T *du = dup.data<T>();
+  const int64_t n = gate.numElements();
+#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(a[i]), gi = static_cast<double>(pg[i]);
+    const double s = sigmoid(x);
+    da[i] = static_cast<T>(gi * static_cast<double>(u[i]) * s * (1.0 + x * (1.0 - s)));
+    du[i] = static_cast<T>(gi * x * s);
+  }
+}
+
+/// rope (or, `transposed`, its VJP with respect to x: the transposed rotation, with x the
+/// cotangent g).
+template <typename T>
 void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out,
-              bool interleaved) {
+              bool interleaved, bool transposed = false) {
   const Shape &shape = x.shape();
   const int64_t d = shape.back(), half = d / 2;
   const int64_t rows = d == 0 ? 0 : x.numElements() / d;
@@ -71,6 +91,12 @@ void ropeLoop(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
       // The partner of j: its pair's other element (interleaved) or the other half's.
       const bool first = interleaved ? j % 2 == 0 : j < half;
       const int64_t partner = interleaved ? (first ? j + 1 : j - 1) : (first ? j + half : j - half);
+      if (transposed) { // dx[j] = g[j] cos[j] +- g[p] sin[p]
+        const double rot = static_cast<double>(xs[partner]) * static_cast<double>(ss[partner]);
+        ys[j] = static_cast<T>(static_cast<double>(xs[j]) * static_cast<double>(cs[j]) +
+                               (first ? rot : -rot));
+        continue;
+      }
       const double rot =
           first ? -static_cast<double>(xs[partner]) : static_cast<double>(xs[partner]);
       ys[j] = static_cast<T>(static_cast<double>(xs[j]) * static_cast<double>(cs[j]) +
@@ -132,17 +158,49 @@ Status swiglu(const HostTensor &gate, const HostTensor &up, HostTensor &out) {
   return okStatus();
 }
 
+namespace {
+
+Status checkRope(const char *op, const char *xName, const HostTensor &x, const HostTensor &cos,
+                 const HostTensor &sin, const char *outName, const HostTensor &out) {
+  RP_RETURN_IF_ERROR(checkDType(op, xName, x, kFloatTypes));
+  RP_RETURN_IF_ERROR(checkRopeInput(x.shape(), op, xName));
+  RP_RETURN_IF_ERROR(checkSameDType(op, xName, x, "cos", cos));
+  RP_RETURN_IF_ERROR(checkType(op, "sin", sin, cos.dtype(), cos.shape()));
+  RP_RETURN_IF_ERROR(checkRopeTable(x.shape(), cos.shape(), op));
+  RP_RETURN_IF_ERROR(checkBroadcastsTo(op, "cos", cos.shape(), x.shape()));
+  return checkType(op, outName, out, x.dtype(), x.shape());
+}
+
+} // namespace
+
 Status rope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin, HostTensor &out,
             bool interleaved) {
-  RP_RETURN_IF_ERROR(checkDType("rope", "x", x, kFloatTypes));
-  RP_RETURN_IF_ERROR(checkRopeInput(x.shape()));
-  RP_RETURN_IF_ERROR(checkSameDType("rope", "x", x, "cos", cos));
-  RP_RETURN_IF_ERROR(checkType("rope", "sin", sin, cos.dtype(), cos.shape()));
-  RP_RETURN_IF_ERROR(checkRopeTable(x.shape(), cos.shape()));
-  RP_RETURN_IF_ERROR(checkBroadcastsTo("rope", "cos", cos.shape(), x.shape()));
-  RP_RETURN_IF_ERROR(checkType("rope", "out", out, x.dtype(), x.shape()));
+  RP_RETURN_IF_ERROR(checkRope("rope", "x", x, cos, sin, "out", out));
   visitFloat(x.dtype(),
              [&](auto tag) { ropeLoop<typename decltype(tag)::type>(x, cos, sin, out, interleaved); });
+  return okStatus();
+}
+
+Status ropeVjp(const HostTensor &g, const HostTensor &cos, const HostTensor &sin, HostTensor &dx,
+               bool interleaved) {
+  RP_RETURN_IF_ERROR(checkRope("rope_vjp", "g", g, cos, sin, "dx", dx));
+  visitFloat(g.dtype(), [&](auto tag) {
+    ropeLoop<typename decltype(tag)::type>(g, cos, sin, dx, interleaved, /*transposed=*/true);
+  });
+  return okStatus();
+}
+
+Status swigluVjp(const HostTensor &gate, const HostTensor &up, const HostTensor &g,
+                 HostTensor &dgate, HostTensor &dup) {
+  const char *op = "swiglu_vjp";
+  RP_RETURN_IF_ERROR(checkDType(op, "gate", gate, kFloatTypes));
+  RP_RETURN_IF_ERROR(checkType(op, "up", up, gate.dtype(), gate.shape()));
+  RP_RETURN_IF_ERROR(checkType(op, "g", g, gate.dtype(), gate.shape()));
+  RP_RETURN_IF_ERROR(checkType(op, "dgate", dgate, gate.dtype(), gate.shape()));
+  RP_RETURN_IF_ERROR(checkType(op, "dup", dup, gate.dtype(), gate.shape()));
+  visitFloat(gate.dtype(), [&](auto tag) {
+    swigluVjpLoop<typename decltype(tag)::type>(gate, up, g, dgate, dup);
+  });
   return okStatus();
 }
 

@@ -39,6 +39,24 @@ base::Status rope(const base::HostTensor &x, const base::HostTensor &cos,
                      const base::HostTensor &sin, base::HostTensor &out,
                      bool interleaved = false);
 
+/// The VJP of swiglu (graph.swiglu_vjp), elementwise with s = sigmoid(gate):
+///   dgate = g * up * s * (1 + gate * (1 - s)),   dup = g * gate * s.
+/// gate is f32 or f64; up, g, dgate and dup have gate's dtype and shape. Computed in double,
+/// rounded once when stored. Errors: InvalidArgument for a bad dtype or shape.
+base::Status swigluVjp(const base::HostTensor &gate, const base::HostTensor &up,
+                       const base::HostTensor &g, base::HostTensor &dgate,
+                       base::HostTensor &dup);
+
+/// The VJP of rope with respect to x (graph.rope_vjp): rope is linear in x, y = x * cos +
+/// R(x) * sin with R the rotation (rotate_half, or the interleaved pairs'), so
+///   dx = g * cos + R^T(g * sin),  R^T(u)[j] = u[p] for the first element j of a pair and
+///   -u[p] for the second (p: j's partner),
+/// one pass with rope's shapes and dtypes (g in place of x). Computed in double, rounded once.
+/// Errors: as rope's.
+base::Status ropeVjp(const base::HostTensor &g, const base::HostTensor &cos,
+                     const base::HostTensor &sin, base::HostTensor &dx,
+                     bool interleaved = false);
+
 /// Scaled dot-product attention with grouped-query heads (Vaswani et al. 2017;
 /// torch.nn.functional.scaled_dot_product_attention with enable_gqa):
 ///   y[b, h, i] = sum_j p_j v[b, h / G, j],  p = softmax_j(q[b, h, i] . k[b, h / G, j] * scale)

@@ -33,6 +33,17 @@ base::Status layerNorm(const base::HostTensor &x, const base::HostTensor &scale,
 base::Status rmsNorm(const base::HostTensor &x, const base::HostTensor &scale,
                         int64_t axis, double epsilon, base::HostTensor &out);
 
+/// The VJP of rmsNorm before the sum over rows (graph.rms_norm_vjp), per row of x over dims
+/// [axis, rank) with r = 1 / sqrt(mean(x^2) + epsilon), xhat = x r, dxhat = g * scale:
+///   dx = r (dxhat - xhat mean(dxhat xhat)),   dscaleRows = g * xhat
+/// (the scale's gradient is dscaleRows summed over dims [0, axis)). x is f32 or f64; scale as
+/// rmsNorm's; g, dx and dscaleRows have x's dtype and shape. The row statistics and both
+/// results are computed in double and rounded once when stored, so r is the forward's.
+/// Errors: InvalidArgument for a bad axis, dtype or shape.
+base::Status rmsNormVjp(const base::HostTensor &x, const base::HostTensor &scale,
+                        const base::HostTensor &g, int64_t axis, double epsilon,
+                        base::HostTensor &dx, base::HostTensor &dscaleRows);
+
 } // namespace rp::kernels::cpu
 
 #endif // RP_KERNELS_CPU_NORM_H

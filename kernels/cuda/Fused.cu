@@ -31,6 +31,13 @@ __global__ void swigluKernel(SwigluPlan plan, const void *gate, const void *up, 
 }
 
 template <DType D>
+__global__ void swigluVjpKernel(SwigluPlan plan, const void *gate, const void *up, const void *g,
+                                void *dgate, void *dup) {
+  for (int64_t i = gridThread(); i < plan.numel; i += gridStride())
+    swigluVjpAt<D>(plan, gate, up, g, dgate, dup, i);
+}
+
+template <DType D>
 __global__ void ropeKernel(RopePlan plan, const void *x, const void *cos, const void *sin,
                            void *out) {
   for (int64_t i = gridThread(); i < plan.numel; i += gridStride())
@@ -80,17 +87,48 @@ cudaError_t launchSwiglu(const SwigluPlan &plan, const void *gate, const void *u
   return cudaGetLastError();
 }
 
+StatusOr<SwigluPlan> planSwigluVjp(DType dtype, const Shape &gate, const Shape &up,
+                                   const Shape &g, const Shape &dgate, const Shape &dup) {
+  const char *op = "swiglu_vjp";
+  RP_RETURN_IF_ERROR(checkDType(op, "gate", dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "up", dtype, up, gate));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "g", dtype, g, gate));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dgate", dtype, dgate, gate));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, "dup", dtype, dup, gate));
+  SwigluPlan plan;
+  plan.dtype = dtype;
+  plan.numel = numElements(gate);
+  return plan;
+}
+
+cudaError_t launchSwigluVjp(const SwigluPlan &plan, const void *gate, const void *up,
+                            const void *g, void *dgate, void *dup, cudaStream_t stream) {
+  if (plan.numel == 0)
+    return cudaSuccess;
+  if (!usablePointers(base::dtypeSize(plan.dtype), gate, up, g, static_cast<const void *>(dgate),
+                      static_cast<const void *>(dup)))
+    return cudaErrorInvalidValue;
+  if (!visitFloatDType(plan.dtype, [&](auto tag) {
+        swigluVjpKernel<decltype(tag)::value>
+            <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, gate, up, g, dgate, dup);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
 //===--- rope -------------------------------------------------------------===//
 
-StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const Shape &sin,
-                            const Shape &out, bool interleaved) {
-  const char *op = "rope";
-  RP_RETURN_IF_ERROR(checkDType(op, "x", dtype, kGpuFloatTypes));
-  RP_RETURN_IF_ERROR(checkRopeInput(x));
+namespace {
+
+StatusOr<RopePlan> planRopeFor(const char *op, const char *xName, const char *outName,
+                               DType dtype, const Shape &x, const Shape &cos, const Shape &sin,
+                               const Shape &out, bool interleaved) {
+  RP_RETURN_IF_ERROR(checkDType(op, xName, dtype, kGpuFloatTypes));
+  RP_RETURN_IF_ERROR(checkRopeInput(x, op, xName));
   RP_RETURN_IF_ERROR(checkShapeIs(op, "sin", dtype, sin, cos));
-  RP_RETURN_IF_ERROR(checkRopeTable(x, cos));
+  RP_RETURN_IF_ERROR(checkRopeTable(x, cos, op));
   RP_RETURN_IF_ERROR(checkBroadcastsTo(op, "cos", cos, x));
-  RP_RETURN_IF_ERROR(checkShapeIs(op, "out", dtype, out, x));
+  RP_RETURN_IF_ERROR(checkShapeIs(op, outName, dtype, out, x));
   RopePlan plan;
   plan.dtype = dtype;
   plan.numel = numElements(x);
@@ -102,6 +140,21 @@ StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const
   Shape strides = broadcastStrides(cos, x);
   strides.pop_back();
   RP_ASSIGN_OR_RETURN(plan.rows, makeIter<1>(op, lead, {strides}));
+  return plan;
+}
+
+} // namespace
+
+StatusOr<RopePlan> planRope(DType dtype, const Shape &x, const Shape &cos, const Shape &sin,
+                            const Shape &out, bool interleaved) {
+  return planRopeFor("rope", "x", "out", dtype, x, cos, sin, out, interleaved);
+}
+
+StatusOr<RopePlan> planRopeVjp(DType dtype, const Shape &g, const Shape &cos, const Shape &sin,
+                               const Shape &dx, bool interleaved) {
+  RP_ASSIGN_OR_RETURN(RopePlan plan,
+                      planRopeFor("rope_vjp", "g", "dx", dtype, g, cos, sin, dx, interleaved));
+  plan.transposed = true;
   return plan;
 }
 

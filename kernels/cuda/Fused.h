@@ -126,6 +126,27 @@ RP_HD inline void swigluAt(const SwigluPlan &, const void *gate, const void *up,
   storeAs<D>(out, i, g * fusedSigmoid(g) * static_cast<C>(loadAs<D>(up, i)));
 }
 
+/// Checks swiglu_vjp's operands as cpu::swigluVjp does (gate, up, g, dgate, dup of one dtype
+/// and shape); the plan is swiglu's. Errors: InvalidArgument naming "swiglu_vjp".
+base::StatusOr<SwigluPlan> planSwigluVjp(base::DType dtype, const Shape &gate, const Shape &up,
+                                         const Shape &g, const Shape &dgate, const Shape &dup);
+
+/// Enqueues dgate = g * up * s * (1 + gate (1 - s)), dup = g * gate * s (s = sigmoid(gate)) on
+/// `stream`. Returns as launchSwiglu.
+cudaError_t launchSwigluVjp(const SwigluPlan &plan, const void *gate, const void *up,
+                            const void *g, void *dgate, void *dup, cudaStream_t stream);
+
+/// Element i of swiglu_vjp (the kernel's body; also run on the host by the tests).
+template <base::DType D>
+RP_HD inline void swigluVjpAt(const SwigluPlan &, const void *gate, const void *up, const void *g,
+                              void *dgate, void *dup, int64_t i) {
+  using C = typename DTypeTraits<D>::Compute;
+  const C a = loadAs<D>(gate, i), gi = loadAs<D>(g, i);
+  const C s = fusedSigmoid(a);
+  storeAs<D>(dgate, i, gi * static_cast<C>(loadAs<D>(up, i)) * s * (C(1) + a * (C(1) - s)));
+  storeAs<D>(dup, i, gi * a * s);
+}
+
 //===--- rope ------------------------------------------------------------===//
 
 /// The geometry of one rope: x and out hold `numel` elements, rows of `dim` (D) values;
@@ -138,6 +159,9 @@ struct RopePlan {
   int64_t half = 0;
   /// GPT-J's rotation of adjacent pairs instead of the halves (cpu::rope's `interleaved`).
   bool interleaved = false;
+  /// rope_vjp: the transposed rotation, dx = g * cos + R^T(g * sin) (cpu::ropeVjp), with g
+  /// in x's place.
+  bool transposed = false;
   StridedIter<1> rows;
 };
 
@@ -157,7 +181,13 @@ base::StatusOr<RopePlan> planRope(base::DType dtype, const Shape &x, const Shape
 cudaError_t launchRope(const RopePlan &plan, const void *x, const void *cos, const void *sin,
                        void *out, cudaStream_t stream);
 
-/// Output element i of rope (the kernel's body; also run on the host by the tests).
+/// Checks rope_vjp's operands as cpu::ropeVjp does (rope's checks with g in x's place and dx
+/// as out; messages name "rope_vjp"); the plan is rope's with `transposed`.
+base::StatusOr<RopePlan> planRopeVjp(base::DType dtype, const Shape &g, const Shape &cos,
+                                     const Shape &sin, const Shape &dx, bool interleaved = false);
+
+/// Output element i of rope, or of rope_vjp when plan.transposed (the kernel's body; also run
+/// on the host by the tests).
 template <base::DType D>
 RP_HD inline void ropeAt(const RopePlan &plan, const void *x, const void *cos, const void *sin,
                          void *out, int64_t i) {
@@ -169,6 +199,14 @@ RP_HD inline void ropeAt(const RopePlan &plan, const void *x, const void *cos, c
   // The partner of j: its pair's other element (interleaved) or the other half's.
   const bool first = plan.interleaved ? j % 2 == 0 : j < plan.half;
   const int64_t step = plan.interleaved ? 1 : plan.half;
+  if (plan.transposed) { // dx[j] = g[j] cos[j] +- g[p] sin[p]
+    const int64_t p = first ? j + step : j - step;
+    const C rot = static_cast<C>(loadAs<D>(x, first ? i + step : i - step)) *
+                  static_cast<C>(loadAs<D>(sin, off[0] + p));
+    storeAs<D>(out, i, static_cast<C>(loadAs<D>(x, i)) * static_cast<C>(loadAs<D>(cos, c)) +
+                           (first ? rot : -rot));
+    return;
+  }
   const C rot = first ? -static_cast<C>(loadAs<D>(x, i + step))
                       : static_cast<C>(loadAs<D>(x, i - step));
   storeAs<D>(out, i,
@@ -350,6 +388,8 @@ RP_HD inline void attentionRow(const AttentionPlan &plan, const void *q, const v
 /// order the device combines them (kernels/cuda/HostReplay.h).
 namespace replay {
 void swiglu(const SwigluPlan &plan, const void *gate, const void *up, void *out);
+void swigluVjp(const SwigluPlan &plan, const void *gate, const void *up, const void *g,
+               void *dgate, void *dup);
 void rope(const RopePlan &plan, const void *x, const void *cos, const void *sin, void *out);
 void attention(const AttentionPlan &plan, const void *q, const void *k, const void *v, void *out,
                const void *sinks = nullptr);

@@ -112,6 +112,13 @@ void norm(const NormPlan &p, const void *x, const void *scale, const void *bias,
   });
 }
 
+void rmsNormVjp(const NormPlan &p, const void *x, const void *scale, const void *g, void *dx,
+                void *dscaleRows) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    rmsNormVjpRows<decltype(d)::value>(p, p.threadsPerRow, x, scale, g, dx, dscaleRows);
+  });
+}
+
 void crossEntropy(const CrossEntropyPlan &p, const void *logits, const void *labels, void *out,
                   void *rowScratch) {
   visitFloatDType(p.dtype, [&](auto d) {
@@ -282,6 +289,14 @@ void swiglu(const SwigluPlan &p, const void *gate, const void *up, void *out) {
   visitFloatDType(p.dtype, [&](auto d) {
     for (int64_t i = 0; i < p.numel; ++i)
       swigluAt<decltype(d)::value>(p, gate, up, out, i);
+  });
+}
+
+void swigluVjp(const SwigluPlan &p, const void *gate, const void *up, const void *g, void *dgate,
+               void *dup) {
+  visitFloatDType(p.dtype, [&](auto d) {
+    for (int64_t i = 0; i < p.numel; ++i)
+      swigluVjpAt<decltype(d)::value>(p, gate, up, g, dgate, dup, i);
   });
 }
 

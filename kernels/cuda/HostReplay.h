@@ -97,6 +97,25 @@ void normRows(const NormPlan &p, int threads, const void *x, const void *scale, 
   }
 }
 
+/// rmsNormVjpKernel of Norm.cu with `threads` threads per row.
+template <base::DType D>
+void rmsNormVjpRows(const NormPlan &p, int threads, const void *x, const void *scale,
+                    const void *g, void *dx, void *dscaleRows) {
+  using C = NormCompute<D>;
+  std::vector<C> partials(static_cast<size_t>(threads));
+  for (int64_t row = 0; row < p.rows; ++row) {
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] = normSquarePartial<D>(p, x, row, lane, threads, C(0));
+    const C rstd = C(1) / normStdev<D>(p, combineOnHost(partials.data(), threads, C(0), SumOp{}));
+    for (int lane = 0; lane < threads; ++lane)
+      partials[static_cast<size_t>(lane)] =
+          normVjpDotPartial<D>(p, x, scale, g, row, lane, threads, rstd);
+    const C dot = combineOnHost(partials.data(), threads, C(0), SumOp{});
+    for (int lane = 0; lane < threads; ++lane)
+      normVjpWrite<D>(p, x, scale, g, dx, dscaleRows, row, lane, threads, rstd, dot);
+  }
+}
+
 /// lossRowKernel then lossFinishKernel of CrossEntropy.cu with `threads` threads per row;
 /// `scratch` receives the per-row losses (plan.rows compute values).
 template <base::DType D>

@@ -3,7 +3,8 @@
 // normKernel: per row, layer_norm's mean (normSumPartial + rowAllReduce), the sum of
 // squared deviations (normSquarePartial + rowAllReduce), then every thread of the row
 // writes its elements (normWrite). Three reads of the row (two for rms_norm), from L1/L2
-// after the first for the row sizes of transformer hidden states.
+// after the first for the row sizes of transformer hidden states. rmsNormVjpKernel: the sum
+// of squares, the dot of the row's dxhat and xhat, then dx and dscaleRows (Norm.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,23 @@ __global__ void __launch_bounds__(kMaxThreadsPerRow)
     const C squares = rowAllReduce<M>(normSquarePartial<D>(p, x, row, lane, threads, mean), SumOp{},
                                       C(0), shared);
     normWrite<D>(p, x, scale, bias, out, row, lane, threads, mean, normStdev<D>(p, squares));
+  });
+}
+
+template <DType D, RowMode M>
+__global__ void __launch_bounds__(kMaxThreadsPerRow)
+    rmsNormVjpKernel(const NormPlan p, const void *__restrict__ x, const void *__restrict__ scale,
+                     const void *__restrict__ g, void *__restrict__ dx,
+                     void *__restrict__ dscaleRows) {
+  using C = NormCompute<D>;
+  __shared__ C shared[kWarpSize];
+  forEachRow<M>(p.rows, [&](int64_t row, int lane, int threads) {
+    const C squares = rowAllReduce<M>(normSquarePartial<D>(p, x, row, lane, threads, C(0)),
+                                      SumOp{}, C(0), shared);
+    const C rstd = C(1) / normStdev<D>(p, squares);
+    const C dot = rowAllReduce<M>(normVjpDotPartial<D>(p, x, scale, g, row, lane, threads, rstd),
+                                  SumOp{}, C(0), shared);
+    normVjpWrite<D>(p, x, scale, g, dx, dscaleRows, row, lane, threads, rstd, dot);
   });
 }
 
@@ -80,6 +98,36 @@ base::StatusOr<NormPlan> planLayerNorm(DType dtype, const Shape &x, const Shape 
 base::StatusOr<NormPlan> planRmsNorm(DType dtype, const Shape &x, const Shape &scale,
                                         int64_t axis, double epsilon, const Shape &out) {
   return planNorm("rms_norm", true, dtype, x, scale, nullptr, axis, epsilon, out);
+}
+
+base::StatusOr<NormPlan> planRmsNormVjp(DType dtype, const Shape &x, const Shape &scale,
+                                        const Shape &g, int64_t axis, double epsilon,
+                                        const Shape &dx, const Shape &dscaleRows) {
+  RP_ASSIGN_OR_RETURN(NormPlan plan,
+                      planNorm("rms_norm_vjp", true, dtype, x, scale, nullptr, axis, epsilon, dx));
+  RP_RETURN_IF_ERROR(checkShapeIs("rms_norm_vjp", "g", dtype, g, x));
+  RP_RETURN_IF_ERROR(checkShapeIs("rms_norm_vjp", "dscale_rows", dtype, dscaleRows, x));
+  return plan;
+}
+
+cudaError_t launchRmsNormVjp(const NormPlan &plan, const void *x, const void *scale,
+                             const void *g, void *dx, void *dscaleRows, cudaStream_t stream) {
+  if (!rowFloatDType(plan.dtype) || !validThreadsPerRow(plan.threadsPerRow) || plan.rows < 0 ||
+      plan.cols < 0 || !plan.rms || plan.hasBias)
+    return cudaErrorInvalidValue;
+  if (plan.rows == 0)
+    return cudaSuccess;
+  const size_t size = base::dtypeSize(plan.dtype);
+  if (!usablePointer(x, size) || !usablePointer(scale, size) || !usablePointer(g, size) ||
+      !usablePointer(dx, size) || !usablePointer(dscaleRows, size))
+    return cudaErrorInvalidValue;
+  visitFloatDType(plan.dtype, [&](auto d) {
+    launchRows(
+        plan.rows, plan.threadsPerRow, stream,
+        [](auto mode) { return rmsNormVjpKernel<decltype(d)::value, decltype(mode)::value>; },
+        plan, x, scale, g, dx, dscaleRows);
+  });
+  return cudaGetLastError();
 }
 
 cudaError_t launchNorm(const NormPlan &plan, const void *x, const void *scale, const void *bias,

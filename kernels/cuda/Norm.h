@@ -152,12 +152,71 @@ RP_HD inline void normRowSerial(const NormPlan &p, const void *x, const void *sc
   normWrite<D>(p, x, scale, bias, out, row, 0, 1, mean, stdev);
 }
 
+//===--- rms_norm_vjp -------------------------------------------------------===//
+//
+// graph.rms_norm_vjp (cpu::rmsNormVjp's semantics): per row, r = 1 / sqrt(mean(x^2) + eps)
+// from the forward's square pass (normSquarePartial, normStdev), dot = sum_c (g_c scale_c)
+// (x_c r) (normVjpDotPartial), then dx_c = r (g_c scale_c - x_c r dot / cols) and
+// dscaleRows_c = g_c x_c r (normVjpWrite): two reads of x and g, one of scale, two writes, in
+// one launch with normKernel's geometry. The plan is an rms NormPlan.
+
+/// Checks graph.rms_norm_vjp's operands as cpu::rmsNormVjp does (InvalidArgument naming
+/// "rms_norm_vjp": dtype, axis, scale, g, dx or dscale_rows shape) and decides the geometry.
+base::StatusOr<NormPlan> planRmsNormVjp(base::DType dtype, const Shape &x, const Shape &scale,
+                                        const Shape &g, int64_t axis, double epsilon,
+                                        const Shape &dx, const Shape &dscaleRows);
+
+/// Enqueues the VJP on `stream` (device pointers aligned to the element size). Never
+/// synchronizes, needs no scratch. Returns cudaErrorInvalidValue (launching nothing) for a
+/// plan not made by planRmsNormVjp or a bad pointer, else cudaGetLastError().
+cudaError_t launchRmsNormVjp(const NormPlan &plan, const void *x, const void *scale,
+                             const void *g, void *dx, void *dscaleRows, cudaStream_t stream);
+
+/// (g_c scale_c) (x_c r) of one row.
+template <base::DType D> struct NormVjpDotLoad {
+  NormLoad<D> x, g;
+  const void *scale;
+  NormCompute<D> rstd;
+  RP_HD NormCompute<D> operator()(int64_t c) const {
+    return g(c) * loadAs<D>(scale, c) * (x(c) * rstd);
+  }
+};
+
+/// Thread `lane` of `threads`' partial sum of (g * scale) * (x * r) over `row`.
+template <base::DType D>
+RP_HD inline NormCompute<D> normVjpDotPartial(const NormPlan &p, const void *x, const void *scale,
+                                              const void *g, int64_t row, int lane, int threads,
+                                              NormCompute<D> rstd) {
+  const int64_t base = row * p.cols;
+  return stridedFold(p.cols, lane, threads, NormCompute<D>(0),
+                     NormVjpDotLoad<D>{NormLoad<D>{x, base}, NormLoad<D>{g, base}, scale, rstd},
+                     SumOp{});
+}
+
+/// Writes dx and dscaleRows at c = lane, lane + threads, ... of `row` from r and the row's dot.
+template <base::DType D>
+RP_HD inline void normVjpWrite(const NormPlan &p, const void *x, const void *scale, const void *g,
+                               void *dx, void *dscaleRows, int64_t row, int lane, int threads,
+                               NormCompute<D> rstd, NormCompute<D> dot) {
+  using C = NormCompute<D>;
+  const int64_t base = row * p.cols;
+  const C m = dot / static_cast<C>(p.cols);
+  for (int64_t c = lane; c < p.cols; c += threads) {
+    const C xhat = loadAs<D>(x, base + c) * rstd;
+    const C gc = loadAs<D>(g, base + c);
+    storeAs<D>(dx, base + c, rstd * (gc * loadAs<D>(scale, c) - xhat * m));
+    storeAs<D>(dscaleRows, base + c, gc * xhat);
+  }
+}
+
 //===--- host replay (kernels/cuda/HostReplay.cpp) --------------------------===//
 
 /// The launchers' work on the host: the same bodies over every point, on host memory, in the
 /// order the device combines them (kernels/cuda/HostReplay.h).
 namespace replay {
 void norm(const NormPlan &plan, const void *x, const void *scale, const void *bias, void *out);
+void rmsNormVjp(const NormPlan &plan, const void *x, const void *scale, const void *g, void *dx,
+                void *dscaleRows);
 } // namespace replay
 
 } // namespace rp::kernels::cuda

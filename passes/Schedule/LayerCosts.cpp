@@ -94,7 +94,8 @@ double forwardFlops(func::FuncOp func) {
       return;
     }
     if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::ReduceMaxOp, graph::SoftmaxOp,
-            graph::LogSoftmaxOp, graph::LayerNormOp, graph::RmsNormOp, graph::CrossEntropyOp>(op)) {
+            graph::LogSoftmaxOp, graph::LayerNormOp, graph::RmsNormOp, graph::RmsNormVjpOp,
+            graph::CrossEntropyOp>(op)) {
       flops += 5.0 * elements(op->getOperand(0).getType());
       return;
     }

@@ -251,6 +251,9 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
   } else if (auto n = dyn_cast<RmsNormOp>(op)) {
     status = cpu::rmsNorm(operand(0), operand(1), n.getAxisAttr().getInt(),
                           n.getEpsilon().convertToDouble(), out[0]);
+  } else if (auto n = dyn_cast<RmsNormVjpOp>(op)) {
+    status = cpu::rmsNormVjp(operand(0), operand(1), operand(2), n.getAxisAttr().getInt(),
+                             n.getEpsilon().convertToDouble(), out[0], out[1]);
   } else if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
     status = cpu::crossEntropy(operand(0), operand(1), ce.getIgnoreIndexAttr().getInt(),
                                ce.getReduction() == LossReduction::mean ? cpu::LossReduction::Mean
@@ -271,8 +274,12 @@ FailureOr<SmallVector<HostTensor>> evaluateOp(Operation *op, ArrayRef<const Host
                                         bias ? &operand(4) : nullptr, bias ? &out[3] : nullptr);
   } else if (isa<SwigluOp>(op)) {
     status = cpu::swiglu(operand(0), operand(1), out[0]);
+  } else if (isa<SwigluVjpOp>(op)) {
+    status = cpu::swigluVjp(operand(0), operand(1), operand(2), out[0], out[1]);
   } else if (auto r = dyn_cast<RopeOp>(op)) {
     status = cpu::rope(operand(0), operand(1), operand(2), out[0], r.getInterleaved());
+  } else if (auto r = dyn_cast<RopeVjpOp>(op)) {
+    status = cpu::ropeVjp(operand(0), operand(1), operand(2), out[0], r.getInterleaved());
   } else if (auto a = dyn_cast<AttentionOp>(op)) {
     status = cpu::attention(operand(0), operand(1), operand(2), a.getScale().convertToDouble(),
                             a.getCausal(), out[0], a.getSinks() ? &operand(3) : nullptr,

@@ -20,30 +20,36 @@ using namespace mlir::rp::graph;
 // RopeOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult RopeOp::verify() {
-  RankedTensorType x = getInput().getType(), cos = getCos().getType(), sin = getSin().getType();
+/// graph.rope's checks, shared with graph.rope_vjp (whose `grad` takes the input's place).
+template <typename OpTy>
+static LogicalResult verifyRope(OpTy op, RankedTensorType x, StringRef input) {
+  RankedTensorType cos = op.getCos().getType(), sin = op.getSin().getType();
   if (x.getRank() < 1)
-    return emitOpError("expected an input of rank >= 1, got rank 0");
+    return op.emitOpError("expected ") << input << " of rank >= 1, got rank 0";
   int64_t d = x.getShape().back();
   if (d % 2 != 0)
-    return emitOpError("expected an even last dimension of the input, got ") << d;
+    return op.emitOpError("expected an even last dimension of ") << input << ", got " << d;
   if (cos != sin)
-    return emitOpError("expected cos and sin of the same type, got ") << cos << " and " << sin;
+    return op.emitOpError("expected cos and sin of the same type, got ") << cos << " and " << sin;
   if (cos.getElementType() != x.getElementType())
-    return emitOpError("expected cos element type ")
+    return op.emitOpError("expected cos element type ")
            << x.getElementType() << ", got " << cos.getElementType();
   if (cos.getRank() < 1 || cos.getShape().back() != d)
-    return emitOpError("expected cos and sin with a last dimension of ")
+    return op.emitOpError("expected cos and sin with a last dimension of ")
            << d << ", got " << formatShape(cos.getShape());
   if (llvm::Error e = checkBroadcastsTo(cos.getShape(), x.getShape())) {
     llvm::consumeError(std::move(e));
-    return emitOpError("expected cos and sin to broadcast to the input shape ")
-           << formatShape(x.getShape()) << ", got " << formatShape(cos.getShape());
+    return op.emitOpError("expected cos and sin to broadcast to the shape of ")
+           << input << " " << formatShape(x.getShape()) << ", got " << formatShape(cos.getShape());
   }
-  if (getType() != x)
-    return emitOpError("expected result type ") << x << ", got " << getType();
+  if (op.getType() != x)
+    return op.emitOpError("expected result type ") << x << ", got " << op.getType();
   return success();
 }
+
+LogicalResult RopeOp::verify() { return verifyRope(*this, getInput().getType(), "the input"); }
+
+LogicalResult RopeVjpOp::verify() { return verifyRope(*this, getGrad().getType(), "grad"); }
 
 //===----------------------------------------------------------------------===//
 // AttentionOp

@@ -1,9 +1,9 @@
 //===- GradientsFused.cpp - VJPs of the fused graph ops -------------------===//
 //
-// Each fused op is differentiated from its composed definition (Ops.td, "Fused ops"), with
-// graph ops: the backward pass recomputes what it needs (sigmoid, rotate_half) instead of
-// keeping intermediates, as the norms do (docs/DECISIONS.md). graph.attention's VJP is one
-// fused op, graph.attention_vjp, whose kernels recompute the scores row by row.
+// Each fused op is differentiated from its composed definition (Ops.td, "Fused ops") into one
+// fused VJP op whose kernels recompute what they need (the sigmoid, the scores) instead of
+// keeping intermediates, as the norms do (docs/DECISIONS.md): graph.swiglu_vjp,
+// graph.rope_vjp (dx; the gradients of cos and sin stay graph ops), graph.attention_vjp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +14,8 @@ using namespace mlir;
 using namespace mlir::rp::graph;
 
 // y = silu(a) * u, s = sigmoid(a):
-//   da = g * u * (s + a s (1 - s)),  du = g * silu(a).
+//   da = g * u * s * (1 + a (1 - s)),  du = g * silu(a) = g * a * s,
+// one graph.swiglu_vjp.
 LogicalResult SwigluOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                  SmallVectorImpl<Value> &out) {
   Value g = grads[0];
@@ -22,13 +23,10 @@ LogicalResult SwigluOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
     out.append({Value(), Value()});
     return success();
   }
-  VJPBuilder v(b, getLoc());
-  Value a = getGate(), u = getUp();
-  Value s = SigmoidOp::create(b, getLoc(), a);
-  Value one = v.scalar(getType().getElementType(), 1.0);
-  Value dsilu = v.add(s, v.mul(v.mul(a, s), v.sub(one, s)));
-  out.push_back(v.mul(v.mul(g, u), dsilu));
-  out.push_back(v.mul(g, SiluOp::create(b, getLoc(), a)));
+  Type t = getType();
+  auto vjp = SwigluVjpOp::create(b, getLoc(), TypeRange{t, t}, getGate(), getUp(), g);
+  out.push_back(vjp.getDgate());
+  out.push_back(vjp.getDup());
   return success();
 }
 
@@ -57,12 +55,6 @@ Value rotateHalf(VJPBuilder &v, Value x) {
   return concatLast(v, v.neg(x2), x1);
 }
 
-/// The transpose of rotate_half (its VJP): concat(u2, -u1).
-Value rotateHalfTransposed(VJPBuilder &v, Value u) {
-  auto [u1, u2] = halves(v, u);
-  return concatLast(v, u2, v.neg(u1));
-}
-
 /// `f` applied to the pairs of adjacent elements of x's last dimension: x [.., D] viewed as
 /// [.., D / 2, 2], whose halves are the pairs' first and second elements, and back.
 template <typename F> Value onPairs(VJPBuilder &v, Value x, F f) {
@@ -78,16 +70,12 @@ Value rotate(VJPBuilder &v, Value x, bool interleaved) {
   return interleaved ? onPairs(v, x, rotateHalf) : rotateHalf(v, x);
 }
 
-/// The transpose of rotate (its VJP).
-Value rotateTransposed(VJPBuilder &v, Value u, bool interleaved) {
-  return interleaved ? onPairs(v, u, rotateHalfTransposed) : rotateHalfTransposed(v, u);
-}
-
 } // namespace
 
 // y = x * cos + rotate(x) * sin (rotate_half, or the interleaved pairs' rotation; linear):
-//   dx = g * cos + rotate^T(g * sin),
-//   dcos = unbroadcast(g * x),  dsin = unbroadcast(g * rotate(x)).
+//   dx = g * cos + rotate^T(g * sin)  (one graph.rope_vjp),
+//   dcos = unbroadcast(g * x),  dsin = unbroadcast(g * rotate(x))  (graph ops; dead where
+//   cos and sin are constants, as in every export's rotary tables).
 LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads, SmallVectorImpl<Value> &out) {
   Value g = grads[0];
   if (!g) {
@@ -95,9 +83,10 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads, SmallVectorI
     return success();
   }
   VJPBuilder v(b, getLoc());
-  Value x = getInput(), cos = getCos(), sin = getSin();
+  Value x = getInput();
   const bool pairs = getInterleaved();
-  out.push_back(v.add(v.mul(g, cos), rotateTransposed(v, v.mul(g, sin), pairs)));
+  out.push_back(RopeVjpOp::create(b, getLoc(), x.getType(), g, getCos(), getSin(),
+                                  getInterleavedAttr()));
   out.push_back(v.unbroadcast(v.mul(g, x), getCos().getType()));
   out.push_back(v.unbroadcast(v.mul(g, rotate(v, x, pairs)), getSin().getType()));
   return success();

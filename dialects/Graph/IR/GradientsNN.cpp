@@ -193,7 +193,9 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
 }
 
 // RMS norm, xhat = x * r, r = 1 / sqrt(mean(x^2) + eps):
-//   dscale = sum_lead(g * xhat), dx = r * (dxhat - xhat * mean(dxhat * xhat)), dxhat = g * scale.
+//   dscale = sum_lead(g * xhat), dx = r * (dxhat - xhat * mean(dxhat * xhat)), dxhat = g * scale,
+// as one graph.rms_norm_vjp (dx and g * xhat, its kernels recomputing r) and the sum over the
+// leading dimensions.
 LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
                                   SmallVectorImpl<Value> &out) {
   Value g = grads[0];
@@ -202,14 +204,11 @@ LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ArrayRef<Value> grads,
     return success();
   }
   VJPBuilder v(b, getLoc());
-  Value x = getInput();
-  int64_t rank = getInput().getType().getRank(), axis = getAxisAttr().getInt();
-  SmallVector<int64_t> norm = axesRange(axis, rank), lead = axesRange(0, axis);
-  Value ms = v.mean(v.mul(x, x), norm, true);
-  Value r = v.rsqrtPlus(ms, getEpsilon().convertToDouble());
-  Value xhat = v.mul(x, r);
-  auto [dx, dscale] = normVJP(v, g, getScale(), xhat, r, norm, lead, /*centered=*/false);
-  out.append({dx, dscale});
+  RankedTensorType t = getInput().getType();
+  auto vjp = RmsNormVjpOp::create(b, getLoc(), TypeRange{t, t}, getInput(), getScale(), g,
+                                  getAxisAttr(), getEpsilonAttr());
+  out.append({vjp.getDinput(),
+              v.sum(vjp.getDscaleRows(), axesRange(0, getAxisAttr().getInt()), false)});
   return success();
 }
 

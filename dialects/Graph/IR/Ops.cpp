@@ -244,6 +244,25 @@ LogicalResult LayerNormOp::verify() {
 
 LogicalResult RmsNormOp::verify() { return verifyNorm(*this, {getScale()}); }
 
+LogicalResult RmsNormVjpOp::verify() {
+  RankedTensorType in = getInput().getType(), scale = getScale().getType();
+  if (scale.getElementType() != in.getElementType())
+    return emitOpError("expected scale element type ")
+           << in.getElementType() << ", got " << scale.getElementType();
+  if (llvm::Error e = checkNormParam(in.getShape(), getAxisAttr().getInt(), scale.getShape(), "scale"))
+    return emitOpError(llvm::toString(std::move(e)));
+  const std::pair<StringRef, Type> same[] = {{"grad", getGrad().getType()},
+                                             {"dinput", getDinput().getType()},
+                                             {"dscale_rows", getDscaleRows().getType()}};
+  for (auto [name, type] : same)
+    if (type != in)
+      return emitOpError("expected ") << name << " of the input's type " << in << ", got " << type;
+  double eps = getEpsilon().convertToDouble();
+  if (!(eps > 0.0) || !std::isfinite(eps))
+    return emitOpError("expected a positive finite epsilon, got ") << eps;
+  return success();
+}
+
 LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                                Adaptor adaptor, SmallVectorImpl<Type> &results) {
   RankedTensorType logits = tensorOf(adaptor.getLogits()), labels = tensorOf(adaptor.getLabels());

@@ -505,6 +505,28 @@ def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure, DeclareOpInterfaceMethods<Grap
   let hasVerifier = 1;
 }
 
+def Graph_RmsNormVjpOp : Graph_Op<"rms_norm_vjp", [Pure]> {
+  let summary = "the VJP of graph.rms_norm, fused, before the sum over rows";
+  let description = [{
+    For `y = rms_norm(x, scale)` over dimensions `[axis, rank)` and the cotangent `g` of `y`,
+    per row with `r = 1 / sqrt(mean(x^2) + epsilon)`, `xhat = x r`, `dxhat = g * scale`:
+    `dx = r (dxhat - xhat mean(dxhat xhat))` and `dscale_rows = g * xhat`, whose sum over
+    dimensions `[0, axis)` is the scale's gradient (Zhang and Sennrich, 2019, the RMSNorm
+    gradient). `graph.rms_norm`'s VJP emits it and that sum; its kernels recompute `r` from
+    `x` in the same pass (no saved statistics). `x`, `g` and both results have one type;
+    `scale` has shape `x.shape[axis:]`.
+
+    ```mlir
+    %dx, %ds = graph.rms_norm_vjp %x, %w, %g {axis = 2 : i64, epsilon = 9.9999999999999995E-7 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale, Graph_FloatTensor:$grad,
+                       Graph_AxisAttr:$axis, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$dinput, Graph_FloatTensor:$dscale_rows);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "softmax cross-entropy loss with an ignored label";
   let description = [{
@@ -874,6 +896,22 @@ def Graph_SwigluOp : Graph_Op<"swiglu", [Pure, SameOperandsAndResultType, Declar
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
 }
 
+def Graph_SwigluVjpOp : Graph_Op<"swiglu_vjp", [Pure, SameOperandsAndResultType]> {
+  let summary = "the VJP of graph.swiglu, fused";
+  let description = [{
+    For `y = swiglu(gate, up)` and the cotangent `g` of `y`, with `s = sigmoid(gate)`:
+    `dgate = g * up * s * (1 + gate * (1 - s))` and `dup = g * gate * s`, elementwise, in
+    one pass (`graph.swiglu`'s VJP emits it). Every operand and result has one type.
+
+    ```mlir
+    %dgate, %dup = graph.swiglu_vjp %gate, %up, %g : tensor<2x8x172xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$gate, Graph_FloatTensor:$up, Graph_FloatTensor:$grad);
+  let results = (outs Graph_FloatTensor:$dgate, Graph_FloatTensor:$dup);
+  let assemblyFormat = "$gate `,` $up `,` $grad attr-dict `:` type($dgate)";
+}
+
 def Graph_RopeOp : Graph_Op<"rope", [Pure, DeclareOpInterfaceMethods<Graph_GradientOpInterface>]> {
   let summary = "rotary position embedding, rotate-half or interleaved form";
   let description = [{
@@ -899,6 +937,27 @@ def Graph_RopeOp : Graph_Op<"rope", [Pure, DeclareOpInterfaceMethods<Graph_Gradi
                        UnitAttr:$interleaved);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RopeVjpOp : Graph_Op<"rope_vjp", [Pure]> {
+  let summary = "the VJP of graph.rope with respect to its input, fused";
+  let description = [{
+    `graph.rope` is linear in `x`, `y = x * cos + R(x) * sin` with `R` the rotation
+    (rotate-half, or with `interleaved` the rotation of adjacent pairs), so for the cotangent
+    `g` of `y`: `dx = g * cos + R^T(g * sin)`, where `R^T(u)[j] = u[p]` for the first element
+    `j` of a pair and `-u[p]` for the second (`p` is `j`'s partner), in one pass.
+    `graph.rope`'s VJP emits it for `dx`. `g`, `cos`, `sin` and the result follow
+    `graph.rope`'s rules with `g` in `x`'s place.
+
+    ```mlir
+    %dq = graph.rope_vjp %g, %cos, %sin : (tensor<2x4x8x16xf32>, tensor<2x1x8x16xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$cos, Graph_FloatTensor:$sin,
+                       UnitAttr:$interleaved);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

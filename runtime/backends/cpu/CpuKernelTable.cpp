@@ -141,6 +141,14 @@ void addRowOps(Table &t) {
                    return cpu::rmsNorm(*in[0], *in[1], axis, epsilon, *out[0]);
                  });
                }});
+  t.push_back({"rms_norm_vjp", [](const Decoder &d) -> StatusOr<Body> {
+                 int64_t axis = d.i64("axis");
+                 double epsilon = d.f64("epsilon");
+                 return Body([axis, epsilon](const Operands &in, const Results &out) {
+                   return cpu::rmsNormVjp(*in[0], *in[1], *in[2], axis, epsilon, *out[0],
+                                          *out[1]);
+                 });
+               }});
   t.push_back({"cross_entropy", [](const Decoder &d) -> StatusOr<Body> {
                  RP_ASSIGN_OR_RETURN(cpu::LossReduction reduction, decode::lossReduction(d));
                  int64_t ignoreIndex = d.i64("ignore_index");
@@ -263,6 +271,17 @@ void addGenerators(Table &t) {
 // Fused transformer ops.
 void addFused(Table &t) {
   t.push_back({"swiglu", inOrder(cpu::swiglu)});
+  t.push_back({"swiglu_vjp", [](const Decoder &) -> StatusOr<Body> {
+                 return Body([](const Operands &in, const Results &out) {
+                   return cpu::swigluVjp(*in[0], *in[1], *in[2], *out[0], *out[1]);
+                 });
+               }});
+  t.push_back({"rope_vjp", [](const Decoder &d) -> StatusOr<Body> {
+                 bool interleaved = d.flag("interleaved");
+                 return Body([interleaved](const Operands &in, const Results &out) {
+                   return cpu::ropeVjp(*in[0], *in[1], *in[2], *out[0], interleaved);
+                 });
+               }});
   t.push_back({"rope", [](const Decoder &d) -> StatusOr<Body> {
                  bool interleaved = d.flag("interleaved");
                  return Body([interleaved](const Operands &in, const Results &out) {

@@ -279,6 +279,17 @@ void addRowOps(Table &t) {
                                                 resultShape(d, 0)),
                                 kc::launchNorm, kc::replay::norm);
                }});
+  t.push_back({"rms_norm_vjp", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(
+                     kc::NormPlan plan,
+                     kc::planRmsNormVjp(operandDType(d, 0), operandShape(d, 0), operandShape(d, 1),
+                                        operandShape(d, 2), d.i64("axis"), d.f64("epsilon"),
+                                        resultShape(d, 0), resultShape(d, 1)));
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, kc::launchRmsNormVjp, kc::replay::rmsNormVjp, in[0], in[1],
+                                in[2], out[0], out[1]);
+                 });
+               }});
   t.push_back({"cross_entropy", [](const Decoder &d) -> StatusOr<Built> {
                  RP_ASSIGN_OR_RETURN(kc::LossReduction reduction, decode::lossReduction(d));
                  RP_ASSIGN_OR_RETURN(kc::CrossEntropyPlan plan,
@@ -589,6 +600,22 @@ void addFused(Table &t) {
                  return inOrder(kc::planRope(operandDType(d, 0), operandShape(d, 0),
                                              operandShape(d, 1), operandShape(d, 2),
                                              resultShape(d, 0), d.flag("interleaved")),
+                                kc::launchRope, kc::replay::rope);
+               }});
+  t.push_back({"swiglu_vjp", [](const Decoder &d) -> StatusOr<Built> {
+                 RP_ASSIGN_OR_RETURN(kc::SwigluPlan plan,
+                                     kc::planSwigluVjp(operandDType(d, 0), operandShape(d, 0),
+                                                       operandShape(d, 1), operandShape(d, 2),
+                                                       resultShape(d, 0), resultShape(d, 1)));
+                 return both([plan](const auto &e, const Operands &in, const Results &out) {
+                   return e.run(plan, kc::launchSwigluVjp, kc::replay::swigluVjp, in[0], in[1],
+                                in[2], out[0], out[1]);
+                 });
+               }});
+  t.push_back({"rope_vjp", [](const Decoder &d) {
+                 return inOrder(kc::planRopeVjp(operandDType(d, 0), operandShape(d, 0),
+                                                operandShape(d, 1), operandShape(d, 2),
+                                                resultShape(d, 0), d.flag("interleaved")),
                                 kc::launchRope, kc::replay::rope);
                }});
   t.push_back({"attention", attention});

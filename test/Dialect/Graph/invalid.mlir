@@ -899,7 +899,7 @@ func.func @rope_last_dim(%x: tensor<2x4x8x16xf32>, %c: tensor<8x1xf32>) {
 
 // rope's cos and sin broadcast to the input's shape.
 func.func @rope_broadcast(%x: tensor<2x4x8x16xf32>, %c: tensor<3x1x8x16xf32>) {
-  // expected-error @+1 {{'graph.rope' op expected cos and sin to broadcast to the input shape [2, 4, 8, 16], got [3, 1, 8, 16]}}
+  // expected-error @+1 {{'graph.rope' op expected cos and sin to broadcast to the shape of the input [2, 4, 8, 16], got [3, 1, 8, 16]}}
   %0 = graph.rope %x, %c, %c : (tensor<2x4x8x16xf32>, tensor<3x1x8x16xf32>, tensor<3x1x8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }
@@ -1284,4 +1284,67 @@ func.func @f(%q: tensor<4232xui8>) -> tensor<64x100xf32> {
   // expected-error @+1 {{'graph.dequantize' op a weight [64, 100] cannot be held as nf4: its last dimension 100 is not a multiple of the nf4 block size 64}}
   %w = graph.dequantize nf4 %q : (tensor<4232xui8>) -> tensor<64x100xf32>
   return %w : tensor<64x100xf32>
+}
+
+// -----
+
+// rms_norm_vjp's cotangent has the input's type.
+func.func @rms_norm_vjp_grad(%x: tensor<2x8x64xf32>, %w: tensor<64xf32>, %g: tensor<2x8x32xf32>) {
+  // expected-error @+1 {{'graph.rms_norm_vjp' op expected grad of the input's type 'tensor<2x8x64xf32>', got 'tensor<2x8x32xf32>'}}
+  %0:2 = graph.rms_norm_vjp %x, %w, %g {axis = 2 : i64, epsilon = 1.0E-6 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<2x8x32xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>)
+  return
+}
+
+// -----
+
+// rms_norm_vjp's scale has shape x.shape[axis:].
+func.func @rms_norm_vjp_scale(%x: tensor<2x8x64xf32>, %w: tensor<32xf32>) {
+  // expected-error @+1 {{'graph.rms_norm_vjp' op expected scale of shape [64] (input dimensions from axis 2), got [32]}}
+  %0:2 = graph.rms_norm_vjp %x, %w, %x {axis = 2 : i64, epsilon = 1.0E-6 : f64} : (tensor<2x8x64xf32>, tensor<32xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>)
+  return
+}
+
+// -----
+
+// rms_norm_vjp's per-row scale products have the input's shape.
+func.func @rms_norm_vjp_rows(%x: tensor<2x8x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'graph.rms_norm_vjp' op expected dscale_rows of the input's type 'tensor<2x8x64xf32>', got 'tensor<64xf32>'}}
+  %0:2 = graph.rms_norm_vjp %x, %w, %x {axis = 2 : i64, epsilon = 1.0E-6 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+// rms_norm_vjp's epsilon is positive.
+func.func @rms_norm_vjp_eps(%x: tensor<2x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'graph.rms_norm_vjp' op expected a positive finite epsilon, got 0}}
+  %0:2 = graph.rms_norm_vjp %x, %w, %x {axis = 1 : i64, epsilon = 0.0 : f64} : (tensor<2x64xf32>, tensor<64xf32>, tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf32>)
+  return
+}
+
+// -----
+
+// swiglu_vjp's operands and results share one type.
+func.func @swiglu_vjp_types(%a: tensor<2x8xf32>, %g: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.swiglu_vjp' op requires the same type for all operands and results}}
+  %0:2 = "graph.swiglu_vjp"(%a, %a, %g) : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
+  return
+}
+
+// -----
+
+// rope_vjp's cotangent has an even last dimension, like rope's input.
+func.func @rope_vjp_odd(%g: tensor<2x4x8x15xf32>, %c: tensor<8x15xf32>) {
+  // expected-error @+1 {{'graph.rope_vjp' op expected an even last dimension of grad, got 15}}
+  %0 = graph.rope_vjp %g, %c, %c : (tensor<2x4x8x15xf32>, tensor<8x15xf32>, tensor<8x15xf32>) -> tensor<2x4x8x15xf32>
+  return
+}
+
+// -----
+
+// rope_vjp's cos and sin broadcast to the cotangent's shape.
+func.func @rope_vjp_broadcast(%g: tensor<2x4x8x16xf32>, %c: tensor<3x16xf32>) {
+  // expected-error @+1 {{'graph.rope_vjp' op expected cos and sin to broadcast to the shape of grad [2, 4, 8, 16], got [3, 16]}}
+  %0 = graph.rope_vjp %g, %c, %c : (tensor<2x4x8x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>) -> tensor<2x4x8x16xf32>
+  return
 }

@@ -170,6 +170,9 @@ func.func @normalisations(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>, %b: tensor
   %3 = graph.layer_norm %x, %g2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x8x64xf32>, tensor<8x64xf32>) -> tensor<2x8x64xf32>
   // CHECK: graph.rms_norm %{{.+}}, %{{.+}} {axis = 2 : i64, epsilon = 9.9999999999999995E-7 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
   %4 = graph.rms_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-06 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  // The fused VJP of rms_norm: dx and the per-row scale products.
+  // CHECK: graph.rms_norm_vjp %{{.+}}, %{{.+}}, %{{.+}} {axis = 2 : i64, epsilon = 9.9999999999999995E-7 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>)
+  %5:2 = graph.rms_norm_vjp %x, %g, %x {axis = 2 : i64, epsilon = 1.0e-06 : f64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>)
   return
 }
 
@@ -288,6 +291,13 @@ func.func @fused(%g: tensor<2x8x172xf32>, %u: tensor<2x8x172xf32>, %q: tensor<2x
   %2 = graph.rope %qb, %cb, %cb : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
   // CHECK: graph.rope %{{.+}}, %{{.+}}, %{{.+}} {interleaved} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
   %3 = graph.rope %q, %c, %s {interleaved} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
+  // The fused VJPs.
+  // CHECK: graph.swiglu_vjp %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x8x172xf32>
+  %4:2 = graph.swiglu_vjp %g, %u, %0 : tensor<2x8x172xf32>
+  // CHECK: graph.rope_vjp %{{.+}}, %{{.+}}, %{{.+}} {interleaved} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
+  %5 = graph.rope_vjp %q, %c, %s {interleaved} : (tensor<2x4x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<2x4x8x16xf32>
+  // CHECK: graph.rope_vjp %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
+  %6 = graph.rope_vjp %qb, %cb, %cb : (tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>) -> tensor<2x4x8x16xbf16>
   return
 }
 

@@ -30,7 +30,7 @@ TEST(KernelRegistryTest, IdsAreUniqueAndWellFormed) {
     EXPECT_EQ(findKernel(k.id), &k);
   }
   // Every graph op but param, load_param and constant, plus copy.
-  EXPECT_EQ(allKernels().size(), 66u);
+  EXPECT_EQ(allKernels().size(), 69u);
 }
 
 TEST(KernelRegistryTest, Entries) {

@@ -295,6 +295,14 @@ TEST(CpuKernelDispatch, Norms) {
   setFloat(&rms, "epsilon", 1e-6);
   expectMatchesDirect(rms, randomInputs(in, rng),
                       [](auto &i, auto &o) { return cpu::rmsNorm(*i[0], *i[1], 2, 1e-6, *o[0]); });
+  // Its fused VJP: x, scale, the cotangent -> dx and the per-row scale products.
+  std::vector<Ty> vin = {{F32, {2, 3, 8}}, {F32, {8}}, {F32, {2, 3, 8}}};
+  pb::Instruction vjp = instr("rms_norm_vjp", vin, {{F32, {2, 3, 8}}, {F32, {2, 3, 8}}});
+  setInt(&vjp, "axis", 2);
+  setFloat(&vjp, "epsilon", 1e-6);
+  expectMatchesDirect(vjp, randomInputs(vin, rng), [](auto &i, auto &o) {
+    return cpu::rmsNormVjp(*i[0], *i[1], *i[2], 2, 1e-6, *o[0], *o[1]);
+  });
   pb::Instruction ln = instr("layer_norm", in, {{F32, {2, 3, 8}}});
   setInt(&ln, "axis", 2);
   setFloat(&ln, "epsilon", 1e-5);
@@ -455,6 +463,17 @@ TEST(CpuKernelDispatch, SwigluAndRope) {
   setBool(&pairs, "interleaved", true);
   expectMatchesDirect(pairs, randomInputs(r, rng), [](auto &i, auto &o) {
     return cpu::rope(*i[0], *i[1], *i[2], *o[0], /*interleaved=*/true);
+  });
+  // The fused VJPs.
+  std::vector<Ty> gug = {{F32, {2, 6}}, {F32, {2, 6}}, {F32, {2, 6}}};
+  expectMatchesDirect(instr("swiglu_vjp", gug, {{F32, {2, 6}}, {F32, {2, 6}}}),
+                      randomInputs(gug, rng), [](auto &i, auto &o) {
+                        return cpu::swigluVjp(*i[0], *i[1], *i[2], *o[0], *o[1]);
+                      });
+  pb::Instruction rv = instr("rope_vjp", r, {{F32, {1, 2, 4, 8}}});
+  setBool(&rv, "interleaved", true);
+  expectMatchesDirect(rv, randomInputs(r, rng), [](auto &i, auto &o) {
+    return cpu::ropeVjp(*i[0], *i[1], *i[2], *o[0], /*interleaved=*/true);
   });
 }
 

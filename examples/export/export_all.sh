@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every committed export: the test exports (Qwen3, Llama, GPT-2, Mistral, Phi-3,
-# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon, GPT-J, Granite and the mixtures of experts Qwen3-MoE and
-# GPT-OSS by the dynamo and the TorchScript exporter, those two again with the router
+# Gemma, GPT-NeoX, OLMo-2, Phi, StableLM, Falcon, GPT-J, Cohere, Granite, Gemma-2, DeepSeek-V3 and
+# the mixtures of experts Qwen3-MoE and GPT-OSS by the dynamo and the TorchScript exporter, those two again with the router
 # load-balancing loss (--router-aux-loss), Mistral again with a sliding window of 6 positions
 # (mistral-window-*), Qwen3, Llama and GPT-2 again with tied embeddings (--tied), Qwen3, Llama
 # and the windowed Mistral with packed rows (*-packed-dynamo, under Inputs/packed-exports), and
@@ -15,7 +15,7 @@ source "$root/bench/env.sh"
 py="$(rp_env RP_PYTHON PYTHON python3)"
 export_model() { "$py" "$root/examples/export/export_model.py" "$@"; }
 tests="$root/test/Frontends/onnx/Inputs/exports"
-for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon gptj granite; do
+for arch in qwen3 llama gpt2 mistral phi3 gemma gpt_neox olmo2 phi stablelm falcon gptj cohere granite; do
   for exporter in dynamo torchscript; do
     export_model --arch "$arch" --exporter "$exporter" --size test --batch 2 --seq 16 \
       --out "$tests/$arch-$exporter"
@@ -48,6 +48,19 @@ done
 for exporter in dynamo torchscript; do
   export_model --arch gpt_neox --exporter "$exporter" --size test --batch 2 --seq 16 \
     --hand-layer-norm --out "$tests/gpt_neox-handln-$exporter"
+done
+# Gemma-2 (attention and logit soft-caps, eager attention) and DeepSeek-V3 (multi-head latent
+# attention, group-limited sigmoid routing with a shared expert). Gemma-2 twice: without the
+# logits' soft-cap (gemma2-nofinalcap-*, whose LM head and loss fuse), and as published, in a
+# folder of its own (capped-head-exports): its capped logits are not fused with the loss yet,
+# and the tests over every export expect no [tokens, vocab] value.
+for exporter in dynamo torchscript; do
+  export_model --arch gemma2 --exporter "$exporter" --size test --batch 2 --seq 16 \
+    --no-final-logit-softcap --out "$tests/gemma2-nofinalcap-$exporter"
+  export_model --arch deepseek_v3 --exporter "$exporter" --size test --batch 2 --seq 16 \
+    --out "$tests/deepseek_v3-$exporter"
+  export_model --arch gemma2 --exporter "$exporter" --size test --batch 2 --seq 16 \
+    --out "$root/test/Frontends/onnx/Inputs/capped-head-exports/gemma2-$exporter"
 done
 # Mistral with a sliding window of 6 positions over 16: a band mask (graph.attention's window).
 for exporter in dynamo torchscript; do

@@ -8,7 +8,7 @@ reference sidecar, or without weights from PyTorch's meta device.
         [--layers L] [--hidden H] [--heads N] [--kv-heads K] [--head-dim D]
         [--intermediate I] [--vocab V] [--experts E] [--top-k K] [--moe-intermediate I]
         [--sliding-window W] [--rope-tables | --no-rope-tables]
-        [--router-aux-loss [--router-aux-loss-coef C]] [--packed]
+        [--router-aux-loss [--router-aux-loss-coef C]] [--packed] [--no-final-logit-softcap]
     python examples/export/export_model.py --model-dir HF_DIR --exporter dynamo --out DIR ...
 
 Two modes:
@@ -149,6 +149,12 @@ SIZES = {
 # rotary dimension beyond it are rejected ("supported only on compile-time constant inputs").
 FOLD_LIMIT = 65536
 
+# Gemma-2's soft-caps (gemma2), tanh(x / c) * c: at the test size the scores reach about 0.04
+# and the logits 0.4, which the published caps (50 and 30) would leave linear to 1e-6; these
+# bend them (tanh(0.8) = 0.66), so that a cap dropped or misapplied shows in the gradients.
+ATTN_SOFTCAP = 0.05
+FINAL_SOFTCAP = 0.5
+
 
 def preset(arch, size):
     """The config and model class of a shrunk family preset (test, tiny, small)."""
@@ -259,6 +265,40 @@ def preset(arch, size):
             embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.25,
             logits_scaling=4.0, **common)
         return config, transformers.GraniteForCausalLM
+    if arch == "gemma2":
+        # Gemma with soft-capping: attention scores tanh(s / c) * c before the mask
+        # (attn_logit_softcapping), the logits likewise (final_logit_softcapping), scores
+        # scaled by query_pre_attn_scalar^-0.5 (16: 0.25, not 1/sqrt(8)), sliding and full
+        # attention alternating (the family default window 4096, wider than any test sequence:
+        # the causal mask), norms before and after each sublayer; tied embeddings (the family
+        # default); eager attention (transformers' SDPA path has no soft-cap).
+        config = transformers.Gemma2Config(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv_heads, head_dim=hidden // heads, intermediate_size=inter,
+            query_pre_attn_scalar=16, attn_logit_softcapping=ATTN_SOFTCAP,
+            final_logit_softcapping=FINAL_SOFTCAP, max_position_embeddings=1024,
+            **dict(common, tie_word_embeddings=True))
+        return config, transformers.Gemma2ForCausalLM
+    if arch == "deepseek_v3":
+        # Multi-head latent attention: queries through a rank-24 bottleneck (q_lora_rank),
+        # keys and values expanded from a rank-12 latent (kv_lora_rank), query/key heads of
+        # 8 + 4 (qk_nope_head_dim + the rotary qk_rope_head_dim, rotated in DeepSeek's
+        # interleaved layout) against value heads of 6 (no dimension equals the test sequence,
+        # 16, so that the tests' search for [S, S] values finds only scores); layer 0 dense
+        # (first_k_dense_replace), then routed: sigmoid router scores plus
+        # e_score_correction_bias (a seeded perturbation, below) choose the best 2 of 4 groups
+        # of 2 experts (a group's score: its two best), then the top-2 experts of those,
+        # renormalised and scaled by routed_scaling_factor, one shared expert.
+        config = transformers.DeepseekV3Config(
+            hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=heads, intermediate_size=inter, q_lora_rank=hidden * 3 // 4,
+            kv_lora_rank=hidden * 3 // 8, qk_nope_head_dim=hidden // heads,
+            qk_rope_head_dim=hidden // heads // 2, v_head_dim=hidden * 3 // heads // 4,
+            moe_intermediate_size=hidden // 2, n_routed_experts=8, num_experts_per_tok=2,
+            n_group=4, topk_group=2, n_shared_experts=1, first_k_dense_replace=1,
+            routed_scaling_factor=2.5, norm_topk_prob=True, max_position_embeddings=1024,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common)
+        return config, transformers.DeepseekV3ForCausalLM
     if arch == "qwen3_moe":
         # Mixture of experts: layer 0 dense (mlp_only_layers), then every second layer sparse
         # (decoder_sparse_step 2: layers 1 and 3 route, layer 2 is dense), 4 experts of
@@ -357,7 +397,7 @@ def preset_full(arch, seq):
 
 
 ARCHS = ["qwen3", "llama", "gpt2", "mistral", "phi3", "gemma", "gpt_neox", "olmo2", "phi",
-         "stablelm", "falcon", "gptj", "cohere", "granite", "qwen3_moe", "gpt_oss", "mixtral", "qwen2_moe", "olmoe"]
+         "stablelm", "falcon", "gptj", "cohere", "granite", "gemma2", "deepseek_v3", "qwen3_moe", "gpt_oss", "mixtral", "qwen2_moe", "olmoe"]
 FULL_ARCHS = ["qwen3", "qwen3_moe", "gpt_oss"]
 
 # The shape flags and the config fields they set (the first the family's config has; GPT-2's
@@ -446,13 +486,18 @@ def build_config(args):
                          "positions beyond it were never trained")
     if args.untied:
         config.get_text_config().tie_word_embeddings = False
+    if args.no_final_logit_softcap:
+        if getattr(config.get_text_config(), "final_logit_softcapping", None) is None:
+            raise SystemExit(f"export: --no-final-logit-softcap: a {config.model_type} config "
+                             "has no final_logit_softcapping (gemma2 has)")
+        config.get_text_config().final_logit_softcapping = None
     return config, cls
 
 
 def build_model(config, cls, perturb):
     """The causal LM of config (class cls; None: AutoModelForCausalLM), on the current default
-    device. perturb (the --arch presets' random weights): Qwen3-MoE's and GPT-OSS's get a seeded
-    perturbation (below)."""
+    device. perturb (the --arch presets' random weights): Qwen3-MoE's and GPT-OSS's weights and
+    DeepSeek-V3's router bias get a seeded perturbation (below)."""
     if is_moe(config):
         # transformers' static batched_mm experts (module docstring).
         config._experts_implementation = "batched_mm"
@@ -464,6 +509,13 @@ def build_model(config, cls, perturb):
             for name, param in lm.named_parameters():
                 if any(k in name for k in ("sinks", "bias", "router", "mlp.gate.")):
                     param.add_(0.5 * torch.randn_like(param))
+    if perturb and config.model_type == "deepseek_v3":
+        # DeepSeek-V3's e_score_correction_bias (a buffer, zero at init) shifts which experts
+        # are chosen but not their weights: seeded values of the sigmoid scores' size.
+        with torch.no_grad():
+            for name, buf in lm.named_buffers():
+                if name.endswith("e_score_correction_bias"):
+                    buf.copy_(0.02 * torch.randn_like(buf))
     return lm
 
 
@@ -489,8 +541,8 @@ def hand_layer_norm(module, x):
 
 class TrainingGraph(torch.nn.Module):
     """forward(input_ids, labels[, position_ids]) -> mean cross-entropy over the labels that
-    are not -100 of the logits, scaled as the family's causal LM scales them (Granite's
-    logits_scaling, Cohere's logit_scale) (+ router_aux_loss_coef x the router load-balancing
+    are not -100 of the logits, scaled and soft-capped as the family's causal LM does it
+    (Granite's logits_scaling, Cohere's logit_scale, Gemma-2's final_logit_softcapping) (+ router_aux_loss_coef x the router load-balancing
     loss with router_aux_loss); the causal LM's children are adopted so that parameter names
     stay Hugging Face's."""
 
@@ -513,6 +565,8 @@ class TrainingGraph(torch.nn.Module):
         # output: Granite divides by logits_scaling, Cohere multiplies by logit_scale.
         self.logit_divisor = float(getattr(lm.config, "logits_scaling", 1.0) or 1.0)
         self.logit_factor = float(getattr(lm.config, "logit_scale", 1.0) or 1.0)
+        # Gemma-2's final_logit_softcapping: tanh(logits / c) * c, after the scales.
+        self.logit_softcap = getattr(lm.config, "final_logit_softcapping", None)
         head = lm.get_output_embeddings()
         # "lm_head", or "embed_out" (GPT-NeoX); a tied head shares the embedding's weight.
         self.head_name = next(name for name, child in lm.named_children() if child is head)
@@ -535,6 +589,8 @@ class TrainingGraph(torch.nn.Module):
             logits = logits / self.logit_divisor
         if self.logit_factor != 1.0:
             logits = logits * self.logit_factor
+        if self.logit_softcap is not None:
+            logits = torch.tanh(logits / self.logit_softcap) * self.logit_softcap
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1))
         if self.aux:
             balance, experts, top_k, coef = self.aux
@@ -880,6 +936,9 @@ def parse_args(argv=None):
                    help="every torch.nn.LayerNorm runs a hand-written chain (mean, subtract, "
                         "pow 2, mean, + eps, sqrt, divide, * weight, + bias), as custom modules "
                         "write it: no LayerNormalization node is exported (default off)")
+    p.add_argument("--no-final-logit-softcap", action="store_true",
+                   help="Gemma-2: drop the soft-cap of the logits (final_logit_softcapping="
+                        "None), keeping the attention's; default: the config's")
     p.add_argument("--router-aux-loss", action="store_true",
                    help="mixtures of experts: add router_aux_loss_coef x the router "
                         "load-balancing loss to the exported loss (output_router_logits=True); "
@@ -976,7 +1035,8 @@ def main(argv=None):
     # SDPA path would drop the sinks). GPT-J's attention is eager whatever is asked, and under
     # "sdpa" it would receive SDPA's boolean mask and add it to the scores as 1.0 and 0.0 (no
     # causal masking at all).
-    eager = lm.config.model_type in ("gpt_oss", "gptj")
+    # Gemma-2's soft-capping of the attention scores exists only in its eager attention.
+    eager = lm.config.model_type in ("gpt_oss", "gptj", "gemma2")
     lm.config._attn_implementation = "eager" if eager else "sdpa"
     graph = TrainingGraph(lm, explicit_mask=args.exporter == "torchscript",
                           router_aux_loss=args.router_aux_loss).train()

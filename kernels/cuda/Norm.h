@@ -157,7 +157,7 @@ RP_HD inline void normRowSerial(const NormPlan &p, const void *x, const void *sc
 // graph.rms_norm_vjp (cpu::rmsNormVjp's semantics): per row, r = 1 / sqrt(mean(x^2) + eps)
 // from the forward's square pass (normSquarePartial, normStdev), dot = sum_c (g_c scale_c)
 // (x_c r) (normVjpDotPartial), then dx_c = r (g_c scale_c - x_c r dot / cols) and
-// dscaleRows_c = g_c x_c r (normVjpWrite): two reads of x and g, one of scale, two writes, in
+// dscaleRows_c = g_c x_c r (normVjpWrite): three reads of x, two of g and scale, two writes, in
 // one launch with normKernel's geometry. The plan is an rms NormPlan.
 
 /// Checks graph.rms_norm_vjp's operands as cpu::rmsNormVjp does (InvalidArgument naming

@@ -144,7 +144,11 @@ def PlanMemory : Pass<"rp-plan-memory", "::mlir::ModuleOp"> {
       stage's weights plus its fp32 gradient accumulators; per micro-batch parity, the job
       body's values (first-fit by liveness; a downloaded value lives to the end of the body
       so its memory is not reused while the download may run); the workspace, the largest
-      call's intermediates (first-fit by liveness inside each function).
+      call's intermediates (first-fit by liveness inside each function). A `graph.reshape`
+      of an intermediate into an intermediate is an alias: its result takes the operand's
+      offset and the two share one allocation over both lifetimes (a value is never written
+      after its definition), so its kernel copies nothing; a reshape of an argument or into
+      a returned value still copies.
 
     It annotates `weight_offsets`/`state_offsets` on layers, `offset` on host buffers and
     uploads, `offsets` on calls, per-stage sizes (`weight_bytes`, `grad_bytes`,

@@ -169,9 +169,34 @@ int64_t MemoryPlanner::planFunction(func::FuncOp fn) {
       }
     ++position;
   }
+  // A reshape of a workspace value is an alias: its result takes the operand's buffer (the
+  // same bytes in the same order; a value is never written after its definition), so the two
+  // share one allocation that lives from the operand's definition to the last use of either,
+  // and the reshape's kernel, given one address for both, copies nothing. Chains of reshapes
+  // share the first operand's buffer. A reshape of an argument or into a returned value (the
+  // caller's buffers) still copies.
+  llvm::DenseMap<Value, Value> aliasOf; // a reshape's result -> the value owning its buffer
+  for (Operation &op : body) {
+    auto reshape = dyn_cast<graph::ReshapeOp>(op);
+    if (!reshape || !defAt.count(reshape.getInput()) || returned.contains(reshape.getResult()))
+      continue;
+    Value owner = aliasOf.lookup(reshape.getInput());
+    if (!owner)
+      owner = reshape.getInput();
+    aliasOf[reshape.getResult()] = owner;
+    auto used = lastUse.find(reshape.getResult());
+    const int64_t until = used == lastUse.end() ? defAt.lookup(reshape.getResult()) : used->second;
+    lastUse[owner] = std::max(lastUse.lookup(owner), until);
+  }
+  SmallVector<Value> owned;
+  for (Value v : values)
+    if (!aliasOf.count(v))
+      owned.push_back(v);
   llvm::DenseMap<Value, int64_t> offsets;
-  int64_t peak = allocateByLiveness(values, defAt, lastUse,
+  int64_t peak = allocateByLiveness(owned, defAt, lastUse,
                                     [&](Value v, int64_t offset) { offsets[v] = offset; });
+  for (auto [alias, owner] : aliasOf)
+    offsets[alias] = offsets.lookup(owner);
   for (Operation &op : body) {
     if (isa<graph::LoadParamOp, graph::ConstantOp>(op) || op.getNumResults() == 0)
       continue;

@@ -1,14 +1,14 @@
 // rp-check-device-memory compares the planned device arena (rp-plan-memory) with the target
 // GPU's memory: `memory-bytes`, else graph.partition's `memory_bytes` (rp-partition-stages
-// records the target's), else nothing is checked. The four-layer plan's arena is 9728 bytes
-// (constants 512 + 2 x slot 1024 + 2 x activations 2560 + workspace 2048); its largest stage
-// is the fused tail B0 (peak 9728).
+// records the target's), else nothing is checked. The four-layer plan's arena is 9984 bytes
+// (constants 512 + 2 x slot 1024 + 2 x activations 2560 + workspace 2304); its largest stage
+// is the fused tail B0 (peak 9984).
 // Fits: the module passes unchanged.
-// RUN: rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory="memory-bytes=9728" | FileCheck %s
+// RUN: rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory="memory-bytes=9984" | FileCheck %s
 // No target memory known (four-layers.mlir records none): no check.
 // RUN: rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory | FileCheck %s
 // One byte short: the error names the arena, its parts, the target's memory and the stage.
-// RUN: not rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory="memory-bytes=9727" 2>&1 | FileCheck %s --check-prefix=SHORT
+// RUN: not rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory="memory-bytes=9983" 2>&1 | FileCheck %s --check-prefix=SHORT
 // The memory recorded in graph.partition (this file: 8 KiB) is checked, and the option overrides it.
 // RUN: not rp-opt %s --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory 2>&1 | FileCheck %s --check-prefix=RECORDED
 // RUN: rp-opt %s --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory="memory-bytes=16384" | FileCheck %s
@@ -16,9 +16,9 @@
 // RUN: not rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-plan-memory --rp-check-device-memory="memory-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not rp-opt %S/Inputs/four-layers.mlir --rp-lower-to-schedule="update=sync" --rp-check-device-memory="memory-bytes=4096" 2>&1 | FileCheck %s --check-prefix=NOARENA
 
-// CHECK: schedule.plan @train {{.*}}device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 2560, workspace = 2048>
-// SHORT: error: rp-check-device-memory: the plan needs 9728 (9.5 KiB) of device memory per worker (constants 512 + 2 x slot 1024 + 2 x activations 2560 + workspace 2048), more than the target GPU's 9727 (9.5 KiB); the largest stage, B0 (fused_tail, layers tail) peaks at 9728 (9.5 KiB). Try more GPUs (--gpus), fewer tokens per micro-batch (a smaller batch or sequence: --dim, --input-shape), --recompute layer, or a GPU with more memory (--gpu-memory, --target)
-// RECORDED: error: rp-check-device-memory: the plan needs 9728 (9.5 KiB) of device memory per worker {{.*}} more than the target GPU's 8192 (8.0 KiB); the largest stage, B0 (fused_tail, layers tail)
+// CHECK: schedule.plan @train {{.*}}device_arena = #schedule.device_arena<constants = 512, slot = 1024, activations = 2560, workspace = 2304>
+// SHORT: error: rp-check-device-memory: the plan needs 9984 (9.8 KiB) of device memory per worker (constants 512 + 2 x slot 1024 + 2 x activations 2560 + workspace 2304), more than the target GPU's 9983 (9.7 KiB); the largest stage, B0 (fused_tail, layers tail) peaks at 9984 (9.8 KiB). Try more GPUs (--gpus), fewer tokens per micro-batch (a smaller batch or sequence: --dim, --input-shape), --recompute layer, or a GPU with more memory (--gpu-memory, --target)
+// RECORDED: error: rp-check-device-memory: the plan needs 9984 (9.8 KiB) of device memory per worker {{.*}} more than the target GPU's 8192 (8.0 KiB); the largest stage, B0 (fused_tail, layers tail)
 // NEGATIVE: error: rp-check-device-memory: memory-bytes must be non-negative, got -1
 // NOARENA: error: rp-check-device-memory: the plan has no device arena: run rp-plan-memory first
 

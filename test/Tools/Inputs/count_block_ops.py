@@ -5,8 +5,9 @@
 
 For @<block>_fwd and @<block>_bwd: the ops other than GEMMs and attention (graph.matmul,
 graph.attention, graph.attention_vjp) and other than what moves no data (graph.load_param,
-graph.constant), by kind. Prints one line per function and a total; with --max, exits 1 when the
-total exceeds N.
+graph.constant, and a graph.reshape that rp-plan-memory made an alias: its result at its
+operand's workspace offset, so its kernel copies nothing), by kind. Prints one line per
+function and a total; with --max, exits 1 when the total exceeds N.
 """
 import argparse
 import collections
@@ -32,13 +33,30 @@ def main():
     text = open(a.schedule).read()
     total = 0
     for part in ("fwd", "bwd"):
-        ops = collections.Counter(
-            op for op in re.findall(r"=\s*graph\.(\w+)", body(text, f"{a.block}_{part}"))
-            if op not in FREE)
+        ops, offsets, aliased = collections.Counter(), {}, 0
+        for results, op, operand, attrs in re.findall(
+                r"^\s*(%[^=]+?) = graph\.(\w+) (%[\w#]+)?[^{\n]*(\{[^\n]*)?",
+                body(text, f"{a.block}_{part}"), re.M):
+            at = re.search(r"schedule\.offsets = array<i64: ([-\d, ]+)>", attrs or "")
+            places = at.group(1).split(", ") if at else []
+            # "%5:2" (results %5#0, %5#1) or "%a, %b" (named results), each at its offset.
+            names = [n.strip() for n in results.split(",")]
+            if len(names) == 1 and ":" in names[0]:
+                base, count = names[0].split(":")
+                names = [f"{base}#{i}" for i in range(int(count))]
+            for i, name in enumerate(names):
+                offsets[name] = places[i] if i < len(places) else None
+            if op in FREE:
+                continue
+            if (op == "reshape" and places and places[0] != "-1"
+                    and offsets.get(operand) == places[0]):
+                aliased += 1
+                continue
+            ops[op] += 1
         n = sum(ops.values())
         total += n
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))
-        print(f"{a.block}_{part}: {n} ({kinds})")
+        print(f"{a.block}_{part}: {n} ({kinds}); {aliased} reshapes aliased")
     print(f"{a.block}: {total} instructions other than GEMMs and attention")
     if a.max is not None and total > a.max:
         print(f"count_block_ops: {total} > {a.max}", file=sys.stderr)

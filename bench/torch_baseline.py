@@ -17,13 +17,13 @@ plan's), each forward + mean cross-entropy over every position from pre-shifted 
 exported graph's loss) / M + backward (gradients accumulate), then AdamW (torch.optim.AdamW,
 fused=True) and zero_grad. Tokens per step = M x batch x seq, the plan's.
 
---compile: torch.compile(model) (the default inductor backend; compilation happens in the warmup
-steps); with --liger the decoder stack alone (model.model), since Liger's fused linear
-cross-entropy does not trace under dynamo. --liger: Liger-Kernel's Qwen3 patch (liger_kernel.transformers.apply_liger_kernel_to_qwen3:
+--compile: torch.compile(model) (the default inductor backend; compilation happens in the
+warmup steps); with --liger the decoder stack alone (model.model), since Liger's fused linear
+cross-entropy does not trace under dynamo.
+--liger: Liger-Kernel's Qwen3 patch (liger_kernel.transformers.apply_liger_kernel_to_qwen3):
 fused RMSNorm, SwiGLU, RoPE, and the fused linear cross-entropy, which computes the loss from
 the last hidden state chunk by chunk without the [tokens, vocabulary] logits; the labels go in
-as shift_labels, already shifted, so the loss is the same mean over every position). Together
-they are the strongest PyTorch a user runs on one GPU.
+as shift_labels, already shifted, so the loss is the same mean over every position.
 
 Precision: amp (default): fp32 weights, gradients and AdamW state, forward and backward under
 torch.autocast(bfloat16) -- the numerics of RoundPipe's plan (bf16 compute, fp32 master

@@ -94,6 +94,23 @@ __global__ void scatterAddKernel(ScatterAddPlan plan, const void *updates, const
     scatterAddAt<D>(plan, updates, sorted, order, out, e);
 }
 
+/// One block per out row (o, t): thread 0 finds the group bounds, every thread sums its
+/// elements of the row.
+template <DType D>
+__global__ void scatterAddRowsKernel(ScatterAddPlan plan, const void *updates,
+                                     const int64_t *sorted, const int64_t *order, void *out) {
+  __shared__ int64_t group[2];
+  const int64_t rows = plan.outer * plan.size;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    if (threadIdx.x == 0)
+      scatterAddGroup(plan, sorted, row % plan.size, group[0], group[1]);
+    __syncthreads();
+    scatterAddRowAt<D>(plan, updates, order, out, row, group[0], group[1], threadIdx.x,
+                       blockDim.x);
+    __syncthreads(); // the group is rewritten for the next row
+  }
+}
+
 template <DType D, DType I>
 __global__ void scatterElementsAddKernel(ScatterElementsAddPlan plan, const void *updates,
                                          const void *indices, void *out) {
@@ -332,9 +349,16 @@ cudaError_t launchScatterAdd(const ScatterAddPlan &plan, const void *updates, co
     if ((status = cudaGetLastError()) != cudaSuccess)
       return status;
   }
+  const int64_t rows = plan.outer * plan.size;
   visitFloatDType(plan.dtype, [&](auto tag) {
-    scatterAddKernel<decltype(tag)::value>
-        <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, updates, ws.sorted, ws.order, out);
+    if (plan.inner >= kScatterAddRowMinInner)
+      scatterAddRowsKernel<decltype(tag)::value>
+          <<<static_cast<unsigned>(std::min<int64_t>(rows, kMaxBlocks)), kBlockSize, 0,
+             stream>>>(plan, updates, ws.sorted, ws.order, out);
+    else
+      scatterAddKernel<decltype(tag)::value>
+          <<<gridFor(plan.numel), kBlockSize, 0, stream>>>(plan, updates, ws.sorted, ws.order,
+                                                           out);
   });
   return cudaGetLastError();
 }

@@ -43,7 +43,8 @@
 //  - gather, gather_elements: one thread per output element; O(out) work.
 //  - scatter_add: the positions j of the `count` indices are grouped by target with j
 //    ascending inside a group, then one thread per output element (o, t, k) sums its group's
-//    update rows in that order. The grouping is a rank sort on the device: the rank of j is
+//    update rows in that order (for rows of at least kScatterAddRowMinInner elements, one
+//    block per row (o, t): its group bounds found once, its threads over k). The grouping is a rank sort on the device: the rank of j is
 //    the number of j' whose (target, j') precedes (target_j, j); the keys are distinct, so the
 //    order is unique. Work: count^2 integer comparisons for the ranks, independent of the row
 //    width (an estimate, not measured: 16K indices are 2.7e8 broadcast loads and compares,
@@ -324,6 +325,34 @@ RP_HD inline void scatterAddAt(const ScatterAddPlan &plan, const void *updates,
   for (int64_t g = begin; g < end; ++g)
     acc += static_cast<C>(loadAs<D>(updates, (o * plan.count + order[g]) * plan.inner + k));
   storeAs<D>(out, e, acc);
+}
+
+/// Rows of out (outer * size of them) at least this wide run one block per row
+/// (scatterAddRowAt): the group bounds of a row are found once, not once per element; the
+/// embedding gradient's rows are the hidden size wide. Narrower rows run scatterAddAt.
+inline constexpr int64_t kScatterAddRowMinInner = 128;
+
+/// The group of target t in `sorted`: the positions [begin, end).
+RP_HD inline void scatterAddGroup(const ScatterAddPlan &plan, const int64_t *sorted, int64_t t,
+                                  int64_t &begin, int64_t &end) {
+  begin = lowerBound(sorted, plan.count, t);
+  end = lowerBound(sorted, plan.count, t + 1);
+}
+
+/// Elements k = lane, lane + threads, ... of out row `row` = o * size + t, whose target's group
+/// is [begin, end) (scatterAddGroup): scatterAddAt's sums, in the same order, so the same bits.
+template <base::DType D>
+RP_HD inline void scatterAddRowAt(const ScatterAddPlan &plan, const void *updates,
+                                  const int64_t *order, void *out, int64_t row, int64_t begin,
+                                  int64_t end, int64_t lane, int64_t threads) {
+  using C = typename DTypeTraits<D>::Compute;
+  const int64_t o = row / plan.size;
+  for (int64_t k = lane; k < plan.inner; k += threads) {
+    C acc = C(0);
+    for (int64_t g = begin; g < end; ++g)
+      acc += static_cast<C>(loadAs<D>(updates, (o * plan.count + order[g]) * plan.inner + k));
+    storeAs<D>(out, row * plan.inner + k, acc);
+  }
 }
 
 //===--- scatter_elements_add --------------------------------------------===//

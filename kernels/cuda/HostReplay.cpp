@@ -207,8 +207,17 @@ void scatterAdd(const ScatterAddPlan &p, const void *updates, const void *indice
   for (int64_t j = 0; j < p.count; ++j)
     scatterRankAt(p, ws.keys, ws.sorted, ws.order, j);
   visitFloatDType(p.dtype, [&](auto d) {
-    for (int64_t e = 0; e < p.numel; ++e)
-      scatterAddAt<decltype(d)::value>(p, updates, ws.sorted, ws.order, out, e);
+    constexpr DType D = decltype(d)::value;
+    if (p.inner >= kScatterAddRowMinInner) { // scatterAddRowsKernel: a block per row
+      for (int64_t row = 0; row < p.outer * p.size; ++row) {
+        int64_t begin = 0, end = 0;
+        scatterAddGroup(p, ws.sorted, row % p.size, begin, end);
+        scatterAddRowAt<D>(p, updates, ws.order, out, row, begin, end, 0, 1);
+      }
+    } else {
+      for (int64_t e = 0; e < p.numel; ++e)
+        scatterAddAt<D>(p, updates, ws.sorted, ws.order, out, e);
+    }
   });
 }
 

@@ -203,9 +203,21 @@ HostTensor hostScatterAdd(const HostTensor &updates, const HostTensor &indices, 
   }
   for (int s : seen)
     EXPECT_EQ(s, 1);
+  // As the launcher: a block per row for wide rows (every lane of a 4-thread block), else a
+  // thread per element.
   visitFloatDType(updates.dtype(), [&](auto tag) {
-    for (int64_t e = 0; e < plan->numel; ++e)
-      scatterAddAt<decltype(tag)::value>(*plan, updates.raw(), ws.sorted, ws.order, out.raw(), e);
+    constexpr DType D = decltype(tag)::value;
+    if (plan->inner >= kScatterAddRowMinInner) {
+      for (int64_t row = 0; row < plan->outer * plan->size; ++row) {
+        int64_t begin = -1, end = -1;
+        scatterAddGroup(*plan, ws.sorted, row % plan->size, begin, end);
+        for (int64_t lane = 0; lane < 4; ++lane)
+          scatterAddRowAt<D>(*plan, updates.raw(), ws.order, out.raw(), row, begin, end, lane, 4);
+      }
+    } else {
+      for (int64_t e = 0; e < plan->numel; ++e)
+        scatterAddAt<D>(*plan, updates.raw(), ws.sorted, ws.order, out.raw(), e);
+    }
   });
   if (error)
     *error = hostIndexCheck(plan->index, indices);
@@ -569,12 +581,13 @@ void checkScatter(const char *op, const ScatterCase (&cases)[N], std::mt19937 &r
 }
 
 // scatter_add: the embedding gradient (axis 0), inner axes with an outer dimension, 2-D
-// indices, targets nothing hits, i64/i32 indices with negatives; f32/f64 bit for bit.
+// indices, targets nothing hits, i64/i32 indices with negatives, rows wide enough for a block
+// per row (kScatterAddRowMinInner); f32/f64 bit for bit.
 TEST(CudaFusedHost, ScatterAddMatchesCpu) {
   std::mt19937 rng(31);
   const ScatterCase cases[] = {{{11, 6}, {40}, 0},     {{7, 3}, {2, 5}, 0}, {{3, 5, 4}, {9}, 1},
                                {{2, 3, 6}, {3, 3}, 2}, {{4, 3}, {0}, 0},    {{5}, {12}, 0},
-                               {{64, 3}, {300}, 0}};
+                               {{64, 3}, {300}, 0},    {{20, 130}, {50}, 0}, {{2, 7, 160}, {9}, 1}};
   checkScatter("scatter_add", cases, rng, randomScatterAddInputs, hostScatterAdd);
 }
 

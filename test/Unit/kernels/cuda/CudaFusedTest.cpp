@@ -331,15 +331,17 @@ TEST_F(CudaFused, GatherOutOfRangeReportsFirstBadIndex) {
 
 //===--- scatters ---------------------------------------------------------===//
 
-// scatter_add, including the embedding gradient [1000, 64] from 4096 tokens with hot rows:
-// f32/f64 bit for bit with the CPU.
+// scatter_add, including the embedding gradient [1000, 64] from 4096 tokens with hot rows
+// (a thread per element) and [3000, 256] (a block per row, kScatterAddRowMinInner): f32/f64
+// bit for bit with the CPU.
 TEST_F(CudaFused, ScatterAddMatchesCpuBitForBit) {
   std::mt19937 rng(31);
   const struct {
     Shape out, indices;
     int64_t axis;
-  } cases[] = {{{1000, 64}, {4096}, 0}, {{7, 3}, {2, 5}, 0}, {{3, 5, 4}, {9}, 1},
-               {{2, 3, 6}, {3, 3}, 2},  {{4, 3}, {0}, 0},    {{5}, {12}, 0}};
+  } cases[] = {{{1000, 64}, {4096}, 0}, {{3000, 256}, {4096}, 0}, {{7, 3}, {2, 5}, 0},
+               {{3, 5, 4}, {9}, 1},     {{2, 3, 6}, {3, 3}, 2},    {{4, 3}, {0}, 0},
+               {{5}, {12}, 0},          {{2, 7, 160}, {9}, 1}};
   for (DType dtype : kGpuFloatTypes)
     for (DType index : {DType::I64, DType::I32})
       for (const auto &c : cases) {

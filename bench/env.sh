@@ -17,3 +17,14 @@ rp_env() {
     printf '%s\n' "$3"
   fi
 }
+
+# The folder of the libcudnn that the PyTorch of Python $1 ships (nvidia/cudnn/lib), which
+# rp-run's cuDNN attention dlopens; nothing when that Python has none.
+#
+#   lib="$(rp_torch_cudnn_lib python3)"
+rp_torch_cudnn_lib() {
+  local lib
+  lib=$("$1" -c 'import nvidia, os; print(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "cudnn", "lib"))' 2>/dev/null) || true
+  [[ -n "$lib" && -d "$lib" ]] && printf '%s\n' "$lib"
+  return 0
+}

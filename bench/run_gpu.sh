@@ -52,8 +52,8 @@ mkdir -p "$out"
 py="$(rp_env RP_PYTHON PYTHON python3)"
 # rp-run's cuDNN attention (--attention-kernel auto, docs/CUDA.md) dlopens libcudnn.so.9:
 # PyTorch's nvidia/cudnn/lib holds one; without it attention runs on rpc's kernels.
-cudnn_lib=$("$py" -c 'import nvidia, os; print(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "cudnn", "lib"))' 2>/dev/null || true)
-if [[ -n "$cudnn_lib" && -d "$cudnn_lib" ]]; then
+cudnn_lib="$(rp_torch_cudnn_lib "$py")"
+if [[ -n "$cudnn_lib" ]]; then
   RP_LD_LIBRARY_PATH="${RP_LD_LIBRARY_PATH:+$RP_LD_LIBRARY_PATH:}$cudnn_lib"
 fi
 pools="$(rp_env RP_POOLS POOLS "1 2 4")"

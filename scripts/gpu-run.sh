@@ -25,6 +25,11 @@
 # check/metrics.tar.gz, attention.txt, bench/summary.txt, bench/summary.json,
 # bench/bench-logs.tar.gz. Exit status 1 when a check or a benchmark phase failed.
 set -uo pipefail
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then sed -n '2,27p' "$0"; exit 0; fi
+if [[ "${1:-}" == -* ]]; then
+  echo "gpu-run: unknown option $1 (usage: bash scripts/gpu-run.sh [OUTDIR])" >&2
+  exit 2
+fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-${OUT:-$root/gpu-out}}"
 mkdir -p "$out"
@@ -54,7 +59,9 @@ fi
 work="$(mktemp -d -t rp-gpu-run.XXXXXX)"
 tar -C "$work" -xJf "$stage_dir/stage.tar.xz" || { say "cannot unpack the stage"; exit 1; }
 S="$work/stage"
-cudnn_lib=$(python3 -c 'import nvidia, os; print(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "cudnn", "lib"))' 2>/dev/null || true)
+# shellcheck source=bench/env.sh
+source "$root/bench/env.sh"
+cudnn_lib="$(rp_torch_cudnn_lib python3)"
 libs="$S/lib${cudnn_lib:+:$cudnn_lib}"
 
 # 1. The checks.

@@ -87,6 +87,13 @@ base::StatusOr<NormPlan> planNorm(const char *opName, bool rms, DType dtype, con
   return plan;
 }
 
+/// A plan a planner could have made: a row dtype, a valid thread count, no negative size,
+/// no bias on rms_norm.
+bool validNormPlan(const NormPlan &p) {
+  return rowFloatDType(p.dtype) && validThreadsPerRow(p.threadsPerRow) && p.rows >= 0 &&
+         p.cols >= 0 && !(p.rms && p.hasBias);
+}
+
 } // namespace
 
 base::StatusOr<NormPlan> planLayerNorm(DType dtype, const Shape &x, const Shape &scale,
@@ -112,8 +119,7 @@ base::StatusOr<NormPlan> planRmsNormVjp(DType dtype, const Shape &x, const Shape
 
 cudaError_t launchRmsNormVjp(const NormPlan &plan, const void *x, const void *scale,
                              const void *g, void *dx, void *dscaleRows, cudaStream_t stream) {
-  if (!rowFloatDType(plan.dtype) || !validThreadsPerRow(plan.threadsPerRow) || plan.rows < 0 ||
-      plan.cols < 0 || !plan.rms || plan.hasBias)
+  if (!validNormPlan(plan) || !plan.rms)
     return cudaErrorInvalidValue;
   if (plan.rows == 0)
     return cudaSuccess;
@@ -132,8 +138,7 @@ cudaError_t launchRmsNormVjp(const NormPlan &plan, const void *x, const void *sc
 
 cudaError_t launchNorm(const NormPlan &plan, const void *x, const void *scale, const void *bias,
                        void *out, cudaStream_t stream) {
-  if (!rowFloatDType(plan.dtype) || !validThreadsPerRow(plan.threadsPerRow) || plan.rows < 0 ||
-      plan.cols < 0 || (plan.rms && plan.hasBias))
+  if (!validNormPlan(plan))
     return cudaErrorInvalidValue;
   if (plan.rows == 0)
     return cudaSuccess;

@@ -212,9 +212,9 @@ LogicalResult SoftmaxOp::verify() { return verifyAxisInRank(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifyAxisInRank(*this); }
 LogicalResult CumSumOp::verify() { return verifyAxisInRank(*this); }
 
-/// Layer norm and RMS norm: parameter shapes, element types, result type, epsilon.
+/// The norms' parameters (scale, bias): element types and shapes x.shape[axis:].
 template <typename OpTy>
-static LogicalResult verifyNorm(OpTy op, ArrayRef<Value> params) {
+static LogicalResult verifyNormParams(OpTy op, ArrayRef<Value> params) {
   RankedTensorType in = op.getInput().getType();
   int64_t axis = op.getAxisAttr().getInt();
   static constexpr const char *names[] = {"scale", "bias"};
@@ -227,12 +227,26 @@ static LogicalResult verifyNorm(OpTy op, ArrayRef<Value> params) {
     if (llvm::Error e = checkNormParam(in.getShape(), axis, t.getShape(), names[i]))
       return op.emitOpError(llvm::toString(std::move(e)));
   }
-  if (op.getType() != in)
-    return op.emitOpError("expected result type ") << in << ", got " << op.getType();
+  return success();
+}
+
+/// The norms' epsilon: positive and finite.
+template <typename OpTy> static LogicalResult verifyNormEpsilon(OpTy op) {
   double eps = op.getEpsilon().convertToDouble();
   if (!(eps > 0.0) || !std::isfinite(eps))
     return op.emitOpError("expected a positive finite epsilon, got ") << eps;
   return success();
+}
+
+/// Layer norm and RMS norm: parameter shapes, element types, result type, epsilon.
+template <typename OpTy>
+static LogicalResult verifyNorm(OpTy op, ArrayRef<Value> params) {
+  if (failed(verifyNormParams(op, params)))
+    return failure();
+  RankedTensorType in = op.getInput().getType();
+  if (op.getType() != in)
+    return op.emitOpError("expected result type ") << in << ", got " << op.getType();
+  return verifyNormEpsilon(op);
 }
 
 LogicalResult LayerNormOp::verify() {
@@ -245,22 +259,16 @@ LogicalResult LayerNormOp::verify() {
 LogicalResult RmsNormOp::verify() { return verifyNorm(*this, {getScale()}); }
 
 LogicalResult RmsNormVjpOp::verify() {
-  RankedTensorType in = getInput().getType(), scale = getScale().getType();
-  if (scale.getElementType() != in.getElementType())
-    return emitOpError("expected scale element type ")
-           << in.getElementType() << ", got " << scale.getElementType();
-  if (llvm::Error e = checkNormParam(in.getShape(), getAxisAttr().getInt(), scale.getShape(), "scale"))
-    return emitOpError(llvm::toString(std::move(e)));
+  if (failed(verifyNormParams(*this, {getScale()})))
+    return failure();
+  RankedTensorType in = getInput().getType();
   const std::pair<StringRef, Type> same[] = {{"grad", getGrad().getType()},
                                              {"dinput", getDinput().getType()},
                                              {"dscale_rows", getDscaleRows().getType()}};
   for (auto [name, type] : same)
     if (type != in)
       return emitOpError("expected ") << name << " of the input's type " << in << ", got " << type;
-  double eps = getEpsilon().convertToDouble();
-  if (!(eps > 0.0) || !std::isfinite(eps))
-    return emitOpError("expected a positive finite epsilon, got ") << eps;
-  return success();
+  return verifyNormEpsilon(*this);
 }
 
 LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

@@ -26,6 +26,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace rp::kernels::cpu::test {
@@ -187,6 +188,17 @@ inline int64_t ravel(const Shape &idx, const Shape &shape) {
   for (size_t d = 0; d < shape.size(); ++d)
     linear = linear * shape[d] + idx[d];
   return linear;
+}
+
+/// Rotary embedding's pairing of index `idx` (its last dimension D even): the partner
+/// element's index (the other half's, or with `interleaved` the adjacent one) and whether
+/// idx is the first element of its pair.
+inline std::pair<Shape, bool> ropePartner(const Shape &idx, int64_t d, bool interleaved) {
+  const int64_t j = idx.back(), half = d / 2;
+  const bool first = interleaved ? j % 2 == 0 : j < half;
+  Shape partner = idx;
+  partner.back() = interleaved ? j ^ 1 : first ? j + half : j - half;
+  return {partner, first};
 }
 
 /// The linear index in a tensor of `inShape` that numpy broadcasting reads for

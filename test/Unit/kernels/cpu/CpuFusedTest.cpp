@@ -28,14 +28,10 @@ std::vector<double> refSwiglu(const HostTensor &gate, const HostTensor &up) {
 std::vector<double> refRope(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
                             bool interleaved = false) {
   const Shape &shape = x.shape();
-  const int64_t d = shape.back(), half = d / 2;
   std::vector<double> out;
   for (int64_t i = 0; i < x.numElements(); ++i) {
-    Shape idx = unravel(i, shape);
-    const int64_t j = idx.back();
-    const bool first = interleaved ? j % 2 == 0 : j < half;
-    Shape partner = idx;
-    partner.back() = interleaved ? j ^ 1 : first ? j + half : j - half;
+    const Shape idx = unravel(i, shape);
+    const auto [partner, first] = ropePartner(idx, shape.back(), interleaved);
     const double rot = (first ? -1.0 : 1.0) * get(x, ravel(partner, shape));
     const int64_t c = broadcastSource(idx, cos.shape());
     out.push_back(get(x, i) * get(cos, c) + rot * get(sin, c));

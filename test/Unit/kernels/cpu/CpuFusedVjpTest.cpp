@@ -197,14 +197,10 @@ TEST(CpuFusedVjp, SwigluVjpRejectsBadOperands) {
 std::vector<double> refRopeVjp(const HostTensor &g, const HostTensor &cos, const HostTensor &sin,
                                bool interleaved) {
   const Shape &shape = g.shape();
-  const int64_t d = shape.back(), half = d / 2;
   std::vector<double> out;
   for (int64_t i = 0; i < g.numElements(); ++i) {
-    Shape idx = unravel(i, shape);
-    const int64_t k = idx.back();
-    const bool first = interleaved ? k % 2 == 0 : k < half;
-    Shape partner = idx;
-    partner.back() = interleaved ? k ^ 1 : first ? k + half : k - half;
+    const Shape idx = unravel(i, shape);
+    const auto [partner, first] = ropePartner(idx, shape.back(), interleaved);
     const int64_t c = broadcastSource(idx, cos.shape()), cp = broadcastSource(partner, sin.shape());
     out.push_back(get(g, i) * get(cos, c) +
                   (first ? 1.0 : -1.0) * get(g, ravel(partner, shape)) * get(sin, cp));
